@@ -1,0 +1,20 @@
+#pragma once
+// The dayzero subcommands. Each add_*_command registers a subcommand, its options
+// and its callback on the app. Callbacks write their report to stdout and signal
+// failure by throwing: std::exception for errors (main prints its what() as one
+// line and exits 1), ExitStatus for a clean report that still must exit non-zero.
+
+#include <CLI/CLI.hpp>
+
+namespace dayzero::cli {
+
+struct ExitStatus {
+  int code;
+};
+
+void add_inspect_command(CLI::App& app);
+
+// What `dayzero` with no subcommand runs: the built-in default scenario.
+void run_default();
+
+}  // namespace dayzero::cli

@@ -1,0 +1,182 @@
+#include "model/config.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "model/config_parse.h"
+
+namespace dayzero::model {
+
+namespace {
+
+struct ArchEntry {
+  const char* architecture;
+  Family family;
+};
+// `architectures` values read by DayZero. Kimi-K2 ships as DeepseekV3ForCausalLM.
+constexpr ArchEntry kArchitectures[] = {
+    {"LlamaForCausalLM", Family::llama},         {"MistralForCausalLM", Family::mistral},
+    {"Qwen2ForCausalLM", Family::qwen2},         {"Qwen3ForCausalLM", Family::qwen3},
+    {"Qwen3MoeForCausalLM", Family::qwen3_moe},  {"MixtralForCausalLM", Family::mixtral},
+    {"DeepseekV2ForCausalLM", Family::deepseek_v2}, {"DeepseekV3ForCausalLM", Family::deepseek_v3},
+    {"GptOssForCausalLM", Family::gpt_oss},
+};
+
+struct TextTypeEntry {
+  const char* model_type;
+  Family family;
+};
+// Multimodal wrappers nest the language model in `text_config`; its model_type
+// says which family it is (vision towers are not modelled).
+constexpr TextTypeEntry kTextModelTypes[] = {
+    {"llama", Family::llama},          {"mistral", Family::mistral},
+    {"qwen2", Family::qwen2},          {"qwen3", Family::qwen3},
+    {"qwen3_vl_text", Family::qwen3},  {"qwen3_moe", Family::qwen3_moe},
+    {"qwen3_vl_moe_text", Family::qwen3_moe}, {"mixtral", Family::mixtral},
+    {"deepseek_v3", Family::deepseek_v3},
+};
+
+std::optional<Family> family_of_architecture(const std::string& a) {
+  for (const auto& e : kArchitectures)
+    if (a == e.architecture) return e.family;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view family_name(Family f) {
+  switch (f) {
+    case Family::llama: return "llama";
+    case Family::mistral: return "mistral";
+    case Family::qwen2: return "qwen2";
+    case Family::qwen3: return "qwen3";
+    case Family::qwen3_moe: return "qwen3_moe";
+    case Family::mixtral: return "mixtral";
+    case Family::deepseek_v2: return "deepseek_v2";
+    case Family::deepseek_v3: return "deepseek_v3";
+    case Family::gpt_oss: return "gpt_oss";
+  }
+  return "?";
+}
+
+std::string supported_architectures() {
+  std::string s;
+  for (const auto& e : kArchitectures) s += (s.empty() ? "" : ", ") + std::string(e.architecture);
+  return s + " (and multimodal wrappers whose text_config is one of these)";
+}
+
+bool ModelConfig::is_moe_layer(int64_t layer) const {
+  if (moe.num_experts == 0) return false;
+  if (std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) != moe.dense_layers.end())
+    return false;
+  if (family == Family::deepseek_v2 || family == Family::deepseek_v3)
+    return layer >= moe.first_dense_layers && layer % moe.layer_freq == 0;
+  return (layer + 1) % moe.layer_freq == 0;  // Qwen decoder_sparse_step (1 for all others)
+}
+
+std::string ModelConfig::display_family() const {
+  if (model_type == "kimi_k2") return "Kimi-K2 (DeepSeek-V3 architecture)";
+  switch (family) {
+    case Family::llama: return "Llama";
+    case Family::mistral: return "Mistral";
+    case Family::qwen2: return "Qwen2";
+    case Family::qwen3: return "Qwen3";
+    case Family::qwen3_moe: return "Qwen3-MoE";
+    case Family::mixtral: return "Mixtral";
+    case Family::deepseek_v2: return "DeepSeek-V2";
+    case Family::deepseek_v3: return "DeepSeek-V3";
+    case Family::gpt_oss: return "gpt-oss";
+  }
+  return "?";
+}
+
+ModelConfig parse_config(std::string_view json_text, const std::string& source) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::parse_error& e) {
+    std::string what = e.what();
+    const auto pos = what.find("parse error");
+    throw ConfigError(source, "", "", "not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
+  }
+  if (!root.is_object()) throw ConfigError(source, "", detail::show(root), "expected a JSON object");
+
+  detail::Fields top(root, source);
+  ModelConfig c;
+  c.source = source;
+
+  const auto archs = top.opt_strings("architectures");
+  if (archs.empty()) top.fail("architectures", "required field is missing or empty; supported: " + supported_architectures());
+  c.architecture = archs.front();
+  c.model_type = top.opt_string("model_type", "");
+
+  // Language model fields live at the top, or in text_config for multimodal wrappers.
+  const nlohmann::json* text = top.opt_object("text_config");
+  std::optional<Family> family = family_of_architecture(c.architecture);
+  std::string text_type;
+  if (text) {
+    detail::Fields tf(*text, source, "text_config.");
+    text_type = tf.opt_string("model_type", "");
+    if (!family) {
+      for (const auto& e : kTextModelTypes)
+        if (text_type == e.model_type) family = e.family;
+    }
+  }
+  if (!family)
+    top.fail_value("architectures", "\"" + c.architecture + "\"",
+                   "unsupported architecture; supported: " + supported_architectures());
+  c.family = *family;
+
+  detail::Fields f = text ? detail::Fields(*text, source, "text_config.") : top;
+  if (text && !text_type.empty()) c.model_type = text_type;
+
+  c.hidden_size = f.req_int("hidden_size");
+  c.num_layers = f.req_int("num_hidden_layers");
+  c.num_heads = f.req_int("num_attention_heads");
+  c.vocab_size = f.req_int("vocab_size");
+  c.num_kv_heads = f.opt_int("num_key_value_heads", c.num_heads);
+  c.max_position_embeddings = f.opt_int("max_position_embeddings", 0, 0);
+  c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", top.opt_bool("tie_word_embeddings", false));
+  if (f.has("head_dim")) {
+    c.head_dim = f.req_int("head_dim");
+  } else {
+    if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 &&
+        c.hidden_size % c.num_heads != 0)
+      f.fail_value("num_attention_heads", std::to_string(c.num_heads),
+                   "hidden_size " + std::to_string(c.hidden_size) +
+                       " is not divisible by the number of heads and no head_dim is given");
+    c.head_dim = c.hidden_size / c.num_heads;
+  }
+  const std::string dtype = f.opt_string("torch_dtype", top.opt_string("torch_dtype", f.opt_string("dtype", "bfloat16")));
+  if (auto t = dtype_from_torch(dtype)) c.torch_dtype = *t;
+  else f.fail_value("torch_dtype", "\"" + dtype + "\"", "unsupported dtype (bfloat16, float16, float32)");
+
+  switch (c.family) {
+    case Family::deepseek_v2:
+    case Family::deepseek_v3: detail::read_deepseek(f, c); break;
+    case Family::gpt_oss: detail::read_gpt_oss(f, c); break;
+    default: detail::read_gqa_family(f, c); break;
+  }
+  // quantization_config sits at the top level, also for wrapped text models.
+  detail::read_quantization(text && !top.has("quantization_config") ? f : top, c);
+  detail::validate(f, c);
+  return c;
+}
+
+ModelConfig load_config(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path file = path;
+  if (std::filesystem::is_directory(path, ec)) file = path / "config.json";
+  if (!std::filesystem::exists(file, ec))
+    throw ConfigError(file.string(), "", "", std::filesystem::is_directory(path, ec)
+                                                 ? "model directory has no config.json"
+                                                 : "no such file");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file.string(), "", "", "cannot be opened for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_config(text.str(), file.string());
+}
+
+}  // namespace dayzero::model

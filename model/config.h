@@ -1,0 +1,107 @@
+#pragma once
+// ModelConfig: a Hugging Face config.json read into one normalized, validated
+// description of the architecture. Family-specific keys (MLA dims, expert counts,
+// layer types) are mapped onto common fields; keys a config omits take the
+// defaults of the family's reference implementation.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/dtype.h"
+
+namespace dayzero::model {
+
+enum class Family { llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v2, deepseek_v3, gpt_oss };
+
+std::string_view family_name(Family f);
+// The `architectures` values DayZero reads, as one comma-separated line (for errors).
+std::string supported_architectures();
+
+enum class AttentionKind { gqa, mla };     // MHA is GQA with kv_heads == heads
+enum class LayerWindow { full, sliding };  // per-layer attention span
+
+// Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).
+struct MlaDims {
+  int64_t q_lora_rank = 0;  // 0: queries projected directly from hidden (V2-Lite)
+  int64_t kv_lora_rank = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t v_head_dim = 0;
+};
+
+struct MoeConfig {
+  int64_t num_experts = 0;  // routed experts per MoE layer; 0 = dense model
+  int64_t experts_per_token = 0;
+  int64_t expert_intermediate = 0;  // FFN width of one routed expert
+  int64_t num_shared_experts = 0;   // DeepSeek: shared experts of width expert_intermediate
+  int64_t first_dense_layers = 0;   // DeepSeek first_k_dense_replace
+  int64_t layer_freq = 1;           // DeepSeek moe_layer_freq / Qwen decoder_sparse_step
+  std::vector<int64_t> dense_layers;  // Qwen3-MoE mlp_only_layers
+  bool expert_bias = false;           // gpt-oss: biases on expert GEMMs and router
+  bool score_correction_bias = false; // DeepSeek-V3 noaux_tc: router e_score_correction_bias
+  double routed_scaling_factor = 1.0;
+  int64_t n_group = 1;     // group-limited routing: expert groups
+  int64_t topk_group = 1;  // groups a token may route to
+  std::string scoring_func = "softmax";
+  std::string topk_method = "greedy";
+  bool norm_topk_prob = false;
+};
+
+enum class QuantMethod { none, fp8, mxfp4 };
+
+struct QuantConfig {
+  QuantMethod method = QuantMethod::none;
+  // Storage of the converted weights (fp8_block / fp8_tensor / mxfp4).
+  StorageFormat format;
+  // HF module patterns kept unquantized (`modules_to_not_convert`), as given.
+  std::vector<std::string> modules_to_not_convert;
+};
+
+struct ModelConfig {
+  std::string source;        // file it was read from (for messages)
+  std::string architecture;  // e.g. "DeepseekV3ForCausalLM"
+  std::string model_type;    // e.g. "kimi_k2"
+  Family family = Family::llama;
+
+  int64_t hidden_size = 0;
+  int64_t num_layers = 0;  // decoder layers, MTP modules excluded
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;  // GQA head dim (MLA: qk_nope + qk_rope)
+  int64_t intermediate_size = 0;  // dense FFN width
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+  bool tie_word_embeddings = false;
+
+  AttentionKind attention = AttentionKind::gqa;
+  MlaDims mla;
+  bool qkv_bias = false;       // biases on q/k/v projections
+  bool o_bias = false;         // bias on the output projection
+  bool mlp_bias = false;       // biases on dense MLP projections
+  bool qk_norm = false;        // Qwen3: per-head RMSNorm on q and k
+  bool attention_sinks = false;  // gpt-oss: one learned sink logit per head
+  int64_t sliding_window = 0;    // tokens; 0 = none
+  std::vector<LayerWindow> layer_windows;  // one per decoder layer
+
+  MoeConfig moe;
+  int64_t mtp_layers = 0;  // DeepSeek-V3 num_nextn_predict_layers
+
+  DType torch_dtype = DType::bf16;
+  QuantConfig quant;
+
+  bool is_moe() const { return moe.num_experts > 0; }
+  bool is_moe_layer(int64_t layer) const;  // layer in [0, num_layers + mtp_layers)
+  std::string display_family() const;      // "Kimi-K2 (DeepSeek-V3 architecture)"
+};
+
+// Parse config.json text. `source` names the file in error messages.
+// Throws ConfigError on malformed, incomplete, inconsistent or unsupported input.
+ModelConfig parse_config(std::string_view json_text, const std::string& source);
+
+// Read a config.json file, or the config.json inside a model directory.
+ModelConfig load_config(const std::filesystem::path& path);
+
+}  // namespace dayzero::model

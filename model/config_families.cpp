@@ -1,0 +1,197 @@
+// Per-family readers for parse_config. Defaults for omitted keys follow each
+// family's reference configuration class (transformers' LlamaConfig, Qwen2Config,
+// Qwen3Config, Qwen3MoeConfig, MixtralConfig, GptOssConfig; deepseek-ai's
+// configuration_deepseek.py for DeepSeek-V2/V3).
+#include <algorithm>
+#include <regex>
+
+#include "model/config_parse.h"
+
+namespace dayzero::model::detail {
+
+namespace {
+bool is_qwen(Family f) { return f == Family::qwen2 || f == Family::qwen3 || f == Family::qwen3_moe; }
+}  // namespace
+
+void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
+  const auto window = f.maybe_int("sliding_window");
+  c.sliding_window = window.value_or(0);
+  const auto types = f.opt_strings("layer_types");
+  c.layer_windows.assign(static_cast<size_t>(c.num_layers), LayerWindow::full);
+  if (!types.empty()) {
+    if (static_cast<int64_t>(types.size()) != c.num_layers)
+      f.fail("layer_types", "has " + std::to_string(types.size()) + " entries for " +
+                                std::to_string(c.num_layers) + " layers");
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i] == "sliding_attention") c.layer_windows[i] = LayerWindow::sliding;
+      else if (types[i] != "full_attention")
+        f.fail_value("layer_types", "\"" + types[i] + "\"", "unknown layer type (full_attention, sliding_attention)");
+    }
+  } else if (is_qwen(c.family)) {
+    // Qwen2/3: sliding only with use_sliding_window, on layers >= max_window_layers.
+    const bool use = f.opt_bool("use_sliding_window", false);
+    const int64_t from = f.opt_int("max_window_layers", c.num_layers, 0);
+    for (int64_t i = 0; i < c.num_layers; ++i)
+      if (use && i >= from) c.layer_windows[i] = LayerWindow::sliding;
+  } else if (sliding_by_default && c.sliding_window > 0) {
+    std::fill(c.layer_windows.begin(), c.layer_windows.end(), LayerWindow::sliding);
+  }
+  const bool any_sliding = std::count(c.layer_windows.begin(), c.layer_windows.end(), LayerWindow::sliding) > 0;
+  if (any_sliding && c.sliding_window == 0)
+    f.fail("sliding_window", "sliding-attention layers need a positive sliding_window");
+  if (!any_sliding) c.sliding_window = 0;
+}
+
+void read_gqa_family(Fields& f, ModelConfig& c) {
+  c.attention = AttentionKind::gqa;
+  switch (c.family) {
+    case Family::qwen2:  // Qwen2Attention: bias on q, k, v; none on o
+      c.qkv_bias = true;
+      break;
+    case Family::qwen3:
+    case Family::qwen3_moe:
+      c.qk_norm = true;
+      c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
+      break;
+    default:  // Llama / Mistral / Mixtral: attention_bias covers q, k, v and o
+      c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
+      c.mlp_bias = f.opt_bool("mlp_bias", false);
+  }
+  if (c.family == Family::mixtral) {
+    c.moe.num_experts = f.req_int("num_local_experts");
+    c.moe.experts_per_token = f.opt_int("num_experts_per_tok", 2);
+    c.moe.expert_intermediate = f.req_int("intermediate_size");
+    c.moe.norm_topk_prob = true;  // Mixtral renormalizes the top-k softmax weights
+  } else if (c.family == Family::qwen3_moe) {
+    c.moe.num_experts = f.req_int("num_experts");
+    c.moe.experts_per_token = f.req_int("num_experts_per_tok");
+    c.moe.expert_intermediate = f.req_int("moe_intermediate_size");
+    c.moe.layer_freq = f.opt_int("decoder_sparse_step", 1);
+    c.moe.dense_layers = f.opt_ints("mlp_only_layers", 0);
+    c.moe.norm_topk_prob = f.opt_bool("norm_topk_prob", false);
+  }
+  // Dense FFN width: needed by dense models and by the dense layers of MoE ones.
+  bool any_dense = false;
+  for (int64_t i = 0; i < c.num_layers; ++i) any_dense = any_dense || !c.is_moe_layer(i);
+  if (any_dense) c.intermediate_size = f.req_int("intermediate_size");
+  else c.intermediate_size = f.opt_int("intermediate_size", 0, 0);
+  read_layer_windows(f, c, c.family == Family::mistral || c.family == Family::mixtral);
+}
+
+void read_deepseek(Fields& f, ModelConfig& c) {
+  const bool v3 = c.family == Family::deepseek_v3;
+  c.attention = AttentionKind::mla;
+  c.mla.q_lora_rank = f.maybe_int("q_lora_rank").value_or(0);
+  c.mla.kv_lora_rank = f.req_int("kv_lora_rank");
+  c.mla.qk_nope_head_dim = f.req_int("qk_nope_head_dim");
+  c.mla.qk_rope_head_dim = f.req_int("qk_rope_head_dim");
+  c.mla.v_head_dim = f.req_int("v_head_dim");
+  c.head_dim = c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim;
+  c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
+
+  auto& m = c.moe;
+  m.num_experts = f.maybe_int("n_routed_experts").value_or(0);
+  if (m.num_experts > 0) {
+    m.experts_per_token = f.req_int("num_experts_per_tok");
+    m.expert_intermediate = f.req_int("moe_intermediate_size");
+    m.num_shared_experts = f.maybe_int("n_shared_experts", 0).value_or(0);
+    m.first_dense_layers = f.opt_int("first_k_dense_replace", v3 ? 3 : 0, 0);
+    m.layer_freq = f.opt_int("moe_layer_freq", 1);
+    m.routed_scaling_factor = f.opt_double("routed_scaling_factor", v3 ? 2.5 : 1.0);
+    m.n_group = f.maybe_int("n_group").value_or(1);
+    m.topk_group = f.maybe_int("topk_group").value_or(1);
+    m.topk_method = f.opt_string("topk_method", v3 ? "noaux_tc" : "greedy");
+    m.scoring_func = f.opt_string("scoring_func", v3 ? "sigmoid" : "softmax");
+    m.norm_topk_prob = f.opt_bool("norm_topk_prob", v3);
+    m.score_correction_bias = m.topk_method == "noaux_tc";
+  }
+  c.mtp_layers = f.opt_int("num_nextn_predict_layers", v3 ? 1 : 0, 0);
+  bool any_dense = false;
+  for (int64_t i = 0; i < c.num_layers; ++i) any_dense = any_dense || !c.is_moe_layer(i);
+  c.intermediate_size = any_dense ? f.req_int("intermediate_size") : f.opt_int("intermediate_size", 0, 0);
+  read_layer_windows(f, c, false);
+}
+
+void read_gpt_oss(Fields& f, ModelConfig& c) {
+  c.attention = AttentionKind::gqa;
+  c.head_dim = f.opt_int("head_dim", 64);
+  c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", true);
+  c.attention_sinks = true;
+  auto& m = c.moe;
+  m.num_experts = f.req_int("num_local_experts");
+  // Both spellings appear in the published config; they must agree.
+  const auto a = f.maybe_int("num_experts_per_tok");
+  const auto b = f.maybe_int("experts_per_token");
+  if (a && b && *a != *b)
+    f.fail_value("experts_per_token", std::to_string(*b),
+                 "disagrees with num_experts_per_tok = " + std::to_string(*a));
+  m.experts_per_token = a ? *a : b.value_or(4);
+  m.expert_intermediate = f.req_int("intermediate_size");
+  m.expert_bias = true;
+  m.norm_topk_prob = true;
+  c.intermediate_size = 0;
+  if (!f.has("layer_types")) {
+    // GptOssConfig default: sliding on even layers, full on odd ones.
+    c.sliding_window = f.opt_int("sliding_window", 128);
+    c.layer_windows.resize(static_cast<size_t>(c.num_layers));
+    for (int64_t i = 0; i < c.num_layers; ++i)
+      c.layer_windows[i] = (i % 2 == 0) ? LayerWindow::sliding : LayerWindow::full;
+  } else {
+    read_layer_windows(f, c, false);
+  }
+}
+
+void read_quantization(Fields& f, ModelConfig& c) {
+  const nlohmann::json* q = f.opt_object("quantization_config");
+  if (!q) return;
+  Fields qf(*q, f.file(), "quantization_config.");
+  const std::string method = qf.opt_string("quant_method", "");
+  c.quant.modules_to_not_convert = qf.opt_strings("modules_to_not_convert");
+  for (const auto& p : c.quant.modules_to_not_convert) {
+    if (p.empty()) qf.fail("modules_to_not_convert", "contains an empty pattern");
+  }
+  if (method == "fp8") {
+    c.quant.method = QuantMethod::fp8;
+    const std::string fmt = qf.opt_string("fmt", "e4m3");
+    if (fmt != "e4m3") qf.fail("fmt", "only e4m3 FP8 weights are supported");
+    const auto block = qf.opt_ints("weight_block_size", 1);
+    if (block.empty()) {
+      c.quant.format = {StorageKind::fp8_tensor, DType::f8_e4m3};
+    } else {
+      if (block.size() != 2) qf.fail("weight_block_size", "expected [rows, cols]");
+      c.quant.format = {StorageKind::fp8_block, DType::f8_e4m3, block[0], block[1]};
+    }
+  } else if (method == "mxfp4") {
+    c.quant.method = QuantMethod::mxfp4;
+    c.quant.format = {StorageKind::mxfp4, DType::u8};
+  } else {
+    qf.fail("quant_method", method.empty() ? "missing quantization method (supported: fp8, mxfp4)"
+                                           : "unsupported quantization method (supported: fp8, mxfp4)");
+  }
+}
+
+void validate(const Fields& f, const ModelConfig& c) {
+  if (c.num_kv_heads > c.num_heads || c.num_heads % c.num_kv_heads != 0)
+    f.fail_value("num_key_value_heads", std::to_string(c.num_kv_heads),
+                 "must divide num_attention_heads = " + std::to_string(c.num_heads));
+  const auto& m = c.moe;
+  if (m.num_experts > 0) {
+    if (m.experts_per_token > m.num_experts)
+      f.fail_value("num_experts_per_tok", std::to_string(m.experts_per_token),
+                   "exceeds the number of experts, " + std::to_string(m.num_experts));
+    if (m.n_group < 1 || m.num_experts % m.n_group != 0)
+      f.fail_value("n_group", std::to_string(m.n_group),
+                   "must divide the number of routed experts, " + std::to_string(m.num_experts));
+    if (m.topk_group > m.n_group)
+      f.fail_value("topk_group", std::to_string(m.topk_group), "exceeds n_group = " + std::to_string(m.n_group));
+    if (m.topk_group * (m.num_experts / m.n_group) < m.experts_per_token)
+      f.fail_value("topk_group", std::to_string(m.topk_group),
+                   "the selected groups hold fewer experts than num_experts_per_tok");
+    for (int64_t l : m.dense_layers)
+      if (l >= c.num_layers) f.fail_value("mlp_only_layers", std::to_string(l), "is not a layer index");
+  }
+  if (c.attention == AttentionKind::mla && c.num_heads <= 0)
+    f.fail("num_attention_heads", "MLA needs at least one head");
+}
+
+}  // namespace dayzero::model::detail

@@ -1,0 +1,17 @@
+#pragma once
+// Internal to model/: the per-family readers behind parse_config. Each reads the
+// family's keys from `f` into `c`, whose common fields are already set.
+
+#include "model/config.h"
+#include "model/json_fields.h"
+
+namespace dayzero::model::detail {
+
+void read_gqa_family(Fields& f, ModelConfig& c);       // llama, mistral, qwen2/3, mixtral, qwen3_moe
+void read_deepseek(Fields& f, ModelConfig& c);         // deepseek_v2, deepseek_v3 (and Kimi-K2)
+void read_gpt_oss(Fields& f, ModelConfig& c);
+void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default);
+void read_quantization(Fields& f, ModelConfig& c);
+void validate(const Fields& f, const ModelConfig& c);  // cross-field consistency
+
+}  // namespace dayzero::model::detail

@@ -1,0 +1,82 @@
+#pragma once
+// The operator inventory: for every layer, the ops a forward pass runs, with
+// their shapes, the weights each reads (by HF name) and their cost per token.
+// The simulator costs these ops and the executor runs them: one list for both.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/config.h"
+#include "model/weights.h"
+
+namespace dayzero::model {
+
+enum class OpKind {
+  embedding,    // row gather from the embedding table
+  norm,         // RMSNorm over `n` features (per head when heads > 0)
+  gemm,         // dense projection: [tokens, k] x [k, n]
+  rope,         // rotary embedding of q and k
+  attention,    // softmax(QK^T)V over the context
+  activation,   // SwiGLU: silu(gate) * up over `n` features
+  router,       // MoE gate logits [tokens, k] x [k, n = experts] and top-k selection
+  expert_gemm,  // grouped GEMM over routed experts; each token visits `active_experts`
+  moe_combine,  // weighted sum of the selected experts' outputs
+};
+std::string_view op_kind_name(OpKind k);
+
+// Shape of an attention op.
+struct AttentionShape {
+  AttentionKind kind = AttentionKind::gqa;
+  int64_t heads = 0;
+  int64_t kv_heads = 0;      // GQA KV heads (MLA: 1 shared latent)
+  int64_t qk_head_dim = 0;   // per-head dim of q and k (MLA: nope + rope)
+  int64_t v_head_dim = 0;
+  int64_t kv_lora_rank = 0;  // MLA latent width
+  int64_t rope_dim = 0;      // MLA decoupled rope dim
+  int64_t window = 0;        // sliding window in tokens; 0 = full context
+  bool sinks = false;        // gpt-oss attention sinks
+  int64_t kv_elems_per_token = 0;  // cached elements per token for this layer
+
+  // FLOPs per query token per attended context token (QK^T and PV, 2 per MAC).
+  // MLA `absorbed` is the decode form that attends over the latent directly.
+  int64_t flops_per_ctx_token(bool absorbed = false) const;
+};
+
+struct Op {
+  std::string name;  // e.g. "q_proj", "experts.down_proj", "attention"
+  OpKind kind = OpKind::gemm;
+  Part part = Part::attention;
+  int64_t n = 0;  // output features per token (per expert for expert_gemm)
+  int64_t k = 0;  // input features per token
+  int64_t heads = 0;           // norm over heads (q_norm / k_norm), rope heads
+  int64_t experts = 0;         // expert_gemm / router: routed experts in the layer
+  int64_t active_experts = 0;  // expert_gemm: experts each token visits
+  AttentionShape attn;         // attention only
+  std::vector<std::string> weights;  // HF names of the weights it reads ("{e}" per expert)
+
+  // Filled from the weight list when the Model is built:
+  int64_t params = 0;             // all weights read (all experts for expert_gemm)
+  int64_t active_params = 0;      // weights one token touches
+  int64_t weight_bytes = 0;       // as the checkpoint stores them, scales included
+
+  int64_t flops_per_token() const;            // context-independent part
+  int64_t activation_bytes_per_token(int64_t elem_bytes = 2) const;  // read + written
+};
+
+struct Layer {
+  int64_t index = 0;
+  bool moe = false;
+  bool mtp = false;  // a multi-token-prediction module
+  LayerWindow window = LayerWindow::full;
+  std::vector<Op> ops;
+};
+
+// Ops of decoder layer `layer` (an MTP module for layer >= num_layers).
+Layer layer_ops(const ModelConfig& c, int64_t layer);
+// Model-level ops: the embedding lookup before layer 0, final norm and LM head after.
+std::vector<Op> pre_ops(const ModelConfig& c);
+std::vector<Op> post_ops(const ModelConfig& c);
+
+}  // namespace dayzero::model

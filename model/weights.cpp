@@ -1,0 +1,212 @@
+#include "model/weights.h"
+
+#include <fnmatch.h>
+
+#include <stdexcept>
+
+#include "model/error.h"
+
+namespace dayzero::model {
+
+std::string_view part_name(Part p) {
+  switch (p) {
+    case Part::embedding: return "embedding";
+    case Part::head: return "head";
+    case Part::attention: return "attention";
+    case Part::dense_mlp: return "dense_mlp";
+    case Part::router: return "router";
+    case Part::experts: return "experts";
+    case Part::shared_experts: return "shared_experts";
+    case Part::norm: return "norm";
+    case Part::mtp_proj: return "mtp_proj";
+  }
+  return "?";
+}
+
+int64_t Weight::params() const {
+  int64_t n = copies;
+  for (int64_t d : shape) n = checked_mul(n, d);
+  return n;
+}
+
+int64_t Weight::bytes(const StorageFormat& fmt) const { return checked_mul(storage_bytes(shape, fmt), copies); }
+
+namespace {
+
+std::vector<std::string> split_dots(const std::string& s) {
+  std::vector<std::string> out(1);
+  for (char ch : s) {
+    if (ch == '.') out.emplace_back();
+    else out.back() += ch;
+  }
+  return out;
+}
+
+// Builds the weight list of one model; `add` fills in storage from the policy.
+class Builder {
+ public:
+  explicit Builder(const ModelConfig& c) : c_(c) {}
+
+  void add(std::string name, std::vector<int64_t> shape, Part part, int64_t layer, bool matrix,
+           int64_t copies = 1, int64_t experts = 1) {
+    Weight w;
+    w.name = std::move(name);
+    w.shape = std::move(shape);
+    w.part = part;
+    w.layer = layer;
+    w.copies = copies;
+    w.experts = experts;
+    w.mtp = layer >= c_.num_layers;
+    w.matrix = matrix;
+    w.stored = storage_for(w);
+    w.params();  // throws on overflow
+    out.push_back(std::move(w));
+  }
+
+  std::vector<Weight> out;
+
+ private:
+  StorageFormat storage_for(const Weight& w) const {
+    const StorageFormat plain = StorageFormat::plain_of(c_.torch_dtype);
+    if (c_.quant.method == QuantMethod::none || !w.matrix) return plain;
+    if (c_.quant.method == QuantMethod::mxfp4 && w.part != Part::experts) return plain;
+    for (const auto& p : c_.quant.modules_to_not_convert)
+      if (matches_module_pattern(w.name, p)) return plain;
+    return c_.quant.format;
+  }
+  const ModelConfig& c_;
+};
+
+void add_linear(Builder& b, const std::string& name, int64_t out, int64_t in, Part part, int64_t layer,
+                bool bias, int64_t copies = 1, int64_t experts = 1) {
+  b.add(name + ".weight", {out, in}, part, layer, true, copies, experts);
+  if (bias) b.add(name + ".bias", {out}, part, layer, false, copies, experts);
+}
+
+void add_attention(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) {
+  const int64_t H = c.hidden_size, nh = c.num_heads;
+  const Part A = Part::attention;
+  if (c.attention == AttentionKind::mla) {
+    const auto& m = c.mla;
+    const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    if (m.q_lora_rank > 0) {
+      add_linear(b, p + "self_attn.q_a_proj", m.q_lora_rank, H, A, L, c.qkv_bias);
+      b.add(p + "self_attn.q_a_layernorm.weight", {m.q_lora_rank}, Part::norm, L, false);
+      add_linear(b, p + "self_attn.q_b_proj", checked_mul(nh, qk), m.q_lora_rank, A, L, false);
+    } else {
+      add_linear(b, p + "self_attn.q_proj", checked_mul(nh, qk), H, A, L, false);
+    }
+    add_linear(b, p + "self_attn.kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, H, A, L, c.qkv_bias);
+    b.add(p + "self_attn.kv_a_layernorm.weight", {m.kv_lora_rank}, Part::norm, L, false);
+    add_linear(b, p + "self_attn.kv_b_proj", checked_mul(nh, m.qk_nope_head_dim + m.v_head_dim),
+               m.kv_lora_rank, A, L, false);
+    add_linear(b, p + "self_attn.o_proj", H, checked_mul(nh, m.v_head_dim), A, L, c.o_bias);
+    return;
+  }
+  const int64_t q = checked_mul(nh, c.head_dim), kv = checked_mul(c.num_kv_heads, c.head_dim);
+  add_linear(b, p + "self_attn.q_proj", q, H, A, L, c.qkv_bias);
+  add_linear(b, p + "self_attn.k_proj", kv, H, A, L, c.qkv_bias);
+  add_linear(b, p + "self_attn.v_proj", kv, H, A, L, c.qkv_bias);
+  add_linear(b, p + "self_attn.o_proj", H, q, A, L, c.o_bias);
+  if (c.qk_norm) {
+    b.add(p + "self_attn.q_norm.weight", {c.head_dim}, Part::norm, L, false);
+    b.add(p + "self_attn.k_norm.weight", {c.head_dim}, Part::norm, L, false);
+  }
+  if (c.attention_sinks) b.add(p + "self_attn.sinks", {nh}, A, L, false);
+}
+
+void add_dense_mlp(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) {
+  const int64_t H = c.hidden_size, I = c.intermediate_size;
+  add_linear(b, p + "mlp.gate_proj", I, H, Part::dense_mlp, L, c.mlp_bias);
+  add_linear(b, p + "mlp.up_proj", I, H, Part::dense_mlp, L, c.mlp_bias);
+  add_linear(b, p + "mlp.down_proj", H, I, Part::dense_mlp, L, c.mlp_bias);
+}
+
+void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) {
+  const int64_t H = c.hidden_size, E = c.moe.num_experts, I = c.moe.expert_intermediate;
+  const Part X = Part::experts;
+  switch (c.family) {
+    case Family::mixtral:
+      b.add(p + "block_sparse_moe.gate.weight", {E, H}, Part::router, L, false);
+      add_linear(b, p + "block_sparse_moe.experts.{e}.w1", I, H, X, L, false, E, E);
+      add_linear(b, p + "block_sparse_moe.experts.{e}.w2", H, I, X, L, false, E, E);
+      add_linear(b, p + "block_sparse_moe.experts.{e}.w3", I, H, X, L, false, E, E);
+      return;
+    case Family::gpt_oss:
+      // Fused experts, [E, out, in] per matrix; the MXFP4 checkpoint stores each as
+      // `<name>_blocks` + `<name>_scales`.
+      b.add(p + "mlp.router.weight", {E, H}, Part::router, L, false);
+      b.add(p + "mlp.router.bias", {E}, Part::router, L, false);
+      b.add(p + "mlp.experts.gate_up_proj", {E, checked_mul(2, I), H}, X, L, true, 1, E);
+      b.add(p + "mlp.experts.gate_up_proj_bias", {E, checked_mul(2, I)}, X, L, false, 1, E);
+      b.add(p + "mlp.experts.down_proj", {E, H, I}, X, L, true, 1, E);
+      b.add(p + "mlp.experts.down_proj_bias", {E, H}, X, L, false, 1, E);
+      return;
+    default: break;  // Qwen3-MoE and DeepSeek share HF's per-expert naming
+  }
+  b.add(p + "mlp.gate.weight", {E, H}, Part::router, L, false);
+  if (c.moe.score_correction_bias) {
+    b.add(p + "mlp.gate.e_score_correction_bias", {E}, Part::router, L, false);
+    b.out.back().stored = StorageFormat::plain_of(DType::f32);  // kept in F32 by DeepSeek
+  }
+  add_linear(b, p + "mlp.experts.{e}.gate_proj", I, H, X, L, false, E, E);
+  add_linear(b, p + "mlp.experts.{e}.up_proj", I, H, X, L, false, E, E);
+  add_linear(b, p + "mlp.experts.{e}.down_proj", H, I, X, L, false, E, E);
+  if (c.moe.num_shared_experts > 0) {
+    const int64_t S = checked_mul(c.moe.num_shared_experts, I);
+    add_linear(b, p + "mlp.shared_experts.gate_proj", S, H, Part::shared_experts, L, false);
+    add_linear(b, p + "mlp.shared_experts.up_proj", S, H, Part::shared_experts, L, false);
+    add_linear(b, p + "mlp.shared_experts.down_proj", H, S, Part::shared_experts, L, false);
+  }
+}
+
+}  // namespace
+
+bool matches_module_pattern(const std::string& name, const std::string& pattern) {
+  const auto n = split_dots(name), p = split_dots(pattern);
+  if (p.size() > n.size()) return false;
+  for (size_t start = 0; start + p.size() <= n.size(); ++start) {
+    bool ok = true;
+    for (size_t i = 0; ok && i < p.size(); ++i)
+      ok = fnmatch(p[i].c_str(), n[start + i].c_str(), 0) == 0;
+    if (ok) return true;
+  }
+  return false;
+}
+
+std::vector<Weight> model_weights(const ModelConfig& c) {
+  Builder b(c);
+  const int64_t H = c.hidden_size, V = c.vocab_size;
+  try {
+    b.add("model.embed_tokens.weight", {V, H}, Part::embedding, -1, false);
+    for (int64_t L = 0; L < c.num_layers + c.mtp_layers; ++L) {
+      const std::string p = "model.layers." + std::to_string(L) + ".";
+      if (L >= c.num_layers) {  // DeepSeek-V3 MTP module: its own embed, projections and head
+        b.add(p + "embed_tokens.weight", {V, H}, Part::embedding, L, false);
+        b.add(p + "enorm.weight", {H}, Part::norm, L, false);
+        b.add(p + "hnorm.weight", {H}, Part::norm, L, false);
+        b.add(p + "eh_proj.weight", {H, checked_mul(2, H)}, Part::mtp_proj, L, true);
+      }
+      b.add(p + "input_layernorm.weight", {H}, Part::norm, L, false);
+      add_attention(b, c, p, L);
+      b.add(p + "post_attention_layernorm.weight", {H}, Part::norm, L, false);
+      if (c.is_moe_layer(L)) add_moe(b, c, p, L);
+      else add_dense_mlp(b, c, p, L);
+      if (L >= c.num_layers) {
+        b.add(p + "shared_head.norm.weight", {H}, Part::norm, L, false);
+        b.add(p + "shared_head.head.weight", {V, H}, Part::head, L, false);
+      }
+    }
+    b.add("model.norm.weight", {H}, Part::norm, -1, false);
+    if (!c.tie_word_embeddings) b.add("lm_head.weight", {V, H}, Part::head, -1, false);
+  } catch (const std::overflow_error&) {
+    const std::string last = b.out.empty() ? "model.embed_tokens.weight" : b.out.back().name;
+    throw ConfigError(c.source, "sizes",
+                      "hidden_size=" + std::to_string(H) + ", vocab_size=" + std::to_string(V) +
+                          ", num_hidden_layers=" + std::to_string(c.num_layers),
+                      "tensor sizes overflow 64 bits (after " + last + ")");
+  }
+  return b.out;
+}
+
+}  // namespace dayzero::model

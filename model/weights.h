@@ -1,0 +1,45 @@
+#pragma once
+// The weights a checkpoint of a given architecture holds, in Hugging Face naming,
+// as logical tensors with their storage format. Per-expert tensors appear once
+// with `{e}` in the name and `copies` = number of experts, so a 1000-expert model
+// stays a short list. Parameter counts and bytes are computed from this list.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+#include "model/dtype.h"
+
+namespace dayzero::model {
+
+// What a weight belongs to; used for counts, sharding and quantization policy.
+enum class Part { embedding, head, attention, dense_mlp, router, experts, shared_experts, norm, mtp_proj };
+std::string_view part_name(Part p);
+
+struct Weight {
+  std::string name;             // HF name; "{e}" stands for the expert index
+  std::vector<int64_t> shape;   // logical shape (PyTorch nn.Linear layout [out, in])
+  Part part = Part::norm;
+  int64_t layer = -1;           // decoder layer index, -1 for model-level tensors
+  int64_t copies = 1;           // tensors that share this name pattern ({e} = 0..copies-1)
+  int64_t experts = 1;          // routed experts this weight spans (copies or a fused leading dim)
+  bool mtp = false;             // belongs to a multi-token-prediction module
+  bool matrix = false;          // a projection matrix: weight-only quantization converts it
+  StorageFormat stored;         // how the checkpoint stores it (scales included)
+
+  int64_t params() const;                              // elements over all copies
+  int64_t bytes(const StorageFormat& fmt) const;       // all copies, scales included
+  int64_t stored_bytes() const { return bytes(stored); }
+};
+
+// All weights of the model, MTP modules included (flagged), in checkpoint order:
+// embeddings, decoder layers, MTP layers, final norm, head.
+// Throws ConfigError if a size overflows 64 bits.
+std::vector<Weight> model_weights(const ModelConfig& c);
+
+// True if `name` is covered by one of HF's `modules_to_not_convert` patterns
+// (a module path, `*` matching one path component, matched at dot boundaries).
+bool matches_module_pattern(const std::string& name, const std::string& pattern);
+
+}  // namespace dayzero::model

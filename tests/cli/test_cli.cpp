@@ -1,0 +1,121 @@
+// The dayzero binary end to end: exit statuses, one-line errors, JSON shape.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+Result run(const std::string& args) {
+  const auto err_file = std::filesystem::temp_directory_path() /
+                        ("dayzero_cli_err_" + std::to_string(::getpid()) + ".txt");
+  const std::string cmd = std::string(DAYZERO_BIN) + " " + args + " 2>" + err_file.string();
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.err = slurp(err_file);
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+std::string model(const std::string& name) { return std::string(DAYZERO_DATA_DIR) + "/models/" + name; }
+
+}  // namespace
+
+TEST(Cli, DefaultRunsInspectOfBundledModel) {
+  const Result r = run("");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("DeepSeek-V3"), std::string::npos);
+  EXPECT_NE(r.out.find("671,026,419,200"), std::string::npos);
+}
+
+TEST(Cli, HelpOnEverySubcommand) {
+  for (const char* args : {"--help", "inspect --help"}) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 0) << args;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;
+  }
+}
+
+TEST(Cli, InspectJsonHasRequiredKeys) {
+  const Result r = run("inspect " + model("Llama-3.1-8B") + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("architecture"), "LlamaForCausalLM");
+  EXPECT_EQ(j.at("num_layers"), 32);
+  EXPECT_TRUE(j.at("params_total").is_number_integer());
+  EXPECT_EQ(j.at("params_total").get<int64_t>(), 8'030'261'248);
+  EXPECT_EQ(j.at("params_active").get<int64_t>(), 8'030'261'248);
+  EXPECT_EQ(j.at("params_embedding").get<int64_t>(), 525'336'576);
+  for (const char* k : {"bf16", "fp8", "int4", "checkpoint"})
+    EXPECT_TRUE(j.at("weights_bytes").at(k).is_number_integer()) << k;
+  EXPECT_EQ(j.at("weights_bytes").at("checkpoint").get<int64_t>(), 16'060'522'496);
+  EXPECT_EQ(j.at("kv_bytes_per_token").at("bf16").get<int64_t>(), 131'072);
+  EXPECT_EQ(j.at("kv_bytes_per_token").at("fp8").get<int64_t>(), 65'536);
+  ASSERT_EQ(j.at("layers").size(), 32u);
+  EXPECT_GT(j.at("layers")[0].at("ops").size(), 5u);
+}
+
+TEST(Cli, InspectByBundledNameAndDirectory) {
+  const Result by_name = run("inspect Mixtral-8x7B --json");
+  const Result by_file = run("inspect " + model("Mixtral-8x7B") + "/config.json --json");
+  ASSERT_EQ(by_name.status, 0) << by_name.err;
+  ASSERT_EQ(by_file.status, 0) << by_file.err;
+  const auto a = nlohmann::json::parse(by_name.out), b = nlohmann::json::parse(by_file.out);
+  EXPECT_EQ(a.at("params_total"), b.at("params_total"));
+  EXPECT_EQ(a.at("params_active"), b.at("params_active"));
+}
+
+TEST(Cli, BadInputIsOneLineErrorAndNonZeroExit) {
+  const auto dir = std::filesystem::temp_directory_path() / "dayzero_cli_bad";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "config.json";
+  std::ofstream(file) << R"({"architectures": ["LlamaForCausalLM"], "hidden_size": -1})";
+  const Result r = run("inspect " + file.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find(file.string()), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'hidden_size' = -1"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "exactly one line: " << r.err;
+
+  const Result missing = run("inspect /nonexistent/dir");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/dir"), std::string::npos) << missing.err;
+
+  const Result bad_flag = run("inspect --no-such-flag");
+  EXPECT_NE(bad_flag.status, 0);
+}
+
+// Every bundled config inspects cleanly, in text and in JSON.
+TEST(Cli, EveryBundledModelInspects) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(DAYZERO_DATA_DIR) + "/models")) {
+    if (!entry.is_directory()) continue;
+    SCOPED_TRACE(entry.path().string());
+    const Result text = run("inspect " + entry.path().string());
+    EXPECT_EQ(text.status, 0) << text.err;
+    const Result json = run("inspect " + entry.path().string() + " --json");
+    ASSERT_EQ(json.status, 0) << json.err;
+    EXPECT_GT(nlohmann::json::parse(json.out).at("params_total").get<int64_t>(), 0);
+  }
+}

@@ -1,0 +1,213 @@
+// Bad config.json input: every case is a ConfigError whose one-line message names
+// the file, the field and the value, never a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/model.h"
+
+using namespace dayzero::model;
+using nlohmann::json;
+
+namespace {
+
+json base_config() {
+  std::ifstream in(std::string(DAYZERO_DATA_DIR) + "/models/Llama-3.1-8B/config.json");
+  return json::parse(in);
+}
+
+json moe_config() {
+  std::ifstream in(std::string(DAYZERO_DATA_DIR) + "/models/DeepSeek-V3/config.json");
+  return json::parse(in);
+}
+
+// Parses `text` as file "bad.json"; expects a ConfigError naming the field and
+// mentioning each of `fragments`. Returns the message.
+std::string expect_error(const std::string& text, const std::string& field,
+                         std::initializer_list<const char*> fragments = {}) {
+  try {
+    build_model(parse_config(text, "bad.json"));
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.file(), "bad.json");
+    EXPECT_EQ(e.field(), field) << msg;
+    EXPECT_NE(msg.find("bad.json"), std::string::npos) << msg;
+    if (!field.empty()) {
+      EXPECT_NE(msg.find("'" + field + "'"), std::string::npos) << msg;
+    }
+    for (const char* f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << msg << " lacks " << f;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "no ConfigError for field " << field;
+  return {};
+}
+
+std::string with(json j, const std::string& key, json value) {
+  j[key] = std::move(value);
+  return j.dump();
+}
+
+std::string without(json j, const std::string& key) {
+  j.erase(key);
+  return j.dump();
+}
+
+}  // namespace
+
+TEST(BadInput, NotJson) { expect_error("this is not json", "", {"not valid JSON"}); }
+
+TEST(BadInput, TruncatedJson) {
+  const std::string text = base_config().dump(2);
+  expect_error(text.substr(0, text.size() / 2), "", {"not valid JSON"});
+}
+
+TEST(BadInput, TopLevelNotAnObject) { expect_error("[1, 2, 3]", "", {"expected a JSON object"}); }
+
+TEST(BadInput, MissingRequiredField) {
+  expect_error(without(base_config(), "hidden_size"), "hidden_size", {"missing"});
+  expect_error(without(base_config(), "num_hidden_layers"), "num_hidden_layers", {"missing"});
+  expect_error(without(moe_config(), "kv_lora_rank"), "kv_lora_rank", {"missing"});
+}
+
+TEST(BadInput, WrongType) {
+  expect_error(with(base_config(), "hidden_size", "4096"), "hidden_size", {"\"4096\"", "expected an integer"});
+  expect_error(with(base_config(), "num_attention_heads", 32.5), "num_attention_heads", {"32.5"});
+  expect_error(with(base_config(), "tie_word_embeddings", "no"), "tie_word_embeddings", {"expected true or false"});
+  expect_error(with(base_config(), "architectures", "LlamaForCausalLM"), "architectures", {"list of strings"});
+}
+
+TEST(BadInput, ZeroOrNegativeSizes) {
+  expect_error(with(base_config(), "hidden_size", 0), "hidden_size", {"= 0", "positive"});
+  expect_error(with(base_config(), "vocab_size", -5), "vocab_size", {"= -5", "positive"});
+  expect_error(with(base_config(), "num_key_value_heads", 0), "num_key_value_heads", {"positive"});
+  expect_error(with(base_config(), "intermediate_size", -1), "intermediate_size", {"positive"});
+  expect_error(with(moe_config(), "n_routed_experts", 0), "n_routed_experts", {"positive"});
+}
+
+TEST(BadInput, HiddenNotDivisibleByHeads) {
+  json j = base_config();
+  j["num_attention_heads"] = 30;  // 4096 / 30 is not an integer and no head_dim is given
+  j["num_key_value_heads"] = 10;
+  expect_error(j.dump(), "num_attention_heads", {"= 30", "not divisible"});
+  j["head_dim"] = 128;  // an explicit head_dim makes it legal (as in Qwen3)
+  EXPECT_NO_THROW(build_model(parse_config(j.dump(), "ok.json")));
+}
+
+TEST(BadInput, KvHeadsMustDivideHeads) {
+  expect_error(with(base_config(), "num_key_value_heads", 7), "num_key_value_heads", {"= 7", "divide"});
+}
+
+TEST(BadInput, ExpertsPerTokenAboveExpertCount) {
+  expect_error(with(moe_config(), "num_experts_per_tok", 300), "num_experts_per_tok", {"= 300", "256"});
+  json mixtral = base_config();
+  mixtral["architectures"] = {"MixtralForCausalLM"};
+  mixtral["num_local_experts"] = 8;
+  mixtral["num_experts_per_tok"] = 9;
+  expect_error(mixtral.dump(), "num_experts_per_tok", {"= 9"});
+}
+
+TEST(BadInput, GroupLimitedRoutingInconsistent) {
+  expect_error(with(moe_config(), "n_group", 7), "n_group", {"= 7", "divide"});
+  expect_error(with(moe_config(), "topk_group", 9), "topk_group", {"= 9"});
+}
+
+TEST(BadInput, SizesOverflow64Bits) {
+  json j = base_config();
+  j["vocab_size"] = 4'000'000'000'000LL;  // 4e12 x 4096 x 2 bytes fits; the sum with layers ...
+  j["hidden_size"] = 4'000'000'000LL;     // ... 4e12 x 4e9 does not fit in 64 bits
+  j["num_attention_heads"] = 1;
+  j["num_key_value_heads"] = 1;
+  expect_error(j.dump(), "sizes", {"overflow", "vocab_size=4000000000000"});
+  expect_error(with(base_config(), "hidden_size", 18446744073709551615ULL), "hidden_size", {"64 bits"});
+}
+
+TEST(BadInput, UnknownArchitectureListsSupported) {
+  const auto msg = expect_error(with(base_config(), "architectures", json::array({"FooForCausalLM"})),
+                                "architectures", {"\"FooForCausalLM\"", "LlamaForCausalLM", "DeepseekV3ForCausalLM",
+                                                  "GptOssForCausalLM"});
+  expect_error(with(base_config(), "architectures", json::array()), "architectures", {"missing"});
+}
+
+TEST(BadInput, UnsupportedQuantization) {
+  expect_error(with(base_config(), "quantization_config", {{"quant_method", "gptq"}}),
+               "quantization_config.quant_method", {"\"gptq\"", "fp8, mxfp4"});
+  expect_error(with(base_config(), "quantization_config", {{"quant_method", "fp8"}, {"weight_block_size", {128}}}),
+               "quantization_config.weight_block_size", {"[rows, cols]"});
+}
+
+TEST(BadInput, LayerTypesLengthMismatch) {
+  expect_error(with(base_config(), "layer_types", json::array({"full_attention"})), "layer_types", {"1 entries", "32 layers"});
+  json j = base_config();
+  j["layer_types"] = json::array();
+  for (int i = 0; i < 32; ++i) j["layer_types"].push_back(i == 3 ? "diagonal_attention" : "full_attention");
+  expect_error(j.dump(), "layer_types", {"diagonal_attention"});
+}
+
+TEST(BadInput, SlidingLayersWithoutWindow) {
+  json j = base_config();
+  j["layer_types"] = json::array();
+  for (int i = 0; i < 32; ++i) j["layer_types"].push_back("sliding_attention");
+  expect_error(j.dump(), "sliding_window", {"positive"});
+}
+
+TEST(BadInput, GptOssDisagreeingExpertCounts) {
+  std::ifstream in(std::string(DAYZERO_DATA_DIR) + "/models/gpt-oss-20b/config.json");
+  json j = json::parse(in);
+  j["experts_per_token"] = 2;
+  expect_error(j.dump(), "experts_per_token", {"= 2", "num_experts_per_tok = 4"});
+}
+
+TEST(BadInput, MissingFileAndDirectory) {
+  try {
+    load_config("/nonexistent/config.json");
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/config.json: no such file"), std::string::npos) << e.what();
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "dayzero_empty_model_dir";
+  std::filesystem::create_directories(dir);
+  try {
+    load_config(dir);
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no config.json"), std::string::npos) << e.what();
+  }
+}
+
+// Published revisions differ: DeepSeek-V3's December 2024 config.json also carries
+// training-only keys. They are read past, and the model is the same.
+TEST(ConfigRevisions, DeepSeekV3TrainingOnlyKeysAccepted) {
+  json j = moe_config();
+  const Model now = build_model(parse_config(j.dump(), "v3.json"));
+  j["aux_loss_alpha"] = 0.001;
+  j["pretraining_tp"] = 1;
+  j["seq_aux"] = true;
+  const Model old = build_model(parse_config(j.dump(), "v3-2024-12.json"));
+  EXPECT_EQ(old.params_total(), now.params_total());
+  EXPECT_EQ(old.weights_bytes(WeightPrecision::checkpoint), now.weights_bytes(WeightPrecision::checkpoint));
+}
+
+// Keys a config omits take the reference implementation's defaults.
+TEST(ConfigDefaults, OptionalKeysTakeReferenceDefaults) {
+  json j = base_config();
+  j.erase("num_key_value_heads");  // LlamaConfig: defaults to num_attention_heads (MHA)
+  j.erase("tie_word_embeddings");  // defaults to false
+  j.erase("torch_dtype");          // BF16
+  const ModelConfig c = parse_config(j.dump(), "defaults.json");
+  EXPECT_EQ(c.num_kv_heads, 32);
+  EXPECT_FALSE(c.tie_word_embeddings);
+  EXPECT_EQ(c.head_dim, 128);
+
+  json ds = moe_config();
+  for (const char* k : {"first_k_dense_replace", "num_nextn_predict_layers", "topk_method", "n_shared_experts"})
+    ds.erase(k);  // configuration_deepseek.py (V3): 3, 1, "noaux_tc"; n_shared_experts absent = none
+  const ModelConfig v3 = parse_config(ds.dump(), "v3-defaults.json");
+  EXPECT_EQ(v3.moe.first_dense_layers, 3);
+  EXPECT_EQ(v3.mtp_layers, 1);
+  EXPECT_TRUE(v3.moe.score_correction_bias);
+  EXPECT_EQ(v3.moe.num_shared_experts, 0);
+}
