@@ -166,3 +166,21 @@ TEST(PublishedCounts, Qwen3VLTextConfigEqualsQwen3MoE) {
   EXPECT_EQ(vl.params_total(), text.params_total());
   EXPECT_EQ(vl.params_active(), text.params_active());
 }
+
+// Mistral-7B-v0.1 (not bundled; its config.json values are written inline): every
+// layer attends over a 4,096-token sliding window. The HF index metadata.total_size
+// of mistralai/Mistral-7B-v0.1 is 14,483,464,192 bytes (BF16, 3 shards).
+TEST(PublishedCounts, Mistral7BSlidingWindowAndIndexBytes) {
+  const char* config = R"({
+    "architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "vocab_size": 32000, "sliding_window": 4096,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16"})";
+  const Model m = build_model(parse_config(config, "Mistral-7B-v0.1/config.json"));
+  EXPECT_EQ(m.weights_bytes(WeightPrecision::checkpoint), 14'483'464'192);
+  EXPECT_EQ(m.config.family, Family::mistral);
+  for (const auto& l : m.layers) EXPECT_EQ(l.window, LayerWindow::sliding);
+  // KV per layer and token: 2 x 8 heads x 128 dims x 2 bytes = 4,096; capped at 4,096 tokens.
+  EXPECT_EQ(m.kv_cache_bytes(32768, 2), 32LL * 4096 * 4096);
+}
