@@ -4,34 +4,44 @@
 
 namespace dayzero::model {
 
+namespace {
+struct DTypeInfo {
+  DType type;
+  const char* name;
+  int bits;
+};
+// Names and sizes as in the safetensors reference implementation (tensor.rs, enum Dtype).
+constexpr DTypeInfo kDTypes[] = {
+    {DType::boolean, "BOOL", 8},        {DType::f4, "F4", 4},
+    {DType::f6_e2m3, "F6_E2M3", 6},     {DType::f6_e3m2, "F6_E3M2", 6},
+    {DType::u8, "U8", 8},               {DType::i8, "I8", 8},
+    {DType::f8_e5m2, "F8_E5M2", 8},     {DType::f8_e4m3, "F8_E4M3", 8},
+    {DType::f8_e8m0, "F8_E8M0", 8},     {DType::f8_e4m3fnuz, "F8_E4M3FNUZ", 8},
+    {DType::f8_e5m2fnuz, "F8_E5M2FNUZ", 8}, {DType::i16, "I16", 16},
+    {DType::u16, "U16", 16},            {DType::f16, "F16", 16},
+    {DType::bf16, "BF16", 16},          {DType::i32, "I32", 32},
+    {DType::u32, "U32", 32},            {DType::f32, "F32", 32},
+    {DType::c64, "C64", 64},            {DType::f64, "F64", 64},
+    {DType::i64, "I64", 64},            {DType::u64, "U64", 64},
+};
+}  // namespace
+
 int dtype_bits(DType t) {
-  switch (t) {
-    case DType::f32: return 32;
-    case DType::f16: return 16;
-    case DType::bf16: return 16;
-    case DType::f8_e4m3: return 8;
-    case DType::f8_e5m2: return 8;
-    case DType::i8: return 8;
-    case DType::u8: return 8;
-    case DType::i32: return 32;
-    case DType::i64: return 64;
-  }
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d.bits;
   return 0;
 }
 
 std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::f32: return "F32";
-    case DType::f16: return "F16";
-    case DType::bf16: return "BF16";
-    case DType::f8_e4m3: return "F8_E4M3";
-    case DType::f8_e5m2: return "F8_E5M2";
-    case DType::i8: return "I8";
-    case DType::u8: return "U8";
-    case DType::i32: return "I32";
-    case DType::i64: return "I64";
-  }
+  for (const auto& d : kDTypes)
+    if (d.type == t) return d.name;
   return "?";
+}
+
+std::optional<DType> dtype_from_name(std::string_view s) {
+  for (const auto& d : kDTypes)
+    if (s == d.name) return d.type;
+  return std::nullopt;
 }
 
 std::optional<DType> dtype_from_torch(std::string_view s) {
@@ -70,7 +80,7 @@ int64_t checked_add(int64_t a, int64_t b) {
 int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt) {
   int64_t elems = 1;
   for (int64_t d : shape) elems = checked_mul(elems, d);
-  if (fmt.kind == StorageKind::plain) return checked_mul(elems, dtype_bits(fmt.dtype)) / 8;
+  if (fmt.kind == StorageKind::plain) return (checked_mul(elems, dtype_bits(fmt.dtype)) + 7) / 8;
 
   // Quantized formats: a stack of matrices [.., rows, cols]; a 1-D tensor is one row.
   const int64_t cols = shape.empty() ? 1 : shape.back();

@@ -11,11 +11,15 @@
 
 namespace dayzero::model {
 
-// Element types as safetensors names them (BF16, F8_E4M3, U8, ...).
-enum class DType { f32, f16, bf16, f8_e4m3, f8_e5m2, i8, u8, i32, i64 };
+// Element types: every dtype the safetensors reference reader accepts (v0.8).
+enum class DType {
+  boolean, f4, f6_e2m3, f6_e3m2, u8, i8, f8_e5m2, f8_e4m3, f8_e8m0, f8_e4m3fnuz, f8_e5m2fnuz,
+  i16, u16, f16, bf16, i32, u32, f32, c64, f64, i64, u64,
+};
 
 int dtype_bits(DType t);
 std::string_view dtype_name(DType t);                    // safetensors spelling
+std::optional<DType> dtype_from_name(std::string_view s);   // "BF16" -> bf16
 std::optional<DType> dtype_from_torch(std::string_view s);  // "bfloat16" -> bf16
 
 // How a logical tensor is stored.

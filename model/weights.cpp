@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <stdexcept>
+#include <utility>
 
 #include "model/error.h"
 
@@ -29,7 +30,14 @@ int64_t Weight::params() const {
   return n;
 }
 
-int64_t Weight::bytes(const StorageFormat& fmt) const { return checked_mul(storage_bytes(shape, fmt), copies); }
+int64_t Weight::bytes(const StorageFormat& fmt) const {
+  if (input_major && fmt.kind != StorageKind::plain) {  // quantize along the input dim
+    std::vector<int64_t> s = shape;
+    std::swap(s[s.size() - 1], s[s.size() - 2]);
+    return checked_mul(storage_bytes(s, fmt), copies);
+  }
+  return checked_mul(storage_bytes(shape, fmt), copies);
+}
 
 namespace {
 
@@ -58,12 +66,18 @@ class Builder {
     w.experts = experts;
     w.mtp = layer >= c_.num_layers;
     w.matrix = matrix;
+    w.input_major = std::exchange(input_major, false);
     w.stored = storage_for(w);
+    if (w.input_major && w.stored.kind != StorageKind::plain) {
+      std::swap(w.shape[1], w.shape[2]);  // quantized blocks run along the input dim
+      w.input_major = false;
+    }
     w.params();  // throws on overflow
     out.push_back(std::move(w));
   }
 
   std::vector<Weight> out;
+  bool input_major = false;  // the next weight is stored [.., in, out]
 
  private:
   StorageFormat storage_for(const Weight& w) const {
@@ -137,9 +151,13 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
       // `<name>_blocks` + `<name>_scales`.
       b.add(p + "mlp.router.weight", {E, H}, Part::router, L, false);
       b.add(p + "mlp.router.bias", {E}, Part::router, L, false);
-      b.add(p + "mlp.experts.gate_up_proj", {E, checked_mul(2, I), H}, X, L, true, 1, E);
+      // Unquantized, transformers keeps them input-major ([E, in, out]); MXFP4 blocks
+      // run along the input dim, so the quantized layout is [E, out, in].
+      b.input_major = true;
+      b.add(p + "mlp.experts.gate_up_proj", {E, H, checked_mul(2, I)}, X, L, true, 1, E);
       b.add(p + "mlp.experts.gate_up_proj_bias", {E, checked_mul(2, I)}, X, L, false, 1, E);
-      b.add(p + "mlp.experts.down_proj", {E, H, I}, X, L, true, 1, E);
+      b.input_major = true;
+      b.add(p + "mlp.experts.down_proj", {E, I, H}, X, L, true, 1, E);
       b.add(p + "mlp.experts.down_proj_bias", {E, H}, X, L, false, 1, E);
       return;
     default: break;  // Qwen3-MoE and DeepSeek share HF's per-expert naming

@@ -26,6 +26,7 @@ struct Weight {
   int64_t experts = 1;          // routed experts this weight spans (copies or a fused leading dim)
   bool mtp = false;             // belongs to a multi-token-prediction module
   bool matrix = false;          // a projection matrix: weight-only quantization converts it
+  bool input_major = false;     // stored [.., in, out] (gpt-oss unquantized fused experts)
   StorageFormat stored;         // how the checkpoint stores it (scales included)
 
   int64_t params() const;                              // elements over all copies
