@@ -1,0 +1,56 @@
+// The shipped device catalog and user extensions of it.
+#include <gtest/gtest.h>
+
+#include "helpers.h"
+
+namespace dayzero::topology {
+namespace {
+
+using testing::catalog;
+using testing::write_temp;
+
+TEST(TopologyCatalog, ShipsTheRequiredDevicesEachWithASource) {
+  for (const char* name : {"A100-80GB-SXM", "H100-SXM", "H200-SXM", "B200", "GB200", "MI300X", "L40S",
+                           "generic-300GB-PCIe"}) {
+    const DeviceSpec* d = catalog().find(name);
+    ASSERT_NE(d, nullptr) << name;
+    EXPECT_FALSE(d->source.empty()) << name;
+    EXPECT_GT(d->mem_bytes, 0) << name;
+    EXPECT_GT(d->mem_bw_Bps, 0) << name;
+    EXPECT_GT(d->peak_flops_for("bf16"), 0) << name;
+    EXPECT_GT(d->host_link.bw_Bps, 0) << name;
+    EXPECT_GT(d->intra_node_link.bw_Bps, 0) << name;
+  }
+}
+
+TEST(TopologyCatalog, FiguresFollowTheDatasheets) {
+  const DeviceSpec& h100 = *catalog().find("H100-SXM");
+  EXPECT_DOUBLE_EQ(h100.mem_bytes, 80.0 * (1ull << 30));        // "80GB" = 80 GiB of HBM3
+  EXPECT_DOUBLE_EQ(h100.peak_flops_for("bf16"), 1979e12 / 2);    // 1,979 TFLOPS with sparsity
+  EXPECT_DOUBLE_EQ(h100.peak_flops_for("fp4"), 0.0);             // no FP4 before Blackwell
+  EXPECT_DOUBLE_EQ(h100.intra_node_link.bw_Bps, 900e9 / 2);      // 900 GB/s bidirectional
+  EXPECT_EQ(h100.host_link.pcie_gen, 5);
+  EXPECT_GT(catalog().find("B200")->peak_flops_for("fp4"), 0.0);
+  EXPECT_DOUBLE_EQ(catalog().find("A100-80GB-SXM")->peak_flops_for("fp8"), 0.0);
+  EXPECT_EQ(catalog().find("GB200")->host_link.kind, "nvlink-c2c");
+  EXPECT_NE(catalog().find("generic-300GB-PCIe")->source.find("ASSUMPTION"), std::string::npos);
+}
+
+TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
+  DeviceCatalog c = catalog();
+  const auto file = write_temp(R"({"devices": [
+    {"name": "H100-SXM", "vendor": "NVIDIA", "mem_bytes": 80e9, "mem_bw_Bps": 3.0e12,
+     "peak_flops_per_s": {"bf16": 800e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 50e9},
+     "intra_node_link": {"kind": "nvlink", "bw_Bps": 400e9}, "source": "measured on our cluster"},
+    {"name": "my-card", "vendor": "acme", "mem_bytes": 64e9, "mem_bw_Bps": 1e12,
+     "peak_flops_per_s": {"bf16": 100e12, "fp8": 200e12}, "host_link": {"kind": "pcie", "pcie_gen": 4, "bw_Bps": 32e9},
+     "intra_node_link": {"kind": "pcie", "bw_Bps": 32e9}, "source": "acme datasheet rev 2"}]})");
+  const auto before = c.devices().size();
+  c.add_file(file);
+  EXPECT_EQ(c.devices().size(), before + 1);
+  EXPECT_DOUBLE_EQ(c.find("H100-SXM")->mem_bw_Bps, 3.0e12);
+  EXPECT_EQ(c.find("my-card")->source, "acme datasheet rev 2");
+}
+
+}  // namespace
+}  // namespace dayzero::topology

@@ -1,0 +1,66 @@
+#pragma once
+// Collectives, their algorithms, and results reported the way nccl-tests reports them
+// (doc/PERFORMANCE.md in NVIDIA/nccl-tests): time, algbw = size / time, and
+// busbw = algbw x bus factor, so that predicted and measured numbers compare one to one.
+// `size_bytes` follows nccl-tests too: the whole buffer (all_gather: the gathered output;
+// reduce_scatter: the full input; alltoall: one rank's send buffer).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace dayzero::topology {
+
+enum class Collective : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather,
+                                                 Collective::reduce_scatter, Collective::all_to_all,
+                                                 Collective::broadcast, Collective::send_recv};
+
+// ring: NCCL-style rings (several, rotated or strided, where that spreads load);
+// tree: double binary tree; hierarchical: inside nodes, then across, then inside;
+// direct: every flow at once (all-to-all, send/recv).
+enum class Algorithm : uint8_t { automatic, ring, tree, hierarchical, direct };
+// LL: low-latency protocol (flag per 8-byte line); simple: full-bandwidth protocol.
+enum class Protocol : uint8_t { ll, simple };
+
+// nccl-tests names: all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv.
+std::string_view collective_name(Collective c);
+std::optional<Collective> parse_collective(std::string_view name);
+std::string_view algorithm_name(Algorithm a);
+std::string_view protocol_name(Protocol p);
+
+// nccl-tests bus factors: all_reduce 2(n-1)/n; all_gather, reduce_scatter and alltoall
+// (n-1)/n; broadcast and sendrecv 1. n = 1 gives 0 for the collectives that move nothing.
+double bus_factor(Collective c, uint32_t ranks);
+
+// Protocol and launch constants of the alpha-beta model. Defaults from NCCL's own tuning
+// model (NVIDIA/nccl src/graph/tuning.cc, baseLat and hwLat tables, ring column); the
+// calibration step may replace them with measured values.
+struct CostParams {
+  // Fixed cost of launching one collective (baseLat, ring: LL 3.6 us, Simple 8.4 us).
+  double launch_latency_ll_s = 3.6e-6;
+  double launch_latency_simple_s = 8.4e-6;
+  // Extra per-step cost of the Simple protocol over LL (hwLat NVLink ring: Simple 3.4 us
+  // vs LL 0.47 us). Per-step link latency itself comes from the cluster graph.
+  double simple_step_overhead_s = 2.9e-6;
+  // Share of link bandwidth the LL protocol gets (tuning.cc: ring LL busBw *= 1.0/4.0:
+  // half of each 8-byte line is a flag, and LL runs fewer threads).
+  double ll_bandwidth_fraction = 0.25;
+  // Byte budget of the shortest-path tree cache (kDefaultPathCacheBytes in paths.h).
+  std::size_t path_cache_bytes = static_cast<std::size_t>(256) << 20;
+};
+
+struct CollectiveCost {
+  Collective collective = Collective::all_reduce;
+  Algorithm algorithm = Algorithm::automatic;  // the one chosen
+  Protocol protocol = Protocol::simple;
+  uint32_t ranks = 0;
+  double size_bytes = 0;
+  double time_s = 0;
+  double algbw_Bps = 0;  // size_bytes / time_s (0 when nothing moves)
+  double busbw_Bps = 0;  // algbw_Bps * bus_factor
+  double latency_s = 0;  // the alpha part of time_s
+};
+
+}  // namespace dayzero::topology

@@ -1,0 +1,287 @@
+#include "topology/collective_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "topology/error.h"
+#include "topology/paths.h"
+#include "topology/schedules.h"
+
+namespace dayzero::topology {
+
+namespace {
+
+using detail::Phase;
+using detail::Schedule;
+
+struct PhaseEval {
+  uint32_t steps = 0;
+  double latency_s = 0;         // slowest route of the phase
+  double beta_s_per_byte = 0;   // max over channels of load / bandwidth
+  std::vector<std::pair<uint32_t, double>> loads;  // channel -> bytes per byte of size
+};
+
+struct Option {
+  Algorithm algorithm;
+  Protocol protocol;
+  double alpha_s;
+  double beta_s_per_byte;
+  uint32_t schedule;
+};
+
+struct Entry {
+  std::vector<Option> options;
+  std::vector<std::vector<PhaseEval>> schedules;
+};
+
+struct KeyHash {
+  std::size_t operator()(const std::vector<uint32_t>& k) const noexcept {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the 32-bit words
+    for (uint32_t w : k) h = (h ^ w) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+const Option& pick(const std::vector<Option>& opts, Algorithm want, double size_bytes) {
+  const Option* best = nullptr;
+  double best_t = std::numeric_limits<double>::infinity();
+  for (const Option& o : opts) {
+    if (want != Algorithm::automatic && o.algorithm != want) continue;
+    const double t = o.alpha_s + o.beta_s_per_byte * size_bytes;
+    if (t < best_t) {
+      best_t = t;
+      best = &o;
+    }
+  }
+  return *best;  // callers check that `want` exists first
+}
+
+CollectiveCost make_cost(Collective c, uint32_t ranks, double size_bytes, const Option& o, double time_s) {
+  CollectiveCost r;
+  r.collective = c;
+  r.algorithm = o.algorithm;
+  r.protocol = o.protocol;
+  r.ranks = ranks;
+  r.size_bytes = size_bytes;
+  r.time_s = time_s;
+  r.latency_s = o.alpha_s;
+  r.algbw_Bps = time_s > 0 ? size_bytes / time_s : 0.0;
+  r.busbw_Bps = r.algbw_Bps * bus_factor(c, ranks);
+  return r;
+}
+
+}  // namespace
+
+struct CollectiveModel::Impl {
+  Impl(const Cluster& cl, std::size_t cache_bytes)
+      : paths(cl, cache_bytes), loads(cl.num_channels()), own(cl.num_channels()) {}
+  PathOracle paths;
+  LoadMap loads, own;
+  std::unordered_map<std::vector<uint32_t>, Entry, KeyHash> cache;
+  std::vector<uint32_t> key;  // scratch, reused so that a cache hit allocates nothing
+
+  PhaseEval evaluate(const Phase& p, const Cluster& cl, bool keep_loads) {
+    loads.clear();
+    PhaseEval e;
+    e.steps = p.steps;
+    for (const auto& f : p.flows)
+      e.latency_s = std::max(e.latency_s, paths.add_route_load(f.src, f.dst, f.bytes_per_byte, loads));
+    const std::size_t n = p.all_pairs.size();
+    std::vector<double> row(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j)
+        row[j] = i == j ? 0.0 : (p.pair_bytes.empty() ? p.uniform_pair_bytes : p.pair_bytes[i * n + j]);
+      e.latency_s = std::max(e.latency_s, paths.add_tree_loads(p.all_pairs[i], p.all_pairs, row, loads));
+    }
+    for (uint32_t ch : loads.touched()) {
+      e.beta_s_per_byte = std::max(e.beta_s_per_byte, loads[ch] / cl.channel_bw_Bps(ch));
+      if (keep_loads) e.loads.emplace_back(ch, loads[ch]);
+    }
+    return e;
+  }
+
+  Entry build(Collective c, std::span<const DeviceId> group, const Cluster& cl, const CostParams& prm,
+              bool keep_loads) {
+    Entry entry;
+    for (const Schedule& s : detail::build_schedules(c, group, cl)) {
+      std::vector<PhaseEval> evals;
+      double lat_s = 0, beta = 0;
+      uint32_t steps = 0;
+      for (const Phase& p : s.phases) {
+        evals.push_back(evaluate(p, cl, keep_loads));
+        lat_s += evals.back().steps * evals.back().latency_s;
+        steps += evals.back().steps;
+        beta += evals.back().beta_s_per_byte;
+      }
+      const auto idx = static_cast<uint32_t>(entry.schedules.size());
+      entry.options.push_back({s.algorithm, Protocol::simple,
+                               prm.launch_latency_simple_s + lat_s + steps * prm.simple_step_overhead_s, beta, idx});
+      entry.options.push_back(
+          {s.algorithm, Protocol::ll, prm.launch_latency_ll_s + lat_s, beta / prm.ll_bandwidth_fraction, idx});
+      entry.schedules.push_back(std::move(evals));
+    }
+    return entry;
+  }
+};
+
+CollectiveModel::CollectiveModel(const Cluster& cluster, CostParams params)
+    : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes)), cluster_(cluster), params_(params) {
+  if (!(params_.ll_bandwidth_fraction > 0.0 && params_.ll_bandwidth_fraction <= 1.0))
+    throw TopologyError("", "ll_bandwidth_fraction", std::to_string(params_.ll_bandwidth_fraction),
+                        "must be in (0, 1]");
+}
+
+CollectiveModel::~CollectiveModel() = default;
+
+std::size_t CollectiveModel::cache_entries() const { return impl_->cache.size(); }
+std::size_t CollectiveModel::paths_computed() const { return impl_->paths.trees_built(); }
+
+namespace {
+
+// Checks the group and writes the cache key: the collective, then the devices (sorted,
+// except for send_recv whose order is the direction).
+void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, std::vector<uint32_t>& key) {
+  const std::string what(collective_name(c));
+  if (group.empty()) throw TopologyError("", "group", "[]", what + " needs at least one device");
+  if (c == Collective::send_recv && group.size() != 2)
+    throw TopologyError("", "group", std::to_string(group.size()) + " devices",
+                        "sendrecv takes exactly two devices: {source, destination}");
+  key.assign(1, static_cast<uint32_t>(c));
+  for (DeviceId d : group) {
+    if (d >= cl.num_devices())
+      throw TopologyError(cl.config().source, "group", std::to_string(d),
+                          "no such device (the cluster has " + std::to_string(cl.num_devices()) + ")");
+    key.push_back(d);
+  }
+  if (c != Collective::send_recv) std::sort(key.begin() + 1, key.end());
+  auto dup = std::adjacent_find(key.begin() + 1, key.end());
+  if (c == Collective::send_recv && key[1] == key[2]) dup = key.begin() + 1;
+  if (dup != key.end())
+    throw TopologyError(cl.config().source, "group", cl.device_name(*dup), "device listed twice in one group");
+}
+
+void check_size(double size_bytes) {
+  if (!(size_bytes >= 0.0) || !std::isfinite(size_bytes))
+    throw TopologyError("", "size_bytes", std::to_string(size_bytes), "must be a finite number >= 0");
+}
+
+}  // namespace
+
+CollectiveCost CollectiveModel::cost(Collective c, std::span<const DeviceId> group, double size_bytes,
+                                     Algorithm algorithm) {
+  check_size(size_bytes);
+  auto& key = impl_->key;
+  make_key(c, group, cluster_, key);
+  const auto ranks = static_cast<uint32_t>(group.size());
+  if (ranks == 1) {  // nothing leaves the device
+    CollectiveCost r;
+    r.collective = c;
+    r.ranks = 1;
+    r.size_bytes = size_bytes;
+    return r;
+  }
+  auto it = impl_->cache.find(key);
+  if (it == impl_->cache.end()) {
+    ++misses_;
+    std::span<const DeviceId> ordered(key.data() + 1, key.size() - 1);
+    it = impl_->cache.emplace(key, impl_->build(c, ordered, cluster_, params_, true)).first;
+  } else {
+    ++hits_;
+  }
+  const auto& opts = it->second.options;
+  if (algorithm != Algorithm::automatic &&
+      std::none_of(opts.begin(), opts.end(), [&](const Option& o) { return o.algorithm == algorithm; }))
+    throw TopologyError("", "algorithm", std::string(algorithm_name(algorithm)),
+                        "not available for " + std::string(collective_name(c)) + " over this group of " +
+                            std::to_string(ranks) + " devices");
+  const Option& o = pick(opts, algorithm, size_bytes);
+  return make_cost(c, ranks, size_bytes, o, o.alpha_s + o.beta_s_per_byte * size_bytes);
+}
+
+CollectiveCost CollectiveModel::all_to_allv(std::span<const DeviceId> group, std::span<const double> bytes) {
+  auto& key = impl_->key;
+  make_key(Collective::all_to_all, group, cluster_, key);
+  const std::size_t n = group.size();
+  if (bytes.size() != n * n)
+    throw TopologyError("", "bytes", std::to_string(bytes.size()) + " entries",
+                        "expected n x n = " + std::to_string(n * n) + " per-pair sizes");
+  double max_send = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    double row = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      check_size(bytes[i * n + j]);
+      if (i != j) row += bytes[i * n + j];
+    }
+    max_send = std::max(max_send, row);
+  }
+  const Option none{Algorithm::direct, Protocol::simple, 0, 0, 0};
+  if (n == 1 || max_send == 0.0) return make_cost(Collective::all_to_all, static_cast<uint32_t>(n), 0.0, none, 0.0);
+  Phase p;
+  p.all_pairs.assign(group.begin(), group.end());
+  p.pair_bytes.assign(bytes.begin(), bytes.end());
+  const PhaseEval e = impl_->evaluate(p, cluster_, false);
+  const Option simple{Algorithm::direct, Protocol::simple,
+                      params_.launch_latency_simple_s + e.latency_s + params_.simple_step_overhead_s,
+                      e.beta_s_per_byte, 0};
+  const Option ll{Algorithm::direct, Protocol::ll, params_.launch_latency_ll_s + e.latency_s,
+                  e.beta_s_per_byte / params_.ll_bandwidth_fraction, 0};
+  // Here beta is per byte already moved (pair sizes are absolute), so time = alpha + beta.
+  const double t_simple = simple.alpha_s + simple.beta_s_per_byte, t_ll = ll.alpha_s + ll.beta_s_per_byte;
+  const Option& o = t_ll < t_simple ? ll : simple;
+  return make_cost(Collective::all_to_all, static_cast<uint32_t>(n), max_send, o, std::min(t_simple, t_ll));
+}
+
+std::vector<CollectiveCost> CollectiveModel::cost_concurrent(std::span<const CollectiveCall> calls) {
+  // Each call alone first: this fills the cache and fixes its algorithm and protocol.
+  struct Chosen {
+    const Entry* entry = nullptr;
+    Option option{};
+    double scale = 1.0;  // bandwidth-time per byte: 1 for Simple, 1/fraction for LL
+  };
+  std::vector<Chosen> chosen(calls.size());
+  std::vector<CollectiveCost> out;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& call = calls[i];
+    out.push_back(cost(call.collective, call.group, call.size_bytes));
+    if (call.group.size() < 2) continue;
+    make_key(call.collective, call.group, cluster_, impl_->key);
+    const Entry& e = impl_->cache.at(impl_->key);
+    chosen[i].entry = &e;
+    chosen[i].option = pick(e.options, Algorithm::automatic, call.size_bytes);
+    chosen[i].scale = chosen[i].option.protocol == Protocol::ll ? 1.0 / params_.ll_bandwidth_fraction : 1.0;
+  }
+  // Bytes (in Simple-protocol equivalents) every channel carries over all calls.
+  auto add_all = [&](LoadMap& m, std::size_t i) {
+    const auto& phases = chosen[i].entry->schedules[chosen[i].option.schedule];
+    for (const auto& ph : phases)
+      for (auto [ch, l] : ph.loads) m.add(ch, l * calls[i].size_bytes * chosen[i].scale);
+  };
+  LoadMap& total = impl_->loads;
+  LoadMap& own = impl_->own;
+  total.clear();
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (chosen[i].entry) add_all(total, i);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (!chosen[i].entry) continue;
+    own.clear();
+    add_all(own, i);
+    const double s = calls[i].size_bytes * chosen[i].scale;
+    double bw_time_s = 0;
+    for (const auto& ph : chosen[i].entry->schedules[chosen[i].option.schedule]) {
+      double phase_s = 0;
+      for (auto [ch, l] : ph.loads)
+        phase_s = std::max(phase_s, (l * s + (total[ch] - own[ch])) / cluster_.channel_bw_Bps(ch));
+      bw_time_s += phase_s;
+    }
+    out[i] = make_cost(calls[i].collective, static_cast<uint32_t>(calls[i].group.size()), calls[i].size_bytes,
+                       chosen[i].option, chosen[i].option.alpha_s + bw_time_s);
+  }
+  total.clear();
+  own.clear();
+  return out;
+}
+
+}  // namespace dayzero::topology

@@ -1,0 +1,139 @@
+#include "topology/device.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "topology/json_reader.h"
+
+namespace dayzero::topology {
+
+using detail::ObjectReader;
+
+const std::vector<std::string>& known_dtypes() {
+  static const std::vector<std::string> dtypes = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"};
+  return dtypes;
+}
+
+double DeviceSpec::peak_flops_for(std::string_view dtype) const {
+  auto it = peak_flops_per_s.find(std::string(dtype));
+  return it == peak_flops_per_s.end() ? 0.0 : it->second;
+}
+
+namespace {
+
+HostLink host_link_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  HostLink h;
+  h.kind = r.req_string("kind");
+  if (h.kind != "pcie" && h.kind != "nvlink-c2c")
+    r.fail("kind", j.at("kind"), "expected \"pcie\" or \"nvlink-c2c\"");
+  h.pcie_gen = static_cast<int>(h.kind == "pcie" ? r.req_int("pcie_gen", 1) : r.opt_int("pcie_gen", 0, 0));
+  h.bw_Bps = r.req_positive("bw_Bps");
+  r.finish();
+  return h;
+}
+
+IntraNodeLink intra_link_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  IntraNodeLink l;
+  l.kind = r.req_string("kind");
+  if (l.kind != "nvlink" && l.kind != "infinity-fabric" && l.kind != "pcie")
+    r.fail("kind", j.at("kind"), "expected \"nvlink\", \"infinity-fabric\" or \"pcie\"");
+  l.bw_Bps = r.req_positive("bw_Bps");
+  l.links = static_cast<int>(r.opt_int("links", 1, 1));
+  r.finish();
+  return l;
+}
+
+}  // namespace
+
+DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
+  ObjectReader r(j, file, path);
+  DeviceSpec d;
+  d.name = r.req_string("name");
+  d.vendor = r.req_string("vendor");
+  d.mem_bytes = r.req_positive("mem_bytes");
+  d.mem_bw_Bps = r.req_positive("mem_bw_Bps");
+  const auto& flops = r.req("peak_flops_per_s");
+  ObjectReader fr(flops, file, path + "peak_flops_per_s.");
+  for (const auto& dtype : known_dtypes())
+    if (auto v = fr.opt_positive(dtype)) d.peak_flops_per_s[dtype] = *v;
+  fr.finish();  // an unknown dtype key is an error, not a silently dropped figure
+  if (d.peak_flops_per_s.empty()) r.fail("peak_flops_per_s", flops, "needs at least one dtype");
+  d.host_link = host_link_from_json(r.req("host_link"), file, path + "host_link.");
+  d.intra_node_link = intra_link_from_json(r.req("intra_node_link"), file, path + "intra_node_link.");
+  d.source = r.req_string("source");
+  d.notes = r.opt_string("notes", "");
+  r.finish();
+  return d;
+}
+
+void to_json(nlohmann::json& j, const DeviceSpec& d) {
+  j = nlohmann::json{{"name", d.name},
+                     {"vendor", d.vendor},
+                     {"mem_bytes", d.mem_bytes},
+                     {"mem_bw_Bps", d.mem_bw_Bps},
+                     {"peak_flops_per_s", d.peak_flops_per_s},
+                     {"host_link", {{"kind", d.host_link.kind}, {"bw_Bps", d.host_link.bw_Bps}}},
+                     {"intra_node_link",
+                      {{"kind", d.intra_node_link.kind},
+                       {"bw_Bps", d.intra_node_link.bw_Bps},
+                       {"links", d.intra_node_link.links}}},
+                     {"source", d.source}};
+  if (d.host_link.pcie_gen > 0) j["host_link"]["pcie_gen"] = d.host_link.pcie_gen;
+  if (!d.notes.empty()) j["notes"] = d.notes;
+}
+
+std::filesystem::path DeviceCatalog::builtin_path(const std::filesystem::path& data_dir) {
+  return data_dir / "devices" / "catalog.json";
+}
+
+DeviceCatalog DeviceCatalog::load_builtin(const std::filesystem::path& data_dir) {
+  DeviceCatalog c;
+  c.add_file(builtin_path(data_dir));
+  return c;
+}
+
+void DeviceCatalog::add_file(const std::filesystem::path& file) {
+  add_json(detail::parse_json_file(file), file.string());
+}
+
+void DeviceCatalog::add_json(const nlohmann::json& catalog, const std::string& source) {
+  ObjectReader r(catalog, source, "");
+  r.opt_string("description", "");
+  const auto& list = r.req("devices");
+  if (!list.is_array() || list.empty()) r.fail("devices", list, "expected a non-empty list of devices");
+  std::vector<DeviceSpec> added;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = "devices[" + std::to_string(i) + "].";
+    DeviceSpec d = device_spec_from_json(list[i], source, path);
+    for (const auto& prev : added)
+      if (prev.name == d.name)
+        throw TopologyError(source, path + "name", "\"" + d.name + "\"", "duplicate device name in this catalog");
+    added.push_back(std::move(d));
+  }
+  r.finish();
+  for (auto& d : added) {
+    auto it = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceSpec& e) { return e.name == d.name; });
+    if (it != devices_.end()) {
+      *it = std::move(d);
+    } else {
+      devices_.push_back(std::move(d));
+    }
+  }
+}
+
+const DeviceSpec* DeviceCatalog::find(std::string_view name) const {
+  for (const auto& d : devices_)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+
+std::vector<std::string> DeviceCatalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& d : devices_) out.push_back(d.name);
+  return out;
+}
+
+}  // namespace dayzero::topology

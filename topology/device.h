@@ -1,0 +1,74 @@
+#pragma once
+// The device catalog: what one accelerator can hold, compute and move. Figures are
+// data, not code: the catalog shipped in scenarios/devices/catalog.json is loaded at
+// run time (its folder passed in by the caller), and a user file can add devices or
+// replace shipped ones. Every entry carries a `source` naming the datasheet it is from.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace dayzero::topology {
+
+// The device's link to its host CPU (PCIe, or a coherent link such as NVLink-C2C).
+struct HostLink {
+  std::string kind;  // "pcie" | "nvlink-c2c"
+  int pcie_gen = 0;  // PCIe generation; 0 where kind is not "pcie"
+  double bw_Bps = 0; // per direction
+};
+
+// The device's own scale-up link to its peers inside a node (or NVLink domain).
+struct IntraNodeLink {
+  std::string kind;  // "nvlink" | "infinity-fabric" | "pcie"
+  double bw_Bps = 0; // per direction, aggregate over all of the device's links
+  int links = 1;     // number of point-to-point links the aggregate is split over (mesh fabrics)
+};
+
+struct DeviceSpec {
+  std::string name;
+  std::string vendor;
+  double mem_bytes = 0;
+  double mem_bw_Bps = 0;
+  // Peak dense (no structured sparsity) tensor throughput per dtype; a dtype that the
+  // device has no tensor-core path for is absent. Keys: fp32 tf32 bf16 fp16 fp8 int8 fp4.
+  std::map<std::string, double> peak_flops_per_s;
+  HostLink host_link;
+  IntraNodeLink intra_node_link;
+  std::string source;  // datasheet(s) every figure is from, or the stated assumption
+  std::string notes;   // how marketing figures were converted (optional)
+
+  // 0 when the device has no such dtype.
+  double peak_flops_for(std::string_view dtype) const;
+};
+
+// The dtype keys accepted in `peak_flops_per_s`.
+const std::vector<std::string>& known_dtypes();
+
+class DeviceCatalog {
+ public:
+  // The catalog shipped with DayZero: `data_dir`/devices/catalog.json.
+  static DeviceCatalog load_builtin(const std::filesystem::path& data_dir);
+  static std::filesystem::path builtin_path(const std::filesystem::path& data_dir);
+
+  // Adds the devices of a catalog file; an entry whose name is already known replaces it
+  // (so a user can correct a shipped figure). Names must be unique within one file.
+  void add_file(const std::filesystem::path& file);
+  void add_json(const nlohmann::json& catalog, const std::string& source);
+
+  const DeviceSpec* find(std::string_view name) const;
+  const std::vector<DeviceSpec>& devices() const { return devices_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<DeviceSpec> devices_;
+};
+
+// One catalog entry from/to JSON; `file` and `path` only shape error messages.
+DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& file, const std::string& path);
+void to_json(nlohmann::json& j, const DeviceSpec& d);
+
+}  // namespace dayzero::topology
