@@ -10,6 +10,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "dayzero 0.1.0");
   app.require_subcommand(0, 1);
   dayzero::cli::add_inspect_command(app);
+  dayzero::cli::add_topo_command(app);
+  dayzero::cli::add_check_command(app);
+  dayzero::cli::add_synth_command(app);
 
   try {
     app.parse(argc, argv);

@@ -51,7 +51,7 @@ TEST(Cli, DefaultRunsInspectOfBundledModel) {
 }
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const char* args : {"--help", "inspect --help"}) {
+  for (const char* args : {"--help", "inspect --help", "check --help", "synth --help"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;
@@ -118,4 +118,34 @@ TEST(Cli, EveryBundledModelInspects) {
     ASSERT_EQ(json.status, 0) << json.err;
     EXPECT_GT(nlohmann::json::parse(json.out).at("params_total").get<int64_t>(), 0);
   }
+}
+
+TEST(Cli, SynthThenCheckExitStatuses) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_synth_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const std::string tiny = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/mixtral";
+  const Result synth = run("synth " + tiny + " --layers 1 --seed 3 --shard-gb 0.0002 --out " + dir.string());
+  ASSERT_EQ(synth.status, 0) << synth.err;
+  EXPECT_NE(synth.out.find("wrote"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir / "model.safetensors.index.json"));
+
+  const Result ok = run("check " + dir.string() + " --json");
+  ASSERT_EQ(ok.status, 0) << ok.out << ok.err;
+  EXPECT_TRUE(nlohmann::json::parse(ok.out).at("ok").get<bool>());
+
+  // Truncate one shard: check names it and exits 2, without crashing.
+  std::filesystem::path shard;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("model-00002-of-", 0) == 0) shard = e.path();
+  ASSERT_FALSE(shard.empty());
+  std::filesystem::resize_file(shard, std::filesystem::file_size(shard) / 2);
+  const Result bad = run("check " + dir.string());
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find(shard.filename().string()), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("MISMATCH"), std::string::npos);
+
+  const Result bad_layers = run("synth " + tiny + " --layers 100 --out " + dir.string() + "_x");
+  EXPECT_EQ(bad_layers.status, 1);
+  EXPECT_NE(bad_layers.err.find("--layers 100"), std::string::npos) << bad_layers.err;
+  std::filesystem::remove_all(dir);
 }

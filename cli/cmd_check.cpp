@@ -1,0 +1,98 @@
+// dayzero check MODEL_DIR [--json]: a checkpoint against what its config.json
+// says it must hold, from the safetensors headers alone.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "model/checkpoint.h"
+
+namespace dayzero::cli {
+
+namespace {
+
+// Problems listed per category before "... and N more".
+constexpr size_t kMaxListed = 20;
+
+struct CheckOptions {
+  std::string dir;
+  bool json = false;
+};
+
+void list(std::ostream& out, const char* title, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  out << "\n" << title << " (" << items.size() << ")\n";
+  for (size_t i = 0; i < items.size() && i < kMaxListed; ++i) out << "  " << items[i] << '\n';
+  if (items.size() > kMaxListed) out << "  ... and " << items.size() - kMaxListed << " more\n";
+}
+
+std::vector<std::string> describe(const std::vector<model::TensorMismatch>& ms) {
+  std::vector<std::string> out;
+  for (const auto& m : ms) out.push_back(m.name + ": expected " + m.expected + ", found " + m.found + " in " + m.file);
+  return out;
+}
+
+nlohmann::json to_json(const model::CheckReport& r) {
+  auto mismatches = [](const std::vector<model::TensorMismatch>& ms) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto& m : ms) a.push_back({{"name", m.name}, {"expected", m.expected}, {"found", m.found}, {"file", m.file}});
+    return a;
+  };
+  return {{"ok", r.ok()},
+          {"shards", r.shards},
+          {"tensors_expected", r.tensors_expected},
+          {"tensors_found", r.tensors_found},
+          {"missing", r.missing},
+          {"unexpected", r.unexpected},
+          {"misshaped", mismatches(r.misshaped)},
+          {"wrong_dtype", mismatches(r.wrong_dtype)},
+          {"file_errors", r.file_errors},
+          {"expected_bytes_by_dtype", r.expected_bytes_by_dtype},
+          {"found_bytes_by_dtype", r.found_bytes_by_dtype}};
+}
+
+void run_check(const CheckOptions& o) {
+  const auto dir = resolve_model_path(o.dir);
+  const model::Model m = model::load_model(dir);
+  const model::CheckReport r = model::check_checkpoint(m, dir);
+  std::ostringstream out;
+  if (o.json) {
+    out << to_json(r).dump(2) << '\n';
+  } else {
+    out << m.config.display_family() << " checkpoint " << dir.string() << ": " << r.shards << " shard(s), "
+        << with_commas(r.tensors_found) << " tensors found, " << with_commas(r.tensors_expected) << " expected\n";
+    out << "\nBytes by dtype (GB = 1e9 bytes)\n  " << pad_right("dtype", 10) << pad_left("expected", 20)
+        << pad_left("found", 20) << '\n';
+    std::map<std::string, std::pair<int64_t, int64_t>> rows;
+    for (const auto& [d, b] : r.expected_bytes_by_dtype) rows[d].first = b;
+    for (const auto& [d, b] : r.found_bytes_by_dtype) rows[d].second = b;
+    for (const auto& [d, b] : rows)
+      out << "  " << pad_right(d, 10) << pad_left(with_commas(b.first), 20) << pad_left(with_commas(b.second), 20)
+          << (b.first != b.second ? "   <- differs" : "") << '\n';
+    list(out, "File errors", r.file_errors);
+    list(out, "Missing tensors", r.missing);
+    list(out, "Unexpected tensors", r.unexpected);
+    list(out, "Misshaped tensors", describe(r.misshaped));
+    list(out, "Tensors with the wrong dtype", describe(r.wrong_dtype));
+    out << '\n' << (r.ok() ? "OK: the checkpoint matches the model" : "MISMATCH: see above") << '\n';
+  }
+  std::cout << out.str() << std::flush;
+  if (!r.ok()) throw ExitStatus{2};
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app) {
+  auto opts = std::make_shared<CheckOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Check a checkpoint directory against its config.json: missing, unexpected, misshaped and "
+               "wrong-dtype tensors, bytes per dtype (reads only the safetensors headers). Exit 2 on a mismatch");
+  cmd->add_option("model_dir", opts->dir, "Directory with config.json and model.safetensors (or an index and shards)")
+      ->required();
+  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->callback([opts] { run_check(*opts); });
+}
+
+}  // namespace dayzero::cli
