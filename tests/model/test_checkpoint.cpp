@@ -54,19 +54,24 @@ const TensorSpec* find(const std::vector<TensorSpec>& v, const std::string& name
   return nullptr;
 }
 
+// The tensors of a file, as a list the writer can write again (bytes copied).
+std::vector<TensorToWrite> copy_tensors(const fs::path& file) {
+  std::vector<TensorToWrite> out;
+  SafetensorsFile f(file);
+  for (const auto& t : f.header().tensors) {
+    auto bytes = std::make_shared<std::vector<std::byte>>(f.data(t).begin(), f.data(t).end());
+    out.push_back({t.name, t.dtype, t.shape, [bytes](int64_t off, std::span<std::byte> o) {
+                     std::copy_n(bytes->begin() + off, o.size(), o.begin());
+                   }});
+  }
+  return out;
+}
+
 // Rewrites one shard, letting `edit` change or drop (return false) each tensor.
 void rewrite_shard(const fs::path& file, const std::function<bool(TensorToWrite&)>& edit) {
   std::vector<TensorToWrite> out;
-  {
-    SafetensorsFile f(file);
-    for (const auto& t : f.header().tensors) {
-      auto bytes = std::make_shared<std::vector<std::byte>>(f.data(t).begin(), f.data(t).end());
-      TensorToWrite w{t.name, t.dtype, t.shape, [bytes](int64_t off, std::span<std::byte> o) {
-                        std::copy_n(bytes->begin() + off, o.size(), o.begin());
-                      }};
-      if (edit(w)) out.push_back(std::move(w));
-    }
-  }
+  for (auto& t : copy_tensors(file))
+    if (edit(t)) out.push_back(std::move(t));
   write_safetensors(file, out);
 }
 
@@ -220,19 +225,10 @@ TEST(Check, NamesEachProblemAndNeverThrows) {
 
 TEST(Check, UnexpectedTensorAndMissingFiles) {
   const auto s = synth("extra", kTinyGptOss, 1'000'000'000);
-  rewrite_shard(s.dir / "model.safetensors", [](TensorToWrite&) { return true; });
-  {  // append one tensor the architecture does not have
-    std::vector<TensorToWrite> out;
-    SafetensorsFile f(s.dir / "model.safetensors");
-    for (const auto& t : f.header().tensors) {
-      auto bytes = std::make_shared<std::vector<std::byte>>(f.data(t).begin(), f.data(t).end());
-      out.push_back({t.name, t.dtype, t.shape, [bytes](int64_t off, std::span<std::byte> o) {
-                       std::copy_n(bytes->begin() + off, o.size(), o.begin());
-                     }});
-    }
-    out.push_back({"model.layers.0.mlp.experts.mystery", DType::bf16, {4}, nullptr});
-    write_safetensors(s.dir / "extra.safetensors", out);
-  }
+  // Append one tensor the architecture does not have.
+  auto tensors = copy_tensors(s.dir / "model.safetensors");
+  tensors.push_back({"model.layers.0.mlp.experts.mystery", DType::bf16, {4}, nullptr});
+  write_safetensors(s.dir / "extra.safetensors", tensors);
   fs::rename(s.dir / "extra.safetensors", s.dir / "model.safetensors");
   CheckReport r = check_checkpoint(s.model, s.dir);
   EXPECT_TRUE(contains(r.unexpected, "model.layers.0.mlp.experts.mystery"));
