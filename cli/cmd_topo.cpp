@@ -43,14 +43,6 @@ std::string size_label(double bytes) {
   return fixed(bytes, 0) + " " + units[u];
 }
 
-std::filesystem::path resolve_cluster_path(const std::string& arg) {
-  std::error_code ec;
-  if (std::filesystem::exists(arg, ec)) return arg;
-  const auto bundled = data_dir() / "clusters" / (arg + ".json");
-  if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
-  return arg;  // the loader reports the missing file by its given name
-}
-
 std::string gbps(double Bps) { return fixed(Bps / 1e9, 1) + " GB/s"; }
 
 struct Group {

@@ -16,6 +16,7 @@ void add_inspect_command(CLI::App& app);
 void add_topo_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
 
 // What `dayzero` with no subcommand runs: the built-in default scenario.
 void run_default();

@@ -57,4 +57,12 @@ std::filesystem::path resolve_model_path(const std::string& arg) {
   return arg;  // let the loader report the missing file by its given name
 }
 
+std::filesystem::path resolve_cluster_path(const std::string& arg) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) return arg;
+  const auto bundled = data_dir() / "clusters" / (arg + ".json");
+  if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
+  return arg;  // the loader reports the missing file by its given name
+}
+
 }  // namespace dayzero::cli

@@ -20,5 +20,7 @@ std::string pad_left(const std::string& s, size_t width);
 std::filesystem::path data_dir();
 // A model argument: an existing path, else the name of a bundled model folder.
 std::filesystem::path resolve_model_path(const std::string& arg);
+// A cluster argument: an existing path, else a bundled cluster name (scenarios/clusters/NAME.json).
+std::filesystem::path resolve_cluster_path(const std::string& arg);
 
 }  // namespace dayzero::cli

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   dayzero::cli::add_topo_command(app);
   dayzero::cli::add_check_command(app);
   dayzero::cli::add_synth_command(app);
+  dayzero::cli::add_simulate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,5 +1,6 @@
 #include "model/json_fields.h"
 
+#include <cmath>
 #include <limits>
 
 namespace dayzero::model::detail {
@@ -123,6 +124,19 @@ std::vector<int64_t> Fields::opt_ints(const std::string& key, int64_t min) {
   if (!v) return out;
   if (!v->is_array()) fail(key, std::string("expected a list of integers, got ") + type_word(*v));
   for (const auto& e : *v) out.push_back(to_int(key, e, min));
+  return out;
+}
+
+std::vector<double> Fields::opt_doubles(const std::string& key, double min) {
+  std::vector<double> out;
+  const nlohmann::json* v = get(key);
+  if (!v) return out;
+  if (!v->is_array()) fail(key, std::string("expected a list of numbers, got ") + type_word(*v));
+  for (const auto& e : *v) {
+    if (!e.is_number()) fail(key, std::string("expected a list of numbers, found ") + type_word(e));
+    if (e.get<double>() < min) fail(key, "entries must be at least " + std::to_string(min));
+    out.push_back(e.get<double>());
+  }
   return out;
 }
 

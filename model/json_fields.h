@@ -1,5 +1,6 @@
 #pragma once
-// Internal to model/: typed, validated access to the fields of one JSON object,
+// Typed, validated access (model/ and the libraries above it use it for their
+// JSON inputs) to the fields of one JSON object,
 // with errors that name the file, the field and the value. Records which keys
 // were read so a caller can list the ones it ignored.
 
@@ -31,6 +32,7 @@ class Fields {
   std::string opt_string(const std::string& key, const std::string& fallback);
   std::vector<std::string> opt_strings(const std::string& key);
   std::vector<int64_t> opt_ints(const std::string& key, int64_t min = 0);
+  std::vector<double> opt_doubles(const std::string& key, double min);
   const nlohmann::json* opt_object(const std::string& key);
 
   // Keys of the object that no accessor asked for.

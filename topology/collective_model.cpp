@@ -144,8 +144,7 @@ namespace {
 // Checks the group and writes the cache key: the collective, then the devices (sorted,
 // except for send_recv whose order is the direction).
 void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, std::vector<uint32_t>& key) {
-  const std::string what(collective_name(c));
-  if (group.empty()) throw TopologyError("", "group", "[]", what + " needs at least one device");
+  if (group.empty()) throw TopologyError("", "group", "[]", std::string(collective_name(c)) + " needs at least one device");
   if (c == Collective::send_recv && group.size() != 2)
     throw TopologyError("", "group", std::to_string(group.size()) + " devices",
                         "sendrecv takes exactly two devices: {source, destination}");
@@ -156,7 +155,7 @@ void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, 
                           "no such device (the cluster has " + std::to_string(cl.num_devices()) + ")");
     key.push_back(d);
   }
-  if (c != Collective::send_recv) std::sort(key.begin() + 1, key.end());
+  if (c != Collective::send_recv && !std::is_sorted(key.begin() + 1, key.end())) std::sort(key.begin() + 1, key.end());
   auto dup = std::adjacent_find(key.begin() + 1, key.end());
   if (c == Collective::send_recv && key[1] == key[2]) dup = key.begin() + 1;
   if (dup != key.end())

@@ -149,3 +149,30 @@ TEST(Cli, SynthThenCheckExitStatuses) {
   EXPECT_NE(bad_layers.err.find("--layers 100"), std::string::npos) << bad_layers.err;
   std::filesystem::remove_all(dir);
 }
+
+TEST(Cli, SimulateFitsAndDoesNotFit) {
+  const std::string plans = std::string(DAYZERO_DATA_DIR) + "/plans/";
+  const Result ok = run("simulate --model DeepSeek-V3 --cluster h200-2x8 --plan " + plans +
+                        "deepseek-v3-h200-2x8-ep16.json --json");
+  ASSERT_EQ(ok.status, 0) << ok.err;
+  const auto j = nlohmann::json::parse(ok.out);
+  EXPECT_TRUE(j.at("fits").get<bool>());
+  for (const char* k : {"ttft_s", "tpot_s", "throughput_tokens_per_s"}) EXPECT_GT(j.at(k).get<double>(), 0) << k;
+  ASSERT_EQ(j.at("ranks").size(), 16u);
+  for (const char* k : {"rank", "device", "weights_bytes", "kv_cache_bytes", "activation_bytes", "buffer_bytes",
+                        "overhead_bytes", "total_bytes", "capacity_bytes", "host_bytes"})
+    EXPECT_TRUE(j.at("ranks")[5].contains(k)) << k;
+  EXPECT_EQ(j.at("ranks")[5].at("device"), "n0.d5");
+
+  const Result bf16 = run("simulate --model DeepSeek-V3 --cluster h200-2x8 --plan " + plans +
+                          "deepseek-v3-h200-2x8-ep16-bf16.json");
+  EXPECT_EQ(bf16.status, 2);
+  EXPECT_NE(bf16.out.find("DOES NOT FIT: rank 0"), std::string::npos) << bf16.out;
+  EXPECT_NE(bf16.out.find("over by"), std::string::npos);
+
+  const Result bad = run("simulate --model Llama-3.1-8B --cluster h100x8 --plan " + plans +
+                         "deepseek-v3-h200-2x8-ep16.json");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("the model has no experts"), std::string::npos) << bad.err;
+  EXPECT_EQ(run("simulate --help").status, 0);
+}

@@ -1,0 +1,35 @@
+#pragma once
+// How much of a device's peak an op reaches, and the fixed costs around ops. These
+// defaults stand until calibration (the executor's measurements) replaces them;
+// each says where its number comes from.
+
+#include <string>
+
+namespace dayzero::simulate {
+
+struct Efficiency {
+  // Dense GEMM at full tiles: cuBLAS BF16/FP8 on H100 SXM sustains ~0.7 of the
+  // datasheet dense peak on large shapes (NVIDIA, "cuBLAS 12.0 ... Hopper" blog;
+  // the same ratio is seen in vLLM/SGLang kernel microbenchmarks).
+  double gemm_compute = 0.70;
+  // Weight streaming (decode GEMV/GEMM): ~0.8 of HBM peak (STREAM-like copy on
+  // H100 SXM reaches ~2.9-3.0 of 3.35 TB/s; GEMV kernels a little less).
+  double gemm_memory = 0.80;
+  // Attention: FlashAttention-3 reaches 0.6-0.75 of the BF16 peak on H100 in the
+  // forward pass (Shah et al. 2024, Fig. 5); prefill shapes here, take 0.5.
+  double attention_compute = 0.50;
+  // Decode attention reads the paged KV cache: ~0.7 of HBM peak (FlashInfer /
+  // vLLM paged-attention decode benchmarks at long context).
+  double attention_memory = 0.70;
+  // Norms, RoPE, activations, routing and combine: bandwidth-bound, ~0.7.
+  double elementwise_memory = 0.70;
+  // Fixed cost per kernel: launch and tail, ~3 us without CUDA graphs (NVIDIA
+  // "Getting Started with CUDA Graphs"; graphs roughly halve it). An assumption
+  // until calibrated.
+  double kernel_overhead_s = 3e-6;
+  // Rows of the GEMM tile: a tensor-core GEMM with M tokens costs as if M were
+  // rounded up to a multiple of this (Hopper wgmma M = 64).
+  int tile_rows = 64;
+};
+
+}  // namespace dayzero::simulate

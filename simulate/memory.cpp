@@ -1,0 +1,97 @@
+// The memory model: what one rank of a stage holds.
+#include <algorithm>
+#include <cmath>
+
+#include "simulate/sim_internal.h"
+
+namespace dayzero::simulate::detail {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+size_t idx(WeightClass c) { return static_cast<size_t>(c); }
+}  // namespace
+
+RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
+  const Plan& p = ctx.plan;
+  const ModelCosts& mc = ctx.mc;
+  const int64_t tp = p.attention.tp;
+  const int64_t ep = p.moe.ep, moe_tp = p.moe.tp;
+  RankMemory r;
+  r.stage = s.index;
+  r.rank = s.first_rank;
+  r.capacity_bytes = static_cast<int64_t>(capacity_bytes);
+
+  // Weights.
+  const int64_t experts_per_rank = mc.experts > 0 ? mc.experts / ep : 0;
+  const int64_t resident_per_rank = std::min(experts_per_rank, ceil_div(ctx.resident_experts, ep));
+  double weights = 0, host = 0;
+  for (size_t c = 0; c < mc.classes.size(); ++c) {
+    const auto n = static_cast<double>(s.class_counts[c]);
+    if (n == 0) continue;
+    const auto& lc = mc.classes[c];
+    double w = static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::attn_sharded)][ctx.p_attn], tp)) +
+               static_cast<double>(lc.bytes[idx(WeightClass::attn_kv)][ctx.p_attn]) * ctx.kv_frac +
+               static_cast<double>(lc.bytes[idx(WeightClass::attn_replicated)][ctx.p_attn]) +
+               static_cast<double>(lc.bytes[idx(WeightClass::norms)][ctx.p_attn]);
+    if (!lc.moe) {
+      w += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::dense_mlp)][ctx.p_dense], tp));
+    } else {
+      const auto expert = static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::expert)][ctx.p_experts], moe_tp));
+      w += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::shared_experts)][ctx.p_dense], tp)) +
+           static_cast<double>(lc.bytes[idx(WeightClass::router)][ctx.p_dense]) +
+           static_cast<double>(resident_per_rank) * expert;
+      host += n * static_cast<double>(experts_per_rank - resident_per_rank) * expert;
+    }
+    weights += n * w;
+  }
+  if (s.first) weights += static_cast<double>(ceil_div(mc.embedding_bytes[ctx.p_embed], tp));
+  if (s.last) {
+    // A tied head shares the embedding table when both sit on the same stage.
+    if (!(mc.tied && s.first)) weights += static_cast<double>(ceil_div(mc.head_bytes[ctx.p_embed], tp));
+    weights += static_cast<double>(mc.final_norm_bytes[ctx.p_embed]);
+  }
+  r.weights_bytes = static_cast<int64_t>(weights);
+  r.host_bytes = static_cast<int64_t>(host);
+
+  // KV cache: every sequence of the replica at full length, in whole blocks.
+  const int64_t block = p.kv_block_tokens;
+  const int64_t full = round_up(p.workload.input_len + p.workload.output_len, block);
+  double kv = 0;
+  for (size_t c = 0; c < mc.classes.size(); ++c) {
+    const auto& lc = mc.classes[c];
+    if (s.class_counts[c] == 0 || lc.kv_elems_per_token == 0) continue;
+    // A sliding layer keeps its window plus the block being filled.
+    const int64_t tokens = lc.window > 0 ? std::min(full, round_up(lc.window, block) + block) : full;
+    const double elems = mc.mla ? static_cast<double>(lc.kv_elems_per_token)
+                                : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
+    kv += static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(tokens);
+  }
+  r.kv_cache_bytes = static_cast<int64_t>(kv * static_cast<double>(ctx.seqs_per_replica * ctx.kv_elem_bytes));
+
+  // Activations of the largest step (a prefill chunk): the residual stream, the
+  // normed input, one op's output and the widest intermediate, plus FP32 logits
+  // of the last position of every sequence.
+  const int64_t new_tokens = ctx.seqs_per_replica * std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(static_cast<double>(p.workload.input_len) * (1 - p.workload.prefix_hit_rate))));
+  const int64_t chunk = std::min(new_tokens, p.prefill_chunk_tokens);
+  const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
+  r.activation_bytes = chunk * width * ctx.act_bytes +
+                       (s.last ? ctx.seqs_per_replica * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
+
+  // Communication buffers: one NCCL communicator per group the rank is in, and
+  // MoE dispatch/combine buffers for a chunk's routed copies.
+  int64_t comms = 0;
+  if (tp > 1) ++comms;
+  if (ep > 1) ++comms;
+  if (moe_tp > 1 && mc.experts > 0) ++comms;
+  if (p.pp > 1) ++comms;
+  r.buffer_bytes = comms * kNcclBytesPerCommunicator;
+  if (ep > 1) r.buffer_bytes += 2 * ceil_div(chunk, tp) * mc.top_k * mc.hidden * ctx.act_bytes;
+
+  r.overhead_bytes = kRuntimeOverheadBytes;
+  r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes;
+  return r;
+}
+
+}  // namespace dayzero::simulate::detail

@@ -1,0 +1,109 @@
+#include "simulate/model_costs.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace dayzero::simulate {
+
+namespace {
+
+using model::Op;
+using model::OpKind;
+using model::Part;
+using model::WeightPrecision;
+
+constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8, WeightPrecision::int4,
+                                              WeightPrecision::checkpoint};
+
+WeightClass class_of(const Op& op, bool mla) {
+  switch (op.kind) {
+    case OpKind::router: return WeightClass::router;
+    case OpKind::expert_gemm: return WeightClass::expert;
+    case OpKind::norm: return WeightClass::norms;
+    default: break;
+  }
+  if (op.part == Part::dense_mlp) return WeightClass::dense_mlp;
+  if (op.part == Part::shared_experts) return WeightClass::shared_experts;
+  if (mla && (op.name == "q_a_proj" || op.name == "kv_a_proj_with_mqa")) return WeightClass::attn_replicated;
+  if (!mla && (op.name == "k_proj" || op.name == "v_proj")) return WeightClass::attn_kv;
+  return WeightClass::attn_sharded;
+}
+
+BytesByPrecision op_bytes(const model::Model& m, const Op& op, const std::map<std::string, const model::Weight*>& w) {
+  BytesByPrecision b{};
+  for (const auto& name : op.weights) {
+    const model::Weight* weight = w.at(name);
+    for (size_t p = 0; p < kPrecisions; ++p) b[p] += m.weight_bytes(*weight, kAllPrecisions[p]);
+  }
+  return b;
+}
+
+}  // namespace
+
+ModelCosts model_costs(const model::Model& m) {
+  const auto& c = m.config;
+  ModelCosts mc;
+  mc.mla = c.attention == model::AttentionKind::mla;
+  mc.kv_heads = c.num_kv_heads;
+  mc.hidden = c.hidden_size;
+  mc.vocab = c.vocab_size;
+  mc.tied = c.tie_word_embeddings;
+  mc.experts = c.moe.num_experts;
+  mc.top_k = c.moe.experts_per_token;
+  mc.expert_intermediate = c.moe.expert_intermediate;
+  mc.max_ffn_width = std::max(c.intermediate_size, c.moe.experts_per_token * c.moe.expert_intermediate +
+                                                       c.moe.num_shared_experts * c.moe.expert_intermediate);
+  std::map<std::string, const model::Weight*> by_name;
+  for (const auto& w : m.weights) by_name[w.name] = &w;
+
+  std::map<std::pair<bool, int64_t>, int> index;  // (moe, window) -> class
+  for (const auto& layer : m.layers) {
+    if (layer.mtp) continue;  // MTP modules are not loaded for plain decoding
+    int64_t window = 0;
+    for (const auto& op : layer.ops)
+      if (op.kind == OpKind::attention) window = op.attn.window;
+    const auto key = std::make_pair(layer.moe, window);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      LayerClassCosts lc;
+      lc.moe = layer.moe;
+      lc.window = window;
+      for (const auto& op : layer.ops) {
+        ++lc.kernels;
+        if (op.kind == OpKind::attention) {
+          lc.attn_ctx_flops = op.attn.flops_per_ctx_token(false);
+          lc.attn_ctx_flops_absorbed = op.attn.flops_per_ctx_token(true);
+          lc.kv_elems_per_token = op.attn.kv_elems_per_token;
+        }
+        if (op.kind == OpKind::norm || op.kind == OpKind::rope || op.kind == OpKind::activation ||
+            op.kind == OpKind::moe_combine)
+          lc.elementwise_bytes_per_token += op.activation_bytes_per_token();
+        if (op.weights.empty() && op.kind != OpKind::attention) continue;
+        const auto cls = static_cast<size_t>(class_of(op, mc.mla));
+        const auto b = op_bytes(m, op, by_name);
+        const int64_t div = op.kind == OpKind::expert_gemm ? op.experts : 1;
+        for (size_t p = 0; p < kPrecisions; ++p) lc.bytes[cls][p] += b[p] / div;
+        if (op.kind != OpKind::norm)  // norms are costed with the element-wise ops
+          lc.flops_per_token[cls] += op.kind == OpKind::expert_gemm ? 2 * op.n * op.k : op.flops_per_token();
+      }
+      it = index.emplace(key, static_cast<int>(mc.classes.size())).first;
+      mc.classes.push_back(lc);
+    }
+    ++mc.classes[static_cast<size_t>(it->second)].count;
+    mc.class_of_layer.push_back(it->second);
+  }
+  for (const auto& op : m.pre_ops) mc.embedding_bytes = op_bytes(m, op, by_name);
+  for (const auto& op : m.post_ops) {
+    if (op.kind == OpKind::norm) mc.final_norm_bytes = op_bytes(m, op, by_name);
+    if (op.part == Part::head) {
+      mc.head_bytes = op_bytes(m, op, by_name);
+      mc.head_flops_per_token = op.flops_per_token();
+    }
+  }
+  for (size_t p = 0; p < kPrecisions; ++p) mc.gemm_dtype[p] = "bf16";
+  mc.gemm_dtype[static_cast<size_t>(WeightPrecision::fp8)] = "fp8";
+  if (c.quant.method == model::QuantMethod::fp8) mc.gemm_dtype[static_cast<size_t>(WeightPrecision::checkpoint)] = "fp8";
+  return mc;
+}
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,66 @@
+#pragma once
+// What the simulator needs of a model, computed once per model so that costing a
+// plan is arithmetic: per layer class (dense/MoE x full/sliding attention), the
+// bytes of each weight class at each precision and the FLOPs per token.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "model/model.h"
+
+namespace dayzero::simulate {
+
+// How a class of weights is split over ranks.
+enum class WeightClass {
+  attn_sharded,     // split over attention TP (q/o, MLA q_b/kv_b, sinks)
+  attn_kv,          // GQA k/v projections: split over TP down to one KV head per rank
+  attn_replicated,  // MLA q_a/kv_a projections: a full copy on every rank
+  norms,            // RMSNorm weights: replicated; costed as element-wise ops
+  dense_mlp,        // split over attention TP
+  shared_experts,   // split over attention TP
+  router,           // replicated
+  expert,           // ONE routed expert (all its matrices); split over moe TP
+  count
+};
+inline constexpr size_t kWeightClasses = static_cast<size_t>(WeightClass::count);
+inline constexpr size_t kPrecisions = 4;  // model::WeightPrecision values
+using BytesByPrecision = std::array<int64_t, kPrecisions>;
+
+struct LayerClassCosts {
+  bool moe = false;
+  int64_t window = 0;  // sliding window, 0 = full
+  int64_t count = 0;   // layers of this class in the whole model
+  std::array<BytesByPrecision, kWeightClasses> bytes{};
+  std::array<int64_t, kWeightClasses> flops_per_token{};  // expert: one expert
+  int64_t attn_ctx_flops = 0;           // per query token per context token (all heads)
+  int64_t attn_ctx_flops_absorbed = 0;  // MLA decode form
+  int64_t kv_elems_per_token = 0;       // cached elements per token (all KV heads)
+  int64_t elementwise_bytes_per_token = 0;  // norms, rope, activations, combine (bf16)
+  int64_t kernels = 0;                  // ops launched per layer
+};
+
+struct ModelCosts {
+  std::vector<LayerClassCosts> classes;
+  std::vector<int> class_of_layer;  // decoder layer -> index into classes
+  BytesByPrecision embedding_bytes{};
+  BytesByPrecision head_bytes{};  // LM head (embedding table again when tied)
+  BytesByPrecision final_norm_bytes{};
+  int64_t head_flops_per_token = 0;
+  bool tied = false;
+  bool mla = false;
+  int64_t kv_heads = 0;
+  int64_t hidden = 0;
+  int64_t vocab = 0;
+  int64_t experts = 0;
+  int64_t top_k = 0;
+  int64_t expert_intermediate = 0;
+  int64_t max_ffn_width = 0;  // widest FFN activation per token (dense, or k experts)
+  // Compute dtype of a part at a precision: "fp8" where weights are FP8 (W8A8),
+  // else "bf16" (INT4/MXFP4 weights are dequantized to BF16 for the math).
+  std::array<const char*, kPrecisions> gemm_dtype{};
+};
+
+ModelCosts model_costs(const model::Model& m);
+
+}  // namespace dayzero::simulate

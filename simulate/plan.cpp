@@ -1,0 +1,34 @@
+#include "simulate/plan.h"
+
+namespace dayzero::simulate {
+
+std::vector<int> Plan::attn_tp_group(int rank) const {
+  std::vector<int> g;
+  const int base = rank - attn_tp_index(rank);
+  for (int i = 0; i < attention.tp; ++i) g.push_back(base + i);
+  return g;
+}
+
+std::vector<int> Plan::moe_tp_group(int rank) const {
+  std::vector<int> g;
+  const int base = rank - moe_tp_index(rank);
+  for (int i = 0; i < moe.tp; ++i) g.push_back(base + i);
+  return g;
+}
+
+std::vector<int> Plan::ep_group(int rank) const {
+  std::vector<int> g;
+  const int stage_base = stage_of(rank) * ranks_per_stage();
+  const int offset = moe_dp_index(rank) * moe.tp * moe.ep + moe_tp_index(rank);
+  for (int e = 0; e < moe.ep; ++e) g.push_back(stage_base + offset + e * moe.tp);
+  return g;
+}
+
+std::vector<int64_t> Plan::layers_per_stage(int64_t num_layers) const {
+  if (!stage_layers.empty()) return stage_layers;
+  std::vector<int64_t> out(static_cast<size_t>(pp), num_layers / pp);
+  for (int64_t i = 0; i < num_layers % pp; ++i) ++out[static_cast<size_t>(i)];
+  return out;
+}
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,97 @@
+#pragma once
+// The Plan: how a model is laid out on a cluster and run. search writes it,
+// simulate evaluates it, the executor runs it, the GUI shows it. A plain value
+// type with JSON beside it (plan_json.h); rank arithmetic lives here.
+//
+// Ranks are numbered with TP innermost, then DP, then PP outermost (Megatron's
+// order). Attention layers split a stage's ranks as tp x dp; MoE layers split the
+// same ranks as moe_tp x ep x moe_dp (e.g. attention DP=16 with experts EP=16).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dayzero::simulate {
+
+inline constexpr int kPlanSchemaVersion = 1;
+
+struct AttentionLayout {
+  int tp = 1;  // tensor parallel: heads split
+  int dp = 1;  // data parallel replicas inside a stage
+};
+
+struct MoeLayout {
+  int tp = 1;  // each expert's FFN width split
+  int ep = 1;  // experts spread over ranks
+  int dp = 1;  // replicas of the expert set
+};
+
+// Weight precisions, per part: "bf16", "fp8", "int4", or "checkpoint" (as stored).
+struct PlanDtypes {
+  std::string attention = "checkpoint";
+  std::string dense_mlp = "checkpoint";  // dense FFN layers and shared experts
+  std::string experts = "checkpoint";    // routed experts
+  std::string embedding = "checkpoint";  // embedding table and LM head
+  std::string kv_cache = "bf16";         // "bf16" | "fp8"
+  std::string activations = "bf16";      // what flows between ops and over links
+};
+
+struct OffloadPolicy {
+  // Routed experts per MoE layer kept in device memory: the hottest ones under the
+  // routing distribution. -1 = all. The rest live in host memory and are fetched
+  // over the host link when routed to.
+  int64_t resident_experts = -1;
+};
+
+struct Workload {
+  int64_t batch = 1;           // concurrent sequences over the whole plan
+  int64_t input_len = 1024;    // prompt tokens
+  int64_t output_len = 256;    // generated tokens
+  double prefix_hit_rate = 0;  // share of prompt tokens served from the prefix cache
+  // Routing skew: expert popularity p(k-th hottest) ~ 1 / k^s (0 = uniform), or
+  // measured counts per expert (taking precedence when given).
+  double routing_zipf_s = 0;
+  std::vector<double> expert_counts;
+  uint64_t routing_seed = 0;   // which expert ids are hot (a fixed permutation)
+};
+
+struct Plan {
+  int schema_version = kPlanSchemaVersion;
+  std::string model;    // what it was made for (informational): path or name
+  std::string cluster;  // cluster name
+  int pp = 1;
+  AttentionLayout attention;
+  MoeLayout moe;
+  std::vector<uint32_t> devices;   // rank -> device id; empty = ranks 0..N-1 on devices 0..N-1
+  std::vector<int64_t> stage_layers;  // decoder layers per PP stage; empty = even split
+  PlanDtypes dtypes;
+  int64_t kv_block_tokens = 16;    // paged KV cache block (vLLM's default block size)
+  int64_t prefill_chunk_tokens = 8192;  // largest prefill step per replica (chunked prefill)
+  OffloadPolicy offload;
+  Workload workload;
+  double comm_overlap = 0;         // share of communication hidden behind compute
+
+  int ranks_per_stage() const { return attention.tp * attention.dp; }
+  int world_size() const { return pp * ranks_per_stage(); }
+
+  // Rank arithmetic (TP innermost, then DP, then PP).
+  int stage_of(int rank) const { return rank / ranks_per_stage(); }
+  int attn_tp_index(int rank) const { return rank % attention.tp; }
+  int attn_dp_index(int rank) const { return (rank % ranks_per_stage()) / attention.tp; }
+  int moe_tp_index(int rank) const { return (rank % ranks_per_stage()) % moe.tp; }
+  int ep_index(int rank) const { return ((rank % ranks_per_stage()) / moe.tp) % moe.ep; }
+  int moe_dp_index(int rank) const { return (rank % ranks_per_stage()) / (moe.tp * moe.ep); }
+  uint32_t device_of(int rank) const { return devices.empty() ? static_cast<uint32_t>(rank) : devices[rank]; }
+
+  // The ranks of `rank`'s groups, in group order.
+  std::vector<int> attn_tp_group(int rank) const;
+  std::vector<int> ep_group(int rank) const;
+  std::vector<int> moe_tp_group(int rank) const;
+
+  // Layers of each stage (stage_layers, or an even split with the remainder on the
+  // first stages) and the first layer of stage s.
+  std::vector<int64_t> layers_per_stage(int64_t num_layers) const;
+};
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,154 @@
+#include "simulate/plan_json.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "model/error.h"
+#include "model/json_fields.h"
+#include "simulate/prediction.h"
+
+namespace dayzero::simulate {
+
+namespace {
+
+using model::ConfigError;
+using model::detail::Fields;
+using nlohmann::json;
+
+void reject_unknown(const Fields& f) {
+  const auto extra = f.unread();
+  if (!extra.empty()) f.fail(extra.front(), "unknown field");
+}
+
+const json& object_or_empty(Fields& f, const std::string& key) {
+  static const json empty = json::object();
+  const json* o = f.opt_object(key);
+  return o ? *o : empty;
+}
+
+int as_int(int64_t v, Fields& f, const std::string& key) {
+  if (v > 1'000'000) f.fail(key, "is implausibly large");
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+Plan plan_from_json(const json& j, const std::string& file) {
+  if (!j.is_object()) throw ConfigError(file, "", "", "a plan must be a JSON object");
+  Fields f(j, file);
+  Plan p;
+  p.schema_version = static_cast<int>(f.req_int("schema_version"));
+  if (p.schema_version != kPlanSchemaVersion)
+    f.fail("schema_version", "unsupported plan schema (this DayZero reads version " + std::to_string(kPlanSchemaVersion) + ")");
+  p.model = f.opt_string("model", "");
+  p.cluster = f.opt_string("cluster", "");
+  p.pp = as_int(f.opt_int("pp", 1), f, "pp");
+  {
+    Fields a(object_or_empty(f, "attention"), file, "attention.");
+    p.attention.tp = as_int(a.opt_int("tp", 1), a, "tp");
+    p.attention.dp = as_int(a.opt_int("dp", 1), a, "dp");
+    reject_unknown(a);
+  }
+  {
+    Fields m(object_or_empty(f, "moe"), file, "moe.");
+    p.moe.tp = as_int(m.opt_int("tp", 1), m, "tp");
+    p.moe.ep = as_int(m.opt_int("ep", 1), m, "ep");
+    p.moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
+    reject_unknown(m);
+  }
+  for (int64_t d : f.opt_ints("devices", 0)) p.devices.push_back(static_cast<uint32_t>(std::min<int64_t>(d, UINT32_MAX)));
+  p.stage_layers = f.opt_ints("stage_layers", 1);
+  {
+    Fields d(object_or_empty(f, "dtypes"), file, "dtypes.");
+    p.dtypes.attention = d.opt_string("attention", p.dtypes.attention);
+    p.dtypes.dense_mlp = d.opt_string("dense_mlp", p.dtypes.dense_mlp);
+    p.dtypes.experts = d.opt_string("experts", p.dtypes.experts);
+    p.dtypes.embedding = d.opt_string("embedding", p.dtypes.embedding);
+    p.dtypes.kv_cache = d.opt_string("kv_cache", p.dtypes.kv_cache);
+    p.dtypes.activations = d.opt_string("activations", p.dtypes.activations);
+    reject_unknown(d);
+  }
+  p.kv_block_tokens = f.opt_int("kv_block_tokens", p.kv_block_tokens);
+  p.prefill_chunk_tokens = f.opt_int("prefill_chunk_tokens", p.prefill_chunk_tokens);
+  {
+    Fields o(object_or_empty(f, "offload"), file, "offload.");
+    p.offload.resident_experts = o.opt_int("resident_experts", -1, -1);
+    reject_unknown(o);
+  }
+  {
+    Fields w(object_or_empty(f, "workload"), file, "workload.");
+    p.workload.batch = w.opt_int("batch", p.workload.batch);
+    p.workload.input_len = w.opt_int("input_len", p.workload.input_len);
+    p.workload.output_len = w.opt_int("output_len", p.workload.output_len);
+    p.workload.prefix_hit_rate = w.opt_double("prefix_hit_rate", 0);
+    if (p.workload.prefix_hit_rate < 0 || p.workload.prefix_hit_rate >= 1)
+      w.fail("prefix_hit_rate", "must be in [0, 1)");
+    p.workload.routing_zipf_s = w.opt_double("routing_zipf_s", 0);
+    if (p.workload.routing_zipf_s < 0) w.fail("routing_zipf_s", "must be >= 0");
+    p.workload.expert_counts = w.opt_doubles("expert_counts", 0.0);
+    p.workload.routing_seed = static_cast<uint64_t>(w.opt_int("routing_seed", 0, 0));
+    reject_unknown(w);
+  }
+  p.comm_overlap = f.opt_double("comm_overlap", 0);
+  if (p.comm_overlap < 0 || p.comm_overlap > 1) f.fail("comm_overlap", "must be in [0, 1]");
+  (void)f.opt_object("prediction");  // written by plan/simulate; not an input
+  reject_unknown(f);
+  return p;
+}
+
+Plan load_plan(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError(file.string(), "", "", "no such file or not readable");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw ConfigError(file.string(), "", "", std::string("not valid JSON (") + e.what() + ")");
+  }
+  return plan_from_json(j, file.string());
+}
+
+json plan_to_json(const Plan& p, const Prediction* prediction) {
+  json j = {{"schema_version", p.schema_version},
+            {"model", p.model},
+            {"cluster", p.cluster},
+            {"pp", p.pp},
+            {"attention", {{"tp", p.attention.tp}, {"dp", p.attention.dp}}},
+            {"moe", {{"tp", p.moe.tp}, {"ep", p.moe.ep}, {"dp", p.moe.dp}}},
+            {"dtypes",
+             {{"attention", p.dtypes.attention},
+              {"dense_mlp", p.dtypes.dense_mlp},
+              {"experts", p.dtypes.experts},
+              {"embedding", p.dtypes.embedding},
+              {"kv_cache", p.dtypes.kv_cache},
+              {"activations", p.dtypes.activations}}},
+            {"kv_block_tokens", p.kv_block_tokens},
+            {"prefill_chunk_tokens", p.prefill_chunk_tokens},
+            {"offload", {{"resident_experts", p.offload.resident_experts}}},
+            {"workload",
+             {{"batch", p.workload.batch},
+              {"input_len", p.workload.input_len},
+              {"output_len", p.workload.output_len},
+              {"prefix_hit_rate", p.workload.prefix_hit_rate},
+              {"routing_zipf_s", p.workload.routing_zipf_s},
+              {"routing_seed", p.workload.routing_seed}}},
+            {"comm_overlap", p.comm_overlap}};
+  if (!p.devices.empty()) j["devices"] = p.devices;
+  if (!p.stage_layers.empty()) j["stage_layers"] = p.stage_layers;
+  if (!p.workload.expert_counts.empty()) j["workload"]["expert_counts"] = p.workload.expert_counts;
+  if (prediction) j["prediction"] = *prediction;
+  return j;
+}
+
+void save_plan(const std::filesystem::path& file, const Plan& p, const Prediction* prediction) {
+  const auto tmp = std::filesystem::path(file.string() + ".tmp");
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << plan_to_json(p, prediction).dump(2) << '\n';
+    if (!out.flush()) throw ConfigError(tmp.string(), "", "", "write failed");
+  }
+  std::filesystem::rename(tmp, file);
+}
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,28 @@
+#pragma once
+// Plan <-> JSON. Plan files are DayZero's own format: unknown fields are errors
+// naming the file, the field and the value. A plan file may carry the prediction
+// it was simulated with under "prediction"; reading skips it.
+
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+
+#include "model/model.h"
+#include "simulate/plan.h"
+
+namespace dayzero::simulate {
+
+struct Prediction;
+
+Plan plan_from_json(const nlohmann::json& j, const std::string& file);
+Plan load_plan(const std::filesystem::path& file);
+nlohmann::json plan_to_json(const Plan& p, const Prediction* prediction = nullptr);
+// Writes via a temporary file and a rename.
+void save_plan(const std::filesystem::path& file, const Plan& p, const Prediction* prediction = nullptr);
+
+// Checks a plan against a model and a cluster of `num_devices` devices: sizes that
+// divide the model, ranks that exist, known dtypes. Throws model::ConfigError
+// naming `file` and the offending field.
+void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,58 @@
+#pragma once
+// What simulating a plan predicts: memory per rank with its breakdown, step times
+// per op kind for prefill and decode, and the headline TTFT / TPOT / throughput.
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+namespace dayzero::simulate {
+
+struct RankMemory {
+  int rank = 0;
+  int stage = 0;
+  uint32_t device = 0;
+  std::string device_name;
+  int64_t weights_bytes = 0;     // resident weights, quantization scales included
+  int64_t kv_cache_bytes = 0;    // KV cache for the rank's sequences at full length
+  int64_t activation_bytes = 0;  // activations and workspace of the largest step
+  int64_t buffer_bytes = 0;      // communication buffers (NCCL, MoE dispatch)
+  int64_t overhead_bytes = 0;    // runtime: CUDA context, library workspaces
+  int64_t total_bytes = 0;
+  int64_t capacity_bytes = 0;
+  int64_t host_bytes = 0;        // offloaded experts kept in host memory for this rank
+  bool fits() const { return total_bytes <= capacity_bytes; }
+};
+
+// Time of one step by kind: "gemm", "attention", "experts", "router",
+// "elementwise", "kernel_overhead", "tp_allreduce", "ep_alltoall", "pp_send",
+// "offload_fetch", "embedding", "lm_head".
+struct StepTime {
+  double time_s = 0;
+  std::map<std::string, double> by_kind_s;
+  double bubble_s = 0;   // pipeline bubble inside time_s
+  int micro_batches = 1;
+  int64_t tokens = 0;    // tokens per data-parallel replica in the step
+};
+
+struct Prediction {
+  bool fits = false;
+  std::vector<RankMemory> ranks;  // one per rank
+  int fullest_rank = 0;
+  std::string fullest_reason;     // what dominates the fullest rank
+  StepTime prefill;               // the whole batch's prompts (TTFT)
+  StepTime decode;                // one token for every sequence (TPOT)
+  double ttft_s = 0;
+  double tpot_s = 0;
+  double throughput_tokens_per_s = 0;             // decode tokens/s, whole plan
+  double throughput_tokens_per_s_per_device = 0;
+  double request_latency_s = 0;                   // TTFT + output_len x TPOT
+};
+
+void to_json(nlohmann::json& j, const RankMemory& r);
+void to_json(nlohmann::json& j, const StepTime& s);
+void to_json(nlohmann::json& j, const Prediction& p);
+
+}  // namespace dayzero::simulate

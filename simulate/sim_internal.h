@@ -1,0 +1,63 @@
+#pragma once
+// Internal to simulate/: the state a simulation shares between the memory model
+// (memory.cpp), the time model (step_time.cpp) and the driver (simulator.cpp).
+
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "simulate/routing.h"
+#include "simulate/simulator.h"
+#include "topology/collective_model.h"
+
+namespace dayzero::simulate::detail {
+
+// One pipeline stage of a plan: its layers by class.
+struct Stage {
+  int index = 0;
+  int first_rank = 0;
+  std::vector<int64_t> class_counts;  // layers of each ModelCosts class in the stage
+  bool first = false, last = false;
+};
+
+// Everything derived from the plan that both models use.
+struct PlanContext {
+  PlanContext(const Plan& p, const ModelCosts& m, const Efficiency& e, const Routing& r)
+      : plan(p), mc(m), eff(e), routing(r) {}
+  const Plan& plan;
+  const ModelCosts& mc;
+  const Efficiency& eff;
+  const Routing& routing;
+  size_t p_attn = 0, p_dense = 0, p_experts = 0, p_embed = 0;  // WeightPrecision indices
+  int64_t kv_elem_bytes = 2;
+  int64_t act_bytes = 2;
+  int64_t seqs_per_replica = 0;  // sequences per attention-DP replica
+  int64_t resident_experts = 0;  // per layer
+  double kv_frac = 1;            // share of GQA k/v weights and KV heads on one rank
+  std::vector<Stage> stages;
+};
+
+PlanContext make_context(const Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r);
+
+// Memory of a representative rank of a stage (all ranks of a stage hold the same).
+RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);
+
+// Time of one stage for one step of `tokens` per replica (`seqs` sequences).
+struct StepInputs {
+  bool prefill = false;
+  int64_t tokens = 0;       // per replica, this step (a prefill chunk)
+  int64_t seqs = 0;         // per replica
+  int64_t chunks = 1;       // prefill chunks the step stands for
+  int64_t new_per_seq = 0;  // prefill: new prompt tokens per sequence
+  int64_t prefix_per_seq = 0;
+  double decode_ctx = 0;    // decode: mean context per sequence
+};
+struct Collectives {  // costs of the stage's collectives, per call
+  double tp_allreduce_s = 0;
+  double ep_alltoall_s = 0;
+  double moe_tp_allreduce_s = 0;
+};
+StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
+                    const topology::DeviceSpec& dev, double host_bw_Bps);
+
+}  // namespace dayzero::simulate::detail

@@ -1,0 +1,255 @@
+#include "simulate/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "simulate/sim_internal.h"
+
+namespace dayzero::simulate {
+
+namespace {
+
+size_t precision_index(const std::string& s) {
+  if (s == "bf16") return static_cast<size_t>(model::WeightPrecision::bf16);
+  if (s == "fp8") return static_cast<size_t>(model::WeightPrecision::fp8);
+  if (s == "int4") return static_cast<size_t>(model::WeightPrecision::int4);
+  return static_cast<size_t>(model::WeightPrecision::checkpoint);
+}
+
+std::string gb(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+namespace detail {
+
+PlanContext make_context(const Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r) {
+  PlanContext ctx(p, mc, eff, r);
+  ctx.p_attn = precision_index(p.dtypes.attention);
+  ctx.p_dense = precision_index(p.dtypes.dense_mlp);
+  ctx.p_experts = precision_index(p.dtypes.experts);
+  ctx.p_embed = precision_index(p.dtypes.embedding);
+  ctx.kv_elem_bytes = p.dtypes.kv_cache == "fp8" ? 1 : 2;
+  ctx.act_bytes = 2;
+  ctx.seqs_per_replica = (p.workload.batch + p.attention.dp - 1) / p.attention.dp;
+  ctx.resident_experts = p.offload.resident_experts < 0 ? mc.experts : p.offload.resident_experts;
+  const int64_t tp = p.attention.tp;
+  // GQA: a rank holds kv_heads / tp heads, or one (replicated) head once tp > kv_heads.
+  ctx.kv_frac = (mc.mla || mc.kv_heads == 0) ? 1.0
+                : (mc.kv_heads >= tp ? 1.0 / static_cast<double>(tp) : 1.0 / static_cast<double>(mc.kv_heads));
+  const auto per_stage = p.layers_per_stage(static_cast<int64_t>(mc.class_of_layer.size()));
+  int64_t layer = 0;
+  for (int s = 0; s < p.pp; ++s) {
+    Stage st;
+    st.index = s;
+    st.first_rank = s * p.ranks_per_stage();
+    st.first = s == 0;
+    st.last = s == p.pp - 1;
+    st.class_counts.assign(mc.classes.size(), 0);
+    for (int64_t i = 0; i < per_stage[static_cast<size_t>(s)]; ++i, ++layer)
+      ++st.class_counts[static_cast<size_t>(mc.class_of_layer[static_cast<size_t>(layer)])];
+    ctx.stages.push_back(std::move(st));
+  }
+  return ctx;
+}
+
+}  // namespace detail
+
+struct Simulator::Impl {
+  const model::Model& model;
+  const topology::Cluster& cluster;
+  Efficiency eff;
+  ModelCosts costs;
+  topology::CollectiveModel collectives;
+  // The routing distribution of the last workload seen (a search reuses it).
+  std::optional<Routing> routing;
+  Workload routing_key;
+
+  Impl(const model::Model& m, const topology::Cluster& c, Efficiency e)
+      : model(m), cluster(c), eff(e), costs(model_costs(m)), collectives(c) {}
+
+  const Routing& routing_for(const Workload& w) {
+    if (!routing || routing_key.routing_zipf_s != w.routing_zipf_s || routing_key.routing_seed != w.routing_seed ||
+        routing_key.expert_counts != w.expert_counts) {
+      routing.emplace(costs.experts, w);
+      routing_key = w;
+    }
+    return *routing;
+  }
+
+  std::vector<topology::DeviceId> devices_of(const Plan& p, const std::vector<int>& ranks) const {
+    std::vector<topology::DeviceId> d;
+    d.reserve(ranks.size());
+    for (int r : ranks) d.push_back(p.device_of(r));
+    return d;
+  }
+
+  // The device groups of each stage's first rank, kept while the layout repeats
+  // (a search evaluates many workloads per layout).
+  struct StageGroups {
+    std::vector<topology::DeviceId> tp, ep, moe_tp;
+  };
+  std::vector<StageGroups> groups;
+  std::vector<int64_t> groups_key;
+
+  const StageGroups& groups_for(const Plan& p, int stage) {
+    std::vector<int64_t> key = {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
+    key.insert(key.end(), p.devices.begin(), p.devices.end());
+    if (key != groups_key) {
+      groups.clear();
+      for (int s = 0; s < p.pp; ++s) {
+        const int r = s * p.ranks_per_stage();
+        groups.push_back({devices_of(p, p.attn_tp_group(r)), devices_of(p, p.ep_group(r)), devices_of(p, p.moe_tp_group(r))});
+      }
+      groups_key = std::move(key);
+    }
+    return groups[static_cast<size_t>(stage)];
+  }
+
+  detail::Collectives collectives_for(const Plan& p, const detail::Stage& s, double tokens) {
+    detail::Collectives c;
+    const double act = 2;
+    const double hidden_bytes = tokens * static_cast<double>(costs.hidden) * act;
+    const StageGroups& g = groups_for(p, s.index);
+    if (p.attention.tp > 1)
+      c.tp_allreduce_s = collectives.cost(topology::Collective::all_reduce, g.tp, hidden_bytes).time_s;
+    if (costs.experts > 0 && p.moe.ep > 1) {
+      // Each rank dispatches its share of the replica's tokens, k copies each.
+      const double send = std::ceil(tokens / p.attention.tp) * static_cast<double>(costs.top_k * costs.hidden) * act;
+      c.ep_alltoall_s = collectives.cost(topology::Collective::all_to_all, g.ep, send).time_s;
+    }
+    if (costs.experts > 0 && p.moe.tp > 1)
+      c.moe_tp_allreduce_s = collectives.cost(topology::Collective::all_reduce, g.moe_tp, hidden_bytes).time_s;
+    return c;
+  }
+
+  double pp_send_s(const Plan& p, int stage, double tokens) {
+    const topology::DeviceId pair[2] = {p.device_of(stage * p.ranks_per_stage()),
+                                        p.device_of((stage + 1) * p.ranks_per_stage())};
+    return collectives.cost(topology::Collective::send_recv, pair, tokens * static_cast<double>(costs.hidden) * 2).time_s;
+  }
+
+  // A whole step through the pipeline: stage times for `in`, summed with the
+  // sends between stages; with m > 1 micro-batches the slowest stage sets the period.
+  StepTime pipeline_step(const detail::PlanContext& ctx, detail::StepInputs in, int micro_batches) {
+    const Plan& p = ctx.plan;
+    const auto& dev = cluster.device_spec();
+    StepTime total;
+    total.micro_batches = micro_batches;
+    double sum = 0, slowest = 0;
+    for (const auto& s : ctx.stages) {
+      const auto coll = collectives_for(p, s, static_cast<double>(in.tokens));
+      StepTime st = detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
+      if (!s.last) st.by_kind_s["pp_send"] += static_cast<double>(in.chunks) * pp_send_s(p, s.index, static_cast<double>(in.tokens));
+      st.time_s = 0;
+      for (const auto& [k, v] : st.by_kind_s) {
+        st.time_s += v;
+        total.by_kind_s[k] += v * micro_batches;
+      }
+      sum += st.time_s;
+      slowest = std::max(slowest, st.time_s);
+      total.tokens = st.tokens * micro_batches;
+    }
+    // One micro-batch passes every stage (sum); m of them leave the last stage
+    // one period (the slowest stage) apart.
+    total.time_s = sum + (micro_batches - 1) * slowest;
+    total.bubble_s = std::max(0.0, total.time_s - sum * micro_batches / static_cast<double>(p.pp));
+    // by_kind_s holds busy time summed over micro-batches, scaled to the wall time.
+    double busy = 0;
+    for (const auto& [k, v] : total.by_kind_s) busy += v;
+    if (busy > 0)
+      for (auto& [k, v] : total.by_kind_s) v *= (total.time_s - total.bubble_s) / busy;
+    return total;
+  }
+};
+
+Simulator::Simulator(const model::Model& m, const topology::Cluster& c, Efficiency eff)
+    : impl_(std::make_unique<Impl>(m, c, eff)) {}
+Simulator::~Simulator() = default;
+
+const ModelCosts& Simulator::costs() const { return impl_->costs; }
+const model::Model& Simulator::model() const { return impl_->model; }
+const topology::Cluster& Simulator::cluster() const { return impl_->cluster; }
+const Efficiency& Simulator::efficiency() const { return impl_->eff; }
+
+Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
+  Impl& im = *impl_;
+  const Routing& routing = im.routing_for(p.workload);
+  const auto ctx = detail::make_context(p, im.costs, im.eff, routing);
+  const auto& dev = im.cluster.device_spec();
+  Prediction pred;
+
+  // Memory: one representative per stage, expanded to every rank on request.
+  std::vector<RankMemory> stage_mem;
+  for (const auto& s : ctx.stages) stage_mem.push_back(detail::stage_memory(ctx, s, dev.mem_bytes));
+  pred.fits = std::all_of(stage_mem.begin(), stage_mem.end(), [](const RankMemory& r) { return r.fits(); });
+  const auto fullest = std::max_element(stage_mem.begin(), stage_mem.end(), [](const RankMemory& a, const RankMemory& b) {
+    return static_cast<double>(a.total_bytes) / static_cast<double>(a.capacity_bytes) <
+           static_cast<double>(b.total_bytes) / static_cast<double>(b.capacity_bytes);
+  });
+  pred.fullest_rank = fullest->rank;
+  if (opts.explain) {
+    const RankMemory& f = *fullest;
+    std::vector<std::pair<int64_t, const char*>> parts = {{f.weights_bytes, "weights"},
+                                                          {f.kv_cache_bytes, "KV cache"},
+                                                          {f.activation_bytes, "activations"},
+                                                          {f.buffer_bytes, "comm buffers"},
+                                                          {f.overhead_bytes, "runtime overhead"}};
+    std::sort(parts.begin(), parts.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    pred.fullest_reason = "rank " + std::to_string(f.rank) + " (stage " + std::to_string(f.stage) + ") holds " +
+                          gb(f.total_bytes) + " of " + gb(f.capacity_bytes) + ": " + parts[0].second + " " +
+                          gb(parts[0].first) + ", " + parts[1].second + " " + gb(parts[1].first);
+    if (!f.fits()) pred.fullest_reason += "; over by " + gb(f.total_bytes - f.capacity_bytes);
+  }
+  if (opts.per_rank) {
+    for (int r = 0; r < p.world_size(); ++r) {
+      RankMemory m = stage_mem[static_cast<size_t>(p.stage_of(r))];
+      m.rank = r;
+      m.device = p.device_of(r);
+      m.device_name = im.cluster.device_name(m.device);
+      pred.ranks.push_back(std::move(m));
+    }
+  } else {
+    for (auto& m : stage_mem) {
+      m.device = p.device_of(m.rank);
+      pred.ranks.push_back(m);
+    }
+  }
+
+  // Prefill: every sequence's new prompt tokens, in chunks.
+  const auto& w = p.workload;
+  const int64_t seqs = ctx.seqs_per_replica;
+  const int64_t prefix = static_cast<int64_t>(std::floor(static_cast<double>(w.input_len) * w.prefix_hit_rate));
+  const int64_t new_per_seq = std::max<int64_t>(1, w.input_len - prefix);
+  const int64_t prompt_tokens = seqs * new_per_seq;
+  detail::StepInputs pre;
+  pre.prefill = true;
+  pre.seqs = seqs;
+  pre.new_per_seq = new_per_seq;
+  pre.prefix_per_seq = prefix;
+  pre.chunks = (prompt_tokens + p.prefill_chunk_tokens - 1) / p.prefill_chunk_tokens;
+  pre.tokens = (prompt_tokens + pre.chunks - 1) / pre.chunks;
+  pred.prefill = im.pipeline_step(ctx, pre, 1);
+
+  // Decode: one token per sequence, at the mean context over the output; with PP
+  // the replica's sequences form up to pp micro-batches.
+  const int micro = static_cast<int>(std::min<int64_t>(p.pp, seqs));
+  detail::StepInputs dec;
+  dec.seqs = (seqs + micro - 1) / micro;
+  dec.tokens = dec.seqs;
+  dec.decode_ctx = static_cast<double>(w.input_len) + static_cast<double>(w.output_len) / 2;
+  pred.decode = im.pipeline_step(ctx, dec, micro);
+
+  pred.ttft_s = pred.prefill.time_s;
+  pred.tpot_s = pred.decode.time_s;
+  pred.throughput_tokens_per_s = static_cast<double>(seqs * p.attention.dp) / pred.tpot_s;
+  pred.throughput_tokens_per_s_per_device = pred.throughput_tokens_per_s / p.world_size();
+  pred.request_latency_s = pred.ttft_s + static_cast<double>(w.output_len) * pred.tpot_s;
+  return pred;
+}
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,53 @@
+#pragma once
+// The simulator: memory per rank and step times for any plan of a model on a
+// cluster. Built once per (model, cluster); simulate() is then cheap enough for a
+// search loop. Not thread-safe (it caches collective costs): one per thread.
+
+#include <memory>
+
+#include "model/model.h"
+#include "simulate/efficiency.h"
+#include "simulate/model_costs.h"
+#include "simulate/plan.h"
+#include "simulate/prediction.h"
+#include "topology/cluster.h"
+
+namespace dayzero::simulate {
+
+// Named memory constants (bytes), each with where it comes from.
+// CUDA context (~0.5 GiB on Hopper with CUDA 12, as nvidia-smi shows for an idle
+// PyTorch process), cuBLAS/cuBLASLt workspaces and the caching allocator's reserve.
+inline constexpr int64_t kRuntimeOverheadBytes = int64_t{1} << 30;
+// NCCL buffers per communicator: NCCL_BUFFSIZE (4 MiB, NCCL docs) per channel and
+// peer for the Simple protocol, 16 channels x 2 ring peers = 128 MiB, plus ~1/8
+// for the LL and LL128 buffers.
+inline constexpr int64_t kNcclBytesPerCommunicator = int64_t{144} << 20;
+// Logits are kept in FP32 for sampling (vLLM / SGLang samplers).
+inline constexpr int64_t kLogitBytes = 4;
+
+struct SimulateOptions {
+  bool per_rank = true;  // false: one entry per pipeline stage in Prediction::ranks (search loops)
+  bool explain = true;   // false: leave Prediction::fullest_reason empty (search loops)
+};
+
+class Simulator {
+ public:
+  Simulator(const model::Model& m, const topology::Cluster& c, Efficiency eff = {});
+  ~Simulator();
+  Simulator(const Simulator&) = delete;
+  Simulator& operator=(const Simulator&) = delete;
+
+  // The plan must have passed validate_plan for this model and cluster.
+  Prediction simulate(const Plan& p, SimulateOptions opts = {});
+
+  const ModelCosts& costs() const;
+  const model::Model& model() const;
+  const topology::Cluster& cluster() const;
+  const Efficiency& efficiency() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,44 @@
+#pragma once
+// Shared fixtures of the simulate tests: bundled models and clusters, and plans.
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+#include "simulate/plan_json.h"
+#include "simulate/simulator.h"
+#include "topology/cluster.h"
+#include "topology/device.h"
+
+namespace dayzero::simulate::testing {
+
+inline model::Model load_model(const std::string& name) {
+  return model::load_model(std::string(DAYZERO_DATA_DIR) + "/models/" + name);
+}
+
+inline topology::Cluster load_cluster(const std::string& name) {
+  const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
+  return topology::Cluster::load(std::string(DAYZERO_DATA_DIR) + "/clusters/" + name + ".json", catalog);
+}
+
+// A plan with the given layout and a small default workload.
+inline Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
+  Plan p;
+  p.pp = pp;
+  p.attention.tp = tp;
+  p.attention.dp = dp;
+  p.moe.ep = ep;
+  p.moe.dp = tp * dp / ep;
+  p.workload.batch = dp;
+  p.workload.input_len = 1000;
+  p.workload.output_len = 200;
+  return p;
+}
+
+// Validates and simulates.
+inline Prediction run(const model::Model& m, const topology::Cluster& c, const Plan& p) {
+  validate_plan(p, m, c.num_devices(), "test-plan.json");
+  Simulator sim(m, c);
+  return sim.simulate(p);
+}
+
+}  // namespace dayzero::simulate::testing

@@ -1,0 +1,158 @@
+// The memory model against hand-computed cases; the arithmetic is in the comments.
+#include <gtest/gtest.h>
+
+#include "helpers.h"
+
+namespace dayzero::simulate {
+namespace {
+
+using testing::load_cluster;
+using testing::load_model;
+using testing::plan;
+using testing::run;
+
+constexpr int64_t GiB = int64_t{1} << 30;
+
+// Llama-3.1-8B, BF16, TP=1: the whole checkpoint on one H100 (its index's total_size).
+TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  Plan p = plan(1);
+  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "bf16";
+  const auto pred = run(m, c, p);
+  ASSERT_EQ(pred.ranks.size(), 1u);
+  const auto& r = pred.ranks[0];
+  EXPECT_EQ(r.weights_bytes, 16'060'522'496);
+  // KV: 2 (K,V) x 8 heads x 128 x 32 layers x 2 bytes = 131,072 B per token;
+  // 1000 + 200 tokens = 75 blocks of 16 exactly: 1,200 x 131,072 = 157,286,400.
+  EXPECT_EQ(r.kv_cache_bytes, 157'286'400);
+  EXPECT_EQ(r.buffer_bytes, 0);  // one rank: no communicators
+  EXPECT_EQ(r.overhead_bytes, kRuntimeOverheadBytes);
+  // Activations of the largest step: 1,000 prompt tokens x (3 x 4096 + 2 x 14336) x 2 B
+  // + FP32 logits of the last position: 128,256 x 4 B.
+  EXPECT_EQ(r.activation_bytes, 1000LL * (3 * 4096 + 2 * 14336) * 2 + 128256LL * 4);
+  EXPECT_EQ(r.total_bytes, r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.overhead_bytes);
+  EXPECT_TRUE(pred.fits);
+}
+
+// TP=2 halves every matrix (all dims are even) and keeps norms whole:
+// norms = (32 layers x 2 + 1 final) x 4096 x 2 B = 532,480 B.
+TEST(SimulateMemory, Llama8BTp2SplitsMatricesNotNorms) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  Plan p = plan(2);
+  const auto pred = run(m, c, p);
+  ASSERT_EQ(pred.ranks.size(), 2u);
+  EXPECT_EQ(pred.ranks[0].weights_bytes, (16'060'522'496 - 532'480) / 2 + 532'480);
+  // 8 KV heads over 2 ranks: 65,536 B per token per rank.
+  EXPECT_EQ(pred.ranks[1].kv_cache_bytes, 1200LL * 65'536);
+  EXPECT_EQ(pred.ranks[0].buffer_bytes, kNcclBytesPerCommunicator);  // the TP communicator
+}
+
+// GQA beyond kv_heads: Llama-3.1-70B (8 KV heads) at TP=16 keeps one KV head per
+// rank (replicated twice), not half of one: 2 x 1 x 128 x 80 layers x 2 B = 40,960
+// B per token, and the k/v projections are 1/8 of the full ones.
+TEST(SimulateMemory, GqaReplicatesKvHeadsBeyondKvHeadCount) {
+  const auto m = load_model("Llama-3.1-70B");
+  const auto c = load_cluster("h200-2x8");
+  const auto pred = run(m, c, plan(16));
+  EXPECT_EQ(pred.ranks[0].kv_cache_bytes, 1200LL * 40'960);
+  const auto pred8 = run(m, c, plan(8));
+  EXPECT_EQ(pred8.ranks[0].kv_cache_bytes, 1200LL * 40'960);  // TP=8: 8/8 = one head too
+}
+
+// MLA caches one latent per token shared by all heads: replicated over TP. 576
+// elements x 61 layers x 2 B = 70,272 B per token on every rank, whatever the TP.
+TEST(SimulateMemory, MlaKvReplicatedOverTp) {
+  const auto m = load_model("DeepSeek-V3");
+  const auto c = load_cluster("h200-2x8");
+  Plan p = plan(16, 1, 1, 16);
+  p.workload.batch = 4;
+  const auto pred = run(m, c, p);
+  // 4 sequences x 1,200 tokens (75 blocks) x 70,272 B.
+  EXPECT_EQ(pred.ranks[0].kv_cache_bytes, 4LL * 1200 * 70'272);
+  Plan fp8 = p;
+  fp8.dtypes.kv_cache = "fp8";
+  EXPECT_EQ(run(m, c, fp8).ranks[0].kv_cache_bytes, 4LL * 1200 * 35'136);
+}
+
+// MoE with EP: Mixtral-8x7B, attention DP=8 (tp 1) and experts EP=8 on 8 H100:
+// each rank holds all attention and router weights and 1 of the 8 experts.
+TEST(SimulateMemory, MoeExpertsSplitOverEp) {
+  const auto m = load_model("Mixtral-8x7B");
+  const auto c = load_cluster("h100x8");
+  Plan p = plan(1, 8, 1, 8);
+  const auto pred = run(m, c, p);
+  // Per layer: attention 4096 x (4096 + 1024 + 1024 + 4096) = 41,943,040 params,
+  // norms 2 x 4096, router 8 x 4096 = 32,768, one expert 3 x 4096 x 14336 =
+  // 176,160,768; x 32 layers; + embedding and head 32000 x 4096 each + final norm.
+  const int64_t per_layer = 41'943'040 + 8'192 + 32'768 + 176'160'768;
+  const int64_t params = 32 * per_layer + 2 * 131'072'000 + 4'096;
+  EXPECT_EQ(pred.ranks[3].weights_bytes, 2 * params);
+  EXPECT_EQ(pred.ranks[3].host_bytes, 0);
+}
+
+// Sliding layers keep their window (rounded to blocks) plus the block being filled.
+// gpt-oss-20b: 12 full + 12 sliding (window 128) layers, 2 x 8 x 64 = 1,024 elements
+// = 2,048 B per token per layer; 1,200 tokens: 12 x 1,200 x 2,048 + 12 x 144 x 2,048.
+TEST(SimulateMemory, SlidingWindowCapsKv) {
+  const auto m = load_model("gpt-oss-20b");
+  const auto c = load_cluster("h100x8");
+  const auto pred = run(m, c, plan(1));
+  EXPECT_EQ(pred.ranks[0].kv_cache_bytes, 12LL * 1200 * 2048 + 12LL * 144 * 2048);
+}
+
+// Offload: DeepSeek-V3 with 64 hottest experts per layer resident, EP=16: a rank
+// keeps ceil(64/16) = 4 of its 16 experts per MoE layer; the other 12 live in host
+// memory. One FP8 expert: 3 x (2048 x 7168 + 16 x 56 x 4) = 44,050,944 B; 58 MoE layers.
+TEST(SimulateMemory, OffloadedExpertsMoveToHost) {
+  const auto m = load_model("DeepSeek-V3");
+  const auto c = load_cluster("h200-2x8");
+  Plan all = plan(1, 16, 1, 16);
+  Plan off = all;
+  off.offload.resident_experts = 64;
+  const auto a = run(m, c, all), o = run(m, c, off);
+  EXPECT_EQ(o.ranks[0].host_bytes, 12LL * 44'050'944 * 58);
+  EXPECT_EQ(a.ranks[0].weights_bytes - o.ranks[0].weights_bytes, 12LL * 44'050'944 * 58);
+}
+
+// Pipeline stages: the embedding sits on the first stage, the head on the last.
+TEST(SimulateMemory, PipelineStagesHoldTheirLayers) {
+  const auto m = load_model("Llama-3.1-70B");
+  const auto c = load_cluster("h200-2x8");
+  Plan p = plan(8, 1, 2);
+  p.workload.batch = 2;
+  const auto pred = run(m, c, p);
+  ASSERT_EQ(pred.ranks.size(), 16u);
+  const auto& s0 = pred.ranks[0];
+  const auto& s1 = pred.ranks[8];
+  EXPECT_EQ(s0.stage, 0);
+  EXPECT_EQ(s1.stage, 1);
+  // Same 40 layers each; stage 1 adds the head (1/8 of 128,256 x 8192 x 2 B) and the
+  // final norm (8192 x 2 B) where stage 0 adds the embedding (same size as the head).
+  EXPECT_EQ(s1.weights_bytes - s0.weights_bytes, 8192 * 2);
+  EXPECT_GT(s1.activation_bytes, s0.activation_bytes);  // the logits
+}
+
+// Capacity is the device's; a plan over it says which rank and by how much.
+TEST(SimulateMemory, DeepSeekV3Bf16DoesNotFitWithReason) {
+  const auto m = load_model("DeepSeek-V3");
+  const auto c = load_cluster("h200-2x8");
+  const Plan fp8 = load_plan(std::string(DAYZERO_DATA_DIR) + "/plans/deepseek-v3-h200-2x8-ep16.json");
+  const Plan bf16 = load_plan(std::string(DAYZERO_DATA_DIR) + "/plans/deepseek-v3-h200-2x8-ep16-bf16.json");
+  const auto a = run(m, c, fp8);
+  const auto b = run(m, c, bf16);
+  EXPECT_TRUE(a.fits);
+  EXPECT_FALSE(b.fits);
+  EXPECT_NE(b.fullest_reason.find("over by"), std::string::npos) << b.fullest_reason;
+  EXPECT_NE(b.fullest_reason.find("weights"), std::string::npos) << b.fullest_reason;
+  for (const auto& r : a.ranks) {
+    EXPECT_EQ(r.total_bytes, r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
+    EXPECT_EQ(r.capacity_bytes, 141 * GiB);
+  }
+  // FP8 experts and attention take about half the BF16 bytes.
+  EXPECT_LT(static_cast<double>(a.ranks[0].weights_bytes), static_cast<double>(b.ranks[0].weights_bytes) * 0.55);
+}
+
+}  // namespace
+}  // namespace dayzero::simulate

@@ -1,0 +1,145 @@
+// Plan JSON, rank arithmetic for every rank, and bad plans.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "helpers.h"
+#include "model/error.h"
+
+namespace dayzero::simulate {
+namespace {
+
+using testing::load_cluster;
+using testing::load_model;
+using testing::plan;
+
+TEST(Plan, RankArithmeticForEveryRank) {
+  // pp 2 x (attention tp 4 x dp 2) = 16 ranks; MoE: tp 2 x ep 2 x dp 2 on each stage.
+  Plan p = plan(4, 2, 2);
+  p.moe = {2, 2, 2};
+  ASSERT_EQ(p.world_size(), 16);
+  for (int r = 0; r < 16; ++r) {
+    SCOPED_TRACE(r);
+    EXPECT_EQ(p.stage_of(r), r / 8);
+    EXPECT_EQ(p.attn_tp_index(r), r % 4);
+    EXPECT_EQ(p.attn_dp_index(r), (r % 8) / 4);
+    const auto tp = p.attn_tp_group(r);
+    ASSERT_EQ(tp.size(), 4u);
+    EXPECT_EQ(tp[0], r - r % 4);
+    EXPECT_EQ(tp[3], r - r % 4 + 3);
+    const auto ep = p.ep_group(r);
+    ASSERT_EQ(ep.size(), 2u);
+    // Within a stage: moe tp innermost (stride 1), ep next (stride 2), moe dp outermost (stride 4).
+    const int local = r % 8, base = r - local;
+    EXPECT_EQ(ep[0], base + (local / 4) * 4 + local % 2);
+    EXPECT_EQ(ep[1], ep[0] + 2);
+    EXPECT_NE(std::find(ep.begin(), ep.end(), r), ep.end());
+    const auto mtp = p.moe_tp_group(r);
+    EXPECT_EQ(mtp[0], r - r % 2);
+  }
+  EXPECT_EQ(p.layers_per_stage(61), (std::vector<int64_t>{31, 30}));
+}
+
+TEST(Plan, JsonRoundTrip) {
+  Plan p = plan(2, 4, 1, 8);
+  p.stage_layers = {61};
+  p.devices = {7, 6, 5, 4, 3, 2, 1, 0};
+  p.dtypes.experts = "int4";
+  p.offload.resident_experts = 32;
+  p.workload.routing_zipf_s = 0.8;
+  p.workload.expert_counts = {1, 2, 3};
+  p.comm_overlap = 0.5;
+  const nlohmann::json j = plan_to_json(p);
+  const Plan back = plan_from_json(j, "rt.json");
+  EXPECT_EQ(plan_to_json(back), j);
+  EXPECT_EQ(back.devices, p.devices);
+  EXPECT_EQ(back.workload.expert_counts, p.workload.expert_counts);
+}
+
+std::string plan_error(nlohmann::json j) {
+  try {
+    plan_from_json(j, "bad-plan.json");
+  } catch (const model::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Plan, UnknownFieldsAndVersionsRejected) {
+  nlohmann::json j = plan_to_json(plan(1));
+  j["tensor_parallel"] = 2;
+  EXPECT_NE(plan_error(j).find("field 'tensor_parallel'"), std::string::npos);
+  j = plan_to_json(plan(1));
+  j["attention"]["pp"] = 2;
+  EXPECT_NE(plan_error(j).find("field 'attention.pp'"), std::string::npos);
+  j = plan_to_json(plan(1));
+  j["schema_version"] = 99;
+  EXPECT_NE(plan_error(j).find("unsupported plan schema"), std::string::npos);
+  j = plan_to_json(plan(1));
+  j["attention"]["tp"] = 0;
+  EXPECT_NE(plan_error(j).find("'attention.tp' = 0: must be positive"), std::string::npos) << plan_error(j);
+  j = plan_to_json(plan(1));
+  j["workload"]["prefix_hit_rate"] = 1.5;
+  EXPECT_NE(plan_error(j).find("prefix_hit_rate"), std::string::npos);
+}
+
+std::string validate_error(const Plan& p, const model::Model& m, uint32_t devices) {
+  try {
+    validate_plan(p, m, devices, "bad-plan.json");
+  } catch (const model::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Plan, BadPlansNameTheField) {
+  const auto llama = load_model("Llama-3.1-8B");
+  const auto ds = load_model("DeepSeek-V3");
+  // TP that does not divide the heads (32) nor relate to the 8 KV heads.
+  EXPECT_NE(validate_error(plan(3), llama, 8).find("'attention.tp' = 3: does not divide the model's 32 attention heads"), std::string::npos);
+  // More ranks than devices.
+  EXPECT_NE(validate_error(plan(8, 2), llama, 8).find("needs more ranks than the cluster's 8 devices"), std::string::npos);
+  // Unknown dtype.
+  Plan p = plan(1);
+  p.dtypes.attention = "fp6";
+  EXPECT_NE(validate_error(p, llama, 8).find("'dtypes.attention' = \"fp6\": unknown dtype"), std::string::npos);
+  p = plan(1);
+  p.dtypes.kv_cache = "int4";
+  EXPECT_NE(validate_error(p, llama, 8).find("dtypes.kv_cache"), std::string::npos);
+  // EP on a dense model; EP that does not divide 256 experts; MoE ranks != attention ranks.
+  EXPECT_NE(validate_error(plan(1, 2, 1, 2), llama, 8).find("the model has no experts"), std::string::npos);
+  EXPECT_NE(validate_error(plan(1, 6, 1, 6), ds, 8).find("'moe.ep' = 6: does not divide the 256 routed experts"), std::string::npos);
+  p = plan(1, 8, 1, 8);
+  p.moe.dp = 2;
+  EXPECT_NE(validate_error(p, ds, 8).find("must equal attention tp x dp = 8"), std::string::npos);
+  // Stages that do not add up; more stages than layers.
+  p = plan(1, 1, 2);
+  p.workload.batch = 1;
+  p.stage_layers = {30, 30};
+  EXPECT_NE(validate_error(p, ds, 8).find("must equal the 61 decoder layers"), std::string::npos);
+  EXPECT_NE(validate_error(plan(1, 1, 64), ds, 64).find("exceeds the 61 decoder layers"), std::string::npos);
+  // Devices: duplicates, out of range.
+  p = plan(2);
+  p.devices = {3, 3};
+  EXPECT_NE(validate_error(p, llama, 8).find("is used by two ranks"), std::string::npos);
+  p.devices = {1, 9};
+  EXPECT_NE(validate_error(p, llama, 8).find("'devices' = 9"), std::string::npos);
+  // Batch below the number of replicas.
+  p = plan(1, 4);
+  p.workload.batch = 2;
+  EXPECT_NE(validate_error(p, llama, 8).find("'workload.batch' = 2"), std::string::npos);
+}
+
+TEST(Plan, SaveWritesAtomically) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_plan_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "plan.json";
+  save_plan(file, plan(2));
+  EXPECT_FALSE(std::filesystem::exists(file.string() + ".tmp"));
+  EXPECT_EQ(load_plan(file).attention.tp, 2);
+}
+
+}  // namespace
+}  // namespace dayzero::simulate
