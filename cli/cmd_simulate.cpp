@@ -79,7 +79,8 @@ void run_simulate(const SimulateOptions& o) {
   const topology::Cluster cluster = topology::Cluster::load(resolve_cluster_path(o.cluster), catalog);
   const simulate::Plan plan = simulate::load_plan(o.plan);
   simulate::validate_plan(plan, m, cluster.num_devices(), o.plan);
-  simulate::Simulator sim(m, cluster);
+  const auto table = simulate::EfficiencyTable::load_builtin(data_dir());
+  simulate::Simulator sim(m, cluster, table.for_device(cluster.device_spec().name));
   const simulate::Prediction pred = sim.simulate(plan);
   std::ostringstream out;
   if (o.json) out << nlohmann::json(pred).dump(2) << '\n';

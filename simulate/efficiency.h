@@ -3,6 +3,8 @@
 // defaults stand until calibration (the executor's measurements) replaces them;
 // each says where its number comes from.
 
+#include <filesystem>
+#include <map>
 #include <string>
 
 namespace dayzero::simulate {
@@ -30,6 +32,24 @@ struct Efficiency {
   // Rows of the GEMM tile: a tensor-core GEMM with M tokens costs as if M were
   // rounded up to a multiple of this (Hopper wgmma M = 64).
   int tile_rows = 64;
+};
+
+// The per-device table (scenarios/devices/efficiency.json): a default, and
+// overrides per device name. Unknown fields and values outside (0, 1] are errors
+// naming the file and the field.
+class EfficiencyTable {
+ public:
+  static EfficiencyTable load(const std::filesystem::path& file);
+  // data_dir/devices/efficiency.json
+  static EfficiencyTable load_builtin(const std::filesystem::path& data_dir);
+
+  Efficiency for_device(const std::string& device_name) const;
+  std::string source_for(const std::string& device_name) const;
+
+ private:
+  Efficiency default_;
+  std::string default_source_;
+  std::map<std::string, std::pair<Efficiency, std::string>> devices_;
 };
 
 }  // namespace dayzero::simulate

@@ -2,6 +2,10 @@
 #include <gtest/gtest.h>
 
 #include "helpers.h"
+#include "model/error.h"
+
+#include <filesystem>
+#include <fstream>
 
 namespace dayzero::simulate {
 namespace {
@@ -152,6 +156,34 @@ TEST(SimulateMemory, DeepSeekV3Bf16DoesNotFitWithReason) {
   }
   // FP8 experts and attention take about half the BF16 bytes.
   EXPECT_LT(static_cast<double>(a.ranks[0].weights_bytes), static_cast<double>(b.ranks[0].weights_bytes) * 0.55);
+}
+
+}  // namespace
+}  // namespace dayzero::simulate
+
+namespace dayzero::simulate {
+namespace {
+
+// The shipped efficiency table: defaults equal the named constants in
+// efficiency.h, overrides apply per device, bad entries name the field.
+TEST(EfficiencyTable, ShippedTableAndOverrides) {
+  const auto t = EfficiencyTable::load_builtin(DAYZERO_DATA_DIR);
+  const Efficiency def;
+  EXPECT_EQ(t.for_device("H200-SXM").gemm_compute, def.gemm_compute);
+  EXPECT_EQ(t.for_device("A100-80GB-SXM").gemm_compute, 0.80);
+  EXPECT_EQ(t.for_device("A100-80GB-SXM").attention_compute, def.attention_compute);  // not overridden
+  EXPECT_NE(t.source_for("MI300X").find("SemiAnalysis"), std::string::npos);
+
+  const auto bad = std::filesystem::temp_directory_path() / "dayzero_bad_eff.json";
+  std::ofstream(bad) << R"({"default": {"gemm_compute": 1.5, "source": "x"}})";
+  try {
+    EfficiencyTable::load(bad);
+    ADD_FAILURE();
+  } catch (const model::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'default.gemm_compute' = 1.5"), std::string::npos) << e.what();
+  }
+  std::ofstream(bad) << R"({"default": {"source": "x"}, "devices": {"H100-SXM": {"gemm_speed": 0.5, "source": "y"}}})";
+  EXPECT_THROW(EfficiencyTable::load(bad), model::ConfigError);
 }
 
 }  // namespace

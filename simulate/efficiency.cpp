@@ -1,0 +1,85 @@
+#include "simulate/efficiency.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/json_fields.h"
+
+namespace dayzero::simulate {
+
+namespace {
+
+using model::detail::Fields;
+
+double fraction(Fields& f, const std::string& key, double fallback) {
+  const double v = f.opt_double(key, fallback);
+  if (!(v > 0 && v <= 1)) f.fail(key, "must be a fraction in (0, 1]");
+  return v;
+}
+
+// Reads the figures present in `j` over `base`.
+Efficiency read(const nlohmann::json& j, const std::string& file, const std::string& path, Efficiency base,
+                std::string& source) {
+  if (!j.is_object()) throw model::ConfigError(file, path, "", "expected an object");
+  Fields f(j, file, path + ".");
+  base.gemm_compute = fraction(f, "gemm_compute", base.gemm_compute);
+  base.gemm_memory = fraction(f, "gemm_memory", base.gemm_memory);
+  base.attention_compute = fraction(f, "attention_compute", base.attention_compute);
+  base.attention_memory = fraction(f, "attention_memory", base.attention_memory);
+  base.elementwise_memory = fraction(f, "elementwise_memory", base.elementwise_memory);
+  base.kernel_overhead_s = f.opt_double("kernel_overhead_s", base.kernel_overhead_s);
+  if (base.kernel_overhead_s < 0 || base.kernel_overhead_s > 1e-3) f.fail("kernel_overhead_s", "must be in [0, 1 ms]");
+  base.tile_rows = static_cast<int>(f.opt_int("tile_rows", base.tile_rows));
+  source = f.opt_string("source", "");
+  if (source.empty()) f.fail("source", "every entry must say where its figures come from");
+  const auto extra = f.unread();
+  if (!extra.empty()) f.fail(extra.front(), "unknown field");
+  return base;
+}
+
+}  // namespace
+
+EfficiencyTable EfficiencyTable::load(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::ifstream in(path);
+  if (!in) throw model::ConfigError(file, "", "", "no such file or not readable");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw model::ConfigError(file, "", "", std::string("not valid JSON (") + e.what() + ")");
+  }
+  Fields top(j, file);
+  (void)top.opt_string("description", "");
+  const nlohmann::json* def = top.opt_object("default");
+  if (!def) top.fail("default", "required field is missing");
+  EfficiencyTable t;
+  t.default_ = read(*def, file, "default", Efficiency{}, t.default_source_);
+  if (const nlohmann::json* devices = top.opt_object("devices")) {
+    for (const auto& [name, entry] : devices->items()) {
+      std::string source;
+      const Efficiency e = read(entry, file, "devices." + name, t.default_, source);
+      t.devices_[name] = {e, source};
+    }
+  }
+  const auto extra = top.unread();
+  if (!extra.empty()) top.fail(extra.front(), "unknown field");
+  return t;
+}
+
+EfficiencyTable EfficiencyTable::load_builtin(const std::filesystem::path& data_dir) {
+  return load(data_dir / "devices" / "efficiency.json");
+}
+
+Efficiency EfficiencyTable::for_device(const std::string& name) const {
+  const auto it = devices_.find(name);
+  return it == devices_.end() ? default_ : it->second.first;
+}
+
+std::string EfficiencyTable::source_for(const std::string& name) const {
+  const auto it = devices_.find(name);
+  return it == devices_.end() ? default_source_ : it->second.second;
+}
+
+}  // namespace dayzero::simulate
