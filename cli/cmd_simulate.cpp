@@ -64,7 +64,7 @@ void print_report(std::ostream& out, const simulate::Plan& p, const simulate::Si
         << (r.fits() ? "" : "  DOES NOT FIT") << '\n';
   }
   out << "  fullest: " << pred.fullest_reason << '\n';
-  print_step(out, "Prefill of the batch (TTFT)", pred.prefill);
+  print_step(out, "Prefill of one prompt per replica (TTFT)", pred.prefill);
   print_step(out, "Decode step (TPOT)", pred.decode);
   out << "\nTTFT " << seconds(pred.ttft_s) << ", TPOT " << seconds(pred.tpot_s) << ", throughput "
       << fixed(pred.throughput_tokens_per_s, 0) << " tokens/s (" << fixed(pred.throughput_tokens_per_s_per_device, 1)

@@ -42,11 +42,13 @@ struct Prediction {
   std::vector<RankMemory> ranks;  // one per rank
   int fullest_rank = 0;
   std::string fullest_reason;     // what dominates the fullest rank
-  StepTime prefill;               // the whole batch's prompts (TTFT)
+  StepTime prefill;               // one request's prompt per replica (TTFT)
   StepTime decode;                // one token for every sequence (TPOT)
   double ttft_s = 0;
   double tpot_s = 0;
-  double throughput_tokens_per_s = 0;             // decode tokens/s, whole plan
+  // Output tokens/s of the whole plan in steady state: per replica, seqs x output_len
+  // tokens every output_len x TPOT + seqs x TTFT (prefills between decode steps).
+  double throughput_tokens_per_s = 0;
   double throughput_tokens_per_s_per_device = 0;
   double request_latency_s = 0;                   // TTFT + output_len x TPOT
 };

@@ -220,15 +220,16 @@ Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
     }
   }
 
-  // Prefill: every sequence's new prompt tokens, in chunks.
+  // Prefill (TTFT): one new request's prompt on each replica, in chunks of at most
+  // prefill_chunk_tokens, its cached prefix skipped.
   const auto& w = p.workload;
   const int64_t seqs = ctx.seqs_per_replica;
   const int64_t prefix = static_cast<int64_t>(std::floor(static_cast<double>(w.input_len) * w.prefix_hit_rate));
   const int64_t new_per_seq = std::max<int64_t>(1, w.input_len - prefix);
-  const int64_t prompt_tokens = seqs * new_per_seq;
+  const int64_t prompt_tokens = new_per_seq;
   detail::StepInputs pre;
   pre.prefill = true;
-  pre.seqs = seqs;
+  pre.seqs = 1;
   pre.new_per_seq = new_per_seq;
   pre.prefix_per_seq = prefix;
   pre.chunks = (prompt_tokens + p.prefill_chunk_tokens - 1) / p.prefill_chunk_tokens;
@@ -246,7 +247,11 @@ Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
 
   pred.ttft_s = pred.prefill.time_s;
   pred.tpot_s = pred.decode.time_s;
-  pred.throughput_tokens_per_s = static_cast<double>(seqs * p.attention.dp) / pred.tpot_s;
+  // Steady state: a replica's `seqs` requests each need a prefill and output_len
+  // decode steps, run one after the other (no overlap of prefill and decode).
+  const double out = static_cast<double>(w.output_len);
+  const double cycle_s = out * pred.tpot_s + static_cast<double>(seqs) * pred.ttft_s;
+  pred.throughput_tokens_per_s = static_cast<double>(seqs * p.attention.dp) * out / cycle_s;
   pred.throughput_tokens_per_s_per_device = pred.throughput_tokens_per_s / p.world_size();
   pred.request_latency_s = pred.ttft_s + static_cast<double>(w.output_len) * pred.tpot_s;
   return pred;

@@ -37,7 +37,8 @@ TEST(SimulateTime, Llama8BDecodeIsWeightStreaming) {
   // LM head: 128,256 x 4096 x 2 B = 1,050,673,152 B streamed + one kernel.
   expect_close(d.at("lm_head"), 1'050'673'152.0 / (3.35e12 * 0.8) + 3e-6);
   expect_close(pred.tpot_s, pred.decode.time_s);
-  expect_close(pred.throughput_tokens_per_s, 1 / pred.tpot_s);
+  // One sequence: 200 tokens every prefill + 200 decode steps.
+  expect_close(pred.throughput_tokens_per_s, 200 / (pred.ttft_s + 200 * pred.tpot_s));
 }
 
 TEST(SimulateTime, Llama8BPrefillIsComputeBound) {
@@ -138,7 +139,8 @@ TEST(SimulateTime, PipelineMicroBatchesAndBubble) {
   EXPECT_EQ(pred.prefill.micro_batches, 1);
   EXPECT_GT(pred.decode.by_kind_s.at("pp_send"), 0);
   EXPECT_GE(pred.decode.bubble_s, 0);
-  expect_close(pred.throughput_tokens_per_s, 8 / pred.tpot_s);
+  // 8 sequences x 200 tokens every 200 decode steps and 8 prefills.
+  expect_close(pred.throughput_tokens_per_s, 8 * 200 / (200 * pred.tpot_s + 8 * pred.ttft_s));
   expect_close(pred.request_latency_s, pred.ttft_s + 200 * pred.tpot_s);
 }
 
