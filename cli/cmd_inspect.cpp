@@ -147,6 +147,4 @@ void add_inspect_command(CLI::App& app) {
   cmd->callback([opts] { run_inspect(*opts); });
 }
 
-void run_default() { run_inspect(InspectOptions{}); }
-
 }  // namespace dayzero::cli

@@ -17,8 +17,9 @@ void add_topo_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
-// What `dayzero` with no subcommand runs: the built-in default scenario.
-void run_default();
+// What `dayzero` with no subcommand runs: `plan` of the built-in default scenario.
+void run_default_plan();
 
 }  // namespace dayzero::cli

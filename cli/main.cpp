@@ -14,11 +14,12 @@ int main(int argc, char** argv) {
   dayzero::cli::add_check_command(app);
   dayzero::cli::add_synth_command(app);
   dayzero::cli::add_simulate_command(app);
+  dayzero::cli::add_plan_command(app);
 
   try {
     app.parse(argc, argv);
     if (app.get_subcommands().empty()) {
-      dayzero::cli::run_default();
+      dayzero::cli::run_default_plan();  // the built-in default scenario
     }
   } catch (const CLI::ParseError& e) {  // includes --help
     return app.exit(e);

@@ -30,6 +30,8 @@ void to_json(nlohmann::json& j, const StepTime& s) {
 
 void to_json(nlohmann::json& j, const Prediction& p) {
   j = {{"fits", p.fits},
+       {"host_fits", p.host_fits},
+       {"host_bytes_per_node", p.host_bytes_per_node},
        {"ttft_s", p.ttft_s},
        {"tpot_s", p.tpot_s},
        {"throughput_tokens_per_s", p.throughput_tokens_per_s},

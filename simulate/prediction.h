@@ -38,7 +38,9 @@ struct StepTime {
 };
 
 struct Prediction {
-  bool fits = false;
+  bool fits = false;               // every rank's device memory, and host memory per node
+  bool host_fits = true;
+  double host_bytes_per_node = 0;  // offloaded experts on the busiest node
   std::vector<RankMemory> ranks;  // one per rank
   int fullest_rank = 0;
   std::string fullest_reason;     // what dominates the fullest rank

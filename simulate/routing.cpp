@@ -75,6 +75,9 @@ double Routing::busiest_rank_share(int ep) const {
 }
 
 Routing::RankLoad Routing::busiest_rank_load(int ep, double assignments, int tile_rows, int64_t resident) const {
+  const auto key = std::make_tuple(ep, assignments, tile_rows, resident);
+  if (const auto it = loads_.find(key); it != loads_.end()) return it->second;
+  if (loads_.size() > 65536) loads_.clear();  // bound the memory of long searches
   const int64_t per = num_experts() / ep;
   const int r = busiest_rank(ep);
   RankLoad l;
@@ -88,6 +91,7 @@ Routing::RankLoad Routing::busiest_rank_load(int ep, double assignments, int til
     l.padded_rows += touched * std::ceil(std::max(rows, 1.0) / tile_rows) * tile_rows;
     if (!is_resident(e, resident)) l.cold_touched += touched;
   }
+  loads_.emplace(key, l);
   return l;
 }
 

@@ -4,6 +4,8 @@
 // touches, and how often it reaches a cold (offloaded) expert.
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 namespace dayzero::simulate {
@@ -43,6 +45,9 @@ class Routing {
   std::vector<double> log_miss_;  // log(1 - p) per expert: P(untouched by n draws) = exp(n log(1-p))
   std::vector<int64_t> rank_of_;  // popularity rank of each expert id (0 = hottest)
   mutable std::vector<std::pair<int, int>> busiest_;  // (ep, busiest rank) seen so far
+  // Loads already computed: a search asks the same (ep, assignments, tile, resident)
+  // for every precision and KV choice of a layout.
+  mutable std::map<std::tuple<int, double, int, int64_t>, RankLoad> loads_;
 };
 
 }  // namespace dayzero::simulate

@@ -187,6 +187,16 @@ Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
   std::vector<RankMemory> stage_mem;
   for (const auto& s : ctx.stages) stage_mem.push_back(detail::stage_memory(ctx, s, dev.mem_bytes));
   pred.fits = std::all_of(stage_mem.begin(), stage_mem.end(), [](const RankMemory& r) { return r.fits(); });
+  // Offloaded experts live in the host memory of each rank's node.
+  const double host_capacity = im.cluster.config().host.mem_bytes;
+  if (host_capacity > 0) {
+    std::vector<double> per_node(im.cluster.num_nodes(), 0.0);
+    for (int r = 0; r < p.world_size(); ++r)
+      per_node[im.cluster.node_of(p.device_of(r))] += static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
+    pred.host_bytes_per_node = *std::max_element(per_node.begin(), per_node.end());
+    pred.host_fits = pred.host_bytes_per_node <= host_capacity;
+    pred.fits = pred.fits && pred.host_fits;
+  }
   const auto fullest = std::max_element(stage_mem.begin(), stage_mem.end(), [](const RankMemory& a, const RankMemory& b) {
     return static_cast<double>(a.total_bytes) / static_cast<double>(a.capacity_bytes) <
            static_cast<double>(b.total_bytes) / static_cast<double>(b.capacity_bytes);
@@ -204,6 +214,9 @@ Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
                           gb(f.total_bytes) + " of " + gb(f.capacity_bytes) + ": " + parts[0].second + " " +
                           gb(parts[0].first) + ", " + parts[1].second + " " + gb(parts[1].first);
     if (!f.fits()) pred.fullest_reason += "; over by " + gb(f.total_bytes - f.capacity_bytes);
+    if (!pred.host_fits)
+      pred.fullest_reason += "; offloaded experts need " + gb(static_cast<int64_t>(pred.host_bytes_per_node)) +
+                             " of host memory per node, more than its " + gb(static_cast<int64_t>(host_capacity));
   }
   if (opts.per_rank) {
     for (int r = 0; r < p.world_size(); ++r) {
@@ -219,6 +232,8 @@ Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
       pred.ranks.push_back(m);
     }
   }
+
+  if (!pred.fits && !opts.time_if_not_fits) return pred;
 
   // Prefill (TTFT): one new request's prompt on each replica, in chunks of at most
   // prefill_chunk_tokens, its cached prefix skipped.

@@ -28,6 +28,7 @@ inline constexpr int64_t kLogitBytes = 4;
 struct SimulateOptions {
   bool per_rank = true;  // false: one entry per pipeline stage in Prediction::ranks (search loops)
   bool explain = true;   // false: leave Prediction::fullest_reason empty (search loops)
+  bool time_if_not_fits = true;  // false: skip the time model for plans that do not fit
 };
 
 class Simulator {

@@ -43,15 +43,23 @@ std::string model(const std::string& name) { return std::string(DAYZERO_DATA_DIR
 
 }  // namespace
 
-TEST(Cli, DefaultRunsInspectOfBundledModel) {
+TEST(Cli, DefaultRunsPlanOfTheDefaultScenario) {
   const Result r = run("");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("DeepSeek-V3"), std::string::npos);
+  EXPECT_NE(r.out.find("Scenario deepseek-v3-h200-2x8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Top plans"), std::string::npos);
+  EXPECT_EQ(run("plan").out, r.out);
+}
+
+TEST(Cli, InspectBundledModel) {
+  const Result r = run("inspect DeepSeek-V3");
+  EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("671,026,419,200"), std::string::npos);
 }
 
 TEST(Cli, HelpOnEverySubcommand) {
-  for (const char* args : {"--help", "inspect --help", "check --help", "synth --help"}) {
+  for (const char* args : {"--help", "inspect --help", "check --help", "synth --help", "topo --help", "simulate --help",
+                           "plan --help"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;
@@ -175,4 +183,49 @@ TEST(Cli, SimulateFitsAndDoesNotFit) {
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("the model has no experts"), std::string::npos) << bad.err;
   EXPECT_EQ(run("simulate --help").status, 0);
+}
+
+TEST(Cli, PlanIsDeterministicAndWritesPlansSimulateAccepts) {
+  const Result a = run("plan llama-3.1-70b-h100x8");
+  const Result b = run("plan llama-3.1-70b-h100x8");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);  // byte-identical
+
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_plan_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const Result w = run("plan llama-3.1-70b-h100x8 --top 3 --out " + dir.string());
+  ASSERT_EQ(w.status, 0) << w.err;
+  EXPECT_TRUE(std::filesystem::exists(dir / "evaluated.csv"));
+  for (const char* f : {"plan-01.json", "plan-02.json", "plan-03.json"}) {
+    ASSERT_TRUE(std::filesystem::exists(dir / f)) << f;
+    const Result sim = run("simulate --model Llama-3.1-70B --cluster h100x8 --plan " + (dir / f).string() + " --json");
+    EXPECT_EQ(sim.status, 0) << f << ": " << sim.err;
+    // The prediction written with the plan is what simulate predicts again.
+    std::ifstream in(dir / f);
+    const auto saved = nlohmann::json::parse(in);
+    EXPECT_EQ(saved.at("prediction").at("tpot_s"), nlohmann::json::parse(sim.out).at("tpot_s"));
+  }
+  std::ifstream csv(dir / "evaluated.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("index,devices,pp,tp,dp,ep", 0), 0u);
+
+  const Result j = run("plan llama-3.1-70b-h100x8 --json");
+  ASSERT_EQ(j.status, 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_FALSE(doc.at("plans").empty());
+  for (const auto& idx : doc.at("pareto")) EXPECT_LT(idx.get<size_t>(), doc.at("plans").size());
+  EXPECT_TRUE(doc.at("plans")[0].contains("prediction"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, PlanWithAnUnmeetableSlaExplainsAndFails) {
+  const auto file = std::filesystem::temp_directory_path() / ("dayzero_cli_sla_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"schema_version": 1, "model": ")" << DAYZERO_DATA_DIR << R"(/models/Llama-3.1-8B",
+    "cluster": ")" << DAYZERO_DATA_DIR << R"(/clusters/h100x8.json",
+    "workload": {"input_len": 1024, "output_len": 128, "concurrency": 8}, "sla": {"max_ttft_s": 0.00001}})";
+  const Result r = run("plan " + file.string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("No plan fits and meets the SLA. What would:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a looser SLA"), std::string::npos) << r.out;
 }

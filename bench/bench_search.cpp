@@ -1,0 +1,34 @@
+// bench_search: the whole plan space of the 3T-parameter MoE on 64 x 8 H200
+// (scenarios/3t-moe-h200-64x8.json): plans evaluated, plans per second, wall time,
+// on every core of this machine and on one.
+//
+//   build/bench/bench_search [SCENARIO]
+#include <cstdio>
+#include <thread>
+
+#include "search/search.h"
+#include "simulate/efficiency.h"
+#include "topology/device.h"
+
+using namespace dayzero;
+
+int main(int argc, char** argv) {
+  const std::string file = argc > 1 ? argv[1] : std::string(DAYZERO_DATA_DIR) + "/3t-moe-h200-64x8.json";
+  const search::Scenario s = search::load_scenario(file);
+  const auto m = search::load_scenario_model(s);
+  const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
+  const auto c = topology::Cluster::load(s.cluster_path, catalog);
+  const auto eff = simulate::EfficiencyTable::load_builtin(DAYZERO_DATA_DIR).for_device(c.device_spec().name);
+  std::printf("scenario %s: %.2f T params on %u x %s\n", s.name.c_str(), static_cast<double>(m.params_total()) / 1e12,
+              c.num_devices(), c.device_spec().name.c_str());
+  for (int threads : {static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), 1}) {
+    search::SearchOptions o;
+    o.threads = threads;
+    const auto r = search::run_search(s, m, c, eff, o);
+    size_t feasible = 0;
+    for (const auto& e : r.all) feasible += e.meets_sla ? 1 : 0;
+    std::printf("%d thread(s): %zu plans evaluated in %.3f s = %.0f plans/s; %zu feasible, %zu on the Pareto front\n",
+                r.threads, r.candidates, r.wall_s, static_cast<double>(r.candidates) / r.wall_s, feasible, r.pareto.size());
+  }
+  return 0;
+}

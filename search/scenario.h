@@ -1,0 +1,63 @@
+#pragma once
+// A scenario: the question `dayzero plan` answers. The model (a config.json or
+// model directory relative to the scenario file, or an inline config), the
+// cluster, the workload, the SLA, the objective, and optional limits of the
+// search space. DayZero's own format: unknown keys are errors.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "simulate/plan.h"
+#include "topology/cluster.h"
+
+namespace dayzero::search {
+
+inline constexpr int kScenarioSchemaVersion = 1;
+
+enum class Objective { throughput_per_device, latency, fewest_devices };
+std::string_view objective_name(Objective o);
+
+struct Sla {
+  double max_ttft_s = 0;  // 0 = no limit
+  double max_tpot_s = 0;
+};
+
+// Limits of the search space; empty lists mean "every valid value".
+struct SpaceOverrides {
+  std::vector<int> device_counts;
+  std::vector<int> tp, pp, ep;
+  // "checkpoint", "bf16", "fp8", "int4", "experts-int4"; default: the checkpoint's
+  // precision, and fp8 for a 16-bit checkpoint on a device with FP8 (INT4 is opt-in).
+  std::vector<std::string> weight_dtypes;
+  std::vector<std::string> kv_dtypes;      // "bf16", "fp8"
+  std::vector<int64_t> batches;            // concurrent sequences
+  std::vector<double> resident_expert_fractions;  // 1 = all resident
+  bool tp_within_node = true;              // keep TP groups inside a node
+  int top = 10;                            // plans in the table
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::filesystem::path file;          // where it was read from
+  std::filesystem::path model_path;    // resolved (empty when inline)
+  std::string inline_config;           // config.json text given inline under "model"
+  std::filesystem::path cluster_path;  // resolved
+  simulate::Workload workload;         // batch = the most concurrent sequences to consider
+  double request_rate_per_s = 0;       // alternative to a fixed concurrency (0 = not given)
+  Sla sla;
+  Objective objective = Objective::throughput_per_device;
+  SpaceOverrides space;
+};
+
+// Reads a scenario file; model and cluster paths are resolved against its folder.
+Scenario load_scenario(const std::filesystem::path& file);
+
+// The model and cluster a scenario names, loaded (cluster devices from the
+// catalog in data_dir plus the scenario's own).
+model::Model load_scenario_model(const Scenario& s);
+
+}  // namespace dayzero::search

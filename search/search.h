@@ -1,0 +1,57 @@
+#pragma once
+// The plan search: every valid layout, precision, offload policy and batch for a
+// scenario, pruned by divisibility, costed in parallel by the simulator, then
+// filtered (fits, meets the SLA), ranked by the objective, with the Pareto front
+// of throughput per device against TPOT. Deterministic: the same scenario gives
+// the same result, whatever the number of threads.
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "search/scenario.h"
+#include "simulate/efficiency.h"
+#include "simulate/prediction.h"
+
+namespace dayzero::search {
+
+struct Evaluated {
+  simulate::Plan plan;
+  std::string weights;  // the weight-precision choice: checkpoint, bf16, fp8, int4, experts-int4
+  double resident_fraction = 1;
+  simulate::Prediction prediction;  // per stage (not per rank); no time when it does not fit
+  int64_t max_memory_bytes = 0;     // fullest rank's total
+  bool meets_sla = false;
+  std::string sla_miss;             // which limit it misses, when it fits but misses
+};
+
+struct SearchResult {
+  size_t candidates = 0;            // plans enumerated (all are evaluated)
+  double wall_s = 0;
+  int threads = 1;
+  std::vector<Evaluated> all;       // in enumeration order
+  std::vector<size_t> top;          // ranked indices into `all`: best plan per distinct layout
+  std::vector<std::string> reasons; // one per `top`
+  std::vector<size_t> pareto;       // indices into `all`, by increasing TPOT
+  std::vector<std::string> suggestions;  // when nothing is feasible: what would be
+  bool feasible() const { return !top.empty(); }
+};
+
+struct SearchOptions {
+  int threads = 0;  // 0 = every core
+  // Called from the calling thread about every 100 ms while the search runs.
+  std::function<void(size_t done, size_t total, double elapsed_s)> progress;
+};
+
+// The candidate plans of a scenario (valid by construction).
+std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c);
+
+SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
+                        const simulate::Efficiency& eff, const SearchOptions& opts = {});
+
+// The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16".
+std::string layout_name(const Evaluated& e);
+
+}  // namespace dayzero::search

@@ -1,0 +1,151 @@
+// The search space: layouts, precisions, offload policies and batches that divide
+// the model and the cluster.
+#include <algorithm>
+#include <cmath>
+
+#include "search/search.h"
+#include "simulate/plan_json.h"
+
+namespace dayzero::search {
+
+namespace {
+
+std::vector<int> powers_of_two_up_to(int n) {
+  std::vector<int> v;
+  for (int x = 1; x <= n; x *= 2) v.push_back(x);
+  return v;
+}
+
+std::vector<int> pick(const std::vector<int>& overrides, const std::vector<int>& defaults) {
+  if (overrides.empty()) return defaults;
+  std::vector<int> out;
+  for (int v : overrides)
+    if (std::find(defaults.begin(), defaults.end(), v) != defaults.end()) out.push_back(v);
+  return out;
+}
+
+std::vector<int> divisors_pow2(int n) {
+  std::vector<int> v;
+  for (int x = 1; x <= n; x *= 2)
+    if (n % x == 0) v.push_back(x);
+  return v;
+}
+
+// Weight choices worth trying for this model (the checkpoint's own, and the
+// conversions that change its bytes).
+std::vector<std::string> weight_choices(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+  if (!s.space.weight_dtypes.empty()) {
+    std::vector<std::string> v;
+    for (const auto& d : s.space.weight_dtypes)
+      if (d != "experts-int4" || m.config.is_moe()) v.push_back(d);
+    return v;
+  }
+  // By default the checkpoint's own precision, and FP8 for a 16-bit checkpoint on a
+  // device with an FP8 path. Lossier conversions (INT4) change the model's quality:
+  // a scenario opts in through search.weight_dtypes.
+  std::vector<std::string> v = {"checkpoint"};
+  if (m.config.quant.method == model::QuantMethod::none && c.device_spec().peak_flops_for("fp8") > 0) v.push_back("fp8");
+  return v;
+}
+
+void set_weights(simulate::Plan& p, const std::string& w) {
+  if (w == "experts-int4") {
+    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "checkpoint";
+    p.dtypes.experts = "int4";
+    return;
+  }
+  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = w;
+  p.dtypes.embedding = w == "int4" ? "checkpoint" : w;  // embeddings stay 16-bit under INT4
+}
+
+}  // namespace
+
+std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+  const auto& cfg = m.config;
+  const auto& sp = s.space;
+  const int total = static_cast<int>(c.num_devices());
+  const int per_node = static_cast<int>(c.devices_per_node());
+  std::vector<int> counts = powers_of_two_up_to(total);
+  if (counts.back() != total) counts.push_back(total);
+  counts = pick(sp.device_counts, counts);
+
+  const auto weights = weight_choices(s, m, c);
+  const std::vector<std::string> kvs = sp.kv_dtypes.empty() ? std::vector<std::string>{"bf16", "fp8"} : sp.kv_dtypes;
+  std::vector<double> fractions = sp.resident_expert_fractions;
+  if (fractions.empty()) fractions = cfg.is_moe() ? std::vector<double>{1, 0.5, 0.25, 0.125} : std::vector<double>{1};
+  if (!cfg.is_moe()) fractions = {1};
+
+  std::vector<Evaluated> out;
+  for (int n : counts) {
+    for (int pp : pick(sp.pp, divisors_pow2(n))) {
+      if (pp > cfg.num_layers) continue;
+      const int rps = n / pp;
+      for (int tp : pick(sp.tp, divisors_pow2(rps))) {
+        if (sp.tp_within_node && tp > per_node) continue;
+        if (cfg.num_heads % tp != 0) continue;
+        if (cfg.attention == model::AttentionKind::gqa && cfg.num_kv_heads % tp != 0 && tp % cfg.num_kv_heads != 0) continue;
+        if (cfg.intermediate_size > 0 && cfg.intermediate_size % tp != 0) continue;
+        const int dp = rps / tp;
+        std::vector<std::pair<int, int>> moe;  // (ep, moe tp), expert set not replicated
+        if (cfg.is_moe()) {
+          for (int ep : pick(sp.ep, divisors_pow2(rps))) {
+            const int moe_tp = rps / ep;
+            if (cfg.moe.num_experts % ep != 0 || cfg.moe.expert_intermediate % moe_tp != 0) continue;
+            if (sp.tp_within_node && moe_tp > per_node) continue;
+            moe.emplace_back(ep, moe_tp);
+          }
+        } else {
+          moe.emplace_back(1, 1);
+        }
+        for (const auto& [ep, moe_tp] : moe) {
+          // Batches: powers of two from one sequence per replica up to the scenario's
+          // concurrency (always including it).
+          std::vector<int64_t> batches;
+          const int64_t cap = s.workload.batch > 0 ? s.workload.batch : int64_t{1} << 16;
+          if (!sp.batches.empty()) {
+            for (int64_t b : sp.batches)
+              if (b >= dp) batches.push_back(b);
+          } else {
+            for (int64_t b = dp; b < cap; b *= 2) batches.push_back(b);
+            if (cap >= dp) batches.push_back(cap);
+          }
+          for (const auto& w : weights)
+            for (const auto& kv : kvs)
+              for (double frac : fractions)
+                for (int64_t batch : batches) {
+                  Evaluated e;
+                  auto& p = e.plan;
+                  p.model = m.config.source;
+                  p.cluster = c.name();
+                  p.pp = pp;
+                  p.attention = {tp, dp};
+                  p.moe = cfg.is_moe() ? simulate::MoeLayout{moe_tp, ep, 1} : simulate::MoeLayout{1, 1, rps};
+                  set_weights(p, w);
+                  p.dtypes.kv_cache = kv;
+                  if (frac < 1)
+                    p.offload.resident_experts = std::max<int64_t>(
+                        ep, static_cast<int64_t>(std::llround(frac * static_cast<double>(cfg.moe.num_experts))));
+                  p.workload = s.workload;
+                  p.workload.batch = batch;
+                  e.weights = w;
+                  e.resident_fraction = frac;
+                  out.push_back(std::move(e));
+                }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string layout_name(const Evaluated& e) {
+  const auto& p = e.plan;
+  std::string s = std::to_string(p.world_size()) + " dev: pp" + std::to_string(p.pp) + " tp" +
+                  std::to_string(p.attention.tp) + " dp" + std::to_string(p.attention.dp);
+  if (p.moe.ep > 1 || p.moe.tp > 1) s += " | ep" + std::to_string(p.moe.ep) + " etp" + std::to_string(p.moe.tp);
+  s += " | " + e.weights + " kv=" + p.dtypes.kv_cache;
+  if (p.offload.resident_experts >= 0) s += " hot=" + std::to_string(p.offload.resident_experts);
+  return s;
+}
+
+}  // namespace dayzero::search

@@ -1,0 +1,172 @@
+// The plan search: every returned plan divides and fits, the front is a true
+// Pareto front, results do not depend on the thread count, infeasible scenarios
+// say what would work.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "model/error.h"
+#include "search/search.h"
+#include "simulate/plan_json.h"
+#include "topology/device.h"
+
+namespace dayzero::search {
+namespace {
+
+struct Loaded {
+  Scenario s;
+  model::Model m;
+  topology::Cluster c;
+};
+
+Loaded load(const std::filesystem::path& file) {
+  Scenario s = load_scenario(file);
+  model::Model m = load_scenario_model(s);
+  auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
+  topology::Cluster c = topology::Cluster::load(s.cluster_path, catalog);
+  return {std::move(s), std::move(m), std::move(c)};
+}
+
+Loaded bundled(const std::string& name) { return load(std::string(DAYZERO_DATA_DIR) + "/" + name + ".json"); }
+
+std::filesystem::path write_scenario(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::path(DAYZERO_DATA_DIR);  // so relative model/cluster paths resolve
+  const auto file = std::filesystem::temp_directory_path() / ("dayzero_scn_" + std::to_string(::getpid()) + "_" + name + ".json");
+  std::string t = text;
+  for (const char* key : {"models/", "clusters/"}) {
+    for (size_t pos = t.find(std::string("\"") + key); pos != std::string::npos; pos = t.find(std::string("\"") + key, pos + 1))
+      t.insert(pos + 1, dir.string() + "/");
+  }
+  std::ofstream(file) << t;
+  return file;
+}
+
+bool dominates(const Evaluated& a, const Evaluated& b) {
+  const auto& x = a.prediction;
+  const auto& y = b.prediction;
+  return x.tpot_s <= y.tpot_s && x.throughput_tokens_per_s_per_device >= y.throughput_tokens_per_s_per_device &&
+         (x.tpot_s < y.tpot_s || x.throughput_tokens_per_s_per_device > y.throughput_tokens_per_s_per_device);
+}
+
+TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
+  for (const char* name : {"deepseek-v3-h200-2x8", "llama-3.1-70b-h100x8", "qwen3-30b-a3b-h100x1", "3t-moe-acc300-1x8"}) {
+    SCOPED_TRACE(name);
+    const Loaded l = bundled(name);
+    const SearchResult r = run_search(l.s, l.m, l.c, {});
+    ASSERT_TRUE(r.feasible());
+    std::vector<size_t> returned = r.top;
+    returned.insert(returned.end(), r.pareto.begin(), r.pareto.end());
+    for (size_t i : returned) {
+      const Evaluated& e = r.all[i];
+      EXPECT_NO_THROW(simulate::validate_plan(e.plan, l.m, l.c.num_devices(), "returned"));
+      EXPECT_TRUE(e.prediction.fits);
+      EXPECT_TRUE(e.meets_sla);
+      for (const auto& rank : e.prediction.ranks) EXPECT_LE(rank.total_bytes, rank.capacity_bytes);
+      if (l.s.sla.max_tpot_s > 0) {
+        EXPECT_LE(e.prediction.tpot_s, l.s.sla.max_tpot_s);
+      }
+    }
+    EXPECT_EQ(r.reasons.size(), r.top.size());
+  }
+}
+
+TEST(Search, ParetoFrontIsTrue) {
+  const Loaded l = bundled("deepseek-v3-h200-2x8");
+  const SearchResult r = run_search(l.s, l.m, l.c, {});
+  ASSERT_FALSE(r.pareto.empty());
+  std::vector<bool> on_front(r.all.size(), false);
+  for (size_t i : r.pareto) on_front[i] = true;
+  for (size_t i = 0; i < r.all.size(); ++i) {
+    if (!r.all[i].meets_sla) continue;
+    bool dominated = false;
+    for (size_t j = 0; j < r.all.size() && !dominated; ++j)
+      dominated = r.all[j].meets_sla && dominates(r.all[j], r.all[i]);
+    if (on_front[i]) {
+      EXPECT_FALSE(dominated) << "front plan " << i << " is dominated";
+    } else {
+      // Off the front: dominated, or a tie with a front plan on both axes.
+      bool tied = false;
+      for (size_t f : r.pareto)
+        tied = tied || (r.all[f].prediction.tpot_s == r.all[i].prediction.tpot_s &&
+                        r.all[f].prediction.throughput_tokens_per_s_per_device ==
+                            r.all[i].prediction.throughput_tokens_per_s_per_device);
+      EXPECT_TRUE(dominated || tied) << "plan " << i << " should be on the front";
+    }
+  }
+  for (size_t k = 1; k < r.pareto.size(); ++k)
+    EXPECT_LT(r.all[r.pareto[k - 1]].prediction.tpot_s, r.all[r.pareto[k]].prediction.tpot_s);
+}
+
+TEST(Search, SameResultWhateverTheThreads) {
+  const Loaded l = bundled("llama-3.1-70b-h100x8");
+  SearchOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const SearchResult a = run_search(l.s, l.m, l.c, {}, one);
+  const SearchResult b = run_search(l.s, l.m, l.c, {}, two);
+  ASSERT_EQ(a.all.size(), b.all.size());
+  EXPECT_EQ(a.top, b.top);
+  EXPECT_EQ(a.pareto, b.pareto);
+  EXPECT_EQ(a.reasons, b.reasons);
+  for (size_t i = 0; i < a.all.size(); ++i) EXPECT_EQ(a.all[i].prediction.tpot_s, b.all[i].prediction.tpot_s);
+}
+
+TEST(Search, UnmeetableSlaExplainsWhatWould) {
+  const auto file = write_scenario("sla", R"({"schema_version": 1, "model": "models/Llama-3.1-8B",
+      "cluster": "clusters/h100x8.json", "workload": {"input_len": 1024, "output_len": 128, "concurrency": 8},
+      "sla": {"max_tpot_s": 0.0001}})");
+  const Loaded l = load(file);
+  const SearchResult r = run_search(l.s, l.m, l.c, {});
+  EXPECT_FALSE(r.feasible());
+  ASSERT_GE(r.suggestions.size(), 2u);
+  EXPECT_NE(r.suggestions[0].find("no plan meets the SLA; the fastest decode is TPOT"), std::string::npos) << r.suggestions[0];
+  EXPECT_NE(r.suggestions.back().find("a looser SLA: max_tpot_s >="), std::string::npos) << r.suggestions.back();
+}
+
+TEST(Search, NothingFitsSuggestsMoreDevicesPrecisionOffload) {
+  const auto file = write_scenario("fit", R"({"schema_version": 1, "model": "models/DeepSeek-V3",
+      "cluster": "clusters/h100x1.json", "workload": {"input_len": 1024, "output_len": 128, "concurrency": 1}})");
+  const Loaded l = load(file);
+  const SearchResult r = run_search(l.s, l.m, l.c, {});
+  EXPECT_FALSE(r.feasible());
+  std::string all;
+  for (const auto& s : r.suggestions) all += s + "\n";
+  EXPECT_NE(all.find("nothing fits"), std::string::npos) << all;
+  EXPECT_NE(all.find("more devices: about"), std::string::npos) << all;
+  EXPECT_NE(all.find("lower precision"), std::string::npos) << all;
+  EXPECT_NE(all.find("offloading"), std::string::npos) << all;
+}
+
+std::string scenario_error(const std::string& text) {
+  try {
+    load_scenario(write_scenario("bad", text));
+  } catch (const model::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Scenario, BadScenariosNameTheField) {
+  const std::string ok_head = R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",)";
+  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "speed": 1})")
+                .find("field 'speed'"), std::string::npos);
+  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4, "qps": 3}})")
+                .find("field 'workload.qps'"), std::string::npos);
+  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 0, "output_len": 5, "concurrency": 4}})")
+                .find("'workload.input_len' = 0: must be positive"), std::string::npos);
+  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "sla": {"max_tpot_s": -1}})")
+                .find("sla.max_tpot_s"), std::string::npos);
+  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "objective": "cheapest"})")
+                .find("field 'objective'"), std::string::npos);
+  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "search": {"weight_dtypes": ["fp3"]}})")
+                .find("search.weight_dtypes"), std::string::npos);
+  EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": "models/NoSuchModel", "cluster": "clusters/h100x8.json",
+      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}})").find("field 'model'"), std::string::npos);
+  EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/nope.json",
+      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}})").find("field 'cluster'"), std::string::npos);
+  EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": )").find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dayzero::search
