@@ -7,20 +7,12 @@
 
 #include "model/checkpoint.h"
 #include "model/error.h"
+#include "model/random.h"
 #include "model/safetensors.h"
 
 namespace dayzero::model {
 
 namespace {
-
-// SplitMix64 (Steele, Lea, Flood 2014): a counter-based stream, so any element's
-// value is computable without generating the ones before it.
-uint64_t splitmix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 uint64_t hash_name(const std::string& s, uint64_t seed) {
   uint64_t h = 1469598103934665603ULL ^ seed;  // FNV-1a
@@ -48,7 +40,7 @@ struct Filler {
   uint64_t key;
 
   double value(int64_t i) const {
-    const double u = unit(splitmix(key + static_cast<uint64_t>(i)));
+    const double u = unit(splitmix64(key + static_cast<uint64_t>(i)));
     return norm ? 1.0 + 0.1 * u : kUniformHalfWidth * u;
   }
 
@@ -56,7 +48,7 @@ struct Filler {
     const int64_t esize = dtype_bits(dtype) / 8;
     for (size_t b = 0; b < out.size();) {
       const int64_t i = (offset + static_cast<int64_t>(b)) / esize;
-      const uint64_t r = splitmix(key + static_cast<uint64_t>(i));
+      const uint64_t r = splitmix64(key + static_cast<uint64_t>(i));
       unsigned char bytes[8] = {};
       switch (dtype) {
         case DType::f32: {

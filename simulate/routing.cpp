@@ -4,18 +4,11 @@
 #include <cmath>
 #include <numeric>
 
+#include "model/random.h"
 #include "simulate/plan.h"
 
 namespace dayzero::simulate {
 
-namespace {
-uint64_t splitmix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-}  // namespace
 
 Routing::Routing(int64_t num_experts, const Workload& w) {
   const auto E = static_cast<size_t>(num_experts);
@@ -32,7 +25,7 @@ Routing::Routing(int64_t num_experts, const Workload& w) {
     // Fisher-Yates with a counter-based generator: id of popularity rank r.
     std::vector<int64_t> id(E);
     std::iota(id.begin(), id.end(), 0);
-    for (size_t i = E - 1; i > 0; --i) std::swap(id[i], id[splitmix(w.routing_seed * 1000003 + i) % (i + 1)]);
+    for (size_t i = E - 1; i > 0; --i) std::swap(id[i], id[model::splitmix64(w.routing_seed * 1000003 + i) % (i + 1)]);
     for (size_t r = 0; r < E; ++r) {
       p_[id[r]] = 1.0 / std::pow(static_cast<double>(r + 1), w.routing_zipf_s);
       rank_of_[id[r]] = static_cast<int64_t>(r);
