@@ -50,6 +50,25 @@ struct MoeConfig {
   bool norm_topk_prob = false;
 };
 
+// Rotary position embedding: config.json `rope_theta` and `rope_scaling`. Defaults
+// follow transformers' modeling_rope_utils.py (ROPE_INIT_FUNCTIONS) for the keys a
+// config omits.
+struct RopeConfig {
+  std::string type = "default";  // rope_scaling.rope_type (legacy key: type): default, llama3, yarn, ...
+  double theta = 10000.0;        // rope_theta (family default when absent)
+  double factor = 1.0;           // context extension factor
+  int64_t original_max_position_embeddings = 0;  // 0: max_position_embeddings
+  double low_freq_factor = 1.0;   // llama3 (Llama 3.1 release value)
+  double high_freq_factor = 4.0;  // llama3 (Llama 3.1 release value)
+  double beta_fast = 32.0;        // yarn (YaRN paper default)
+  double beta_slow = 1.0;         // yarn (YaRN paper default)
+  double mscale = 0.0;            // yarn, DeepSeek; 0 = absent
+  double mscale_all_dim = 0.0;    // yarn, DeepSeek; 0 = absent
+  double attention_factor = 0.0;  // yarn: explicit cos/sin scale; 0 = derived from factor
+  bool truncate = true;           // yarn: round the correction range to whole dims
+  bool interleaved = false;       // rotate pairs (2i, 2i+1) (DeepSeek rope_interleave), else halves
+};
+
 enum class QuantMethod { none, fp8, mxfp4 };
 
 struct QuantConfig {
@@ -85,6 +104,8 @@ struct ModelConfig {
   bool attention_sinks = false;  // gpt-oss: one learned sink logit per head
   int64_t sliding_window = 0;    // tokens; 0 = none
   std::vector<LayerWindow> layer_windows;  // one per decoder layer
+
+  RopeConfig rope;
 
   MoeConfig moe;
   int64_t mtp_layers = 0;  // DeepSeek-V3 num_nextn_predict_layers

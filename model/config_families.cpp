@@ -11,6 +11,36 @@ namespace dayzero::model::detail {
 
 namespace {
 bool is_qwen(Family f) { return f == Family::qwen2 || f == Family::qwen3 || f == Family::qwen3_moe; }
+
+// rope_theta and rope_scaling. `theta_default`: the family config class's rope_theta.
+void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved_default) {
+  RopeConfig& r = c.rope;
+  r.theta = f.opt_double("rope_theta", theta_default);
+  if (r.theta <= 1.0) f.fail_value("rope_theta", std::to_string(r.theta), "must be greater than 1");
+  r.interleaved = f.opt_bool("rope_interleave", interleaved_default);
+  const nlohmann::json* s = f.opt_object("rope_scaling");
+  if (!s) return;
+  Fields sf(*s, f.file(), "rope_scaling.");
+  r.type = sf.opt_string("rope_type", sf.opt_string("type", "default"));
+  r.factor = sf.opt_double("factor", 1.0);
+  if (r.factor <= 0) sf.fail_value("factor", std::to_string(r.factor), "must be positive");
+  r.original_max_position_embeddings = sf.opt_int("original_max_position_embeddings", 0, 0);
+  r.low_freq_factor = sf.opt_double("low_freq_factor", r.low_freq_factor);
+  r.high_freq_factor = sf.opt_double("high_freq_factor", r.high_freq_factor);
+  r.beta_fast = sf.opt_double("beta_fast", r.beta_fast);
+  r.beta_slow = sf.opt_double("beta_slow", r.beta_slow);
+  r.mscale = sf.opt_double("mscale", 0.0);
+  r.mscale_all_dim = sf.opt_double("mscale_all_dim", 0.0);
+  r.attention_factor = sf.opt_double("attention_factor", 0.0);
+  r.truncate = sf.opt_bool("truncate", true);
+  if (r.type == "llama3") {
+    if (r.original_max_position_embeddings == 0)
+      sf.fail("original_max_position_embeddings", "llama3 rope scaling needs it");
+    if (r.high_freq_factor <= r.low_freq_factor)
+      sf.fail_value("high_freq_factor", std::to_string(r.high_freq_factor), "must exceed low_freq_factor");
+  }
+  if (r.original_max_position_embeddings == 0) r.original_max_position_embeddings = c.max_position_embeddings;
+}
 }  // namespace
 
 void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
@@ -44,6 +74,8 @@ void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
 
 void read_gqa_family(Fields& f, ModelConfig& c) {
   c.attention = AttentionKind::gqa;
+  // rope_theta defaults: MixtralConfig 1e6; LlamaConfig, MistralConfig, Qwen2/3(-MoE)Config 1e4.
+  read_rope(f, c, c.family == Family::mixtral ? 1e6 : 1e4, false);
   switch (c.family) {
     case Family::qwen2:  // Qwen2Attention: bias on q, k, v; none on o
       c.qkv_bias = true;
@@ -81,6 +113,8 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
 void read_deepseek(Fields& f, ModelConfig& c) {
   const bool v3 = c.family == Family::deepseek_v3;
   c.attention = AttentionKind::mla;
+  // DeepseekV3Config: rope_theta 1e4, rope_interleave true (pairs (2i, 2i+1), as DeepSeek's reference).
+  read_rope(f, c, 1e4, true);
   c.mla.q_lora_rank = f.maybe_int("q_lora_rank").value_or(0);
   c.mla.kv_lora_rank = f.req_int("kv_lora_rank");
   c.mla.qk_nope_head_dim = f.req_int("qk_nope_head_dim");
@@ -114,6 +148,7 @@ void read_deepseek(Fields& f, ModelConfig& c) {
 
 void read_gpt_oss(Fields& f, ModelConfig& c) {
   c.attention = AttentionKind::gqa;
+  read_rope(f, c, 150000.0, false);  // GptOssConfig: rope_theta 150000, half-rotation layout
   c.head_dim = f.opt_int("head_dim", 64);
   c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", true);
   c.attention_sinks = true;
