@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "executor/registry.h"
 #include "model/checkpoint.h"
 
 namespace dayzero::cli {
@@ -34,6 +35,30 @@ std::vector<std::string> describe(const std::vector<model::TensorMismatch>& ms) 
   return out;
 }
 
+nlohmann::json coverage_json(const std::vector<executor::OpCoverage>& cov) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& c : cov)
+    a.push_back({{"kind", model::op_kind_name(c.op.kind)}, {"variant", c.op.variant}, {"backends", c.backends}});
+  return a;
+}
+
+// Which backend runs each op variant the model needs. Informational: a gap does
+// not change the exit status, which is about the tensors.
+void print_coverage(std::ostream& out, const std::vector<executor::OpCoverage>& cov) {
+  out << "\nOperator coverage (backends:";
+  for (const auto& b : executor::backend_registry()) out << ' ' << b.name << (b.available ? "" : " [not built]");
+  out << ")\n  " << pad_right("op", 14) << pad_right("variant", 22) << "backends\n";
+  size_t gaps = 0;
+  for (const auto& c : cov) {
+    std::string names;
+    for (const auto& b : c.backends) names += (names.empty() ? "" : ", ") + b;
+    if (c.backends.empty()) ++gaps;
+    out << "  " << pad_right(std::string(model::op_kind_name(c.op.kind)), 14) << pad_right(c.op.variant, 22)
+        << (names.empty() ? "none   <- no backend implements it" : names) << '\n';
+  }
+  out << "  " << cov.size() - gaps << " of " << cov.size() << " op variants have a kernel\n";
+}
+
 nlohmann::json to_json(const model::CheckReport& r) {
   auto mismatches = [](const std::vector<model::TensorMismatch>& ms) {
     nlohmann::json a = nlohmann::json::array();
@@ -57,9 +82,12 @@ void run_check(const CheckOptions& o) {
   const auto dir = resolve_model_path(o.dir);
   const model::Model m = model::load_model(dir);
   const model::CheckReport r = model::check_checkpoint(m, dir);
+  const auto coverage = executor::op_coverage(m);
   std::ostringstream out;
   if (o.json) {
-    out << to_json(r).dump(2) << '\n';
+    nlohmann::json j = to_json(r);
+    j["op_coverage"] = coverage_json(coverage);
+    out << j.dump(2) << '\n';
   } else {
     out << m.config.display_family() << " checkpoint " << dir.string() << ": " << r.shards << " shard(s), "
         << with_commas(r.tensors_found) << " tensors found, " << with_commas(r.tensors_expected) << " expected\n";
@@ -76,6 +104,7 @@ void run_check(const CheckOptions& o) {
     list(out, "Unexpected tensors", r.unexpected);
     list(out, "Misshaped tensors", describe(r.misshaped));
     list(out, "Tensors with the wrong dtype", describe(r.wrong_dtype));
+    print_coverage(out, coverage);
     out << '\n' << (r.ok() ? "OK: the checkpoint matches the model" : "MISMATCH: see above") << '\n';
   }
   std::cout << out.str() << std::flush;
@@ -88,7 +117,8 @@ void add_check_command(CLI::App& app) {
   auto opts = std::make_shared<CheckOptions>();
   CLI::App* cmd = app.add_subcommand(
       "check", "Check a checkpoint directory against its config.json: missing, unexpected, misshaped and "
-               "wrong-dtype tensors, bytes per dtype (reads only the safetensors headers). Exit 2 on a mismatch");
+               "wrong-dtype tensors, bytes per dtype (reads only the safetensors headers), and which executor backends "
+               "implement each op the model needs. Exit 2 on a tensor mismatch");
   cmd->add_option("model_dir", opts->dir, "Directory with config.json and model.safetensors (or an index and shards)")
       ->required();
   cmd->add_flag("--json", opts->json, "Print one JSON object");

@@ -1,0 +1,96 @@
+#pragma once
+// The CPU backend's kernels: float32 compute, deterministic (fixed loop and
+// reduction order, single-threaded Eigen). Shapes are [tokens, features] unless
+// said otherwise. Each op kind has one function signature shared by its variants;
+// the registry (executor/registry.h) tables them by (op kind, variant).
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "executor/rope.h"
+#include "executor/tensor.h"
+#include "executor/weights.h"
+
+namespace dayzero::executor {
+
+// ---- embedding: rows of `table` ([vocab, hidden]) for each token.
+Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens);
+
+// ---- norm: RMSNorm over groups of weight.size() features (one group per row, or
+// per head for q_norm / k_norm): x * rsqrt(mean(x^2) + eps) * weight.
+void rms_norm(Tensor& x, std::span<const float> weight, double eps);
+
+// ---- gemm / expert_gemm: y = x W^T (+ bias) with W = matrix `index` of `w`
+// ([out, in]; [in, out] when w.input_major). `bias` has `out` values or is empty.
+Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias);
+// Any other storage: dequantized to float32 first, then the same product.
+Tensor linear_dequant(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias);
+
+// ---- activation: gated MLP on separate gate and up ([tokens, n] each).
+struct ActivationParams {
+  // gpt-oss GptOssExperts constants: alpha 1.702, limit = config swiglu_limit (7.0).
+  double alpha = 1.702;
+  double limit = 7.0;
+};
+Tensor swiglu(const Tensor& gate, const Tensor& up, const ActivationParams& p);  // silu(gate) * up
+// gpt-oss: gate clamped to <= limit, up to [-limit, limit]; (up + 1) * gate * sigmoid(alpha * gate).
+Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationParams& p);
+// gpt-oss's fused gate_up ([tokens, 2n]) is interleaved: gate = [..., 0::2], up = [..., 1::2].
+void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
+
+// ---- attention: causal softmax(q k^T * scale) v over a KV cache holding
+// positions 0..C-1 (k: [C, kv_heads * qk_dim], v: [C, kv_heads * v_dim]).
+// Query row t sits at q_positions[t] and sees cache entries j <= q_positions[t]
+// (and q_positions[t] - j < window when window > 0). Prefill passes many
+// queries, decode one. Query head h reads KV head h / (heads / kv_heads).
+struct AttentionParams {
+  int64_t heads = 0, kv_heads = 0, qk_dim = 0, v_dim = 0;
+  double scale = 0.0;
+  int64_t window = 0;             // sliding window in tokens; 0 = full
+  std::span<const float> sinks;   // gpt-oss: one logit per head joining the softmax denominator; empty = none
+};
+Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Tensor& k, const Tensor& v,
+                 const AttentionParams& p);
+
+// MLA (DeepSeek-V2/V3): q [T, heads * (nope + rope)] with its rope part rotated;
+// the cache holds the normalized latent [C, kv_lora_rank] and the rotated shared
+// rope key [C, rope]; kv_b ([heads * (nope + v), kv_lora_rank]) expands the latent
+// into per-head k_nope and v. Keys are [k_nope_h, k_rope].
+struct MlaParams {
+  int64_t heads = 0, nope_dim = 0, rope_dim = 0, kv_lora_rank = 0, v_dim = 0;
+  double scale = 0.0;  // see mla_softmax_scale
+};
+Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const Tensor& latent,
+                     const Tensor& k_rope, const StoredWeight& kv_b, const MlaParams& p);
+// (nope + rope)^-0.5, times yarn_mscale(factor, mscale_all_dim)^2 under rope
+// scaling with mscale_all_dim set (DeepSeek-V3 reference attention).
+double mla_softmax_scale(const model::ModelConfig& c);
+
+// ---- router: top-k experts per token from router logits [tokens, experts].
+struct RouterParams {
+  int64_t top_k = 0;
+  bool normalize = false;             // renormalize the selected weights to sum 1
+  int64_t n_group = 1, topk_group = 1;  // DeepSeek group-limited selection
+  double routed_scaling_factor = 1.0;
+  std::span<const float> correction_bias;  // DeepSeek e_score_correction_bias (selection only)
+};
+struct Routing {
+  int64_t tokens = 0, top_k = 0;
+  std::vector<int64_t> experts;  // [tokens * top_k], best first
+  std::vector<float> weights;    // [tokens * top_k]
+};
+// Softmax over all experts, top-k, optional renormalization (Mixtral, Qwen3-MoE).
+Routing route_softmax_topk(const Tensor& logits, const RouterParams& p);
+// gpt-oss: top-k of the logits, softmax over the selected k.
+Routing route_topk_softmax(const Tensor& logits, const RouterParams& p);
+// DeepSeek-V3 noaux_tc: sigmoid scores; selection on scores + bias, limited to the
+// topk_group groups with the largest sum of their top-2; weights from the
+// unbiased scores, normalized if asked, times routed_scaling_factor.
+Routing route_sigmoid_group_topk(const Tensor& logits, const RouterParams& p);
+// Ties everywhere go to the lower index.
+
+// ---- moe_combine: out[rows[i]] += weights[i] * expert_out[i].
+void moe_combine(Tensor& out, const Tensor& expert_out, std::span<const int64_t> rows, std::span<const float> weights);
+
+}  // namespace dayzero::executor

@@ -1,0 +1,106 @@
+#pragma once
+// The op registry (ggml-style): each backend has one table of the kernels it
+// implements, keyed by (op kind, variant). The same table dispatches the kernels
+// and lists what the backend supports, so coverage (`dayzero check`) and
+// execution cannot disagree. A model's needs come from its op inventory.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "executor/kernels.h"
+#include "model/model.h"
+
+namespace dayzero::executor {
+
+// An op kind with the variant that selects its kernel, e.g. attention "gqa+sinks",
+// rope "yarn", gemm "fp8_block" (gemm / expert_gemm variants are weight storages).
+struct OpVariant {
+  model::OpKind kind = model::OpKind::gemm;
+  std::string variant;
+  auto operator<=>(const OpVariant&) const = default;
+  std::string to_string() const;  // "attention:gqa+sinks"
+};
+
+// FLOPs and bytes one call of a kernel costs. `bytes`: weights read (as stored,
+// scales included), activations read and written, KV cache read.
+struct OpCost {
+  int64_t flops = 0;
+  int64_t bytes = 0;
+};
+struct CostShape {
+  int64_t tokens = 1;          // rows processed (queries for attention)
+  int64_t context = 0;         // attention: cached tokens each query sees
+  int64_t act_elem_bytes = 4;  // activations and KV cache (float32 on the CPU backend)
+};
+// The op inventory's formulas (model::Op, AttentionShape) applied to a call.
+OpCost op_cost(const model::Op& op, const CostShape& s);
+// MLA as the CPU kernel runs it: op_cost plus expanding the context's latent with kv_b_proj.
+OpCost mla_cost(const model::Op& op, const CostShape& s);
+using CostFn = OpCost (*)(const model::Op&, const CostShape&);
+
+using EmbeddingFn = Tensor (*)(const StoredWeight&, std::span<const int64_t>);
+using NormFn = void (*)(Tensor&, std::span<const float>, double);
+using GemmFn = Tensor (*)(const Tensor&, const StoredWeight&, int64_t, std::span<const float>);
+using AttentionFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const Tensor&, const Tensor&,
+                               const AttentionParams&);
+using MlaFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const Tensor&, const Tensor&, const StoredWeight&,
+                         const MlaParams&);
+using ActivationFn = Tensor (*)(const Tensor&, const Tensor&, const ActivationParams&);
+using RouterFn = Routing (*)(const Tensor&, const RouterParams&);
+using CombineFn = void (*)(Tensor&, const Tensor&, std::span<const int64_t>, std::span<const float>);
+using KernelFn = std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn,
+                              CombineFn>;
+
+struct KernelEntry {
+  model::OpKind kind;
+  std::string_view variant;
+  KernelFn fn;
+  CostFn cost;
+};
+
+// The CPU backend's kernel table.
+std::span<const KernelEntry> cpu_kernel_table();
+
+// The table's entry for (kind, variant); throws std::runtime_error naming the
+// backend and op when it has none.
+const KernelEntry& find_kernel(std::span<const KernelEntry> table, std::string_view backend, model::OpKind kind,
+                               std::string_view variant);
+// The CPU kernel of (kind, variant) as its function type.
+template <class Fn>
+Fn cpu_kernel(model::OpKind kind, std::string_view variant) {
+  const KernelEntry& e = find_kernel(cpu_kernel_table(), "cpu", kind, variant);
+  if (const Fn* f = std::get_if<Fn>(&e.fn)) return *f;
+  throw std::logic_error("cpu kernel " + OpVariant{kind, std::string(variant)}.to_string() +
+                         " has another signature than asked for");
+}
+
+struct BackendInfo {
+  std::string name;
+  bool available = false;   // built into this binary
+  std::vector<OpVariant> ops;  // from its kernel table
+  bool supports(const OpVariant& op) const;
+};
+// All backends DayZero knows: "cpu" (built) and "cuda" (not built yet: no kernels).
+const std::vector<BackendInfo>& backend_registry();
+
+// Variant names of the model's ops.
+std::string storage_variant(const model::StorageFormat& f);  // "f32", "bf16", "fp8_block", "mxfp4", ...
+std::string attention_variant(const model::AttentionShape& a);  // "gqa", "gqa+sliding+sinks", "mla"
+std::string router_variant(const model::ModelConfig& c);
+// The op variant of one op of the model (throws if a gemm's weight is unknown).
+OpVariant op_variant(const model::Model& m, const model::Op& op);
+// Every op variant the model needs (pre ops, layers incl. MTP, post ops), in kind
+// order, each once.
+std::vector<OpVariant> required_ops(const model::Model& m);
+
+struct OpCoverage {
+  OpVariant op;
+  std::vector<std::string> backends;  // backends whose kernel table implements it
+};
+std::vector<OpCoverage> op_coverage(const model::Model& m);
+
+}  // namespace dayzero::executor

@@ -1,0 +1,184 @@
+#include "executor/weights.h"
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace dayzero::executor {
+
+namespace {
+
+// E2M1 code -> value (OCP Microscaling Formats spec v1.0, table of FP4 E2M1; the
+// same table as transformers' integrations/mxfp4.py FP4_VALUES and OpenAI's
+// gpt_oss/torch/weights.py): codes 0-7 positive, 8-15 the negatives.
+constexpr std::array<float, 16> kE2M1Values = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
+                                               -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+constexpr int kE8M0Bias = 127;  // OCP MX spec: E8M0 scale = 2^(bits - 127)
+constexpr int kFp8E4M3Bias = 7;
+constexpr int64_t kMxfp4BytesPerBlock = model::kMxfp4BlockElems / 2;  // two E2M1 values per byte
+
+template <class T>
+T load(std::span<const std::byte> bytes, int64_t index) {
+  T v;
+  std::memcpy(&v, bytes.data() + index * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+
+[[noreturn]] void fail(const std::string& file, const std::string& tensor, const std::string& problem) {
+  throw std::runtime_error(file + ": tensor '" + tensor + "': " + problem);
+}
+
+}  // namespace
+
+float bf16_to_float(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+float f16_to_float(uint16_t bits) {
+  const int sign = (bits >> 15) & 1, exp = (bits >> 10) & 0x1F, mant = bits & 0x3FF;
+  float v;
+  if (exp == 0) v = std::ldexp(static_cast<float>(mant), -24);  // subnormal: mant * 2^-14 / 2^10
+  else if (exp == 31) v = mant ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else v = std::ldexp(static_cast<float>(mant + 1024), exp - 25);  // (1 + mant/2^10) * 2^(exp-15)
+  return sign ? -v : v;
+}
+
+float fp8_e4m3_to_float(uint8_t bits) {
+  const int sign = (bits >> 7) & 1, exp = (bits >> 3) & 0xF, mant = bits & 0x7;
+  float v;
+  if (exp == 0xF && mant == 0x7) v = std::numeric_limits<float>::quiet_NaN();
+  else if (exp == 0) v = std::ldexp(static_cast<float>(mant), 1 - kFp8E4M3Bias - 3);  // mant/8 * 2^-6
+  else v = std::ldexp(static_cast<float>(mant + 8), exp - kFp8E4M3Bias - 3);       // (1 + mant/8) * 2^(exp-7)
+  return sign ? -v : v;
+}
+
+float e2m1_to_float(uint8_t nibble) { return kE2M1Values[nibble & 0xF]; }
+
+float e8m0_to_float(uint8_t bits) {
+  if (bits == 0xFF) return std::numeric_limits<float>::quiet_NaN();
+  return std::ldexp(1.0f, static_cast<int>(bits) - kE8M0Bias);
+}
+
+int64_t StoredWeight::matrices() const {
+  int64_t n = 1;
+  for (size_t i = 0; i + 2 < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& name, int64_t fp8_block_rows,
+                         int64_t fp8_block_cols) {
+  const std::string fname = "safetensors file";
+  StoredWeight w;
+  w.name = name;
+  if (const model::TensorInfo* t = file.find(name)) {
+    w.shape = t->shape;
+    w.data = file.data(*t);
+    w.dtype = t->dtype;
+    switch (t->dtype) {
+      case model::DType::f32:
+      case model::DType::bf16:
+      case model::DType::f16: return w;
+      case model::DType::f8_e4m3: break;
+      default:
+        fail(fname, name, "dtype " + std::string(model::dtype_name(t->dtype)) + " is not one the CPU backend reads");
+    }
+    const model::TensorInfo* s = file.find(name + "_scale_inv");
+    if (!s) fail(fname, name, "F8_E4M3 weight without '" + name + "_scale_inv'");
+    if (s->dtype != model::DType::f32) fail(fname, name + "_scale_inv", "expected F32 block scales");
+    if (w.shape.size() < 2) fail(fname, name, "FP8 block scaling needs a matrix");
+    w.kind = model::StorageKind::fp8_block;
+    w.block_rows = fp8_block_rows;
+    w.block_cols = fp8_block_cols;
+    std::vector<int64_t> expect(w.shape.begin(), w.shape.end() - 2);
+    expect.push_back(model::ceil_div(w.rows(), fp8_block_rows));
+    expect.push_back(model::ceil_div(w.cols(), fp8_block_cols));
+    if (s->shape != expect)
+      fail(fname, name + "_scale_inv", "shape " + shape_string(s->shape) + ", expected " + shape_string(expect) +
+                                           " for " + std::to_string(fp8_block_rows) + "x" +
+                                           std::to_string(fp8_block_cols) + " blocks");
+    w.scales = file.data(*s);
+    return w;
+  }
+  const model::TensorInfo* b = file.find(name + "_blocks");
+  const model::TensorInfo* s = file.find(name + "_scales");
+  if (!b || !s) fail(fname, name, "not found (neither the tensor nor MXFP4 _blocks/_scales)");
+  if (b->dtype != model::DType::u8 || s->dtype != model::DType::u8)
+    fail(fname, name, "MXFP4 _blocks and _scales must be U8");
+  if (b->shape.size() < 3 || b->shape.back() != kMxfp4BytesPerBlock)
+    fail(fname, name + "_blocks", "shape " + shape_string(b->shape) + " is not [.., rows, cols/32, 16]");
+  if (std::vector<int64_t>(b->shape.begin(), b->shape.end() - 1) != s->shape)
+    fail(fname, name + "_scales", "shape " + shape_string(s->shape) + " does not match the blocks " +
+                                      shape_string(b->shape));
+  w.kind = model::StorageKind::mxfp4;
+  w.dtype = model::DType::u8;
+  w.shape.assign(b->shape.begin(), b->shape.end() - 2);
+  w.shape.push_back(b->shape[b->shape.size() - 2] * model::kMxfp4BlockElems);
+  w.data = file.data(*b);
+  w.scales = file.data(*s);
+  return w;
+}
+
+void dequantize_row(const StoredWeight& w, int64_t index, int64_t row, std::span<float> out) {
+  const int64_t R = w.rows(), C = w.cols();
+  if (index < 0 || index >= w.matrices() || row < 0 || row >= R || static_cast<int64_t>(out.size()) != C)
+    throw std::out_of_range("weight '" + w.name + "': row " + std::to_string(row) + " of matrix " +
+                            std::to_string(index) + " is outside " + shape_string(w.shape));
+  const int64_t first = (index * R + row) * C;  // element index of the row's first value
+  switch (w.kind) {
+    case model::StorageKind::plain:
+      for (int64_t j = 0; j < C; ++j) {
+        if (w.dtype == model::DType::f32) out[j] = load<float>(w.data, first + j);
+        else if (w.dtype == model::DType::bf16) out[j] = bf16_to_float(load<uint16_t>(w.data, first + j));
+        else if (w.dtype == model::DType::f16) out[j] = f16_to_float(load<uint16_t>(w.data, first + j));
+        else throw std::runtime_error("weight '" + w.name + "': unsupported plain dtype");
+      }
+      return;
+    case model::StorageKind::fp8_block: {
+      const int64_t sr = model::ceil_div(R, w.block_rows), sc = model::ceil_div(C, w.block_cols);
+      const int64_t srow = (index * sr + row / w.block_rows) * sc;
+      for (int64_t j = 0; j < C; ++j) {
+        const float code = fp8_e4m3_to_float(static_cast<uint8_t>(w.data[first + j]));
+        out[j] = code * load<float>(w.scales, srow + j / w.block_cols);  // value = fp8 * scale_inv
+      }
+      return;
+    }
+    case model::StorageKind::mxfp4: {
+      const int64_t G = C / model::kMxfp4BlockElems;
+      const int64_t block0 = (index * R + row) * G;
+      for (int64_t g = 0; g < G; ++g) {
+        const float scale = e8m0_to_float(static_cast<uint8_t>(w.scales[block0 + g]));
+        for (int64_t b = 0; b < kMxfp4BytesPerBlock; ++b) {
+          const auto byte = static_cast<uint8_t>(w.data[(block0 + g) * kMxfp4BytesPerBlock + b]);
+          // Low nibble first: element 2b is bits 0-3, element 2b+1 bits 4-7.
+          out[g * model::kMxfp4BlockElems + 2 * b] = e2m1_to_float(byte & 0xF) * scale;
+          out[g * model::kMxfp4BlockElems + 2 * b + 1] = e2m1_to_float(byte >> 4) * scale;
+        }
+      }
+      return;
+    }
+    default: throw std::runtime_error("weight '" + w.name + "': storage format not supported by the CPU backend");
+  }
+}
+
+Tensor dequantize_matrix(const StoredWeight& w, int64_t index) {
+  Tensor t({w.rows(), w.cols()});
+  for (int64_t r = 0; r < w.rows(); ++r)
+    dequantize_row(w, index, r, std::span<float>(t.row(r), static_cast<size_t>(w.cols())));
+  return t;
+}
+
+Tensor dequantize(const StoredWeight& w) {
+  Tensor t(w.shape);
+  const int64_t per = w.rows() * w.cols();
+  for (int64_t m = 0; m < w.matrices(); ++m)
+    for (int64_t r = 0; r < w.rows(); ++r)
+      dequantize_row(w, m, r, std::span<float>(t.data.data() + m * per + r * w.cols(), static_cast<size_t>(w.cols())));
+  return t;
+}
+
+}  // namespace dayzero::executor

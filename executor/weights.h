@@ -1,0 +1,60 @@
+#pragma once
+// Weights as a checkpoint stores them (views into memory-mapped safetensors
+// bytes, never copied) and their dequantization to float32: F32, BF16, F16,
+// FP8 E4M3 with block `weight_scale_inv`, and MXFP4 (E2M1 values, E8M0 scales).
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "executor/tensor.h"
+#include "model/dtype.h"
+#include "model/safetensors.h"
+
+namespace dayzero::executor {
+
+// Scalar decoders.
+float bf16_to_float(uint16_t bits);
+float f16_to_float(uint16_t bits);  // IEEE 754 binary16
+// OCP FP8 E4M3 ("fn": no infinities; S.1111.111 is NaN; bias 7; max 448).
+float fp8_e4m3_to_float(uint8_t bits);
+// OCP MX E2M1 (bias 1): the 16 codes are 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives (bit 3 = sign).
+float e2m1_to_float(uint8_t nibble);
+// OCP MX E8M0 scale: 2^(bits - 127); 0xFF is NaN.
+float e8m0_to_float(uint8_t bits);
+
+// A weight as stored. `shape` is the logical shape [.., rows, cols] (one matrix
+// per leading index, e.g. per expert of a fused tensor).
+struct StoredWeight {
+  std::string name;
+  model::StorageKind kind = model::StorageKind::plain;
+  model::DType dtype = model::DType::f32;  // plain: element type
+  std::vector<int64_t> shape;
+  std::span<const std::byte> data;    // elements; FP8 codes; MXFP4 blocks [.., rows, cols/32, 16]
+  std::span<const std::byte> scales;  // FP8: F32 scale_inv [.., ceil(rows/br), ceil(cols/bc)]; MXFP4: E8M0 [.., rows, cols/32]
+  int64_t block_rows = model::kFp8DefaultBlock;
+  int64_t block_cols = model::kFp8DefaultBlock;
+  bool input_major = false;  // matrices are [in, out] (gpt-oss unquantized experts), not [out, in]
+
+  int64_t rows() const { return shape.size() >= 2 ? shape[shape.size() - 2] : 1; }
+  int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
+  int64_t matrices() const;  // product of the leading dims
+};
+
+// Finds `name` in a file: a plain or FP8 tensor (with `<name>_scale_inv`), or an
+// MXFP4 pair `<name>_blocks` + `<name>_scales`. Validates sizes; throws
+// std::runtime_error naming the file and tensor.
+StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& name,
+                         int64_t fp8_block_rows = model::kFp8DefaultBlock,
+                         int64_t fp8_block_cols = model::kFp8DefaultBlock);
+
+// Dequantizes matrix `index` (of matrices()) to float32 [rows, cols], as stored.
+Tensor dequantize_matrix(const StoredWeight& w, int64_t index = 0);
+// Dequantizes the whole weight to its logical shape.
+Tensor dequantize(const StoredWeight& w);
+// One row of matrix `index` into `out` (cols() values).
+void dequantize_row(const StoredWeight& w, int64_t index, int64_t row, std::span<float> out);
+
+}  // namespace dayzero::executor

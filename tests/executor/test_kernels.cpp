@@ -1,0 +1,208 @@
+// Dense and attention kernels against naive loops written here, and hand cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "executor/kernels.h"
+#include "helpers.h"
+
+namespace dayzero::executor {
+namespace {
+using testing::f32_weight;
+using testing::random_tensor;
+
+void expect_close(const Tensor& a, const Tensor& b, double tol) {
+  ASSERT_EQ(a.shape, b.shape);
+  for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data[i], b.data[i], tol) << "element " << i;
+}
+
+TEST(Kernels, EmbeddingGathersRows) {
+  const Tensor table = random_tensor({5, 3}, 1);
+  const Tensor e = embedding(f32_weight(table), std::vector<int64_t>{4, 0, 4});
+  EXPECT_EQ(std::vector<float>(e.row(0), e.row(0) + 3), std::vector<float>(table.row(4), table.row(4) + 3));
+  EXPECT_EQ(std::vector<float>(e.row(1), e.row(1) + 3), std::vector<float>(table.row(0), table.row(0) + 3));
+  EXPECT_THROW(embedding(f32_weight(table), std::vector<int64_t>{5}), std::out_of_range);
+}
+
+TEST(Kernels, RmsNormHandCaseAndPerHead) {
+  // x = [3, 4]: mean(x^2) = 12.5, rsqrt(12.5) = 0.282843; weight [1, 2] -> [0.848528, 2.262742].
+  Tensor x({1, 2}, {3, 4});
+  rms_norm(x, std::vector<float>{1, 2}, 0.0);
+  EXPECT_NEAR(x.data[0], 0.848528, 1e-6);
+  EXPECT_NEAR(x.data[1], 2.262742, 1e-6);
+  // Per head (q_norm): a [1, 4] row is two heads of 2, each normalized on its own.
+  Tensor h({1, 4}, {3, 4, 1, 1});
+  rms_norm(h, std::vector<float>{1, 1}, 0.0);
+  EXPECT_NEAR(h.data[1], 4 / std::sqrt(12.5), 1e-6);
+  EXPECT_NEAR(h.data[2], 1.0, 1e-6);  // [1, 1]: rms 1
+}
+
+TEST(Kernels, LinearMatchesNaiveLoop) {
+  const Tensor x = random_tensor({3, 5}, 2), w = random_tensor({4, 5}, 3), b = random_tensor({4}, 4);
+  Tensor ref({3, 4});
+  for (int t = 0; t < 3; ++t)
+    for (int o = 0; o < 4; ++o) {
+      double s = b.data[o];
+      for (int i = 0; i < 5; ++i) s += x.row(t)[i] * w.row(o)[i];
+      ref.row(t)[o] = static_cast<float>(s);
+    }
+  expect_close(linear_f32(x, f32_weight(w), 0, b.data), ref, 1e-5);
+  expect_close(linear_dequant(x, f32_weight(w), 0, b.data), ref, 1e-5);
+  // Input-major storage ([in, out], gpt-oss experts) of the same matrix gives the same product.
+  Tensor wt({5, 4});
+  for (int o = 0; o < 4; ++o)
+    for (int i = 0; i < 5; ++i) wt.row(i)[o] = w.row(o)[i];
+  StoredWeight sw = f32_weight(wt);
+  sw.input_major = true;
+  expect_close(linear_f32(x, sw, 0, b.data), ref, 1e-5);
+  // Matrix 1 of a stacked [2, 4, 5] expert tensor.
+  Tensor stacked({2, 4, 5});
+  std::copy(w.data.begin(), w.data.end(), stacked.data.begin() + 20);
+  expect_close(linear_f32(x, f32_weight(stacked), 1, b.data), ref, 1e-5);
+  EXPECT_THROW(linear_f32(random_tensor({3, 4}, 5), f32_weight(w), 0, {}), std::invalid_argument);
+}
+
+TEST(Kernels, SwigluAndClampedVariant) {
+  const ActivationParams p;  // alpha 1.702, limit 7
+  // silu(1) * 2 = 1 / (1 + e^-1) * 2 = 0.731059 * 2 = 1.462117
+  Tensor out = swiglu(Tensor({1, 1}, {1}), Tensor({1, 1}, {2}), p);
+  EXPECT_NEAR(out.data[0], 1.462117, 1e-6);
+  // gpt-oss: gate 10 -> clamped to 7; up 9 -> 7; (7 + 1) * 7 * sigmoid(1.702 * 7) = 56 * 0.99999339 = 55.99963
+  out = swiglu_clamped(Tensor({1, 1}, {10}), Tensor({1, 1}, {9}), p);
+  EXPECT_NEAR(out.data[0], 56.0 / (1.0 + std::exp(-1.702 * 7.0)), 1e-4);
+  // gate -1 (not clamped below), up -20 -> -7: (-7 + 1) * (-1) * sigmoid(-1.702) = 6 * 0.154207 = 0.925244
+  out = swiglu_clamped(Tensor({1, 1}, {-1}), Tensor({1, 1}, {-20}), p);
+  EXPECT_NEAR(out.data[0], 6.0 / (1.0 + std::exp(1.702)), 1e-6);
+  Tensor gate, up;
+  deinterleave_gate_up(Tensor({1, 4}, {1, 2, 3, 4}), gate, up);
+  EXPECT_EQ(gate.data, (std::vector<float>{1, 3}));  // [..., ::2]
+  EXPECT_EQ(up.data, (std::vector<float>{2, 4}));    // [..., 1::2]
+}
+
+// softmax(q k^T * scale + mask) v with an explicit mask, over all C keys.
+Tensor naive_attention(const Tensor& q, const std::vector<int64_t>& pos, const Tensor& k, const Tensor& v,
+                       const AttentionParams& p) {
+  Tensor out({q.rows(), p.heads * p.v_dim});
+  const int64_t group = p.heads / p.kv_heads;
+  for (int64_t t = 0; t < q.rows(); ++t)
+    for (int64_t h = 0; h < p.heads; ++h) {
+      std::vector<double> s(static_cast<size_t>(k.rows()), -std::numeric_limits<double>::infinity());
+      for (int64_t j = 0; j < k.rows(); ++j) {
+        const bool visible = j <= pos[t] && (p.window == 0 || pos[t] - j < p.window);
+        if (!visible) continue;
+        double d = 0;
+        for (int64_t i = 0; i < p.qk_dim; ++i) d += q.row(t)[h * p.qk_dim + i] * k.row(j)[(h / group) * p.qk_dim + i];
+        s[j] = d * p.scale;
+      }
+      double denom = p.sinks.empty() ? 0.0 : std::exp(p.sinks[h]);
+      for (double x : s) denom += std::exp(x);
+      for (int64_t i = 0; i < p.v_dim; ++i) {
+        double acc = 0;
+        for (int64_t j = 0; j < k.rows(); ++j) acc += std::exp(s[j]) / denom * v.row(j)[(h / group) * p.v_dim + i];
+        out.row(t)[h * p.v_dim + i] = static_cast<float>(acc);
+      }
+    }
+  return out;
+}
+
+TEST(Kernels, AttentionPrefillDecodeGqaWindowSinks) {
+  AttentionParams p;
+  p.heads = 4;
+  p.kv_heads = 2;
+  p.qk_dim = 3;
+  p.v_dim = 2;
+  p.scale = 1.0 / std::sqrt(3.0);
+  const int64_t T = 6;
+  const Tensor q = random_tensor({T, 12}, 10), k = random_tensor({T, 6}, 11), v = random_tensor({T, 4}, 12);
+  const std::vector<int64_t> pos = {0, 1, 2, 3, 4, 5};
+  const std::vector<float> sinks = {0.5f, -1.0f, 2.0f, 0.0f};
+  for (int64_t window : {0, 2}) {
+    for (bool with_sinks : {false, true}) {
+      p.window = window;
+      p.sinks = with_sinks ? std::span<const float>(sinks) : std::span<const float>();
+      const Tensor prefill = attention(q, pos, k, v, p);
+      expect_close(prefill, naive_attention(q, pos, k, v, p), 1e-6);
+      // Decode: the last query alone over the same cache gives the prefill's last row.
+      Tensor q1({1, 12});
+      std::copy(q.row(T - 1), q.row(T - 1) + 12, q1.data.begin());
+      const Tensor d = attention(q1, std::vector<int64_t>{T - 1}, k, v, p);
+      for (int i = 0; i < 8; ++i) EXPECT_EQ(d.data[i], prefill.row(T - 1)[i]);
+    }
+  }
+}
+
+TEST(Kernels, AttentionHandCases) {
+  AttentionParams p;
+  p.heads = p.kv_heads = 1;
+  p.qk_dim = 1;
+  p.v_dim = 1;
+  p.scale = 1.0;
+  const Tensor q({2, 1}, {0, 0}), k({2, 1}, {1, 1}), v({2, 1}, {2, 4});
+  const std::vector<int64_t> pos = {0, 1};
+  // Scores all 0: query 1 averages v0 and v1 = 3; query 0 sees only v0 = 2.
+  Tensor o = attention(q, pos, k, v, p);
+  EXPECT_FLOAT_EQ(o.data[0], 2.0f);
+  EXPECT_FLOAT_EQ(o.data[1], 3.0f);
+  // Window 1: each query sees only itself.
+  p.window = 1;
+  o = attention(q, pos, k, v, p);
+  EXPECT_FLOAT_EQ(o.data[1], 4.0f);
+  // A sink of logit 0 adds e^0 to the denominator: query 0 -> 2 * e^0 / (e^0 + e^0) = 1.
+  p.window = 0;
+  const std::vector<float> sink = {0.0f};
+  p.sinks = sink;
+  o = attention(q, pos, k, v, p);
+  EXPECT_FLOAT_EQ(o.data[0], 1.0f);
+  EXPECT_FLOAT_EQ(o.data[1], 2.0f);  // (2 + 4) / 3
+}
+
+TEST(Kernels, MlaMatchesNaiveExpansion) {
+  MlaParams p;
+  p.heads = 2;
+  p.nope_dim = 3;
+  p.rope_dim = 2;
+  p.kv_lora_rank = 4;
+  p.v_dim = 3;
+  p.scale = 0.37;
+  const int64_t T = 4;
+  const Tensor q = random_tensor({T, 10}, 20), latent = random_tensor({T, 4}, 21), k_rope = random_tensor({T, 2}, 22);
+  const Tensor kv_b = random_tensor({12, 4}, 23);  // [heads * (nope + v), rank]
+  const std::vector<int64_t> pos = {0, 1, 2, 3};
+  const Tensor out = mla_attention(q, pos, latent, k_rope, f32_weight(kv_b), p);
+  // Naive: per head, k_j = [kv_b_nope_h latent_j, k_rope_j], v_j = kv_b_v_h latent_j.
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < 2; ++h) {
+      std::vector<double> s, vals;
+      for (int64_t j = 0; j <= t; ++j) {
+        double d = 0;
+        for (int64_t i = 0; i < 3; ++i) {
+          double kn = 0;
+          for (int64_t r = 0; r < 4; ++r) kn += kv_b.row(h * 6 + i)[r] * latent.row(j)[r];
+          d += q.row(t)[h * 5 + i] * kn;
+        }
+        for (int64_t i = 0; i < 2; ++i) d += q.row(t)[h * 5 + 3 + i] * k_rope.row(j)[i];
+        s.push_back(std::exp(d * p.scale));
+      }
+      double denom = 0;
+      for (double x : s) denom += x;
+      for (int64_t i = 0; i < 3; ++i) {
+        double acc = 0;
+        for (int64_t j = 0; j <= t; ++j) {
+          double vv = 0;
+          for (int64_t r = 0; r < 4; ++r) vv += kv_b.row(h * 6 + 3 + i)[r] * latent.row(j)[r];
+          acc += s[j] / denom * vv;
+        }
+        EXPECT_NEAR(out.row(t)[h * 3 + i], acc, 1e-5);
+      }
+    }
+}
+
+TEST(Kernels, MoeCombineWeightedSum) {
+  Tensor out({2, 2});
+  moe_combine(out, Tensor({2, 2}, {1, 2, 3, 4}), std::vector<int64_t>{1, 0}, std::vector<float>{0.5f, 2.0f});
+  EXPECT_EQ(out.data, (std::vector<float>{6, 8, 0.5f, 1}));  // row 0 += 2 * [3, 4]; row 1 += 0.5 * [1, 2]
+}
+
+}  // namespace
+}  // namespace dayzero::executor
