@@ -1,0 +1,84 @@
+#pragma once
+// The main window: open a scenario, run its search on a worker thread (progress,
+// Cancel), the plan table and the Pareto chart with one selection between them,
+// the selected plan's details, and export (Plan JSON, CSV).
+
+#include <QMainWindow>
+#include <memory>
+#include <optional>
+
+#include "gui/search_runner.h"
+
+class QCheckBox;
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+
+namespace dayzero::gui {
+
+class ParetoChart;
+class PlanDetails;
+class PlanFilterProxy;
+class PlanTableModel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  SearchRunner* runner() const { return runner_; }
+  const SearchOutcome& outcome() const { return outcome_; }
+  std::optional<size_t> selectedPlan() const { return selected_; }
+
+  QTableView* table() const { return table_; }
+  PlanTableModel* tableModel() const { return model_; }
+  PlanFilterProxy* proxy() const { return proxy_; }
+  ParetoChart* pareto() const { return pareto_; }
+  PlanDetails* details() const { return details_; }
+  QLineEdit* filterEdit() const { return filter_; }
+  QCheckBox* feasibleOnlyBox() const { return feasible_only_; }
+  QPushButton* cancelButton() const { return cancel_; }
+
+  // Writes the plan as shown (what-if knobs applied) with its prediction.
+  bool exportPlan(const QString& file, QString* error = nullptr);
+  // Writes the table's rows as filtered and sorted, every column.
+  bool exportCsv(const QString& file, QString* error = nullptr);
+
+ public slots:
+  void openScenario(const QString& file);  // loads and searches on the worker thread
+  void selectPlan(qulonglong plan);
+  void cancelSearch();
+
+ signals:
+  void searchFinished();
+  void searchFailed(const QString& message);
+  void selectionChanged(qulonglong plan);
+
+ private:
+  void buildMenus();
+  void onFinished(const SearchOutcome& outcome);
+  void onTableCurrentChanged();
+  void setBusy(bool busy);
+  void syncTable();
+
+  SearchRunner* runner_;
+  SearchOutcome outcome_;
+  std::optional<size_t> selected_;
+  QString scenario_file_;
+  PlanTableModel* model_;
+  PlanFilterProxy* proxy_;
+  QTableView* table_;
+  ParetoChart* pareto_;
+  PlanDetails* details_;
+  QLineEdit* filter_;
+  QCheckBox* feasible_only_;
+  QProgressBar* progress_;
+  QPushButton* cancel_;
+  QPushButton* rerun_;
+  QLabel* status_;
+};
+
+}  // namespace dayzero::gui

@@ -1,0 +1,47 @@
+#pragma once
+// What the GUI works on: a scenario with its model, cluster and efficiencies,
+// loaded through the same library calls as `dayzero plan`, and the what-if knobs
+// applied to a plan. Plain C++ (no Qt), so the window and the tests share it.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "search/scenario.h"
+#include "search/search.h"
+#include "simulate/efficiency.h"
+#include "simulate/plan.h"
+#include "topology/cluster.h"
+
+namespace dayzero::gui {
+
+// The shipped data (scenarios/): $DAYZERO_DATA_DIR, else the build-time path.
+std::filesystem::path data_dir();
+// A scenario file, or the name of a bundled scenario (as `dayzero plan` takes it).
+std::filesystem::path resolve_scenario(const std::string& arg);
+
+struct Session {
+  explicit Session(const std::filesystem::path& scenario_file);
+  search::Scenario scenario;
+  model::Model model;
+  topology::Cluster cluster;
+  simulate::Efficiency efficiency;
+};
+
+// The knobs of the what-if panel.
+struct Knobs {
+  int64_t batch = 1;
+  int64_t input_len = 1024;
+  std::string weights = "checkpoint";  // checkpoint, bf16, fp8, int4, experts-int4
+  std::string kv_cache = "bf16";
+};
+
+Knobs knobs_of(const search::Evaluated& e);
+// The plan with the knobs applied; weights as the search sets them (search/space.cpp).
+simulate::Plan apply_knobs(simulate::Plan p, const Knobs& k);
+std::vector<std::string> weight_choices();
+std::vector<std::string> kv_choices();
+
+}  // namespace dayzero::gui

@@ -1,0 +1,181 @@
+// The GUI under QT_QPA_PLATFORM=offscreen: a scenario searched to the end on the
+// worker thread, Cancel, the plan table model (QAbstractItemModelTester), the
+// selection kept in sync between table and Pareto chart, what-if, and export of a
+// plan (re-imported with load_plan) and of the table (CSV).
+#include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "gui/cluster_view.h"
+#include "gui/main_window.h"
+#include "gui/pareto_chart.h"
+#include "gui/plan_details.h"
+#include "gui/plan_table_model.h"
+#include "simulate/plan_json.h"
+
+using namespace dayzero;
+using gui::MainWindow;
+
+namespace {
+const QString kScenario = QStringLiteral(DAYZERO_DATA_DIR "/llama-3.1-70b-h100x8.json");
+}
+
+class TestGui : public QObject {
+  Q_OBJECT
+  std::unique_ptr<MainWindow> w_;
+
+  const search::SearchResult& result() const { return *w_->outcome().result; }
+  size_t planOfRow(int proxy_row) const {
+    return w_->proxy()->index(proxy_row, 0).data(gui::PlanTableModel::PlanIndexRole).toULongLong();
+  }
+
+ private slots:
+  void initTestCase() {
+    w_ = std::make_unique<MainWindow>();
+    w_->runner()->setThreads(1);
+    w_->resize(1400, 900);
+    w_->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+  }
+
+  void cancelDropsTheRun() {
+    QSignalSpy finished(w_.get(), &MainWindow::searchFinished);
+    QSignalSpy cancelled(w_->runner(), &gui::SearchRunner::cancelled);
+    w_->openScenario(kScenario);
+    QVERIFY(w_->cancelButton()->isEnabled());
+    w_->cancelSearch();
+    QCOMPARE(cancelled.count(), 1);
+    QVERIFY(!w_->cancelButton()->isEnabled());
+    QTest::qWait(1500);  // the worker ends; its result is dropped
+    QCOMPARE(finished.count(), 0);
+    QVERIFY(!w_->outcome().result);
+  }
+
+  void searchRunsToTheEnd() {
+    QSignalSpy finished(w_.get(), &MainWindow::searchFinished);
+    w_->openScenario(kScenario);
+    QVERIFY(finished.wait(60000));
+    QVERIFY(w_->outcome().result);
+    QVERIFY(result().candidates > 0);
+    QVERIFY(result().feasible());
+    QCOMPARE(w_->tableModel()->rowCount(), static_cast<int>(result().all.size()));
+    QCOMPARE(w_->selectedPlan(), std::optional<size_t>(result().top.front()));
+    QVERIFY(w_->details()->prediction().has_value());
+  }
+
+  void tableModelPassesTester() {
+    QAbstractItemModelTester tester(w_->tableModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester proxy_tester(w_->proxy(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    w_->tableModel()->setResult(w_->outcome().result);  // a reset under the testers
+    QVERIFY(w_->tableModel()->headerData(gui::PlanTableModel::TpotMs, Qt::Horizontal).toString().contains("ms"));
+  }
+
+  void filterAndSort() {
+    auto* proxy = w_->proxy();
+    w_->feasibleOnlyBox()->setChecked(false);
+    QCOMPARE(proxy->rowCount(), w_->tableModel()->rowCount());
+    w_->feasibleOnlyBox()->setChecked(true);
+    int feasible = 0;
+    for (const auto& e : result().all) feasible += e.meets_sla ? 1 : 0;
+    QCOMPARE(proxy->rowCount(), feasible);
+    w_->filterEdit()->setText("tp8");
+    QVERIFY(proxy->rowCount() > 0);
+    for (int r = 0; r < proxy->rowCount(); ++r)
+      QVERIFY(proxy->index(r, gui::PlanTableModel::Layout).data().toString().contains("tp8"));
+    w_->filterEdit()->clear();
+    w_->table()->sortByColumn(gui::PlanTableModel::TokSDev, Qt::DescendingOrder);
+    for (int r = 1; r < proxy->rowCount(); ++r)
+      QVERIFY(proxy->index(r - 1, gui::PlanTableModel::TokSDev).data(gui::PlanTableModel::SortRole).toDouble() >=
+              proxy->index(r, gui::PlanTableModel::TokSDev).data(gui::PlanTableModel::SortRole).toDouble());
+  }
+
+  void selectingARowHighlightsItsPoint() {
+    const int row = 3;
+    w_->table()->selectRow(row);
+    const size_t plan = planOfRow(row);
+    QCOMPARE(w_->selectedPlan(), std::optional<size_t>(plan));
+    QCOMPARE(w_->pareto()->highlighted(), std::optional<size_t>(plan));
+    QCOMPARE(w_->pareto()->selectedSeries()->count(), 1);
+    QCOMPARE(w_->pareto()->selectedSeries()->at(0), gui::ParetoChart::pointOf(result().all[plan]));
+  }
+
+  void clickingAPointSelectsItsRow() {
+    // A front plan other than the selected one, clicked on the chart.
+    size_t target = result().pareto.front();
+    if (w_->selectedPlan() == target) target = result().pareto.back();
+    QVERIFY(w_->selectedPlan() != target);
+    // The series' own click signal, as Qt Charts emits it for a marker under the mouse
+    // (a synthetic QTest click on the offscreen viewport does not reach the marker).
+    emit w_->pareto()->frontSeries()->clicked(gui::ParetoChart::pointOf(result().all[target]));
+    QTRY_COMPARE(w_->selectedPlan(), std::optional<size_t>(target));
+    const QModelIndex current = w_->table()->selectionModel()->currentIndex();
+    QVERIFY(current.isValid());
+    QCOMPARE(static_cast<size_t>(current.data(gui::PlanTableModel::PlanIndexRole).toULongLong()), target);
+    QVERIFY(w_->table()->selectionModel()->isRowSelected(current.row()));
+    QCOMPARE(w_->pareto()->highlighted(), std::optional<size_t>(target));
+  }
+
+  void exportAndReimportPlan() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("plan.json");
+    QString error;
+    QVERIFY2(w_->exportPlan(file, &error), qPrintable(error));
+    const simulate::Plan loaded = simulate::load_plan(file.toStdString());
+    const simulate::Plan& searched = result().all[*w_->selectedPlan()].plan;
+    QCOMPARE(QString::fromStdString(simulate::plan_to_json(loaded).dump()),
+             QString::fromStdString(simulate::plan_to_json(searched).dump()));
+  }
+
+  void exportCsv() {
+    QTemporaryDir dir;
+    const QString file = dir.filePath("plans.csv");
+    QString error;
+    QVERIFY2(w_->exportCsv(file, &error), qPrintable(error));
+    QFile f(file);
+    QVERIFY(f.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), w_->proxy()->rowCount() + 1);
+    QVERIFY(lines.front().contains("TPOT ms"));
+  }
+
+  void whatIfResimulates() {
+    auto* d = w_->details();
+    const int64_t batch = d->plan()->workload.batch;
+    const double tpot = d->prediction()->tpot_s;
+    QSignalSpy spy(d, &gui::PlanDetails::resimulated);
+    d->batchBox()->setValue(static_cast<int>(batch * 2));
+    QCOMPARE(spy.count(), 1);
+    QCOMPARE(d->plan()->workload.batch, batch * 2);
+    QVERIFY(d->prediction()->tpot_s != tpot);
+    d->kvBox()->setCurrentText("fp8");
+    QCOMPARE(d->plan()->dtypes.kv_cache, std::string("fp8"));
+    // The exported plan is the one shown.
+    QTemporaryDir dir;
+    QVERIFY(w_->exportPlan(dir.filePath("p.json")));
+    QCOMPARE(simulate::load_plan(dir.filePath("p.json").toStdString()).workload.batch, batch * 2);
+  }
+
+  void clusterGroups() {
+    const simulate::Plan& p = *w_->details()->plan();
+    using C = gui::ClusterView::Colouring;
+    for (int r = 0; r < p.world_size(); ++r) {
+      QCOMPARE(gui::ClusterView::groupOf(p, r, C::PpStage), p.stage_of(r));
+      for (int q : p.attn_tp_group(r)) QCOMPARE(gui::ClusterView::groupOf(p, q, C::TpGroup), gui::ClusterView::groupOf(p, r, C::TpGroup));
+      for (int q : p.ep_group(r)) QCOMPARE(gui::ClusterView::groupOf(p, q, C::EpGroup), gui::ClusterView::groupOf(p, r, C::EpGroup));
+    }
+  }
+
+  void cleanupTestCase() { w_.reset(); }
+};
+
+QTEST_MAIN(TestGui)
+#include "test_gui.moc"
