@@ -15,11 +15,13 @@
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QVBoxLayout>
 
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
+#include "gui/scenario_dialog.h"
 #include "simulate/plan_json.h"
 
 namespace dayzero::gui {
@@ -113,13 +115,16 @@ MainWindow::MainWindow(QWidget* parent)
   connect(runner_, &SearchRunner::failed, this, [this](const QString& message) {
     setBusy(false);
     status_->setText(tr("Failed: %1").arg(message));
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Search"), message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();  // not exec(): the window and the tests go on
     emit searchFailed(message);
   });
   connect(runner_, &SearchRunner::cancelled, this, [this] {
     setBusy(false);
     status_->setText(tr("Search cancelled (the previous result, if any, is still shown)"));
   });
-  status_->setText(tr("Open a scenario (File > Open)."));
+  status_->setText(tr("Open a scenario (File > Open) or build one (File > New scenario)."));
 }
 
 MainWindow::~MainWindow() = default;
@@ -131,6 +136,7 @@ void MainWindow::buildMenus() {
                                                    tr("Scenario (*.json)"));
     if (!f.isEmpty()) openScenario(f);
   });
+  file->addAction(tr("&New scenario..."), QKeySequence::New, this, &MainWindow::newScenario);
   file->addAction(tr("Export selected plan as Plan &JSON..."), this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export plan"), "plan.json", tr("Plan JSON (*.json)"));
     QString err;
@@ -158,6 +164,34 @@ void MainWindow::openScenario(const QString& file) {
   setBusy(true);
   status_->setText(tr("Loading %1...").arg(file));
   runner_->start(file);
+}
+
+ScenarioDialog* MainWindow::scenarioDialog() {
+  if (!scenario_dialog_) {
+    scenario_dialog_ = new ScenarioDialog(data_dir(), this);
+    scenario_dialog_->setSubmit([this](const ScenarioSpec& spec, QString* error) { return openSpec(spec, error); });
+  }
+  return scenario_dialog_;
+}
+
+void MainWindow::newScenario() { scenarioDialog()->open(); }
+
+bool MainWindow::openSpec(const ScenarioSpec& spec, QString* error) {
+  if (!built_dir_) built_dir_ = std::make_unique<QTemporaryDir>();
+  if (!built_dir_->isValid()) {
+    if (error) *error = tr("Cannot make a temporary directory: %1").arg(built_dir_->errorString());
+    built_dir_.reset();
+    return false;
+  }
+  try {
+    const auto file = write_scenario(spec, built_dir_->path().toStdString(),
+                                     "scenario-" + std::to_string(++built_count_), data_dir());
+    openScenario(QString::fromStdString(file.string()));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
 }
 
 void MainWindow::cancelSearch() { runner_->cancel(); }

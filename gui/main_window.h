@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "gui/scenario_builder.h"
 #include "gui/search_runner.h"
 
 class QCheckBox;
@@ -15,6 +16,7 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QTableView;
+class QTemporaryDir;
 
 namespace dayzero::gui {
 
@@ -22,6 +24,7 @@ class ParetoChart;
 class PlanDetails;
 class PlanFilterProxy;
 class PlanTableModel;
+class ScenarioDialog;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -41,6 +44,11 @@ class MainWindow : public QMainWindow {
   QLineEdit* filterEdit() const { return filter_; }
   QCheckBox* feasibleOnlyBox() const { return feasible_only_; }
   QPushButton* cancelButton() const { return cancel_; }
+  ScenarioDialog* scenarioDialog();  // File > New scenario... (made on first use)
+
+  // Writes a built scenario (and its edited cluster) into the window's temporary
+  // directory, checks them with the loaders and searches it like openScenario.
+  bool openSpec(const ScenarioSpec& spec, QString* error = nullptr);
 
   // Writes the plan as shown (what-if knobs applied) with its prediction.
   bool exportPlan(const QString& file, QString* error = nullptr);
@@ -49,6 +57,7 @@ class MainWindow : public QMainWindow {
 
  public slots:
   void openScenario(const QString& file);  // loads and searches on the worker thread
+  void newScenario();                      // the New scenario dialog
   void selectPlan(qulonglong plan);
   void cancelSearch();
 
@@ -79,6 +88,9 @@ class MainWindow : public QMainWindow {
   QPushButton* cancel_;
   QPushButton* rerun_;
   QLabel* status_;
+  ScenarioDialog* scenario_dialog_ = nullptr;
+  std::unique_ptr<QTemporaryDir> built_dir_;  // scenarios built in the app live here
+  int built_count_ = 0;
 };
 
 }  // namespace dayzero::gui

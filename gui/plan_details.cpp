@@ -19,6 +19,7 @@ namespace dayzero::gui {
 
 PlanDetails::PlanDetails(QWidget* parent)
     : QWidget(parent),
+      devices_(new QSpinBox),
       batch_(new QSpinBox),
       input_len_(new QSpinBox),
       weights_(new QComboBox),
@@ -29,6 +30,8 @@ PlanDetails::PlanDetails(QWidget* parent)
       decode_(new StepTimeChart(tr("Decode step (TPOT)"))),
       cluster_(new ClusterView),
       colouring_(new QComboBox) {
+  devices_->setRange(1, 1);
+  devices_->setToolTip(tr("Devices the plan runs on: TP and PP kept, data-parallel replicas (and EP) scaled"));
   batch_->setRange(1, 1 << 20);
   batch_->setSuffix(tr(" seqs"));
   input_len_->setRange(1, 1 << 22);
@@ -45,6 +48,7 @@ PlanDetails::PlanDetails(QWidget* parent)
     row->addWidget(new QLabel(label));
     row->addWidget(w);
   };
+  add(tr("devices"), devices_);
   add(tr("batch"), batch_);
   add(tr("input"), input_len_);
   add(tr("weights"), weights_);
@@ -83,6 +87,7 @@ PlanDetails::PlanDetails(QWidget* parent)
   v->addWidget(summary_);
   v->addLayout(grid, 1);
 
+  connect(devices_, &QSpinBox::valueChanged, this, &PlanDetails::resimulate);
   connect(batch_, &QSpinBox::valueChanged, this, &PlanDetails::resimulate);
   connect(input_len_, &QSpinBox::valueChanged, this, &PlanDetails::resimulate);
   connect(weights_, &QComboBox::currentIndexChanged, this, &PlanDetails::resimulate);
@@ -105,6 +110,10 @@ void PlanDetails::setSession(std::shared_ptr<const Session> session) {
   session_ = std::move(session);
   if (session_) sim_ = std::make_unique<simulate::Simulator>(session_->model, session_->cluster, session_->efficiency);
   cluster_->setCluster(session_ ? &session_->cluster : nullptr);
+  {
+    const QSignalBlocker b(devices_);
+    devices_->setRange(1, session_ ? static_cast<int>(session_->cluster.num_devices()) : 1);
+  }
   setPlan(nullptr);
 }
 
@@ -112,16 +121,17 @@ void PlanDetails::setPlan(const search::Evaluated* e) {
   if (e) base_ = *e;
   else base_.reset();
   {
-    const QSignalBlocker b1(batch_), b2(input_len_), b3(weights_), b4(kv_);
+    const QSignalBlocker b0(devices_), b1(batch_), b2(input_len_), b3(weights_), b4(kv_);
     if (base_) {
       const Knobs k = knobs_of(*base_);
+      devices_->setValue(k.devices);
       batch_->setValue(static_cast<int>(k.batch));
       input_len_->setValue(static_cast<int>(k.input_len));
       weights_->setCurrentText(QString::fromStdString(k.weights));
       kv_->setCurrentText(QString::fromStdString(k.kv_cache));
     }
   }
-  for (QWidget* w : std::initializer_list<QWidget*>{batch_, input_len_, weights_, kv_}) w->setEnabled(base_.has_value());
+  for (QWidget* w : std::initializer_list<QWidget*>{devices_, batch_, input_len_, weights_, kv_}) w->setEnabled(base_.has_value());
   resimulate();
 }
 
@@ -130,9 +140,10 @@ void PlanDetails::resimulate() {
   prediction_.reset();
   error_.clear();
   if (base_ && sim_) {
-    const Knobs k{batch_->value(), input_len_->value(), weights_->currentText().toStdString(), kv_->currentText().toStdString()};
-    simulate::Plan p = apply_knobs(base_->plan, k);
+    const Knobs k{batch_->value(), input_len_->value(), weights_->currentText().toStdString(), kv_->currentText().toStdString(),
+                  devices_->value()};
     try {
+      simulate::Plan p = apply_knobs(base_->plan, k);
       simulate::validate_plan(p, session_->model, session_->cluster.num_devices(), "what-if");
       prediction_ = sim_->simulate(p);
       plan_ = std::move(p);
@@ -161,10 +172,13 @@ void PlanDetails::showSummary() {
   const auto& p = *plan_;
   const auto& d = *prediction_;
   const auto& full = d.ranks[static_cast<size_t>(d.fullest_rank)];
-  QString head = tr("<b>%1</b>, batch %2, input %3 tokens")
+  QString head = tr("<b>%1</b>%4, batch %2, input %3 tokens")
                      .arg(QString::fromStdString(search::layout_name(*base_)).toHtmlEscaped())
                      .arg(p.workload.batch)
-                     .arg(p.workload.input_len);
+                     .arg(p.workload.input_len)
+                     .arg(p.world_size() == base_->plan.world_size()
+                              ? QString()
+                              : tr(" → %1 devices (dp %2, ep %3)").arg(p.world_size()).arg(p.attention.dp).arg(p.moe.ep));
   QString fig = d.fits ? tr("TTFT %1 s · TPOT %2 ms · %3 tok/s · %4 tok/s/device")
                              .arg(d.ttft_s, 0, 'f', 3)
                              .arg(d.tpot_s * 1e3, 0, 'f', 1)

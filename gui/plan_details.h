@@ -1,6 +1,6 @@
 #pragma once
-// The right-hand side: the selected plan's what-if knobs (batch, input length,
-// weight and KV dtypes), its headline figures, memory and step-time charts and
+// The right-hand side: the selected plan's what-if knobs (device count, batch,
+// input length, weight and KV dtypes), its headline figures, memory and step-time charts and
 // the cluster drawing. A knob change re-simulates the plan at once (on the GUI
 // thread: Simulator::simulate takes microseconds).
 
@@ -34,6 +34,9 @@ class PlanDetails : public QWidget {
   const std::optional<simulate::Plan>& plan() const { return plan_; }
   const std::optional<simulate::Prediction>& prediction() const { return prediction_; }
 
+  QString error() const { return error_; }  // why the what-if plan is not valid; empty when it is
+  QLabel* summaryLabel() const { return summary_; }
+  QSpinBox* devicesBox() const { return devices_; }
   QSpinBox* batchBox() const { return batch_; }
   QSpinBox* inputLenBox() const { return input_len_; }
   QComboBox* weightsBox() const { return weights_; }
@@ -52,6 +55,7 @@ class PlanDetails : public QWidget {
   std::optional<simulate::Plan> plan_;
   std::optional<simulate::Prediction> prediction_;
   QString error_;
+  QSpinBox* devices_;
   QSpinBox* batch_;
   QSpinBox* input_len_;
   QComboBox* weights_;

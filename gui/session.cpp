@@ -1,6 +1,9 @@
 #include "gui/session.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
+#include <stdexcept>
 
 #include "topology/device.h"
 
@@ -26,10 +29,35 @@ Session::Session(const std::filesystem::path& scenario_file)
       efficiency(simulate::EfficiencyTable::load_builtin(data_dir()).for_device(cluster.device_spec().name)) {}
 
 Knobs knobs_of(const search::Evaluated& e) {
-  return Knobs{e.plan.workload.batch, e.plan.workload.input_len, e.weights, e.plan.dtypes.kv_cache};
+  return Knobs{e.plan.workload.batch, e.plan.workload.input_len, e.weights, e.plan.dtypes.kv_cache, e.plan.world_size()};
+}
+
+simulate::Plan with_devices(simulate::Plan p, int devices) {
+  const int unit = p.pp * p.attention.tp;
+  if (devices < 1 || devices % unit != 0)
+    throw std::invalid_argument(std::to_string(devices) + " devices: not a multiple of pp x tp = " + std::to_string(p.pp) +
+                                " x " + std::to_string(p.attention.tp) + " = " + std::to_string(unit));
+  const int per_stage = devices / p.pp;
+  p.attention.dp = per_stage / p.attention.tp;
+  if (p.moe.ep > 1) {
+    // Replicas of the expert set stay; the experts spread over the new ranks.
+    if (per_stage % (p.moe.tp * p.moe.dp) != 0) p.moe.dp = 1;
+    p.moe.ep = per_stage / (p.moe.tp * p.moe.dp);
+  } else {
+    p.moe.dp = per_stage / p.moe.tp;
+  }
+  if (!p.devices.empty()) {
+    std::set<uint32_t> used;
+    p.devices.resize(std::min(p.devices.size(), static_cast<size_t>(devices)));
+    used.insert(p.devices.begin(), p.devices.end());
+    for (uint32_t d = 0; static_cast<int>(p.devices.size()) < devices; ++d)
+      if (!used.count(d)) p.devices.push_back(d);
+  }
+  return p;
 }
 
 simulate::Plan apply_knobs(simulate::Plan p, const Knobs& k) {
+  if (k.devices > 0 && k.devices != p.world_size()) p = with_devices(std::move(p), k.devices);
   p.workload.batch = k.batch;
   p.workload.input_len = k.input_len;
   p.dtypes.kv_cache = k.kv_cache;

@@ -36,11 +36,19 @@ struct Knobs {
   int64_t input_len = 1024;
   std::string weights = "checkpoint";  // checkpoint, bf16, fp8, int4, experts-int4
   std::string kv_cache = "bf16";
+  int devices = 0;  // world size; 0 = as the plan has it
 };
 
 Knobs knobs_of(const search::Evaluated& e);
 // The plan with the knobs applied; weights as the search sets them (search/space.cpp).
+// Throws std::invalid_argument when the device count does not fit the layout.
 simulate::Plan apply_knobs(simulate::Plan p, const Knobs& k);
+// The plan on `devices` devices: TP and PP kept, attention DP = devices / (pp x tp);
+// MoE keeps its TP and scales EP when it has expert parallelism (else its DP);
+// ranks keep their devices, added ranks take the next unused ones. Throws
+// std::invalid_argument when devices is not a multiple of pp x tp; what else
+// does not fit (EP against the expert count, the cluster's size) is for validate_plan.
+simulate::Plan with_devices(simulate::Plan p, int devices);
 std::vector<std::string> weight_choices();
 std::vector<std::string> kv_choices();
 

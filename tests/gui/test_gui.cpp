@@ -1,11 +1,13 @@
 // The GUI under QT_QPA_PLATFORM=offscreen: a scenario searched to the end on the
 // worker thread, Cancel, the plan table model (QAbstractItemModelTester), the
-// selection kept in sync between table and Pareto chart, what-if, and export of a
+// selection kept in sync between table and Pareto chart (a real mouse click on a
+// point too), what-if (device count included), and export of a
 // plan (re-imported with load_plan) and of the table (CSV).
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -114,7 +116,7 @@ class TestGui : public QObject {
     if (w_->selectedPlan() == target) target = result().pareto.back();
     QVERIFY(w_->selectedPlan() != target);
     // The series' own click signal, as Qt Charts emits it for a marker under the mouse
-    // (a synthetic QTest click on the offscreen viewport does not reach the marker).
+    // (mouseClickOnAPointSelectsItsRow clicks with the mouse).
     emit w_->pareto()->frontSeries()->clicked(gui::ParetoChart::pointOf(result().all[target]));
     QTRY_COMPARE(w_->selectedPlan(), std::optional<size_t>(target));
     const QModelIndex current = w_->table()->selectionModel()->currentIndex();
@@ -122,6 +124,25 @@ class TestGui : public QObject {
     QCOMPARE(static_cast<size_t>(current.data(gui::PlanTableModel::PlanIndexRole).toULongLong()), target);
     QVERIFY(w_->table()->selectionModel()->isRowSelected(current.row()));
     QCOMPARE(w_->pareto()->highlighted(), std::optional<size_t>(target));
+  }
+
+  void mouseClickOnAPointSelectsItsRow() {
+    // A real click: the plan's value mapped to the chart, then to the view's viewport.
+    auto* view = w_->pareto();
+    size_t target = result().pareto.back();
+    if (w_->selectedPlan() == target) target = result().pareto.front();
+    const std::optional<size_t> before = w_->selectedPlan();
+    QVERIFY(before != target);
+    const QPointF value = gui::ParetoChart::pointOf(result().all[target]);
+    const QPointF in_chart = view->chart()->mapToPosition(value, view->frontSeries());
+    const QPoint pos = view->mapFromScene(view->chart()->mapToScene(in_chart));
+    QVERIFY(view->viewport()->rect().contains(pos));
+    QTest::mouseClick(view->viewport(), Qt::LeftButton, Qt::NoModifier, pos);
+    QTRY_VERIFY(w_->selectedPlan() != before);
+    QCOMPARE(gui::ParetoChart::pointOf(result().all[*w_->selectedPlan()]), value);  // that point (or a plan on it)
+    const QModelIndex current = w_->table()->selectionModel()->currentIndex();
+    QVERIFY(current.isValid());
+    QCOMPARE(static_cast<size_t>(current.data(gui::PlanTableModel::PlanIndexRole).toULongLong()), *w_->selectedPlan());
   }
 
   void exportAndReimportPlan() {
@@ -172,6 +193,34 @@ class TestGui : public QObject {
       for (int q : p.attn_tp_group(r)) QCOMPARE(gui::ClusterView::groupOf(p, q, C::TpGroup), gui::ClusterView::groupOf(p, r, C::TpGroup));
       for (int q : p.ep_group(r)) QCOMPARE(gui::ClusterView::groupOf(p, q, C::EpGroup), gui::ClusterView::groupOf(p, r, C::EpGroup));
     }
+  }
+
+  void whatIfDeviceCount() {
+    // A plan with pp x tp = 4 on all 8 devices (2 replicas), re-simulated on 4 and then on 6.
+    const auto& all = result().all;
+    std::optional<size_t> pick;
+    for (size_t i = 0; i < all.size() && !pick; ++i)
+      if (all[i].plan.world_size() == 8 && all[i].plan.pp * all[i].plan.attention.tp == 4 && all[i].prediction.fits) pick = i;
+    QVERIFY(pick);
+    w_->selectPlan(*pick);
+    auto* d = w_->details();
+    d->setPlan(&all[*pick]);  // knobs as the search found it
+    QCOMPARE(d->devicesBox()->value(), 8);
+    QCOMPARE(d->devicesBox()->maximum(), 8);
+    QSignalSpy spy(d, &gui::PlanDetails::resimulated);
+    d->devicesBox()->setValue(4);
+    QCOMPARE(spy.count(), 1);
+    QVERIFY2(d->plan().has_value(), qPrintable(d->error()));
+    QCOMPARE(d->plan()->world_size(), 4);
+    QCOMPARE(d->plan()->attention.dp, all[*pick].plan.attention.dp / 2);
+    QCOMPARE(d->prediction()->ranks.size(), size_t{4});
+    d->devicesBox()->setValue(6);  // not a multiple of pp x tp = 4
+    QVERIFY(!d->plan().has_value());
+    QVERIFY(!d->prediction().has_value());
+    QVERIFY(d->error().contains("pp x tp"));
+    QVERIFY(d->summaryLabel()->text().contains("Not a valid plan"));
+    d->devicesBox()->setValue(8);
+    QCOMPARE(d->plan()->world_size(), 8);
   }
 
   void cleanupTestCase() { w_.reset(); }
