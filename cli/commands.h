@@ -18,6 +18,7 @@ void add_check_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 // What `dayzero` with no subcommand runs: `plan` of the built-in default scenario.
 void run_default_plan();

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   dayzero::cli::add_synth_command(app);
   dayzero::cli::add_simulate_command(app);
   dayzero::cli::add_plan_command(app);
+  dayzero::cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);

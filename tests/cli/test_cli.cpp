@@ -59,7 +59,7 @@ TEST(Cli, InspectBundledModel) {
 
 TEST(Cli, HelpOnEverySubcommand) {
   for (const char* args : {"--help", "inspect --help", "check --help", "synth --help", "topo --help", "simulate --help",
-                           "plan --help"}) {
+                           "plan --help", "run --help"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;
@@ -228,4 +228,43 @@ TEST(Cli, PlanWithAnUnmeetableSlaExplainsAndFails) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("No plan fits and meets the SLA. What would:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("a looser SLA"), std::string::npos) << r.out;
+}
+
+// `run` on the tiny Llama fixture: the reference greedy tokens, a timing table,
+// Measurements JSON, and the local plan written beside it.
+TEST(Cli, RunWritesMeasurementsAndPlan) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_run_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string weights = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama";
+  const Result r = run("run --weights " + weights + " --prompt-tokens 31,120,25,102,49,202,120,169,42,171,17,111" +
+                       " --decode-steps 4 --iterations 2 --out " + (dir / "m.json").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("generated tokens: 184 13 74 84 61"), std::string::npos) << r.out;  // golden.json
+  EXPECT_NE(r.out.find("q_proj"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(slurp(dir / "m.json"));
+  for (const char* k : {"schema_version", "tokens", "ops", "prefill_s", "decode_step_s", "peak_bytes", "plan", "machine"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j.at("tokens").get<std::vector<int64_t>>(), (std::vector<int64_t>{184, 13, 74, 84, 61}));
+  EXPECT_TRUE(std::filesystem::exists(dir / "m.plan.json"));
+
+  // The plan file it wrote runs unchanged.
+  const Result again = run("run " + (dir / "m.plan.json").string() + " --weights " + weights +
+                           " --prompt-len 5 --decode-steps 1 --iterations 0 --out " + (dir / "m2.json").string());
+  EXPECT_EQ(again.status, 0) << again.err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, RunErrorsAreOneLine) {
+  const std::string weights = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama";
+  const auto out = std::filesystem::temp_directory_path() / ("dayzero_cli_run_err_" + std::to_string(::getpid()) + ".json");
+  const Result tp2 = run("run --weights " + weights + " --tp 2 --out " + out.string());
+  EXPECT_EQ(tp2.status, 1);
+  EXPECT_NE(tp2.err.find("needs 2 ranks but 1 rank"), std::string::npos) << tp2.err;
+  EXPECT_EQ(tp2.err.find('\n'), tp2.err.size() - 1) << "exactly one line: " << tp2.err;
+  const Result missing = run("run --weights /nonexistent/weights --out " + out.string());
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/weights"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.err.find('\n'), missing.err.size() - 1) << "exactly one line: " << missing.err;
+  std::filesystem::remove(out);
+  std::filesystem::remove(out.parent_path() / (out.stem().string() + ".plan.json"));
 }

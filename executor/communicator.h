@@ -1,0 +1,55 @@
+#pragma once
+// Collectives behind one interface, so the runner never knows what carries them:
+// SelfCommunicator (one rank; copies and no-ops) now, MPI and NCCL later. Buffers
+// are float32 (the CPU backend's activations); counts are per rank. Every call is
+// collective over the communicator's ranks unless said otherwise, and blocking.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace dayzero::executor {
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // In place: every rank ends with the element-wise sum over ranks, summed in rank
+  // order (deterministic).
+  virtual void all_reduce_sum(std::span<float> data) = 0;
+  // `out` (size() * in.size()) gets rank r's `in` at offset r * in.size().
+  virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
+  // `in` (size() * out.size()): rank r gets the sum over ranks of block r.
+  virtual void reduce_scatter_sum(std::span<const float> in, std::span<float> out) = 0;
+  // Variable all-to-all: send_counts[r] floats (consecutive in `send`) go to rank r;
+  // recv_counts[r] floats arrive from rank r, consecutive in `recv` in rank order.
+  virtual void all_to_all_v(std::span<const float> send, std::span<const int64_t> send_counts, std::span<float> recv,
+                            std::span<const int64_t> recv_counts) = 0;
+  // Point to point (pipeline stages); not collective.
+  virtual void send(std::span<const float> data, int dest) = 0;
+  virtual void recv(std::span<float> data, int source) = 0;
+  virtual void barrier() = 0;
+};
+
+// The one-rank world: collectives copy or do nothing; send/recv to self keep one
+// message in a FIFO (a recv without a matching send is an error, not a hang).
+class SelfCommunicator final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  void all_reduce_sum(std::span<float>) override {}
+  void all_gather(std::span<const float> in, std::span<float> out) override;
+  void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
+  void all_to_all_v(std::span<const float> send, std::span<const int64_t> send_counts, std::span<float> recv,
+                    std::span<const int64_t> recv_counts) override;
+  void send(std::span<const float> data, int dest) override;
+  void recv(std::span<float> data, int source) override;
+  void barrier() override {}
+
+ private:
+  std::vector<std::vector<float>> pending_;
+};
+
+}  // namespace dayzero::executor

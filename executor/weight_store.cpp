@@ -1,0 +1,64 @@
+#include "executor/weight_store.h"
+
+#include <stdexcept>
+
+namespace dayzero::executor {
+
+WeightStore::WeightStore(const std::filesystem::path& dir, const std::set<std::string>& needed,
+                         int64_t fp8_block_rows, int64_t fp8_block_cols)
+    : dir_(dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw std::runtime_error("weights directory '" + dir.string() + "' does not exist");
+  const fs::path single = dir / "model.safetensors", index_path = dir / "model.safetensors.index.json";
+  model::ShardIndex index;
+  const bool sharded = fs::exists(index_path);
+  if (sharded) index = model::read_shard_index(index_path);
+  else if (!fs::exists(single))
+    throw std::runtime_error("weights directory '" + dir.string() +
+                             "' has no model.safetensors and no model.safetensors.index.json");
+  auto file_of = [&](const std::string& name) -> std::string {
+    if (!sharded) return "model.safetensors";
+    for (const char* suffix : {"", "_blocks"}) {  // MXFP4 stores <name>_blocks + <name>_scales
+      auto it = index.weight_map.find(name + suffix);
+      if (it != index.weight_map.end()) return it->second;
+    }
+    throw std::runtime_error(index_path.string() + ": tensor '" + name + "' is in no shard");
+  };
+  for (const auto& name : needed) {
+    const std::string file = file_of(name);
+    auto& f = files_[file];
+    if (!f) {
+      if (!fs::exists(dir / file))
+        throw std::runtime_error("shard '" + (dir / file).string() + "' (holding '" + name + "') is missing");
+      f = std::make_unique<model::SafetensorsFile>(dir / file);
+    }
+    weights_.emplace(name, find_weight(*f, name, fp8_block_rows, fp8_block_cols));
+  }
+}
+
+const StoredWeight& WeightStore::get(const std::string& name) const {
+  auto it = weights_.find(name);
+  if (it == weights_.end())
+    throw std::runtime_error("weight '" + name + "' is not among this rank's weights (from " + dir_.string() + ")");
+  return it->second;
+}
+
+std::span<const float> WeightStore::floats(const std::string& name) {
+  auto& t = floats_[name];
+  if (!t) t = std::make_unique<Tensor>(dequantize(get(name)));
+  return t->data;
+}
+
+int64_t WeightStore::mapped_bytes() const {
+  int64_t b = 0;
+  for (const auto& [name, w] : weights_) b += static_cast<int64_t>(w.data.size() + w.scales.size());
+  return b;
+}
+
+int64_t WeightStore::float_bytes() const {
+  int64_t b = 0;
+  for (const auto& [name, t] : floats_) b += t->numel() * static_cast<int64_t>(sizeof(float));
+  return b;
+}
+
+}  // namespace dayzero::executor

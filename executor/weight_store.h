@@ -1,0 +1,49 @@
+#pragma once
+// The weights one rank holds: the checkpoint's safetensors files (model.safetensors,
+// or model.safetensors.index.json + shards) memory-mapped, and only the tensors the
+// rank needs looked up (zero-copy views; shards holding none of them are never
+// opened). Small float vectors (norm weights, biases, sinks) are dequantized once
+// and kept.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "executor/tensor.h"
+#include "executor/weights.h"
+#include "model/safetensors.h"
+
+namespace dayzero::executor {
+
+class WeightStore {
+ public:
+  // Opens `dir` and finds every name in `needed` (logical HF names: FP8 scale and
+  // MXFP4 block/scale tensors are found beside them). Throws std::runtime_error
+  // naming the directory, file or tensor when any is missing or malformed.
+  WeightStore(const std::filesystem::path& dir, const std::set<std::string>& needed, int64_t fp8_block_rows,
+              int64_t fp8_block_cols);
+  WeightStore(const WeightStore&) = delete;
+  WeightStore& operator=(const WeightStore&) = delete;
+
+  bool has(const std::string& name) const { return weights_.count(name) > 0; }
+  // A needed weight; throws naming it when it was not asked for.
+  const StoredWeight& get(const std::string& name) const;
+  // The weight dequantized to float32, kept for the store's life.
+  std::span<const float> floats(const std::string& name);
+
+  int64_t mapped_bytes() const;    // stored bytes of the needed tensors (views into the mapped files)
+  int64_t float_bytes() const;     // bytes of the dequantized copies held by floats()
+  int64_t files_opened() const { return static_cast<int64_t>(files_.size()); }
+
+ private:
+  std::filesystem::path dir_;
+  std::map<std::string, std::unique_ptr<model::SafetensorsFile>> files_;  // by file name
+  std::map<std::string, StoredWeight> weights_;
+  std::map<std::string, std::unique_ptr<Tensor>> floats_;
+};
+
+}  // namespace dayzero::executor

@@ -1,0 +1,108 @@
+// SelfCommunicator, the OpTimer, and the Measurements JSON of a timed run.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "executor/communicator.h"
+#include "executor/measurements.h"
+#include "executor/runner.h"
+#include "golden.h"
+
+namespace dayzero::executor {
+namespace {
+
+TEST(SelfCommunicator, CollectivesOnOneRank) {
+  SelfCommunicator c;
+  EXPECT_EQ(c.rank(), 0);
+  EXPECT_EQ(c.size(), 1);
+  std::vector<float> a{1, 2, 3}, out(3);
+  c.all_reduce_sum(a);
+  EXPECT_EQ(a, (std::vector<float>{1, 2, 3}));
+  c.all_gather(a, out);
+  EXPECT_EQ(out, a);
+  c.reduce_scatter_sum(a, out);
+  EXPECT_EQ(out, a);
+  const std::vector<int64_t> counts{2};
+  std::vector<float> recv(2);
+  c.all_to_all_v(a, counts, recv, counts);
+  EXPECT_EQ(recv, (std::vector<float>{1, 2}));
+  c.send(a, 0);
+  c.recv(out, 0);
+  EXPECT_EQ(out, a);
+  EXPECT_THROW(c.recv(out, 0), std::runtime_error);  // nothing pending: an error, not a hang
+  EXPECT_THROW(c.send(a, 1), std::invalid_argument);
+  std::vector<float> wrong(2);
+  EXPECT_THROW(c.all_gather(a, wrong), std::invalid_argument);
+  c.barrier();
+}
+
+TEST(OpTimer, TimesEachKeyOnceAndCountsCalls) {
+  model::Op op;
+  op.name = "q_proj";
+  OpTimer t(3);
+  int calls = 0;
+  const OpKey key{&op, "f32", {4, 8}, {100, 200}};
+  EXPECT_EQ(t.run(key, [&] { return ++calls; }), 1);  // the real call comes first and is returned
+  EXPECT_EQ(calls, 4);                                 // then 3 timed repeats
+  t.run(key, [&] { return ++calls; });
+  EXPECT_EQ(calls, 5);  // already timed: runs once
+  Tensor x({1, 2}, {1, 2});
+  t.run_inplace(OpKey{&op, "f32", {1, 2}, {}}, x, [](Tensor& v) { v.data[0] += 1; });
+  EXPECT_EQ(x.data[0], 2.0f);  // repeats worked on copies
+  const auto r = t.results();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].calls, 2);
+  EXPECT_EQ(r[0].iterations, 3);
+  EXPECT_LE(r[0].min_s, r[0].mean_s);
+  EXPECT_EQ(r[0].cost.flops, 100);
+  EXPECT_GT(t.overhead_s(), 0.0);
+}
+
+TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
+  const std::string dir = testing::tiny_dir("llama");
+  const model::Model m = model::load_model(dir);
+  const testing::Golden g = testing::read_golden(dir);
+  SelfCommunicator comm;
+  simulate::Plan plan;
+  plan.model = m.config.source;
+  Runner runner(m, plan, comm, dir, {3, "plan"});
+  const RunResult r = runner.run(g.prompt, 2);
+  const auto file = std::filesystem::temp_directory_path() / "dayzero_measurements_test.json";
+  save_measurements(file, r.measurements);
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  for (const char* k : {"schema_version", "tokens", "ops", "collectives", "prefill_s", "decode_step_s", "peak_bytes",
+                        "memory", "plan", "machine", "timing", "prompt"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j.at("schema_version"), kMeasurementsSchemaVersion);
+  EXPECT_EQ(j.at("tokens").get<std::vector<int64_t>>(), (std::vector<int64_t>{g.generated.begin(), g.generated.begin() + 3}));
+  EXPECT_EQ(j.at("decode_step_s").size(), 2u);
+  EXPECT_GT(j.at("prefill_s").get<double>(), 0.0);
+  EXPECT_GT(j.at("peak_bytes").get<int64_t>(), m.weights_bytes(model::WeightPrecision::checkpoint));
+  EXPECT_GT(j.at("memory").at("rss_hwm_bytes").get<int64_t>(), 0);
+  EXPECT_EQ(j.at("plan").at("attention").at("tp"), 1);
+  for (const char* k : {"hostname", "cpu_model", "cores"}) EXPECT_TRUE(j.at("machine").contains(k)) << k;
+  ASSERT_GT(j.at("ops").size(), 10u);
+  bool saw_gemm = false;
+  for (const auto& op : j.at("ops")) {
+    for (const char* k : {"phase", "name", "kind", "variant", "shape", "calls", "iterations", "mean_s", "min_s", "flops",
+                          "bytes", "gflops_per_s", "gbytes_per_s"})
+      ASSERT_TRUE(op.contains(k)) << k;
+    EXPECT_EQ(op.at("iterations"), 3);
+    EXPECT_LE(op.at("min_s").get<double>(), op.at("mean_s").get<double>());
+    if (op.at("name") == "q_proj" && op.at("phase") == "prefill") {
+      saw_gemm = true;
+      EXPECT_EQ(op.at("calls"), 2);  // two layers
+      EXPECT_EQ(op.at("flops").get<int64_t>(), 2 * 12 * 64 * 64);  // tokens x 2 x hidden x heads*head_dim
+      EXPECT_GT(op.at("gflops_per_s").get<double>(), 0.0);
+    }
+  }
+  EXPECT_TRUE(saw_gemm);
+  for (const auto& e : std::filesystem::directory_iterator(file.parent_path()))  // no temporary left behind
+    EXPECT_EQ(e.path().string().find(file.string() + ".tmp"), std::string::npos) << e.path();
+}
+
+}  // namespace
+}  // namespace dayzero::executor

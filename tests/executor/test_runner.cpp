@@ -1,0 +1,157 @@
+// The runner on one rank: the tiny fixtures' reference goldens (prefill logits,
+// cached decode steps, greedy tokens), determinism, and clear errors for plans
+// that do not fit.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "executor/runner.h"
+#include "golden.h"
+#include "model/error.h"
+
+namespace dayzero::executor {
+namespace {
+
+using testing::Golden;
+using testing::max_abs_diff;
+using testing::tiny_dir;
+
+simulate::Plan plan_for(const model::Model& m) {
+  simulate::Plan p;
+  p.model = m.config.source;
+  return p;
+}
+
+RunResult run_fixture(const std::string& family, int timing_iterations = 0, int64_t decode_steps = -1) {
+  const std::string dir = tiny_dir(family);
+  const model::Model m = model::load_model(dir);
+  const Golden g = testing::read_golden(dir);
+  SelfCommunicator comm;
+  RunnerOptions o;
+  o.timing_iterations = timing_iterations;
+  Runner runner(m, plan_for(m), comm, dir, o);
+  return runner.run(g.prompt, decode_steps >= 0 ? decode_steps : static_cast<int64_t>(g.generated.size()) - 1);
+}
+
+class RunnerGolden : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RunnerGolden, MatchesReferenceGoldens) {
+  const Golden g = testing::read_golden(tiny_dir(GetParam()));
+  const RunResult r = run_fixture(GetParam());
+  ASSERT_EQ(r.prefill_logits.shape, g.prefill.shape);
+  const double prefill_diff = max_abs_diff(r.prefill_logits.data.data(), g.prefill.data.data(), g.prefill.numel());
+  EXPECT_LE(prefill_diff, testing::kLogitTolerance);
+  ASSERT_EQ(r.decode_logits.size(), g.generated.size() - 1);
+  double decode_diff = 0;
+  for (size_t i = 0; i < r.decode_logits.size(); ++i)
+    decode_diff = std::max(decode_diff, max_abs_diff(r.decode_logits[i].data.data(), g.decode.row(static_cast<int64_t>(i)),
+                                                     g.decode.cols()));
+  EXPECT_LE(decode_diff, testing::kLogitTolerance);
+  EXPECT_EQ(r.tokens, g.generated);
+  std::printf("%s: prefill max |diff| %.3g, decode max |diff| %.3g\n", GetParam(), prefill_diff, decode_diff);
+}
+
+// Two runs, and a run with per-op timing (which repeats every op), give the same bits.
+TEST_P(RunnerGolden, BitIdenticalAcrossRunsAndTiming) {
+  const RunResult a = run_fixture(GetParam()), b = run_fixture(GetParam()), timed = run_fixture(GetParam(), 2);
+  for (const RunResult* other : {&b, &timed}) {
+    EXPECT_EQ(a.tokens, other->tokens);
+    EXPECT_EQ(a.prefill_logits.data, other->prefill_logits.data);
+    ASSERT_EQ(a.decode_logits.size(), other->decode_logits.size());
+    for (size_t i = 0; i < a.decode_logits.size(); ++i) EXPECT_EQ(a.decode_logits[i].data, other->decode_logits[i].data);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyFixtures, RunnerGolden,
+                         ::testing::Values("llama", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "gpt_oss"));
+
+// A communicator that claims 2 ranks (for the plan checks only: nothing is sent).
+class TwoRanks final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void all_reduce_sum(std::span<float>) override { fail(); }
+  void all_gather(std::span<const float>, std::span<float>) override { fail(); }
+  void reduce_scatter_sum(std::span<const float>, std::span<float>) override { fail(); }
+  void all_to_all_v(std::span<const float>, std::span<const int64_t>, std::span<float>, std::span<const int64_t>) override {
+    fail();
+  }
+  void send(std::span<const float>, int) override { fail(); }
+  void recv(std::span<float>, int) override { fail(); }
+  void barrier() override { fail(); }
+
+ private:
+  [[noreturn]] static void fail() { throw std::logic_error("TwoRanks: no collectives in this test"); }
+};
+
+std::string error_of(const model::Model& m, const simulate::Plan& p, Communicator& comm, const std::string& weights) {
+  try {
+    Runner r(m, p, comm, weights, {0, "my_plan.json"});
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RunnerErrors, PlanForMoreRanksThanRun) {
+  const model::Model m = model::load_model(tiny_dir("llama"));
+  simulate::Plan p = plan_for(m);
+  p.attention.tp = 2;
+  SelfCommunicator one;
+  const std::string e = error_of(m, p, one, tiny_dir("llama"));
+  EXPECT_NE(e.find("my_plan.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("attention.tp"), std::string::npos) << e;
+  EXPECT_NE(e.find("needs 2 ranks but 1 rank"), std::string::npos) << e;
+}
+
+TEST(RunnerErrors, ShardedPlansAreNotSupportedYet) {
+  const model::Model m = model::load_model(tiny_dir("llama"));
+  simulate::Plan p = plan_for(m);
+  p.attention.tp = 2;
+  TwoRanks two;
+  const std::string e = error_of(m, p, two, tiny_dir("llama"));
+  EXPECT_NE(e.find("'attention.tp' = 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("not supported yet on 2 ranks"), std::string::npos) << e;
+}
+
+TEST(RunnerErrors, PlanForAnotherModel) {
+  const model::Model llama = model::load_model(tiny_dir("llama"));
+  const model::Model qwen3 = model::load_model(tiny_dir("qwen3"));
+  SelfCommunicator one;
+  const std::string e = error_of(llama, plan_for(qwen3), one, tiny_dir("llama"));
+  EXPECT_NE(e.find("'model'"), std::string::npos) << e;
+  EXPECT_NE(e.find("another model"), std::string::npos) << e;
+  simulate::Plan experts = plan_for(llama);  // fits the rank count, not the (dense) model
+  experts.moe.ep = 2;
+  const std::string e2 = error_of(llama, experts, one, tiny_dir("llama"));
+  EXPECT_NE(e2.find("moe"), std::string::npos) << e2;
+}
+
+TEST(RunnerErrors, MissingWeights) {
+  const model::Model m = model::load_model(tiny_dir("llama"));
+  SelfCommunicator one;
+  const std::string e = error_of(m, plan_for(m), one, "/nonexistent/weights");
+  EXPECT_NE(e.find("weights directory '/nonexistent/weights' does not exist"), std::string::npos) << e;
+  const auto empty = std::filesystem::temp_directory_path() / "dayzero_runner_empty_weights";
+  std::filesystem::create_directories(empty);
+  EXPECT_NE(error_of(m, plan_for(m), one, empty.string()).find("no model.safetensors"), std::string::npos);
+}
+
+TEST(Runner, LoadsOnlyWhatItNeedsZeroCopy) {
+  const model::Model m = model::load_model(tiny_dir("mixtral"));
+  SelfCommunicator one;
+  Runner r(m, plan_for(m), one, tiny_dir("mixtral"));
+  EXPECT_EQ(r.weights().files_opened(), 1);
+  EXPECT_EQ(r.weights().mapped_bytes(), m.weights_bytes(model::WeightPrecision::checkpoint));
+}
+
+TEST(Runner, RejectsBadPrompts) {
+  const model::Model m = model::load_model(tiny_dir("llama"));
+  SelfCommunicator one;
+  Runner r(m, plan_for(m), one, tiny_dir("llama"));
+  const std::vector<int64_t> bad{1, 100000};
+  EXPECT_THROW(r.run(bad, 1), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace dayzero::executor
