@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "executor/registry.h"
@@ -13,16 +11,6 @@
 namespace dayzero::executor {
 
 namespace {
-// transformers' configuration defaults for rms_norm_eps.
-double family_default_eps(model::Family f) {
-  switch (f) {
-    case model::Family::mixtral:
-    case model::Family::gpt_oss:
-    case model::Family::mistral: return 1e-5;
-    default: return 1e-6;
-  }
-}
-
 // The model a plan names (Plan::model, a config path as `plan` writes it) against
 // the one being run: same architecture and shapes (layers may be truncated, as
 // `synth --layers` does).
@@ -46,16 +34,6 @@ void check_plan_model(const simulate::Plan& plan, const model::Model& m, const s
   differ("routed experts", p.moe.num_experts, c.moe.num_experts);
 }
 }  // namespace
-
-double rms_norm_eps(const model::Model& m) {
-  std::ifstream in(m.config.source);
-  if (in) {
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_object() && j.contains("rms_norm_eps") && j["rms_norm_eps"].is_number())
-      return j["rms_norm_eps"].get<double>();
-  }
-  return family_default_eps(m.config.family);
-}
 
 void check_plan(const simulate::Plan& plan, const model::Model& m, int world_size, const std::string& plan_source) {
   const int world = plan.world_size();
@@ -109,7 +87,7 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
                                            q.block_rows > 0 ? q.block_rows : model::kFp8DefaultBlock,
                                            q.block_cols > 0 ? q.block_cols : model::kFp8DefaultBlock);
-  forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, rms_norm_eps(m));
+  forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, m.config.rms_norm_eps);
 }
 
 Runner::~Runner() = default;

@@ -24,10 +24,6 @@
 
 namespace dayzero::executor {
 
-// rms_norm_eps of the model: config.json's value (read from ModelConfig::source,
-// which ModelConfig does not carry yet), else the family's reference default.
-double rms_norm_eps(const model::Model& m);
-
 // Checks that `plan` fits `m` (simulate::validate_plan) and a world of
 // `world_size` ranks; throws std::runtime_error (model::ConfigError) naming
 // `plan_source` and the field.

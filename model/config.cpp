@@ -138,6 +138,10 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
   c.num_kv_heads = f.opt_int("num_key_value_heads", c.num_heads);
   c.max_position_embeddings = f.opt_int("max_position_embeddings", 0, 0);
   c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", top.opt_bool("tie_word_embeddings", false));
+  // transformers' config defaults: 1e-5 for Mixtral, Mistral and gpt-oss, 1e-6 for the others.
+  const bool eps5 = c.family == Family::mixtral || c.family == Family::mistral || c.family == Family::gpt_oss;
+  c.rms_norm_eps = f.opt_double("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
+  if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) f.fail("rms_norm_eps", "must be in (0, 1)");
   if (f.has("head_dim")) {
     c.head_dim = f.req_int("head_dim");
   } else {

@@ -94,6 +94,7 @@ struct ModelConfig {
   int64_t vocab_size = 0;
   int64_t max_position_embeddings = 0;
   bool tie_word_embeddings = false;
+  double rms_norm_eps = 1e-6;  // RMSNorm epsilon (family default when absent)
 
   AttentionKind attention = AttentionKind::gqa;
   MlaDims mla;
