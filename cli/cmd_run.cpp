@@ -1,6 +1,6 @@
 // dayzero run [PLAN.json] --weights DIR [--prompt-tokens 1,2,3 | --prompt-len L]
 // [--decode-steps K] [--out FILE] [--tp/--pp/--ep/--dp N]: runs a Plan on this
-// process's ranks (one for now), prints the tokens and a timing table, and writes
+// process's ranks (one, or every rank of `mpirun -np N` for attention TP), prints the tokens and a timing table, and writes
 // the Measurements. Without a plan file, the --tp/--pp/--ep/--dp plan is written
 // beside the results.
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "executor/communicator.h"
+#include "executor/mpi_communicator.h"
 #include "executor/runner.h"
 #include "simulate/plan_json.h"
 
@@ -86,8 +87,32 @@ void print_table(const executor::RunResult& r) {
               << pad_left(fixed(o->gbps(), 2), 8) << '\n';
 }
 
+void run_ranks(const RunCliOptions& o, executor::Communicator& comm);
+
+// One rank unless launched by mpirun with more; then an error on any rank stops
+// every rank (MPI_Abort after the one-line message), never a hang.
 void run_run(const RunCliOptions& o) {
+  if (!executor::launched_with_many_ranks()) {
+    executor::SelfCommunicator comm;
+    run_ranks(o, comm);
+    return;
+  }
+#ifdef DAYZERO_HAVE_MPI
+  executor::MpiCommunicator comm;
+  try {
+    run_ranks(o, comm);
+  } catch (const std::exception& e) {
+    comm.abort(e.what());
+  }
+#else
+  throw std::runtime_error("launched on several ranks, but this dayzero was built without MPI "
+                           "(install libopenmpi-dev and rebuild)");
+#endif
+}
+
+void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   namespace fs = std::filesystem;
+  const bool lead = comm.rank() == 0;  // rank 0 writes the files and prints
   const model::Model m = model::load_model(o.weights);
   const std::vector<int64_t> prompt =
       o.prompt_tokens.empty() ? synthetic_prompt(o.prompt_len, m.config.vocab_size) : o.prompt_tokens;
@@ -99,16 +124,18 @@ void run_run(const RunCliOptions& o) {
     plan = local_plan(o, m, static_cast<int64_t>(prompt.size()), o.decode_steps);
     const fs::path out(o.out);
     const fs::path plan_file = out.parent_path() / (out.stem().string() + ".plan.json");
-    simulate::save_plan(plan_file, plan);
     source = plan_file.string();
-    std::cout << "plan written to " << source << '\n';
+    if (lead) {
+      simulate::save_plan(plan_file, plan);
+      std::cout << "plan written to " << source << '\n';
+    }
   }
-  executor::SelfCommunicator comm;
   executor::RunnerOptions ro;
   ro.timing_iterations = o.iterations;
   ro.plan_source = source;
   executor::Runner runner(m, plan, comm, o.weights, ro);
   const executor::RunResult r = runner.run(prompt, o.decode_steps);
+  if (!lead) return;  // every rank holds the same tokens and logits; rank 0's measurements are written
   executor::save_measurements(o.out, r.measurements);
   print_table(r);
   std::cout << "measurements written to " << o.out << '\n';

@@ -1,5 +1,6 @@
 #include "executor/forward.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -99,15 +100,82 @@ void Forward::note_workspace(const Tensor& t) {
   workspace_bytes_ = std::max(workspace_bytes_, t.numel() * static_cast<int64_t>(sizeof(float)));
 }
 
+std::pair<int64_t, int64_t> Forward::out_range(const model::Op& op, int64_t out) const {
+  const int64_t r = par_.tp_rank, tp = par_.tp_size;
+  if (op.name == "k_proj" || op.name == "v_proj") {
+    const int64_t kv = m_.config.num_kv_heads, per_head = out / kv;
+    if (kv < tp) {  // fewer KV heads than ranks: each rank holds the one its query heads read
+      const int64_t h = r * kv / tp;
+      return {h * per_head, (h + 1) * per_head};
+    }
+  }
+  return {out * r / tp, out * (r + 1) / tp};
+}
+
+// Column / vocab splits of an [out, in] weight are its rows [lo, hi): contiguous in
+// the mapping, so a plain weight's shard is a zero-copy view that touches only the
+// shard's pages. Row splits (input columns) and [in, out] or quantized weights are
+// copied once to float32 (only the shard is kept; row splits read every row).
+StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split split) {
+  if (par_.tp_size == 1 || split == Split::replicated) return sw;
+  if (sw.matrices() != 1)
+    throw std::logic_error("TP shard of '" + sw.name + "': fused multi-matrix weights are not split yet");
+  const int64_t out = sw.input_major ? sw.cols() : sw.rows(), in = sw.input_major ? sw.rows() : sw.cols();
+  const bool by_out = split != Split::row;
+  const auto [lo, hi] = by_out ? out_range(op, out) : std::pair{in * par_.tp_rank / par_.tp_size,
+                                                                 in * (par_.tp_rank + 1) / par_.tp_size};
+  StoredWeight s = sw;
+  if (by_out && !sw.input_major && sw.kind == model::StorageKind::plain && model::dtype_bits(sw.dtype) % 8 == 0) {
+    const auto esize = static_cast<size_t>(model::dtype_bits(sw.dtype) / 8);
+    const auto row_bytes = static_cast<size_t>(sw.cols()) * esize;
+    s.data = sw.data.subspan(static_cast<size_t>(lo) * row_bytes, static_cast<size_t>(hi - lo) * row_bytes);
+    s.shape = {hi - lo, sw.cols()};
+    return s;
+  }
+  auto& copy = shard_copies_[sw.name];
+  if (!copy) {
+    // Logical [out, in] slice, stored output-major.
+    const int64_t n_out = by_out ? hi - lo : out, n_in = by_out ? in : hi - lo;
+    copy = std::make_unique<Tensor>(std::vector<int64_t>{n_out, n_in});
+    std::vector<float> row(static_cast<size_t>(sw.cols()));
+    for (int64_t r = 0; r < sw.rows(); ++r) {
+      dequantize_row(sw, 0, r, row);
+      for (int64_t c = 0; c < sw.cols(); ++c) {
+        int64_t o = sw.input_major ? c : r, i = sw.input_major ? r : c;
+        if (by_out ? (o < lo || o >= hi) : (i < lo || i >= hi)) continue;
+        if (by_out) o -= lo;
+        else i -= lo;
+        copy->data[static_cast<size_t>(o * n_in + i)] = row[static_cast<size_t>(c)];
+      }
+    }
+  }
+  s.kind = model::StorageKind::plain;
+  s.dtype = model::DType::f32;
+  s.input_major = false;
+  s.shape = copy->shape;
+  s.data = std::as_bytes(std::span<const float>(copy->data));
+  s.scales = {};
+  return s;
+}
+
 Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
   const std::string& pattern = op.weights.at(0);
   StoredWeight sw = w_.get(substitute(pattern, expert));
   if (input_major_.count(pattern)) sw.input_major = true;
   const int64_t index = expert >= 0 && !per_expert(pattern) ? expert : 0;  // a fused [experts, ..] tensor
+  const Split split = op.kind == OpKind::gemm && par_.tp_size > 1 ? tp_split(op) : Split::replicated;
+  const int64_t full_out = sw.input_major ? sw.cols() : sw.rows();
+  sw = shard(op, sw, split);
   std::span<const float> bias;
   if (op.weights.size() > 1) {  // "<module>.bias", or gpt-oss's fused "<name>_bias" [experts, n]
     bias = w_.floats(substitute(op.weights[1], expert));
     if (expert >= 0 && !per_expert(pattern)) bias = bias.subspan(expert * op.n, op.n);
+    if (split == Split::column || split == Split::vocab) {
+      const auto [lo, hi] = out_range(op, full_out);
+      bias = bias.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo));
+    } else if (split == Split::row && par_.tp_rank != 0) {
+      bias = {};  // added once (by TP rank 0) to the partial sums
+    }
   }
   const std::string variant = storage_variant({sw.kind, sw.dtype});
   const KernelEntry& k = find_kernel(cpu_kernel_table(), "cpu", op.kind, variant);
@@ -116,7 +184,19 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
   const OpCost cost = op.kind == OpKind::expert_gemm ? k.cost(one_expert(op), shape) : k.cost(op, shape);
   Tensor y = timer_.run(OpKey{&op, variant, {x.rows(), x.cols()}, cost}, [&] { return fn(x, sw, index, bias); });
   // Row-parallel: each TP rank holds a slice of the inputs, so outputs are partial sums.
-  if (tp_split(op) == Split::row && op.kind == OpKind::gemm && par_.tp_size > 1) par_.tp_comm->all_reduce_sum(y.data);
+  if (split == Split::row) par_.tp_comm->all_reduce_sum(y.data);
+  if (split == Split::vocab) {  // each rank has its vocabulary slice: gather [tp][T, V/tp] into [T, V]
+    const int64_t T = y.rows(), part = y.cols(), tp = par_.tp_size;
+    std::vector<float> all(static_cast<size_t>(T * part * tp));
+    par_.tp_comm->all_gather(y.data, all);
+    std::vector<int64_t> full_shape = y.shape;
+    full_shape.back() = part * tp;
+    Tensor full(full_shape);
+    for (int64_t r = 0; r < tp; ++r)
+      for (int64_t t = 0; t < T; ++t)
+        std::copy_n(all.data() + (r * T + t) * part, part, full.row(t) + r * part);
+    y = std::move(full);
+  }
   note_workspace(y);
   return y;
 }

@@ -8,6 +8,8 @@
 // expert combine). On one rank every range is whole and every collective a no-op.
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -71,6 +73,10 @@ class Forward {
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);
   void note_workspace(const Tensor& t);
+  // TP: this rank's output features [lo, hi) of a column- or vocab-split op with `out` outputs.
+  std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out) const;
+  // TP: the rank's shard of `sw` for `op` (whole when replicated or on one TP rank).
+  StoredWeight shard(const model::Op& op, const StoredWeight& sw, Split split);
 
   const model::Model& m_;
   WeightStore& w_;
@@ -81,6 +87,9 @@ class Forward {
   std::set<std::string> input_major_;  // weight patterns stored [in, out]
   std::vector<Tensor> k_cache_, v_cache_;  // per layer; MLA: latent and rotated rope key
   int64_t workspace_bytes_ = 0;
+  // TP shards that are not contiguous in the mapping (row-split columns, quantized
+  // slices): copied to float32 once, by weight name.
+  std::map<std::string, std::unique_ptr<Tensor>> shard_copies_;
 };
 
 }  // namespace dayzero::executor

@@ -58,9 +58,31 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
     if (v != 1)
       throw model::ConfigError(options.plan_source, field, std::to_string(v),
                                "sharded execution is not supported yet on " + std::to_string(ranks) +
-                                   " ranks (this executor runs tp = pp = ep = dp = 1)");
+                                   " ranks (this executor runs attention TP only: pp = ep = dp = 1)");
   };
-  unsupported("attention.tp", plan.attention.tp);
+  // Attention TP: dense GQA models (llama, qwen3 families) whose heads, FFN width
+  // and vocabulary divide evenly.
+  const int tp = plan.attention.tp;
+  if (tp > 1) {
+    const auto& c = m.config;
+    auto refuse = [&](const std::string& why) {
+      throw model::ConfigError(options.plan_source, "attention.tp", std::to_string(tp),
+                               "tensor parallelism on " + std::to_string(ranks) + " ranks is not supported " + why);
+    };
+    if (c.is_moe()) refuse("yet for MoE models (dense llama / qwen3 families only)");
+    if (c.attention == model::AttentionKind::mla) refuse("yet for MLA attention (dense llama / qwen3 families only)");
+    for (const auto& layer : m.layers)
+      for (const auto& o : layer.ops)
+        if (o.kind == model::OpKind::attention && o.attn.sinks) refuse("yet with attention sinks");
+    auto divides = [&](const char* what, int64_t n) {
+      if (n % tp != 0) refuse("here: " + std::string(what) + " " + std::to_string(n) + " is not divisible by it");
+    };
+    divides("num_attention_heads", c.num_heads);
+    divides("intermediate_size", c.intermediate_size);
+    divides("vocab_size", c.vocab_size);
+    if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
+      refuse("here: num_key_value_heads " + std::to_string(c.num_kv_heads) + " neither divides nor is divisible by it");
+  }
   unsupported("attention.dp", plan.attention.dp);
   unsupported("pp", plan.pp);
   unsupported("moe.ep", plan.moe.ep);
@@ -81,7 +103,7 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   par_.tp_size = plan.attention.tp;
   par_.ep_rank = plan.ep_index(r);
   par_.ep_size = plan.moe.ep;
-  par_.tp_comm = par_.ep_comm = &comm;  // one rank: the world is every group
+  par_.tp_comm = par_.ep_comm = &comm;  // TP only (pp = dp = ep = 1): the world is the TP group
 
   const auto& q = m.config.quant.format;
   weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),

@@ -3,8 +3,9 @@
 // and the communicator, reads only this rank's weights (memory-mapped), and runs
 // prefill, then greedy decode with the KV cache, timing every op.
 //
-// Now: single rank (tp = pp = ep = dp = 1); any other plan is refused with a
-// clear message. Sharding enters through ParallelContext (executor/forward.h):
+// Now: one rank, or attention TP over the world (tp = world size, pp = ep = dp =
+// 1) for dense GQA models (llama, qwen3 families); any other plan is refused with
+// a clear message. Sharding enters through ParallelContext (executor/forward.h):
 // per-op splits, the rank's expert range, the stage's layers, and communicator
 // calls; the runner's flow below stays as it is.
 

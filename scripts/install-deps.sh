@@ -11,6 +11,7 @@ packages=(
   libeigen3-dev        # CPU backend kernels
   libboost-graph-dev   # cluster topology graphs
   libgtest-dev libgmock-dev  # unit tests
+  libopenmpi-dev openmpi-bin  # executor/ MPI communicator (optional: built only when found)
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev fonts-dejavu-core  # gui/ desktop app (offscreen for tests)
 )
 

@@ -1,0 +1,58 @@
+#pragma once
+// The Communicator over MPI (MPI_COMM_WORLD), for ranks launched with `mpirun`.
+// No MPI header leaks from here: the implementation (mpi_communicator.cpp) is the
+// only file that includes <mpi.h>, and it is built only when CMake found MPI
+// (then DAYZERO_HAVE_MPI is defined for dayzero_executor's users).
+//
+// Reductions are deterministic: all_reduce_sum and reduce_scatter_sum gather every
+// rank's buffer and sum in rank order on each rank, so the result never depends on
+// MPI's reduction tree and is bit-identical run to run (and on every rank).
+
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string>
+
+#include "executor/communicator.h"
+
+namespace dayzero::executor {
+
+// True when this process was started by a launcher for a world of more than one
+// rank (OMPI_COMM_WORLD_SIZE, PMI_SIZE or PMIX_SIZE set and > 1); reads only the
+// environment, so it works in builds without MPI.
+inline bool launched_with_many_ranks() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char* v = std::getenv(var); v && std::atoi(v) > 1) return true;
+  return false;
+}
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Initializes MPI when nobody has yet (and then finalizes it on destruction).
+  MpiCommunicator();
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void all_reduce_sum(std::span<float> data) override;
+  void all_gather(std::span<const float> in, std::span<float> out) override;
+  void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
+  void all_to_all_v(std::span<const float> send, std::span<const int64_t> send_counts, std::span<float> recv,
+                    std::span<const int64_t> recv_counts) override;
+  void send(std::span<const float> data, int dest) override;
+  void recv(std::span<float> data, int source) override;
+  void barrier() override;
+
+  // Stops every rank of the world (MPI_Abort) after printing `message` on one line
+  // to stderr, prefixed with this rank: a failure on one rank never leaves the
+  // others waiting in a collective.
+  [[noreturn]] void abort(const std::string& message, int code = 1);
+
+ private:
+  int rank_ = 0, size_ = 1;
+  bool owns_init_ = false;
+};
+
+}  // namespace dayzero::executor
