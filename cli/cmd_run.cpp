@@ -102,7 +102,8 @@ void run_run(const RunCliOptions& o) {
   try {
     run_ranks(o, comm);
   } catch (const std::exception& e) {
-    comm.abort(e.what());
+    std::cerr << "dayzero: rank " << comm.rank() << ": error: " << e.what() << std::endl;
+    comm.abort(1);
   }
 #else
   throw std::runtime_error("launched on several ranks, but this dayzero was built without MPI "

@@ -122,9 +122,7 @@ void MpiCommunicator::recv(std::span<float> data, int source) {
 
 void MpiCommunicator::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
 
-void MpiCommunicator::abort(const std::string& message, int code) {
-  std::fprintf(stderr, "rank %d: error: %s\n", rank_, message.c_str());
-  std::fflush(stderr);
+void MpiCommunicator::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort does not return; in case it does
 }

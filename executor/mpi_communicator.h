@@ -45,10 +45,11 @@ class MpiCommunicator final : public Communicator {
   void recv(std::span<float> data, int source) override;
   void barrier() override;
 
-  // Stops every rank of the world (MPI_Abort) after printing `message` on one line
-  // to stderr, prefixed with this rank: a failure on one rank never leaves the
-  // others waiting in a collective.
-  [[noreturn]] void abort(const std::string& message, int code = 1);
+  // Stops every rank of the world (MPI_Abort): a failure on one rank never leaves
+  // the others waiting in a collective. The one exception to "library code never
+  // exits" (CONTRIBUTING.md): only MPI can stop the peer processes. The caller
+  // prints its message first.
+  [[noreturn]] void abort(int code = 1);
 
  private:
   int rank_ = 0, size_ = 1;

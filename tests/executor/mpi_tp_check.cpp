@@ -72,7 +72,9 @@ int main(int argc, char** argv) {
     }
     comm.barrier();
   } catch (const std::exception& e) {
-    comm.abort(e.what());
+    std::fprintf(stderr, "rank %d: error: %s\n", comm.rank(), e.what());
+    std::fflush(stderr);
+    comm.abort(1);
   }
   return 0;
 }
