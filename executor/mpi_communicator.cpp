@@ -2,7 +2,7 @@
 
 #include <mpi.h>
 
-#include <cstdio>
+#include <cstdlib>
 #include <cstdlib>
 #include <limits>
 #include <stdexcept>
