@@ -85,6 +85,17 @@ void print_table(const executor::RunResult& r) {
               << pad_right(executor::shape_string(o->shape), 12) << pad_left(std::to_string(o->calls), 6)
               << pad_left(us(o->mean_s), 10) << pad_left(us(o->min_s), 10) << pad_left(fixed(o->gflops(), 2), 9)
               << pad_left(fixed(o->gbps(), 2), 8) << '\n';
+  if (ms.collectives.empty()) return;
+  std::cout << "\ncollectives (nccl-tests sizes and bus factors; min of " << ms.timing_iterations
+            << " timed iterations after 1 warm-up):\n"
+            << pad_right("collective", 16) << pad_left("ranks", 6) << pad_left("bytes", 12) << pad_left("calls", 6)
+            << pad_left("mean us", 10) << pad_left("min us", 10) << pad_left("algbw GB/s", 12) << pad_left("busbw GB/s", 12)
+            << '\n';
+  for (const auto& c : ms.collectives)
+    std::cout << pad_right(c.collective, 16) << pad_left(std::to_string(c.ranks), 6)
+              << pad_left(with_commas(c.size_bytes), 12) << pad_left(std::to_string(c.calls), 6)
+              << pad_left(us(c.mean_s), 10) << pad_left(us(c.min_s), 10) << pad_left(fixed(c.algbw_GBps(), 3), 12)
+              << pad_left(fixed(c.busbw_GBps(), 3), 12) << '\n';
 }
 
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm);

@@ -35,6 +35,31 @@ int64_t rss_peak_bytes() {
   return 0;
 }
 
+double bus_factor(const std::string& collective, int ranks) {
+  // nccl-tests doc/PERFORMANCE.md, "Bus bandwidth": the factor that makes busbw
+  // comparable to the hardware's link bandwidth whatever the rank count.
+  const double n = ranks;
+  if (ranks < 1) throw std::invalid_argument("bus_factor: ranks must be >= 1, not " + std::to_string(ranks));
+  if (collective == "all_reduce") return 2 * (n - 1) / n;
+  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "alltoall") return (n - 1) / n;
+  if (collective == "sendrecv") return 1;
+  throw std::invalid_argument("bus_factor: unknown collective '" + collective + "'");
+}
+
+nlohmann::json collective_to_json(const CollectiveMeasurement& c) {
+  return {{"collective", c.collective},
+          {"ranks", c.ranks},
+          {"size_bytes", c.size_bytes},
+          {"calls", c.calls},
+          {"warmup_iterations", c.iterations > 0 ? 1 : 0},
+          {"iterations", c.iterations},
+          {"mean_s", c.mean_s},
+          {"min_s", c.min_s},
+          {"bus_factor", bus_factor(c.collective, c.ranks)},
+          {"algbw_GBps", c.algbw_GBps()},
+          {"busbw_GBps", c.busbw_GBps()}};
+}
+
 double Measurements::decode_step_mean_s() const {
   if (decode_step_s.empty()) return 0;
   return std::accumulate(decode_step_s.begin(), decode_step_s.end(), 0.0) / static_cast<double>(decode_step_s.size());
@@ -64,6 +89,8 @@ std::vector<OpMeasurement> OpTimer::results() const {
 
 nlohmann::json measurements_to_json(const Measurements& m) {
   using nlohmann::json;
+  json collectives = json::array();
+  for (const auto& c : m.collectives) collectives.push_back(collective_to_json(c));
   json ops = json::array();
   for (const auto& o : m.ops)
     ops.push_back({{"phase", o.phase}, {"name", o.name}, {"kind", o.kind}, {"variant", o.variant},
@@ -89,12 +116,14 @@ nlohmann::json measurements_to_json(const Measurements& m) {
         {"peak_bytes", m.memory.peak_bytes()},
         {"peak_bytes_source", "weights + KV cache + largest activation the runner allocated"},
         {"rss_hwm_bytes", m.memory.rss_hwm_bytes}}},
-      {"collectives", json::array()},  // none on one rank
+      {"collectives", collectives},  // none on one rank
       {"plan", simulate::plan_to_json(m.plan)},
       {"machine", {{"hostname", m.machine.hostname}, {"cpu_model", m.machine.cpu_model}, {"cores", m.machine.cores}}},
       {"timing", {{"warmup_iterations", m.timing_iterations > 0 ? 1 : 0}, {"iterations", m.timing_iterations},
                   {"method", "per distinct (phase, op, variant, shape): the real call is the untimed warm-up, then "
-                             "`iterations` timed repeats; mean and min; GFLOP/s and GB/s from min"}}},
+                             "`iterations` timed repeats; mean and min; GFLOP/s and GB/s from min; collectives per distinct (collective, ranks, "
+                             "size_bytes) the same way on a scratch buffer, algbw = size_bytes / min_s, busbw = algbw "
+                             "x bus_factor (nccl-tests doc/PERFORMANCE.md)"}}},
       {"notes", "CPU backend: weights as the checkpoint stores them, computed in float32 (plan dtypes recorded, not "
                 "applied); KV cache float32"},
       {"ops", ops},

@@ -36,6 +36,28 @@ struct OpMeasurement {
   double gbps() const { return min_s > 0 ? static_cast<double>(cost.bytes) / min_s / 1e9 : 0; }
 };
 
+// nccl-tests' bus bandwidth factors (doc/PERFORMANCE.md in NVIDIA/nccl-tests):
+// busbw = algbw x factor, with n ranks: all_reduce 2(n-1)/n; all_gather,
+// reduce_scatter and alltoall (n-1)/n; sendrecv 1. Throws std::invalid_argument
+// for another name.
+double bus_factor(const std::string& collective, int ranks);
+
+// One distinct (collective, ranks, size_bytes) the forward called, and its timing:
+// the first real call is the untimed warm-up, then timed repeats on a scratch
+// buffer (TimedCommunicator). Names and sizes as nccl-tests reports them:
+// all_reduce the buffer, all_gather the gathered output, reduce_scatter the full
+// input, alltoall the rank's send buffer, sendrecv the message.
+struct CollectiveMeasurement {
+  std::string collective;  // all_reduce | all_gather | reduce_scatter | alltoall | sendrecv
+  int ranks = 0;
+  int64_t size_bytes = 0;
+  int64_t calls = 0;   // real calls with this key
+  int iterations = 0;  // timed repeats
+  double mean_s = 0, min_s = 0;
+  double algbw_GBps() const { return min_s > 0 ? static_cast<double>(size_bytes) / min_s / 1e9 : 0; }
+  double busbw_GBps() const { return algbw_GBps() * bus_factor(collective, ranks); }
+};
+
 struct MachineInfo {
   std::string hostname;
   std::string cpu_model;  // /proc/cpuinfo "model name"
@@ -66,10 +88,12 @@ struct Measurements {
   MachineInfo machine;
   int timing_iterations = 0;  // timed repeats per op (after one untimed warm-up)
   std::vector<OpMeasurement> ops;
+  std::vector<CollectiveMeasurement> collectives;  // empty on one rank
   double decode_step_mean_s() const;
 };
 
 nlohmann::json measurements_to_json(const Measurements& m);
+nlohmann::json collective_to_json(const CollectiveMeasurement& c);  // one entry of "collectives"
 // Writes via a temporary file in the same directory and a rename.
 void save_measurements(const std::filesystem::path& file, const Measurements& m);
 

@@ -103,7 +103,14 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   par_.tp_size = plan.attention.tp;
   par_.ep_rank = plan.ep_index(r);
   par_.ep_size = plan.moe.ep;
-  par_.tp_comm = par_.ep_comm = &comm;  // TP only (pp = dp = ep = 1): the world is the TP group
+  // TP only (pp = dp = ep = 1): the world is the TP group. Its collectives are
+  // timed through the decorator (the same repeat count as the ops).
+  Communicator* group = &comm;
+  if (comm.size() > 1) {
+    timed_comm_ = std::make_unique<TimedCommunicator>(comm, options.timing_iterations);
+    group = timed_comm_.get();
+  }
+  par_.tp_comm = par_.ep_comm = group;
 
   const auto& q = m.config.quant.format;
   weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
@@ -137,20 +144,21 @@ RunResult Runner::run(std::span<const int64_t> prompt, int64_t decode_steps) {
   RunResult r;
   Measurements& ms = r.measurements;
   timer_.set_phase("prefill");
-  // Step times exclude the timer's repeats (OpTimer::overhead_s).
+  // Step times exclude the timers' repeats (OpTimer and TimedCommunicator overhead_s).
+  auto overhead = [&] { return timer_.overhead_s() + (timed_comm_ ? timed_comm_->overhead_s() : 0.0); };
   auto t0 = clock::now();
-  double o0 = timer_.overhead_s();
+  double o0 = overhead();
   r.prefill_logits = step(prompt);
-  ms.prefill_s = seconds(t0) - (timer_.overhead_s() - o0);
+  ms.prefill_s = seconds(t0) - (overhead() - o0);
   const int64_t V = r.prefill_logits.cols();
   r.tokens.push_back(argmax({r.prefill_logits.row(r.prefill_logits.rows() - 1), static_cast<size_t>(V)}));
   timer_.set_phase("decode");
   for (int64_t i = 0; i < decode_steps; ++i) {
     const int64_t tok = r.tokens.back();
     t0 = clock::now();
-    o0 = timer_.overhead_s();
+    o0 = overhead();
     r.decode_logits.push_back(step({&tok, 1}));
-    ms.decode_step_s.push_back(seconds(t0) - (timer_.overhead_s() - o0));
+    ms.decode_step_s.push_back(seconds(t0) - (overhead() - o0));
     r.tokens.push_back(argmax(r.decode_logits.back().data));
   }
   ms.model = m_.config.source;
@@ -166,6 +174,7 @@ RunResult Runner::run(std::span<const int64_t> prompt, int64_t decode_steps) {
   ms.plan = plan_;
   ms.machine = this_machine();
   ms.ops = timer_.results();
+  if (timed_comm_) ms.collectives = timed_comm_->results();
   ms.timing_iterations = options_.timing_iterations;
   return r;
 }

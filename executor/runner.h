@@ -19,6 +19,7 @@
 #include "executor/communicator.h"
 #include "executor/forward.h"
 #include "executor/measurements.h"
+#include "executor/timed_communicator.h"
 #include "executor/weight_store.h"
 #include "model/model.h"
 #include "simulate/plan.h"
@@ -65,6 +66,7 @@ class Runner {
   ParallelContext par_;
   std::unique_ptr<WeightStore> weights_;
   OpTimer timer_;
+  std::unique_ptr<TimedCommunicator> timed_comm_;  // wraps comm_ on more than one rank: times the collectives
   std::unique_ptr<Forward> forward_;
   bool ran_ = false;
 };

@@ -3,9 +3,12 @@
 // with a SelfCommunicator. Checks, for each family named on the command line:
 // prefill and decode logits within kTpTolerance of the 1-rank run (TP changes the
 // summation order of the row-split GEMMs, so not bit-equal), the greedy tokens
-// exactly, and two TP runs bit-identical. Any failure or exception aborts every
+// exactly, and two TP runs bit-identical; then a timed TP run's Measurements list
+// its collectives (all_reduce of [tokens, hidden] float32 after the row-split
+// GEMMs, with busbw = algbw x 2(n-1)/n). Any failure or exception aborts every
 // rank (exit status non-zero), never a hang.
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
@@ -21,11 +24,11 @@ namespace {
 constexpr double kTpTolerance = 1e-5;  // max |logit difference| between TP = N and 1 rank, fp32
 
 RunResult run_once(const model::Model& m, const std::string& dir, Communicator& comm, int tp,
-                   const testing::Golden& g) {
+                   const testing::Golden& g, int iterations = 0) {
   simulate::Plan p;
   p.model = m.config.source;
   p.attention.tp = tp;
-  Runner runner(m, p, comm, dir, {0, "tp" + std::to_string(tp) + " plan"});
+  Runner runner(m, p, comm, dir, {iterations, "tp" + std::to_string(tp) + " plan"});
   return runner.run(g.prompt, static_cast<int64_t>(g.generated.size()) - 1);
 }
 
@@ -44,6 +47,37 @@ bool bit_identical(const RunResult& a, const RunResult& b) {
   for (size_t i = 0; i < a.decode_logits.size(); ++i)
     if (a.decode_logits[i].data != b.decode_logits[i].data) return false;
   return true;
+}
+
+// The Measurements JSON of a timed TP run: all_reduce entries for the prefill
+// ([prompt, hidden]) and decode ([1, hidden]) activations, all_gather for the head.
+void check_collectives(const RunResult& r, const model::Model& m, int ranks, int64_t prompt) {
+  const nlohmann::json j = measurements_to_json(r.measurements);
+  const auto& cs = j.at("collectives");
+  if (cs.empty()) throw std::runtime_error("a TP run recorded no collectives");
+  const int64_t hidden = m.config.hidden_size;
+  const double factor = 2.0 * (ranks - 1) / ranks;  // nccl-tests all_reduce bus factor
+  bool prefill = false, decode = false, gather = false;
+  for (const auto& c : cs) {
+    const std::string name = c.at("collective");
+    const int64_t size = c.at("size_bytes");
+    if (c.at("ranks") != ranks) throw std::runtime_error("collective over " + c.at("ranks").dump() + " ranks");
+    if (c.at("iterations") != 2 || !(c.at("min_s").get<double>() > 0) ||
+        c.at("min_s").get<double>() > c.at("mean_s").get<double>())
+      throw std::runtime_error("collective " + c.dump() + " is not timed");
+    const double algbw = c.at("algbw_GBps"), busbw = c.at("busbw_GBps");
+    if (name == "all_reduce") {
+      if (busbw != algbw * factor) throw std::runtime_error("all_reduce busbw is not algbw x 2(n-1)/n: " + c.dump());
+      if (size == prompt * hidden * 4) prefill = true;
+      if (size == hidden * 4) decode = true;
+    } else if (name == "all_gather") {
+      gather = size == prompt * m.config.vocab_size * 4 || size == m.config.vocab_size * 4 || gather;
+    }
+  }
+  if (!prefill || !decode || !gather)
+    throw std::runtime_error("collectives lack all_reduce of tokens x hidden x 4 bytes or the head's all_gather: " +
+                             cs.dump());
+  std::printf("rank %d: %zu collectives recorded, e.g. %s\n", r.measurements.rank, cs.size(), cs.at(0).dump().c_str());
 }
 
 }  // namespace
@@ -69,6 +103,9 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       if (!(d <= kTpTolerance) || !tokens_equal || !repeat)
         throw std::runtime_error(family + ": TP run does not match the 1-rank run");
+      const RunResult timed = run_once(m, dir, comm, comm.size(), g, 2);
+      if (timed.tokens != a.tokens) throw std::runtime_error(family + ": the timed TP run's tokens differ");
+      check_collectives(timed, m, comm.size(), static_cast<int64_t>(g.prompt.size()));
     }
     comm.barrier();
   } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 #include "executor/communicator.h"
 #include "executor/measurements.h"
 #include "executor/runner.h"
+#include "executor/timed_communicator.h"
 #include "golden.h"
 
 namespace dayzero::executor {
@@ -60,6 +61,107 @@ TEST(OpTimer, TimesEachKeyOnceAndCountsCalls) {
   EXPECT_GT(t.overhead_s(), 0.0);
 }
 
+// Rank 0 of an in-process two-rank world whose peer always contributes what rank 0 does.
+class FakeTwoRanks final : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void all_reduce_sum(std::span<float> d) override {
+    ++calls;
+    for (float& v : d) v *= 2;
+  }
+  void all_gather(std::span<const float> in, std::span<float> out) override {
+    ++calls;
+    std::copy(in.begin(), in.end(), out.begin());
+    std::copy(in.begin(), in.end(), out.begin() + static_cast<std::ptrdiff_t>(in.size()));
+  }
+  void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override {
+    ++calls;
+    for (size_t i = 0; i < out.size(); ++i) out[i] = 2 * in[i];
+  }
+  void all_to_all_v(std::span<const float> send, std::span<const int64_t>, std::span<float> recv,
+                    std::span<const int64_t>) override {
+    ++calls;
+    std::copy(send.begin(), send.end(), recv.begin());
+  }
+  void send(std::span<const float>, int) override { ++calls; }
+  void recv(std::span<float>, int) override { ++calls; }
+  void barrier() override { ++barriers; }
+  int calls = 0, barriers = 0;
+};
+
+TEST(Collectives, BusFactorsAreNcclTests) {
+  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 2), 1.0);
+  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 4), 1.5);
+  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 1), 0.0);
+  EXPECT_DOUBLE_EQ(bus_factor("all_gather", 2), 0.5);
+  EXPECT_DOUBLE_EQ(bus_factor("reduce_scatter", 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_factor("alltoall", 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_factor("sendrecv", 2), 1.0);
+  EXPECT_THROW(bus_factor("broadcast", 2), std::invalid_argument);
+}
+
+TEST(Collectives, TimedCommunicatorTimesEachShapeOnceOnScratch) {
+  FakeTwoRanks fake;
+  TimedCommunicator t(fake, 3);
+  EXPECT_EQ(t.size(), 2);
+  std::vector<float> a(16, 1.0f);
+  t.all_reduce_sum(a);
+  EXPECT_EQ(fake.calls, 4);  // the real call (warm-up), then 3 timed repeats
+  EXPECT_EQ(fake.barriers, 3);  // ranks lined up before each repeat
+  EXPECT_EQ(a, std::vector<float>(16, 2.0f));  // the repeats did not touch the real buffer
+  t.all_reduce_sum(a);
+  EXPECT_EQ(fake.calls, 5);  // same shape: the real call only
+  EXPECT_EQ(a, std::vector<float>(16, 4.0f));
+  std::vector<float> in(8, 3.0f), out(16);
+  t.all_gather(in, out);
+  EXPECT_EQ(out, std::vector<float>(16, 3.0f));
+  t.send(in, 1);
+  const auto r = t.results();
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(r[0].collective, "all_reduce");
+  EXPECT_EQ(r[0].ranks, 2);
+  EXPECT_EQ(r[0].size_bytes, 64);
+  EXPECT_EQ(r[0].calls, 2);
+  EXPECT_EQ(r[0].iterations, 3);
+  EXPECT_GT(r[0].min_s, 0.0);
+  EXPECT_LE(r[0].min_s, r[0].mean_s);
+  EXPECT_EQ(r[1].collective, "all_gather");
+  EXPECT_EQ(r[1].size_bytes, 64);  // the gathered output, as nccl-tests counts it
+  EXPECT_EQ(r[2].collective, "sendrecv");
+  EXPECT_DOUBLE_EQ(r[0].algbw_GBps(), 64 / r[0].min_s / 1e9);
+  EXPECT_DOUBLE_EQ(r[0].busbw_GBps(), r[0].algbw_GBps() * 1.0);
+  EXPECT_DOUBLE_EQ(r[1].busbw_GBps(), r[1].algbw_GBps() * 0.5);
+  EXPECT_GT(t.overhead_s(), 0.0);
+
+  const auto j = collective_to_json(r[0]);
+  for (const char* k : {"collective", "ranks", "size_bytes", "calls", "warmup_iterations", "iterations", "mean_s",
+                        "min_s", "bus_factor", "algbw_GBps", "busbw_GBps"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j.at("collective"), "all_reduce");
+  EXPECT_EQ(j.at("size_bytes"), 64);
+  EXPECT_DOUBLE_EQ(j.at("busbw_GBps").get<double>(), j.at("algbw_GBps").get<double>());
+
+  Measurements ms;
+  ms.collectives = r;
+  EXPECT_EQ(measurements_to_json(ms).at("collectives").size(), 3u);
+}
+
+TEST(Collectives, NoRepeatsWithoutIterationsAndNothingOnOneRank) {
+  FakeTwoRanks fake;
+  TimedCommunicator t(fake, 0);
+  std::vector<float> a(4, 1.0f);
+  t.all_reduce_sum(a);
+  EXPECT_EQ(fake.calls, 1);
+  ASSERT_EQ(t.results().size(), 1u);
+  EXPECT_EQ(t.results()[0].iterations, 0);
+  EXPECT_EQ(t.results()[0].busbw_GBps(), 0.0);
+  SelfCommunicator self;
+  TimedCommunicator one(self, 3);
+  one.all_reduce_sum(a);
+  EXPECT_TRUE(one.results().empty());
+}
+
 TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   const std::string dir = testing::tiny_dir("llama");
   const model::Model m = model::load_model(dir);
@@ -83,6 +185,7 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   EXPECT_GT(j.at("peak_bytes").get<int64_t>(), m.weights_bytes(model::WeightPrecision::checkpoint));
   EXPECT_GT(j.at("memory").at("rss_hwm_bytes").get<int64_t>(), 0);
   EXPECT_EQ(j.at("plan").at("attention").at("tp"), 1);
+  EXPECT_TRUE(j.at("collectives").empty());  // one rank: no collectives
   for (const char* k : {"hostname", "cpu_model", "cores"}) EXPECT_TRUE(j.at("machine").contains(k)) << k;
   ASSERT_GT(j.at("ops").size(), 10u);
   bool saw_gemm = false;
