@@ -33,14 +33,6 @@ struct PlanOptions {
   bool json = false;
 };
 
-std::filesystem::path resolve_scenario(const std::string& arg) {
-  std::error_code ec;
-  if (std::filesystem::exists(arg, ec)) return arg;
-  const auto bundled = data_dir() / (arg + ".json");
-  if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
-  return arg;
-}
-
 std::string ms(double s) { return fixed(s * 1e3, 1); }
 
 void write_atomically(const std::filesystem::path& file, const std::string& text) {
@@ -73,7 +65,7 @@ std::string csv(const search::SearchResult& r) {
 }
 
 void run_plan(const PlanOptions& o) {
-  search::Scenario s = search::load_scenario(resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario));
+  search::Scenario s = search::load_scenario(search::resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario, data_dir()));
   if (o.top > 0) s.space.top = o.top;
   const model::Model m = search::load_scenario_model(s);
   topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir());

@@ -14,13 +14,7 @@ std::filesystem::path data_dir() {
   return DAYZERO_DATA_DIR;
 }
 
-std::filesystem::path resolve_scenario(const std::string& arg) {
-  std::error_code ec;
-  if (std::filesystem::exists(arg, ec)) return arg;
-  const auto bundled = data_dir() / (arg + ".json");
-  if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
-  return arg;  // the loader reports the missing file by its given name
-}
+std::filesystem::path resolve_scenario(const std::string& arg) { return search::resolve_scenario(arg, data_dir()); }
 
 Session::Session(const std::filesystem::path& scenario_file)
     : scenario(search::load_scenario(scenario_file)),
@@ -61,13 +55,7 @@ simulate::Plan apply_knobs(simulate::Plan p, const Knobs& k) {
   p.workload.batch = k.batch;
   p.workload.input_len = k.input_len;
   p.dtypes.kv_cache = k.kv_cache;
-  if (k.weights == "experts-int4") {
-    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "checkpoint";
-    p.dtypes.experts = "int4";
-  } else {
-    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = k.weights;
-    p.dtypes.embedding = k.weights == "int4" ? "checkpoint" : k.weights;  // embeddings stay 16-bit under INT4
-  }
+  search::apply_weight_choice(p, k.weights);
   return p;
 }
 

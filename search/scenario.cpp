@@ -46,6 +46,14 @@ std::string_view objective_name(Objective o) {
   return "?";
 }
 
+std::filesystem::path resolve_scenario(const std::string& arg, const std::filesystem::path& data_dir) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) return arg;
+  const auto bundled = data_dir / (arg + ".json");
+  if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
+  return arg;
+}
+
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
   std::ifstream in(path);

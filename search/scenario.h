@@ -53,6 +53,10 @@ struct Scenario {
   SpaceOverrides space;
 };
 
+// A scenario argument: an existing path, else the name of a bundled scenario
+// (data_dir/NAME.json); unresolved names are returned as given for the loader to report.
+std::filesystem::path resolve_scenario(const std::string& arg, const std::filesystem::path& data_dir);
+
 // Reads a scenario file; model and cluster paths are resolved against its folder.
 Scenario load_scenario(const std::filesystem::path& file);
 

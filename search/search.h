@@ -51,6 +51,10 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts = {});
 
+// Sets a plan's per-part weight dtypes from a search weight choice: "checkpoint",
+// "bf16", "fp8", "int4" (embeddings stay 16-bit) or "experts-int4".
+void apply_weight_choice(simulate::Plan& p, const std::string& choice);
+
 // The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16".
 std::string layout_name(const Evaluated& e);
 

@@ -48,15 +48,6 @@ std::vector<std::string> weight_choices(const Scenario& s, const model::Model& m
   return v;
 }
 
-void set_weights(simulate::Plan& p, const std::string& w) {
-  if (w == "experts-int4") {
-    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "checkpoint";
-    p.dtypes.experts = "int4";
-    return;
-  }
-  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = w;
-  p.dtypes.embedding = w == "int4" ? "checkpoint" : w;  // embeddings stay 16-bit under INT4
-}
 
 }  // namespace
 
@@ -120,7 +111,7 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
                   p.pp = pp;
                   p.attention = {tp, dp};
                   p.moe = cfg.is_moe() ? simulate::MoeLayout{moe_tp, ep, 1} : simulate::MoeLayout{1, 1, rps};
-                  set_weights(p, w);
+                  apply_weight_choice(p, w);
                   p.dtypes.kv_cache = kv;
                   if (frac < 1)
                     p.offload.resident_experts = std::max<int64_t>(
@@ -136,6 +127,16 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
     }
   }
   return out;
+}
+
+void apply_weight_choice(simulate::Plan& p, const std::string& w) {
+  if (w == "experts-int4") {
+    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "checkpoint";
+    p.dtypes.experts = "int4";
+    return;
+  }
+  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = w;
+  p.dtypes.embedding = w == "int4" ? "checkpoint" : w;  // embeddings stay 16-bit under INT4
 }
 
 std::string layout_name(const Evaluated& e) {
