@@ -16,21 +16,19 @@ std::string dims(const AttentionParams& p) {
 }
 }  // namespace
 
-Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Tensor& k, const Tensor& v,
-                 const AttentionParams& p) {
+Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p) {
   if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
     throw std::invalid_argument("attention: " + dims(p) + ": kv heads must divide heads");
-  if (q.cols() != p.heads * p.qk_dim || k.cols() != p.kv_heads * p.qk_dim || v.cols() != p.kv_heads * p.v_dim ||
-      k.rows() != v.rows())
-    throw std::invalid_argument("attention: q " + q.shape_string() + ", k " + k.shape_string() + ", v " +
-                                v.shape_string() + " do not fit " + dims(p));
+  if (q.cols() != p.heads * p.qk_dim || kv.k_width != p.kv_heads * p.qk_dim || kv.v_width != p.kv_heads * p.v_dim)
+    throw std::invalid_argument("attention: q " + q.shape_string() + ", cache rows of k " + std::to_string(kv.k_width) +
+                                ", v " + std::to_string(kv.v_width) + " do not fit " + dims(p));
   if (static_cast<int64_t>(q_positions.size()) != q.rows())
     throw std::invalid_argument("attention: " + std::to_string(q_positions.size()) + " positions for " +
                                 std::to_string(q.rows()) + " queries");
   if (!p.sinks.empty() && static_cast<int64_t>(p.sinks.size()) != p.heads)
     throw std::invalid_argument("attention: " + std::to_string(p.sinks.size()) + " sinks for " +
                                 std::to_string(p.heads) + " heads");
-  const int64_t C = k.rows(), group = p.heads / p.kv_heads;
+  const int64_t C = kv.tokens, group = p.heads / p.kv_heads;
   Tensor out({q.rows(), p.heads * p.v_dim});
   std::vector<float> score(static_cast<size_t>(C));
   std::vector<double> acc(static_cast<size_t>(p.v_dim));
@@ -45,7 +43,7 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Te
       const float* qh = q.row(t) + h * p.qk_dim;
       float max_s = p.sinks.empty() ? -std::numeric_limits<float>::infinity() : p.sinks[h];
       for (int64_t j = first; j <= pos; ++j) {
-        const float* kj = k.row(j) + kvh * p.qk_dim;
+        const float* kj = kv.k_row(j) + kvh * p.qk_dim;
         double dot = 0.0;
         for (int64_t d = 0; d < p.qk_dim; ++d) dot += static_cast<double>(qh[d]) * kj[d];
         score[j] = static_cast<float>(dot * p.scale);
@@ -57,7 +55,7 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Te
       std::fill(acc.begin(), acc.end(), 0.0);
       for (int64_t j = first; j <= pos; ++j) {
         const double w = std::exp(static_cast<double>(score[j]) - max_s) / denom;
-        const float* vj = v.row(j) + kvh * p.v_dim;
+        const float* vj = kv.v_row(j) + kvh * p.v_dim;
         for (int64_t d = 0; d < p.v_dim; ++d) acc[d] += w * vj[d];
       }
       float* oh = out.row(t) + h * p.v_dim;
@@ -67,20 +65,23 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Te
   return out;
 }
 
-Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const Tensor& latent,
-                     const Tensor& k_rope, const StoredWeight& kv_b, const MlaParams& p) {
-  const int64_t qk = p.nope_dim + p.rope_dim, C = latent.rows();
-  if (q.cols() != p.heads * qk || latent.cols() != p.kv_lora_rank || k_rope.cols() != p.rope_dim ||
-      k_rope.rows() != C)
-    throw std::invalid_argument("mla_attention: q " + q.shape_string() + ", latent " + latent.shape_string() +
-                                ", k_rope " + k_rope.shape_string() + " do not fit " + std::to_string(p.heads) +
+Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
+                     const StoredWeight& kv_b, const MlaParams& p) {
+  const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens;
+  if (q.cols() != p.heads * qk || cache.k_width != p.kv_lora_rank || cache.v_width != p.rope_dim)
+    throw std::invalid_argument("mla_attention: q " + q.shape_string() + ", cache rows of latent " +
+                                std::to_string(cache.k_width) + ", rope key " + std::to_string(cache.v_width) +
+                                " do not fit " + std::to_string(p.heads) +
                                 " heads of nope " + std::to_string(p.nope_dim) + " + rope " +
                                 std::to_string(p.rope_dim) + ", rank " + std::to_string(p.kv_lora_rank));
   if (kv_b.rows() != p.heads * (p.nope_dim + p.v_dim) || kv_b.cols() != p.kv_lora_rank)
     throw std::invalid_argument("mla_attention: kv_b_proj " + shape_string(kv_b.shape) + " is not [" +
                                 std::to_string(p.heads * (p.nope_dim + p.v_dim)) + ", " +
                                 std::to_string(p.kv_lora_rank) + "]");
-  // Expand the latent into per-head [k_nope | v] (the reference's un-absorbed form).
+  // The sequence's latents, gathered from their blocks, expanded into per-head
+  // [k_nope | v] (the reference's un-absorbed form).
+  Tensor latent({C, p.kv_lora_rank});
+  for (int64_t j = 0; j < C; ++j) std::copy_n(cache.k_row(j), p.kv_lora_rank, latent.row(j));
   const Tensor kv = kv_b.kind == model::StorageKind::plain && kv_b.dtype == model::DType::f32
                         ? linear_f32(latent, kv_b, 0, {})
                         : linear_dequant(latent, kv_b, 0, {});
@@ -90,7 +91,7 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
       const float* src = kv.row(j) + h * (p.nope_dim + p.v_dim);
       float* kd = keys.row(j) + h * qk;
       std::copy(src, src + p.nope_dim, kd);
-      std::copy(k_rope.row(j), k_rope.row(j) + p.rope_dim, kd + p.nope_dim);  // rope key shared by all heads
+      std::copy_n(cache.v_row(j), p.rope_dim, kd + p.nope_dim);  // rope key shared by all heads
       std::copy(src + p.nope_dim, src + p.nope_dim + p.v_dim, values.row(j) + h * p.v_dim);
     }
   AttentionParams a;
@@ -98,7 +99,8 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
   a.qk_dim = qk;
   a.v_dim = p.v_dim;
   a.scale = p.scale;
-  return attention(q, q_positions, keys, values, a);
+  std::vector<int32_t> one_block;
+  return attention(q, q_positions, KvPages::contiguous(keys, values, one_block), a);
 }
 
 double mla_softmax_scale(const model::ModelConfig& c) {

@@ -49,11 +49,6 @@ OpCost rope_cost(const model::Op& op, int64_t tokens, const std::string& type) {
 void add(Tensor& x, const Tensor& y) {
   for (int64_t i = 0; i < x.numel(); ++i) x.data[i] += y.data[i];
 }
-void append(Tensor& cache, const Tensor& rows) {
-  if (cache.shape.empty()) cache.shape = {0, rows.cols()};
-  cache.data.insert(cache.data.end(), rows.data.begin(), rows.data.end());
-  cache.shape[0] += rows.rows();
-}
 }  // namespace
 
 std::set<std::string> needed_weights(const model::Model& m, const ParallelContext& par) {
@@ -86,8 +81,11 @@ Forward::Forward(const model::Model& m, WeightStore& w, const ParallelContext& p
   rope_ = cpu_kernel<RopeTableFn>(OpKind::rope, c.rope.type)(c.rope, mla ? c.mla.qk_rope_head_dim : c.head_dim);
   for (const auto& wt : m.weights)
     if (wt.input_major) input_major_.insert(wt.name);
-  k_cache_.resize(static_cast<size_t>(c.num_layers));
-  v_cache_.resize(static_cast<size_t>(c.num_layers));
+  const int64_t kv_heads = std::max<int64_t>(1, c.num_kv_heads / par.tp_size);  // this rank's
+  const int64_t k_width = mla ? c.mla.kv_lora_rank : kv_heads * c.head_dim;
+  const int64_t v_width = mla ? c.mla.qk_rope_head_dim : kv_heads * c.head_dim;
+  kv_ = std::make_unique<KvCache>(c.num_layers, 16, k_width, v_width);
+  seq_ = kv_->add_sequence();
 }
 
 const model::Op& Forward::op(const model::Layer& layer, std::string_view name) const {
@@ -264,10 +262,9 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, std::span<const int6
                        apply_rope(t[0], heads, c.head_dim, 0, pos, rope_, RopeLayout::half);
                        apply_rope(t[1], kv_heads, c.head_dim, 0, pos, rope_, RopeLayout::half);
                      });
-  Tensor& kc = k_cache_[static_cast<size_t>(L.index)];
-  Tensor& vc = v_cache_[static_cast<size_t>(L.index)];
-  append(kc, qk[1]);
-  append(vc, v);
+  reserve(pos);
+  kv_->write(L.index, seq_, pos.front(), qk[1].data.data(), v.data.data(), qk[1].rows());
+  const KvPages kv = kv_->pages(L.index, seq_);
   AttentionParams p;
   p.heads = heads;
   p.kv_heads = kv_heads;
@@ -279,14 +276,14 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, std::span<const int6
   const std::string variant = attention_variant(as);
   const KernelEntry& ke = find_kernel(cpu_kernel_table(), "cpu", OpKind::attention, variant);
   const AttentionFn fn = std::get<AttentionFn>(ke.fn);
-  const int64_t T = qk[0].rows(), C = kc.rows();
+  const int64_t T = qk[0].rows(), C = kv.tokens;
   const Tensor o = timer_.run(OpKey{&a_op, variant, {T, C}, ke.cost(a_op, {T, C})},
-                              [&] { return fn(qk[0], pos, kc, vc, p); });
+                              [&] { return fn(qk[0], pos, kv, p); });
   note_workspace(o);
   return gemm(op(L, "o_proj"), o);
 }
 
-// DeepSeek MLA: the cache holds the normalized latent (k_cache_) and the rotated rope key (v_cache_).
+// DeepSeek MLA: the cache holds the normalized latent (keys) and the rotated rope key (values).
 Tensor Forward::mla(const model::Layer& L, Tensor& h, std::span<const int64_t> pos) {
   const auto& c = m_.config;
   const auto& md = c.mla;
@@ -314,19 +311,18 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, std::span<const int64_t> p
                        apply_rope(t[0], heads, qk, md.qk_nope_head_dim, pos, rope_, layout);
                        apply_rope(t[1], 1, md.qk_rope_head_dim, 0, pos, rope_, layout);
                      });
-  Tensor& lc = k_cache_[static_cast<size_t>(L.index)];
-  Tensor& rc = v_cache_[static_cast<size_t>(L.index)];
-  append(lc, latent);
-  append(rc, qr[1]);
+  reserve(pos);
+  kv_->write(L.index, seq_, pos.front(), latent.data.data(), qr[1].data.data(), latent.rows());
+  const KvPages kv = kv_->pages(L.index, seq_);
   const MlaParams p{heads, md.qk_nope_head_dim, md.qk_rope_head_dim, md.kv_lora_rank, md.v_head_dim,
                     mla_softmax_scale(c)};
   const model::Op& a_op = op(L, "attention");
   const KernelEntry& ke = find_kernel(cpu_kernel_table(), "cpu", OpKind::attention, "mla");
   const MlaFn fn = std::get<MlaFn>(ke.fn);
   const StoredWeight& kv_b = w_.get(op(L, "kv_b_proj").weights.at(0));
-  const int64_t T = qr[0].rows(), C = lc.rows();
+  const int64_t T = qr[0].rows(), C = kv.tokens;
   const Tensor o = timer_.run(OpKey{&a_op, "mla", {T, C}, ke.cost(a_op, {T, C})},
-                              [&] { return fn(qr[0], pos, lc, rc, kv_b, p); });
+                              [&] { return fn(qr[0], pos, kv, kv_b, p); });
   note_workspace(o);
   return gemm(op(L, "o_proj"), o);
 }
@@ -400,17 +396,13 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
   return out;
 }
 
-int64_t Forward::cached_tokens() const {
-  for (const auto& k : k_cache_)
-    if (!k.shape.empty()) return k.rows();
-  return 0;
+void Forward::reserve(std::span<const int64_t> pos) {
+  const int64_t end = pos.back() + 1;
+  if (kv_->length(seq_) < end) kv_->extend(seq_, end - kv_->length(seq_));
 }
 
-int64_t Forward::kv_bytes() const {
-  int64_t b = 0;
-  for (const auto* cache : {&k_cache_, &v_cache_})
-    for (const auto& t : *cache) b += t.numel() * static_cast<int64_t>(sizeof(float));
-  return b;
-}
+int64_t Forward::cached_tokens() const { return kv_->length(seq_); }
+
+int64_t Forward::kv_bytes() const { return kv_->bytes(); }
 
 }  // namespace dayzero::executor

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "executor/communicator.h"
+#include "executor/kv_cache.h"
 #include "executor/measurements.h"
 #include "executor/weight_store.h"
 #include "model/model.h"
@@ -73,6 +74,7 @@ class Forward {
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);
   void note_workspace(const Tensor& t);
+  void reserve(std::span<const int64_t> pos);  // cache room up to the last position
   // TP: this rank's output features [lo, hi) of a column- or vocab-split op with `out` outputs.
   std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out) const;
   // TP: the rank's shard of `sw` for `op` (whole when replicated or on one TP rank).
@@ -85,7 +87,8 @@ class Forward {
   double eps_;
   RopeTable rope_;
   std::set<std::string> input_major_;  // weight patterns stored [in, out]
-  std::vector<Tensor> k_cache_, v_cache_;  // per layer; MLA: latent and rotated rope key
+  std::unique_ptr<KvCache> kv_;  // paged; MLA: latent (keys) and rotated rope key (values)
+  int seq_ = 0;
   int64_t workspace_bytes_ = 0;
   // TP shards that are not contiguous in the mapping (row-split columns, quantized
   // slices): copied to float32 once, by weight name.

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "executor/kv_cache.h"
 #include "executor/rope.h"
 #include "executor/tensor.h"
 #include "executor/weights.h"
@@ -39,8 +40,9 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationPara
 // gpt-oss's fused gate_up ([tokens, 2n]) is interleaved: gate = [..., 0::2], up = [..., 1::2].
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
-// ---- attention: causal softmax(q k^T * scale) v over a KV cache holding
-// positions 0..C-1 (k: [C, kv_heads * qk_dim], v: [C, kv_heads * v_dim]).
+// ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV
+// cache holding positions 0..C-1 (rows: keys kv_heads * qk_dim, values
+// kv_heads * v_dim floats).
 // Query row t sits at q_positions[t] and sees cache entries j <= q_positions[t]
 // (and q_positions[t] - j < window when window > 0). Prefill passes many
 // queries, decode one. Query head h reads KV head h / (heads / kv_heads).
@@ -50,19 +52,18 @@ struct AttentionParams {
   int64_t window = 0;             // sliding window in tokens; 0 = full
   std::span<const float> sinks;   // gpt-oss: one logit per head joining the softmax denominator; empty = none
 };
-Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Tensor& k, const Tensor& v,
-                 const AttentionParams& p);
+Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 
 // MLA (DeepSeek-V2/V3): q [T, heads * (nope + rope)] with its rope part rotated;
-// the cache holds the normalized latent [C, kv_lora_rank] and the rotated shared
-// rope key [C, rope]; kv_b ([heads * (nope + v), kv_lora_rank]) expands the latent
+// the paged cache holds the normalized latent (keys, kv_lora_rank wide) and the
+// rotated shared rope key (values, rope wide); kv_b ([heads * (nope + v), kv_lora_rank]) expands the latent
 // into per-head k_nope and v. Keys are [k_nope_h, k_rope].
 struct MlaParams {
   int64_t heads = 0, nope_dim = 0, rope_dim = 0, kv_lora_rank = 0, v_dim = 0;
   double scale = 0.0;  // see mla_softmax_scale
 };
-Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const Tensor& latent,
-                     const Tensor& k_rope, const StoredWeight& kv_b, const MlaParams& p);
+Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
+                     const StoredWeight& kv_b, const MlaParams& p);
 // (nope + rope)^-0.5, times yarn_mscale(factor, mscale_all_dim)^2 under rope
 // scaling with mscale_all_dim set (DeepSeek-V3 reference attention).
 double mla_softmax_scale(const model::ModelConfig& c);

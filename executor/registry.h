@@ -45,10 +45,8 @@ using CostFn = OpCost (*)(const model::Op&, const CostShape&);
 using EmbeddingFn = Tensor (*)(const StoredWeight&, std::span<const int64_t>);
 using NormFn = void (*)(Tensor&, std::span<const float>, double);
 using GemmFn = Tensor (*)(const Tensor&, const StoredWeight&, int64_t, std::span<const float>);
-using AttentionFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const Tensor&, const Tensor&,
-                               const AttentionParams&);
-using MlaFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const Tensor&, const Tensor&, const StoredWeight&,
-                         const MlaParams&);
+using AttentionFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const KvPages&, const AttentionParams&);
+using MlaFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const KvPages&, const StoredWeight&, const MlaParams&);
 using ActivationFn = Tensor (*)(const Tensor&, const Tensor&, const ActivationParams&);
 using RouterFn = Routing (*)(const Tensor&, const RouterParams&);
 using CombineFn = void (*)(Tensor&, const Tensor&, std::span<const int64_t>, std::span<const float>);

@@ -106,6 +106,18 @@ Tensor naive_attention(const Tensor& q, const std::vector<int64_t>& pos, const T
   return out;
 }
 
+// The kernels over contiguous k / v (one block).
+Tensor attention(const Tensor& q, const std::vector<int64_t>& pos, const Tensor& k, const Tensor& v,
+                 const AttentionParams& p) {
+  std::vector<int32_t> block;
+  return dayzero::executor::attention(q, pos, KvPages::contiguous(k, v, block), p);
+}
+Tensor mla_attention(const Tensor& q, const std::vector<int64_t>& pos, const Tensor& latent, const Tensor& k_rope,
+                     const StoredWeight& kv_b, const MlaParams& p) {
+  std::vector<int32_t> block;
+  return dayzero::executor::mla_attention(q, pos, KvPages::contiguous(latent, k_rope, block), kv_b, p);
+}
+
 TEST(Kernels, AttentionPrefillDecodeGqaWindowSinks) {
   AttentionParams p;
   p.heads = 4;
@@ -130,6 +142,40 @@ TEST(Kernels, AttentionPrefillDecodeGqaWindowSinks) {
       for (int i = 0; i < 8; ++i) EXPECT_EQ(d.data[i], prefill.row(T - 1)[i]);
     }
   }
+}
+
+// The same keys and values written into a paged cache of 4-token blocks, behind
+// another sequence's blocks (so this one's block ids are not 0, 1, ...), give
+// the contiguous result exactly.
+TEST(Kernels, AttentionOverPagedCacheEqualsContiguous) {
+  AttentionParams p;
+  p.heads = 4;
+  p.kv_heads = 2;
+  p.qk_dim = 3;
+  p.v_dim = 2;
+  p.scale = 0.5;
+  const int64_t T = 11;
+  const Tensor q = random_tensor({T, 12}, 30), k = random_tensor({T, 6}, 31), v = random_tensor({T, 4}, 32);
+  std::vector<int64_t> pos(T);
+  for (int64_t i = 0; i < T; ++i) pos[i] = i;
+  KvCache cache(2, 4, 6, 4);
+  const int other = cache.add_sequence(), seq = cache.add_sequence();
+  // Interleave growth so the two sequences' blocks alternate in the pool.
+  for (int64_t i = 0; i < T; ++i) {
+    cache.extend(other, 1);
+    const int64_t at = cache.extend(seq, 1);
+    EXPECT_EQ(at, i);
+    cache.write(1, seq, at, k.row(i), v.row(i), 1);
+  }
+  const KvPages pages = cache.pages(1, seq);
+  EXPECT_EQ(pages.tokens, T);
+  ASSERT_EQ(pages.blocks.size(), 3u);  // ceil(11 / 4)
+  EXPECT_NE(pages.blocks[1], 1);       // not laid out contiguously
+  EXPECT_EQ(cache.allocated_blocks(), 6);
+  EXPECT_EQ(cache.bytes(), 2 * 6 * 4 * (6 + 4) * 4);
+  const Tensor paged = dayzero::executor::attention(q, pos, pages, p);
+  EXPECT_EQ(paged.data, attention(q, pos, k, v, p).data);
+  EXPECT_THROW(cache.write(0, seq, T, k.row(0), v.row(0), 1), std::out_of_range);
 }
 
 TEST(Kernels, AttentionHandCases) {

@@ -1,0 +1,92 @@
+#include "executor/kv_cache.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace dayzero::executor {
+
+KvPages KvPages::contiguous(const Tensor& k, const Tensor& v, std::vector<int32_t>& one_block) {
+  if (k.rows() != v.rows())
+    throw std::invalid_argument("KvPages::contiguous: k " + k.shape_string() + " and v " + v.shape_string() +
+                                " hold different numbers of positions");
+  one_block.assign(1, 0);
+  KvPages p;
+  p.k = k.data.data();
+  p.v = v.data.data();
+  p.k_width = k.cols();
+  p.v_width = v.cols();
+  p.tokens = k.rows();
+  p.block_tokens = std::max<int64_t>(1, k.rows());
+  p.blocks = one_block;
+  return p;
+}
+
+KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width)
+    : layers_(layers), block_tokens_(block_tokens), k_width_(k_width), v_width_(v_width) {
+  if (layers < 0 || block_tokens <= 0 || k_width <= 0 || v_width <= 0)
+    throw std::invalid_argument("KvCache: " + std::to_string(layers) + " layers, blocks of " +
+                                std::to_string(block_tokens) + " tokens, rows of " + std::to_string(k_width) + " / " +
+                                std::to_string(v_width) + " floats: each must be positive");
+  k_pool_.resize(static_cast<size_t>(layers));
+  v_pool_.resize(static_cast<size_t>(layers));
+}
+
+int KvCache::add_sequence() {
+  tables_.emplace_back();
+  lengths_.push_back(0);
+  return static_cast<int>(tables_.size()) - 1;
+}
+
+int64_t KvCache::length(int seq) const { return lengths_.at(static_cast<size_t>(seq)); }
+
+int64_t KvCache::extend(int seq, int64_t n) {
+  if (n < 0) throw std::invalid_argument("KvCache::extend: " + std::to_string(n) + " positions");
+  auto& table = tables_.at(static_cast<size_t>(seq));
+  const int64_t first = lengths_[static_cast<size_t>(seq)], end = first + n;
+  const int64_t need = (end + block_tokens_ - 1) / block_tokens_;
+  while (static_cast<int64_t>(table.size()) < need) {
+    if (blocks_ >= std::numeric_limits<int32_t>::max()) throw std::length_error("KvCache: out of block ids");
+    table.push_back(static_cast<int32_t>(blocks_++));
+  }
+  for (int64_t l = 0; l < layers_; ++l) {
+    k_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * k_width_));
+    v_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * v_width_));
+  }
+  lengths_[static_cast<size_t>(seq)] = end;
+  return first;
+}
+
+void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows) {
+  KvPages p = pages(layer, seq);
+  if (pos < 0 || pos + rows > p.tokens)
+    throw std::out_of_range("KvCache::write: positions [" + std::to_string(pos) + ", " + std::to_string(pos + rows) +
+                            ") of a sequence with " + std::to_string(p.tokens) + " reserved");
+  auto& kp = k_pool_[static_cast<size_t>(layer)];
+  auto& vp = v_pool_[static_cast<size_t>(layer)];
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t s = p.slot(pos + i);
+    std::copy_n(k_rows + i * k_width_, k_width_, kp.data() + s * k_width_);
+    std::copy_n(v_rows + i * v_width_, v_width_, vp.data() + s * v_width_);
+  }
+}
+
+KvPages KvCache::pages(int64_t layer, int seq) const {
+  if (layer < 0 || layer >= layers_) throw std::out_of_range("KvCache: layer " + std::to_string(layer));
+  KvPages p;
+  p.k = k_pool_[static_cast<size_t>(layer)].data();
+  p.v = v_pool_[static_cast<size_t>(layer)].data();
+  p.k_width = k_width_;
+  p.v_width = v_width_;
+  p.block_tokens = block_tokens_;
+  p.tokens = lengths_.at(static_cast<size_t>(seq));
+  p.blocks = tables_[static_cast<size_t>(seq)];
+  return p;
+}
+
+int64_t KvCache::bytes() const {
+  return layers_ * blocks_ * block_tokens_ * (k_width_ + v_width_) * static_cast<int64_t>(sizeof(float));
+}
+
+}  // namespace dayzero::executor

@@ -1,0 +1,65 @@
+#pragma once
+// The paged KV cache (vLLM's layout): each layer has a pool of fixed-size blocks
+// of `block_tokens` rows for keys and for values; each sequence has one block
+// table, shared by all layers, mapping its positions to blocks. Memory grows a
+// block at a time, as the simulator's paged-KV rounding assumes (simulate/memory).
+// For MLA the "keys" are the normalized latent and the "values" the rotated rope key.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "executor/tensor.h"
+
+namespace dayzero::executor {
+
+// A read-only view of one sequence's cache in one layer: row j (position j) of the
+// keys lives in block blocks[j / block_tokens] at row j % block_tokens. Valid until
+// the cache next grows (KvCache::extend).
+struct KvPages {
+  const float* k = nullptr;
+  const float* v = nullptr;
+  int64_t k_width = 0, v_width = 0;  // floats per row
+  int64_t block_tokens = 1;
+  int64_t tokens = 0;                // positions 0..tokens-1 are filled
+  std::span<const int32_t> blocks;
+
+  const float* k_row(int64_t j) const { return k + slot(j) * k_width; }
+  const float* v_row(int64_t j) const { return v + slot(j) * v_width; }
+  int64_t slot(int64_t j) const { return blocks[static_cast<size_t>(j / block_tokens)] * block_tokens + j % block_tokens; }
+
+  // One block holding all rows of contiguous k and v ([C, k_width], [C, v_width]);
+  // `one_block` must outlive the view.
+  static KvPages contiguous(const Tensor& k, const Tensor& v, std::vector<int32_t>& one_block);
+};
+
+class KvCache {
+ public:
+  // `layers` pools of blocks with rows of k_width and v_width floats.
+  KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
+
+  int add_sequence();                   // a new, empty sequence; its id
+  int sequences() const { return static_cast<int>(tables_.size()); }
+  int64_t length(int seq) const;        // positions reserved so far
+  // Reserves `n` more positions for `seq` (taking free blocks as needed) and
+  // returns the first of them.
+  int64_t extend(int seq, int64_t n);
+  // Copies `rows` rows of keys and values (k_width / v_width floats each,
+  // consecutive) into positions [pos, pos + rows) of `seq` in `layer`; they must
+  // have been reserved.
+  void write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows);
+  KvPages pages(int64_t layer, int seq) const;
+
+  int64_t block_tokens() const { return block_tokens_; }
+  int64_t allocated_blocks() const { return blocks_; }
+  int64_t bytes() const;  // all layers' pools as allocated
+
+ private:
+  int64_t layers_, block_tokens_, k_width_, v_width_;
+  int64_t blocks_ = 0;
+  std::vector<std::vector<float>> k_pool_, v_pool_;  // per layer: [blocks * block_tokens, width]
+  std::vector<std::vector<int32_t>> tables_;          // per sequence: block ids
+  std::vector<int64_t> lengths_;
+};
+
+}  // namespace dayzero::executor
