@@ -1,8 +1,9 @@
 // dayzero run [PLAN.json] --weights DIR [--prompt-tokens 1,2,3 | --prompt-len L]
-// [--decode-steps K] [--out FILE] [--tp/--pp/--ep/--dp N]: runs a Plan on this
-// process's ranks (one, or every rank of `mpirun -np N` for attention TP), prints the tokens and a timing table, and writes
-// the Measurements. Without a plan file, the --tp/--pp/--ep/--dp plan is written
-// beside the results.
+// [--batch B] [--decode-steps K] [--out FILE] [--tp/--pp/--ep/--dp N]: runs a Plan
+// on this process's ranks (one, or every rank of `mpirun -np N`), prints the
+// tokens and a timing table, and writes the Measurements of all ranks (gathered
+// to rank 0). Without a plan file, the --tp/--pp/--ep/--dp plan is written beside
+// the results.
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -12,7 +13,10 @@
 #include "executor/communicator.h"
 #include "executor/mpi_communicator.h"
 #include "executor/runner.h"
+#include "simulate/measurements.h"
 #include "simulate/plan_json.h"
+
+#include <nlohmann/json.hpp>
 
 namespace dayzero::cli {
 
@@ -22,16 +26,18 @@ struct RunCliOptions {
   std::string weights;
   std::vector<int64_t> prompt_tokens;
   int64_t prompt_len = 16;
+  int64_t batch = 0;  // sequences; 0 = the plan's workload batch, or one per DP replica
   int64_t decode_steps = 8;
   std::string out = "measurements.json";
   int tp = 1, pp = 1, ep = 1, dp = 1;
   int iterations = 5;
 };
 
-// A reproducible prompt of `len` tokens (64-bit LCG, Knuth MMIX constants).
-std::vector<int64_t> synthetic_prompt(int64_t len, int64_t vocab) {
+// A reproducible prompt of `len` tokens (64-bit LCG, Knuth MMIX constants);
+// sequence i of a batch starts from its own seed.
+std::vector<int64_t> synthetic_prompt(int64_t len, int64_t vocab, uint64_t sequence = 0) {
   std::vector<int64_t> out;
-  uint64_t s = 20240601;
+  uint64_t s = 20240601 + 7919 * sequence;
   for (int64_t i = 0; i < len; ++i) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     out.push_back(static_cast<int64_t>((s >> 33) % static_cast<uint64_t>(vocab)));
@@ -61,18 +67,29 @@ simulate::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t
 
 std::string us(double s) { return fixed(s * 1e6, 1); }
 
-void print_table(const executor::RunResult& r) {
-  const auto& ms = r.measurements;
-  std::cout << "generated tokens:";
-  for (int64_t t : r.tokens) std::cout << ' ' << t;
-  std::cout << "\nprefill " << fixed(ms.prefill_s * 1e3, 3) << " ms (" << ms.prompt.size() << " tokens), decode "
-            << fixed(ms.decode_step_mean_s() * 1e3, 3) << " ms/step (" << ms.decode_step_s.size() << " steps)\npeak "
-            << with_commas(ms.memory.peak_bytes()) << " bytes (weights " << with_commas(ms.memory.weights_bytes)
-            << " + KV " << with_commas(ms.memory.kv_bytes) << " + workspace " << with_commas(ms.memory.workspace_bytes)
-            << "); process RSS high-water " << with_commas(ms.memory.rss_hwm_bytes) << " bytes\n";
+void print_table(const simulate::Measurements& ms) {
+  for (size_t i = 0; i < ms.tokens.size(); ++i) {
+    std::cout << (ms.tokens.size() == 1 ? std::string("generated tokens:") : "sequence " + std::to_string(i) + " tokens:");
+    for (int64_t t : ms.tokens[i]) std::cout << ' ' << t;
+    std::cout << '\n';
+  }
+  int64_t prompt_tokens = 0;
+  for (const auto& p : ms.prompts) prompt_tokens += static_cast<int64_t>(p.size());
+  std::cout << "prefill " << fixed(ms.prefill_s * 1e3, 3) << " ms (" << prompt_tokens << " tokens, " << ms.prompts.size()
+            << " sequence(s)), decode " << fixed(ms.decode_step_mean_s() * 1e3, 3) << " ms/step ("
+            << ms.decode_step_s.size() << " steps; the slowest rank's)\n";
+  for (const auto& r : ms.ranks) {
+    const auto& mem = r.memory;
+    std::cout << "rank " << r.rank << " (stage " << r.stage << ", tp " << r.attn_tp << ", dp " << r.attn_dp << ", ep "
+              << r.ep << "): peak " << with_commas(mem.peak_bytes()) << " bytes (weights "
+              << with_commas(mem.weights_bytes) << " + KV " << with_commas(mem.kv_bytes) << " + workspace "
+              << with_commas(mem.workspace_bytes) << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
+  }
   if (ms.ops.empty()) return;
+  std::cout << "(rank 0's ops below; every rank's are in the file)\n";
   std::vector<const executor::OpMeasurement*> ops;
-  for (const auto& o : ms.ops) ops.push_back(&o);
+  for (const auto& o : ms.ops)
+    if (o.rank == 0) ops.push_back(&o);
   auto total = [](const executor::OpMeasurement* o) { return o->min_s * static_cast<double>(o->calls); };
   std::stable_sort(ops.begin(), ops.end(), [&](auto* a, auto* b) { return total(a) > total(b); });
   if (ops.size() > 12) ops.resize(12);
@@ -92,6 +109,7 @@ void print_table(const executor::RunResult& r) {
             << pad_left("mean us", 10) << pad_left("min us", 10) << pad_left("algbw GB/s", 12) << pad_left("busbw GB/s", 12)
             << '\n';
   for (const auto& c : ms.collectives)
+    if (c.rank == 0)
     std::cout << pad_right(c.collective, 16) << pad_left(std::to_string(c.ranks), 6)
               << pad_left(with_commas(c.size_bytes), 12) << pad_left(std::to_string(c.calls), 6)
               << pad_left(us(c.mean_s), 10) << pad_left(us(c.min_s), 10) << pad_left(fixed(c.algbw_GBps(), 3), 12)
@@ -101,7 +119,9 @@ void print_table(const executor::RunResult& r) {
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm);
 
 // One rank unless launched by mpirun with more; then an error on any rank stops
-// every rank (MPI_Abort after the one-line message), never a hang.
+// every rank, never a hang: errors the ranks agreed on (a bad plan, a missing
+// shard) end each rank normally with its message; any other error aborts the
+// world (MPI_Abort after the rank's one-line message).
 void run_run(const RunCliOptions& o) {
   if (!executor::launched_with_many_ranks()) {
     executor::SelfCommunicator comm;
@@ -112,6 +132,9 @@ void run_run(const RunCliOptions& o) {
   executor::MpiCommunicator comm;
   try {
     run_ranks(o, comm);
+  } catch (const executor::AllRanksError& e) {  // every rank has it: stop normally
+    std::cerr << "dayzero: rank " << comm.rank() << ": error: " << e.what() << std::endl;
+    throw ExitStatus{1};
   } catch (const std::exception& e) {
     std::cerr << "dayzero: rank " << comm.rank() << ": error: " << e.what() << std::endl;
     comm.abort(1);
@@ -126,14 +149,19 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   namespace fs = std::filesystem;
   const bool lead = comm.rank() == 0;  // rank 0 writes the files and prints
   const model::Model m = model::load_model(o.weights);
-  const std::vector<int64_t> prompt =
-      o.prompt_tokens.empty() ? synthetic_prompt(o.prompt_len, m.config.vocab_size) : o.prompt_tokens;
   simulate::Plan plan;
   std::string source = o.plan;
-  if (!o.plan.empty()) {
-    plan = simulate::load_plan(o.plan);
-  } else {
-    plan = local_plan(o, m, static_cast<int64_t>(prompt.size()), o.decode_steps);
+  if (!o.plan.empty()) plan = simulate::load_plan(o.plan);
+  // Sequences: --batch, else the plan file's workload batch, else one per DP replica.
+  const int64_t batch = o.batch > 0 ? o.batch : !o.plan.empty() ? plan.workload.batch : o.dp;
+  std::vector<std::vector<int64_t>> prompts;
+  for (int64_t i = 0; i < batch; ++i)
+    prompts.push_back(o.prompt_tokens.empty()
+                          ? synthetic_prompt(o.prompt_len, m.config.vocab_size, static_cast<uint64_t>(i))
+                          : o.prompt_tokens);
+  if (o.plan.empty()) {
+    plan = local_plan(o, m, static_cast<int64_t>(prompts[0].size()), o.decode_steps);
+    plan.workload.batch = batch;
     const fs::path out(o.out);
     const fs::path plan_file = out.parent_path() / (out.stem().string() + ".plan.json");
     source = plan_file.string();
@@ -145,11 +173,24 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   executor::RunnerOptions ro;
   ro.timing_iterations = o.iterations;
   ro.plan_source = source;
+  ro.keep_logits = false;
   executor::Runner runner(m, plan, comm, o.weights, ro);
-  const executor::RunResult r = runner.run(prompt, o.decode_steps);
-  if (!lead) return;  // every rank holds the same tokens and logits; rank 0's measurements are written
-  executor::save_measurements(o.out, r.measurements);
-  print_table(r);
+  const executor::RunResult r = runner.run(prompts, o.decode_steps);
+  // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
+  // them. Each part travels as a one-rank Measurements (world_size 1: its own rank).
+  simulate::Measurements part = r.measurements;
+  part.world_size = 1;
+  const std::string mine = simulate::measurements_to_json(part).dump();
+  const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
+  if (!lead) return;
+  std::vector<simulate::Measurements> ranks;
+  for (size_t k = 0; k < all.size(); ++k)
+    ranks.push_back(simulate::measurements_from_json(
+        nlohmann::json::parse(std::string(reinterpret_cast<const char*>(all[k].data()), all[k].size())),
+        "rank " + std::to_string(k) + "'s measurements"));
+  const simulate::Measurements ms = simulate::merge_rank_measurements(ranks);
+  simulate::save_measurements(o.out, ms);
+  print_table(ms);
   std::cout << "measurements written to " << o.out << '\n';
 }
 }  // namespace
@@ -166,6 +207,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--prompt-len", opts->prompt_len, "Length of a reproducible pseudo-random prompt")
       ->check(CLI::PositiveNumber)
       ->excludes(tokens);
+  cmd->add_option("--batch", opts->batch,
+                  "Sequences run together (each the prompt, or its own pseudo-random one); default: the plan's "
+                  "workload batch, or --dp")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--decode-steps", opts->decode_steps, "Greedy decode steps after prefill")->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", opts->out, "Measurements JSON to write (atomically)");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")

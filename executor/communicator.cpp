@@ -18,6 +18,16 @@ void self_rank(int r, const char* what) {
 }
 }  // namespace
 
+void raise_on_every_rank(Communicator& comm, const std::string& error) {
+  const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(error.data(), error.size())));
+  for (size_t k = 0; k < all.size(); ++k) {
+    if (all[k].empty()) continue;
+    const std::string msg(reinterpret_cast<const char*>(all[k].data()), all[k].size());
+    throw AllRanksError(static_cast<int>(k) == comm.rank() || all.size() == 1 ? msg
+                                                                               : "rank " + std::to_string(k) + ": " + msg);
+  }
+}
+
 void SelfCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
   same_size(in.size(), out.size(), "all_gather");
   std::copy(in.begin(), in.end(), out.begin());

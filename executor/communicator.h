@@ -4,11 +4,22 @@
 // are float32 (the CPU backend's activations); counts are per rank. Every call is
 // collective over the communicator's ranks unless said otherwise, and blocking.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace dayzero::executor {
+
+// An error every rank of the world raises alike, after agreeing on it (see
+// raise_on_every_rank): no rank is left waiting in a collective, so callers stop
+// normally instead of aborting the others.
+struct AllRanksError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 class Communicator {
  public:
@@ -31,7 +42,18 @@ class Communicator {
   virtual void send(std::span<const float> data, int dest) = 0;
   virtual void recv(std::span<float> data, int source) = 0;
   virtual void barrier() = 0;
+
+  // The ranks passing the same `color`, ordered by `key` (then by rank), as a
+  // communicator of their own (MPI_Comm_split). Collective over this communicator.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+  // Every rank's bytes (sizes may differ), in rank order, on every rank: for
+  // results, not for the forward's activations.
+  virtual std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) = 0;
 };
+
+// Collective: when any rank's `error` is non-empty, throws AllRanksError on every
+// rank (a rank's own message, or "rank k: <message>" for another rank's).
+void raise_on_every_rank(Communicator& comm, const std::string& error);
 
 // The one-rank world: collectives copy or do nothing; send/recv to self keep one
 // message in a FIFO (a recv without a matching send is an error, not a hang).
@@ -47,6 +69,10 @@ class SelfCommunicator final : public Communicator {
   void send(std::span<const float> data, int dest) override;
   void recv(std::span<float> data, int source) override;
   void barrier() override {}
+  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SelfCommunicator>(); }
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override {
+    return {std::vector<std::byte>(data.begin(), data.end())};
+  }
 
  private:
   std::vector<std::vector<float>> pending_;

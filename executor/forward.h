@@ -2,10 +2,18 @@
 // One rank's share of a decoder forward, op by op over the model's op inventory
 // (model::Layer::ops): each op's weights come from its `weights` list, its kernel
 // from the registry by (kind, variant), its cost from the registry's cost function,
-// and its time from the OpTimer. Sharding is a per-op decision (tp_split: column,
-// row, vocab or replicated; experts: the rank's EP range) plus communicator calls
-// after the ops that need them (all-reduce after row-parallel GEMMs, after the
-// expert combine). On one rank every range is whole and every collective a no-op.
+// and its time from the OpTimer. A step carries the rows of several sequences
+// (a Batch); each sequence has its own pages in the paged KV cache.
+//
+// Sharding is a per-op decision plus communicator calls:
+// - attention TP: q/k/v (and MLA's q_b, kv_b) split by heads, o_proj by input rows
+//   and all-reduced; dense MLP / shared experts column then row split, all-reduced;
+//   embedding and LM head split by vocabulary (all-reduce / all-gather).
+// - experts (EP x moe TP x moe DP over the stage's ranks): each token is dispatched
+//   by one rank of its attention-TP group to the ranks holding its experts
+//   (all-to-all), computed there (moe TP: each expert's width split), sent back
+//   (all-to-all) and combined at the source in a fixed order.
+// On one rank every range is whole and every collective a copy or a no-op.
 
 #include <cstdint>
 #include <map>
@@ -34,51 +42,70 @@ Split tp_split(const model::Op& op);
 
 // This rank's place in the plan's groups and the communicators that join them.
 struct ParallelContext {
-  int tp_rank = 0, tp_size = 1;
-  int ep_rank = 0, ep_size = 1;
-  Communicator* tp_comm = nullptr;  // the attention-TP group
-  Communicator* ep_comm = nullptr;  // the expert-parallel group
+  int tp_rank = 0, tp_size = 1;          // attention TP
+  int stage_rank = 0, stage_size = 1;    // this rank among its PP stage's ranks
+  int moe_tp_rank = 0, moe_tp_size = 1;  // each expert's width split
+  int ep_rank = 0, ep_size = 1;          // experts spread
+  int moe_dp_rank = 0;                   // which copy of the expert set serves this rank
+  Communicator* tp_comm = nullptr;       // the attention-TP group
+  Communicator* stage_comm = nullptr;    // every rank of the stage (expert dispatch and combine)
   int64_t first_layer = 0, end_layer = 0;  // this PP stage's decoder layers [first, end)
   bool first_stage = true, last_stage = true;
-  // Routed experts [begin, end) this rank holds, of `experts`.
-  std::pair<int64_t, int64_t> expert_range(int64_t experts) const;
+  // Routed experts [begin, end) EP rank `ep` holds, of `experts`.
+  std::pair<int64_t, int64_t> expert_range(int64_t experts) const { return expert_range_of(ep_rank, experts); }
+  std::pair<int64_t, int64_t> expert_range_of(int ep, int64_t experts) const;
 };
 
 // Every weight this rank reads: its stage's layers (its experts only), the
 // embedding on the first stage, final norm and head on the last.
 std::set<std::string> needed_weights(const model::Model& m, const ParallelContext& par);
 
+// The rows of one step: sequence seqs[i] (a KvCache id) owns rows
+// [offsets[i], offsets[i + 1]); positions are per row.
+struct Batch {
+  std::vector<int> seqs;
+  std::vector<int64_t> offsets{0};
+  std::vector<int64_t> positions;
+  int64_t rows() const { return offsets.back(); }
+};
+
 class Forward {
  public:
-  Forward(const model::Model& m, WeightStore& w, const ParallelContext& par, OpTimer& timer, double rms_norm_eps);
+  Forward(const model::Model& m, WeightStore& w, const ParallelContext& par, OpTimer& timer, double rms_norm_eps,
+          int64_t kv_block_tokens);
+
+  int add_sequence() { return kv_->add_sequence(); }
+  // Reserves cache room for `counts[i]` more tokens of sequence `seqs[i]`: the step's rows.
+  Batch begin_step(const std::vector<int>& seqs, const std::vector<int64_t>& counts);
 
   Tensor embed(std::span<const int64_t> tokens);
-  // Decoder layer `l` on the residual stream x ([tokens, hidden]) at `positions`,
-  // appending the tokens' keys and values to the layer's cache.
-  void layer(int64_t l, Tensor& x, std::span<const int64_t> positions);
-  Tensor head(Tensor x);  // final norm and LM head: logits [tokens, vocab]
+  // Decoder layer `l` on the residual stream x ([rows, hidden]), appending the
+  // rows' keys and values to their sequences' caches.
+  void layer(int64_t l, Tensor& x, const Batch& b);
+  Tensor head(Tensor x);  // final norm and LM head: logits [rows, vocab]
 
-  int64_t cached_tokens() const;  // tokens in the KV cache
-  int64_t kv_bytes() const;
+  int64_t kv_bytes() const { return kv_->bytes(); }
   int64_t workspace_bytes() const { return workspace_bytes_; }
 
  private:
   const model::Op& op(const model::Layer& layer, std::string_view name) const;
-  std::string weight_name(const std::string& pattern, int64_t expert) const;
   Tensor gemm(const model::Op& op, const Tensor& x, int64_t expert = -1);
   void norm(const model::Op& op, Tensor& x);
-  Tensor attention(const model::Layer& L, Tensor& h, std::span<const int64_t> pos);
-  Tensor mla(const model::Layer& L, Tensor& h, std::span<const int64_t> pos);
+  Tensor attention(const model::Layer& L, Tensor& h, const Batch& b);
+  Tensor mla(const model::Layer& L, Tensor& h, const Batch& b);
+  template <class Kernel>
+  Tensor per_sequence(const model::Op& a_op, const std::string& variant, const Tensor& q, const Batch& b,
+                      int64_t out_cols, Kernel&& kernel);
   Tensor mlp(const model::Layer& L, const Tensor& h, const std::string& prefix);
   Tensor moe(const model::Layer& L, const Tensor& h);
+  Tensor experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden);  // forward_moe.cpp
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);
   void note_workspace(const Tensor& t);
-  void reserve(std::span<const int64_t> pos);  // cache room up to the last position
-  // TP: this rank's output features [lo, hi) of a column- or vocab-split op with `out` outputs.
-  std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out) const;
-  // TP: the rank's shard of `sw` for `op` (whole when replicated or on one TP rank).
-  StoredWeight shard(const model::Op& op, const StoredWeight& sw, Split split);
+  // TP: output features [lo, hi) of rank `rank` of `size` for a column- or vocab-split op with `out` outputs.
+  std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out, int rank, int size) const;
+  // The shard of `sw` that rank `rank` of `size` holds under `split` (whole when replicated or size 1).
+  StoredWeight shard(const model::Op& op, const StoredWeight& sw, Split split, int rank, int size);
 
   const model::Model& m_;
   WeightStore& w_;
@@ -87,10 +114,10 @@ class Forward {
   double eps_;
   RopeTable rope_;
   std::set<std::string> input_major_;  // weight patterns stored [in, out]
-  std::unique_ptr<KvCache> kv_;  // paged; MLA: latent (keys) and rotated rope key (values)
-  int seq_ = 0;
+  std::unique_ptr<KvCache> kv_;        // paged; MLA: latent (keys) and rotated rope key (values)
   int64_t workspace_bytes_ = 0;
-  // TP shards that are not contiguous in the mapping (row-split columns, quantized
+  model::Op attention_cost_op_;  // the attention op as this rank runs it (its heads), for costs
+  // Shards that are not contiguous in the mapping (row-split columns, quantized
   // slices): copied to float32 once, by weight name.
   std::map<std::string, std::unique_ptr<Tensor>> shard_copies_;
 };

@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <cstdlib>
-#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -29,7 +28,12 @@ void sizes(bool ok, const char* what, const std::string& detail) {
 }
 }  // namespace
 
-MpiCommunicator::MpiCommunicator() {
+struct MpiCommunicator::Handle {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  bool owned = false;  // from MPI_Comm_split: freed with the communicator
+};
+
+MpiCommunicator::MpiCommunicator() : comm_(std::make_unique<Handle>()) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -42,10 +46,17 @@ MpiCommunicator::MpiCommunicator() {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
+MpiCommunicator::MpiCommunicator(std::unique_ptr<Handle> comm) : comm_(std::move(comm)) {
+  MPI_Comm_set_errhandler(comm_->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_->comm, &rank_);
+  MPI_Comm_size(comm_->comm, &size_);
+}
+
 MpiCommunicator::~MpiCommunicator() {
-  if (!owns_init_) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (comm_->owned && !finalized) MPI_Comm_free(&comm_->comm);
+  if (!owns_init_) return;
   if (!finalized) MPI_Finalize();
 }
 
@@ -54,7 +65,7 @@ void MpiCommunicator::all_gather(std::span<const float> in, std::span<float> out
         "out has " + std::to_string(out.size()) + " floats, needs " + std::to_string(size_) + " x " +
             std::to_string(in.size()));
   const int n = count_of(in.size(), "all_gather");
-  check(MPI_Allgather(in.data(), n, MPI_FLOAT, out.data(), n, MPI_FLOAT, MPI_COMM_WORLD), "MPI_Allgather");
+  check(MPI_Allgather(in.data(), n, MPI_FLOAT, out.data(), n, MPI_FLOAT, comm_->comm), "MPI_Allgather");
 }
 
 // Deterministic: every rank gathers all buffers and sums them in rank order.
@@ -76,7 +87,7 @@ void MpiCommunicator::reduce_scatter_sum(std::span<const float> in, std::span<fl
             std::to_string(out.size()));
   const int n = count_of(out.size(), "reduce_scatter_sum");
   std::vector<float> blocks(in.size());
-  check(MPI_Alltoall(in.data(), n, MPI_FLOAT, blocks.data(), n, MPI_FLOAT, MPI_COMM_WORLD), "MPI_Alltoall");
+  check(MPI_Alltoall(in.data(), n, MPI_FLOAT, blocks.data(), n, MPI_FLOAT, comm_->comm), "MPI_Alltoall");
   for (size_t i = 0; i < out.size(); ++i) {
     float s = blocks[i];
     for (int r = 1; r < size_; ++r) s += blocks[static_cast<size_t>(r) * out.size() + i];
@@ -101,17 +112,17 @@ void MpiCommunicator::all_to_all_v(std::span<const float> send, std::span<const 
   }
   sizes(s_total <= send.size() && r_total <= recv.size(), "all_to_all_v", "counts exceed the buffers");
   check(MPI_Alltoallv(send.data(), sc.data(), sd.data(), MPI_FLOAT, recv.data(), rc.data(), rd.data(), MPI_FLOAT,
-                      MPI_COMM_WORLD),
+                      comm_->comm),
         "MPI_Alltoallv");
 }
 
 void MpiCommunicator::send(std::span<const float> data, int dest) {
-  check(MPI_Send(data.data(), count_of(data.size(), "send"), MPI_FLOAT, dest, 0, MPI_COMM_WORLD), "MPI_Send");
+  check(MPI_Send(data.data(), count_of(data.size(), "send"), MPI_FLOAT, dest, 0, comm_->comm), "MPI_Send");
 }
 
 void MpiCommunicator::recv(std::span<float> data, int source) {
   MPI_Status status;
-  check(MPI_Recv(data.data(), count_of(data.size(), "recv"), MPI_FLOAT, source, 0, MPI_COMM_WORLD, &status),
+  check(MPI_Recv(data.data(), count_of(data.size(), "recv"), MPI_FLOAT, source, 0, comm_->comm, &status),
         "MPI_Recv");
   int got = 0;
   MPI_Get_count(&status, MPI_FLOAT, &got);
@@ -120,7 +131,32 @@ void MpiCommunicator::recv(std::span<float> data, int source) {
             std::to_string(data.size()));
 }
 
-void MpiCommunicator::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+void MpiCommunicator::barrier() { check(MPI_Barrier(comm_->comm), "MPI_Barrier"); }
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  auto h = std::make_unique<Handle>();
+  check(MPI_Comm_split(comm_->comm, color, key, &h->comm), "MPI_Comm_split");
+  h->owned = true;
+  return std::unique_ptr<Communicator>(new MpiCommunicator(std::move(h)));
+}
+
+std::vector<std::vector<std::byte>> MpiCommunicator::all_gather_bytes(std::span<const std::byte> data) {
+  const int n = count_of(data.size(), "all_gather_bytes");
+  std::vector<int> counts(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
+  check(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, comm_->comm), "MPI_Allgather");
+  size_t total = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    offsets[r] = count_of(total, "all_gather_bytes");
+    total += static_cast<size_t>(counts[r]);
+  }
+  std::vector<std::byte> all(total);
+  check(MPI_Allgatherv(data.data(), n, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, comm_->comm),
+        "MPI_Allgatherv");
+  std::vector<std::vector<std::byte>> out;
+  for (size_t r = 0; r < counts.size(); ++r)
+    out.emplace_back(all.begin() + offsets[r], all.begin() + offsets[r] + counts[r]);
+  return out;
+}
 
 void MpiCommunicator::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

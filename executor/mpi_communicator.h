@@ -1,5 +1,6 @@
 #pragma once
-// The Communicator over MPI (MPI_COMM_WORLD), for ranks launched with `mpirun`.
+// The Communicator over MPI (MPI_COMM_WORLD, or a group split from it), for
+// ranks launched with `mpirun`.
 // No MPI header leaks from here: the implementation (mpi_communicator.cpp) is the
 // only file that includes <mpi.h>, and it is built only when CMake found MPI
 // (then DAYZERO_HAVE_MPI is defined for dayzero_executor's users).
@@ -10,7 +11,9 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "executor/communicator.h"
@@ -44,6 +47,8 @@ class MpiCommunicator final : public Communicator {
   void send(std::span<const float> data, int dest) override;
   void recv(std::span<float> data, int source) override;
   void barrier() override;
+  std::unique_ptr<Communicator> split(int color, int key) override;
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override;
 
   // Stops every rank of the world (MPI_Abort): a failure on one rank never leaves
   // the others waiting in a collective. The one exception to "library code never
@@ -52,6 +57,9 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void abort(int code = 1);
 
  private:
+  struct Handle;  // the MPI_Comm (no <mpi.h> here)
+  explicit MpiCommunicator(std::unique_ptr<Handle> comm);
+  std::unique_ptr<Handle> comm_;
   int rank_ = 0, size_ = 1;
   bool owns_init_ = false;
 };

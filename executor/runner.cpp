@@ -43,140 +43,140 @@ void check_plan(const simulate::Plan& plan, const model::Model& m, int world_siz
                                  (world_size == 1 ? " rank runs it" : " ranks run it"));
   simulate::validate_plan(plan, m, static_cast<uint32_t>(world_size), plan_source);
   check_plan_model(plan, m, plan_source);
+  // What the shards need beyond validate_plan: even splits of heads, widths and vocabulary.
+  const auto& c = m.config;
+  auto refuse = [&](const char* field, int v, const std::string& why) {
+    throw model::ConfigError(plan_source, field, std::to_string(v), why);
+  };
+  const int tp = plan.attention.tp;
+  auto divides = [&](const char* what, int64_t n) {
+    if (n > 0 && n % tp != 0)
+      refuse("attention.tp", tp, "does not divide " + std::string(what) + " " + std::to_string(n) +
+                                     " (the executor splits it evenly)");
+  };
+  divides("num_attention_heads", c.num_heads);
+  divides("vocab_size", c.vocab_size);
+  bool any_dense = false;
+  for (int64_t l = 0; l < c.num_layers; ++l) any_dense = any_dense || !c.is_moe_layer(l);
+  if (any_dense) divides("intermediate_size", c.intermediate_size);
+  if (c.attention != model::AttentionKind::mla && c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
+    refuse("attention.tp", tp, "neither divides nor is a multiple of num_key_value_heads " +
+                                   std::to_string(c.num_kv_heads));
+  if (plan.moe.tp > 1)
+    for (const auto& layer : m.layers)
+      for (const auto& o : layer.ops)
+        if (o.kind == model::OpKind::expert_gemm && o.weights.at(0).find("{e}") == std::string::npos)
+          refuse("moe.tp", plan.moe.tp, "the experts are fused tensors (" + o.weights.at(0) +
+                                           "): the executor splits experts by EP only here");
 }
 
 int64_t argmax(std::span<const float> row) {
   return std::max_element(row.begin(), row.end()) - row.begin();
 }
 
+std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
+  std::vector<int64_t> out;
+  for (int64_t i = replica; i < sequences; i += dp) out.push_back(i);
+  return out;
+}
+
 Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& comm,
                const std::filesystem::path& weights, const RunnerOptions& options)
     : m_(m), plan_(plan), comm_(comm), weights_dir_(weights), options_(options), timer_(options.timing_iterations) {
-  check_plan(plan, m, comm.size(), options.plan_source);
-  const int ranks = plan.world_size();
-  auto unsupported = [&](const char* field, int v) {
-    if (v != 1)
-      throw model::ConfigError(options.plan_source, field, std::to_string(v),
-                               "sharded execution is not supported yet on " + std::to_string(ranks) +
-                                   " ranks (this executor runs attention TP only: pp = ep = dp = 1)");
-  };
-  // Attention TP: dense GQA models (llama, qwen3 families) whose heads, FFN width
-  // and vocabulary divide evenly.
-  const int tp = plan.attention.tp;
-  if (tp > 1) {
-    const auto& c = m.config;
-    auto refuse = [&](const std::string& why) {
-      throw model::ConfigError(options.plan_source, "attention.tp", std::to_string(tp),
-                               "tensor parallelism on " + std::to_string(ranks) + " ranks is not supported " + why);
-    };
-    if (c.is_moe()) refuse("yet for MoE models (dense llama / qwen3 families only)");
-    if (c.attention == model::AttentionKind::mla) refuse("yet for MLA attention (dense llama / qwen3 families only)");
-    for (const auto& layer : m.layers)
-      for (const auto& o : layer.ops)
-        if (o.kind == model::OpKind::attention && o.attn.sinks) refuse("yet with attention sinks");
-    auto divides = [&](const char* what, int64_t n) {
-      if (n % tp != 0) refuse("here: " + std::string(what) + " " + std::to_string(n) + " is not divisible by it");
-    };
-    divides("num_attention_heads", c.num_heads);
-    divides("intermediate_size", c.intermediate_size);
-    divides("vocab_size", c.vocab_size);
-    if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
-      refuse("here: num_key_value_heads " + std::to_string(c.num_kv_heads) + " neither divides nor is divisible by it");
+  // Every rank checks the plan and the kernels, then reads its weights; a failure
+  // on any rank is reported by every rank (AllRanksError), never left waiting.
+  std::string error;
+  try {
+    check_plan(plan, m, comm.size(), options.plan_source);
+    for (const auto& v : required_ops(m))  // before reading weights: a missing kernel is a clear error up front
+      find_kernel(cpu_kernel_table(), "cpu", v.kind, v.variant);
+  } catch (const std::exception& e) {
+    error = e.what();
   }
-  unsupported("attention.dp", plan.attention.dp);
-  unsupported("pp", plan.pp);
-  unsupported("moe.ep", plan.moe.ep);
-  unsupported("moe.tp", plan.moe.tp);
-  unsupported("moe.dp", plan.moe.dp);
-  for (const auto& v : required_ops(m))  // before reading weights: a missing kernel is a clear error up front
-    find_kernel(cpu_kernel_table(), "cpu", v.kind, v.variant);
+  raise_on_every_rank(comm, error);
 
-  // This rank's place (rank arithmetic of the Plan: TP innermost, then DP, then PP).
-  const int r = comm.rank();
+  // This rank's place (Plan rank arithmetic: TP innermost, then DP, then PP).
+  const int r = comm.rank(), rps = plan.ranks_per_stage();
+  stage_ = plan.stage_of(r);
   const auto per_stage = plan.layers_per_stage(m.config.num_layers);
-  const int stage = plan.stage_of(r);
-  for (int s = 0; s < stage; ++s) par_.first_layer += per_stage[static_cast<size_t>(s)];
-  par_.end_layer = par_.first_layer + per_stage[static_cast<size_t>(stage)];
-  par_.first_stage = stage == 0;
-  par_.last_stage = stage == plan.pp - 1;
+  for (int s = 0; s < stage_; ++s) par_.first_layer += per_stage[static_cast<size_t>(s)];
+  par_.end_layer = par_.first_layer + per_stage[static_cast<size_t>(stage_)];
+  par_.first_stage = stage_ == 0;
+  par_.last_stage = stage_ == plan.pp - 1;
   par_.tp_rank = plan.attn_tp_index(r);
   par_.tp_size = plan.attention.tp;
+  par_.stage_rank = r % rps;
+  par_.stage_size = rps;
+  par_.moe_tp_rank = plan.moe_tp_index(r);
+  par_.moe_tp_size = plan.moe.tp;
   par_.ep_rank = plan.ep_index(r);
   par_.ep_size = plan.moe.ep;
-  // TP only (pp = dp = ep = 1): the world is the TP group. Its collectives are
-  // timed through the decorator (the same repeat count as the ops).
-  Communicator* group = &comm;
-  if (comm.size() > 1) {
-    timed_comm_ = std::make_unique<TimedCommunicator>(comm, options.timing_iterations);
-    group = timed_comm_.get();
-  }
-  par_.tp_comm = par_.ep_comm = group;
+  par_.moe_dp_rank = plan.moe_dp_index(r);
+  // The groups (collective over the world, in this order on every rank), each timed.
+  tp_group_ = comm.split(stage_ * plan.attention.dp + plan.attn_dp_index(r), par_.tp_rank);
+  stage_group_ = comm.split(stage_, par_.stage_rank);
+  const int it = options.timing_iterations;
+  timed_world_ = std::make_unique<TimedCommunicator>(comm, it);
+  timed_tp_ = std::make_unique<TimedCommunicator>(*tp_group_, it);
+  timed_stage_ = std::make_unique<TimedCommunicator>(*stage_group_, it);
+  par_.tp_comm = timed_tp_.get();
+  par_.stage_comm = timed_stage_.get();
 
-  const auto& q = m.config.quant.format;
-  weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
-                                           q.block_rows > 0 ? q.block_rows : model::kFp8DefaultBlock,
-                                           q.block_cols > 0 ? q.block_cols : model::kFp8DefaultBlock);
-  forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, m.config.rms_norm_eps);
+  try {
+    const auto& q = m.config.quant.format;
+    weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
+                                             q.block_rows > 0 ? q.block_rows : model::kFp8DefaultBlock,
+                                             q.block_cols > 0 ? q.block_cols : model::kFp8DefaultBlock);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  raise_on_every_rank(comm, error);
+  forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
 }
 
 Runner::~Runner() = default;
 
-Tensor Runner::step(std::span<const int64_t> tokens) {
-  std::vector<int64_t> pos(tokens.size());
-  const int64_t start = forward_->cached_tokens();
-  for (size_t i = 0; i < pos.size(); ++i) pos[i] = start + static_cast<int64_t>(i);
-  Tensor x = forward_->embed(tokens);
-  for (int64_t l = par_.first_layer; l < par_.end_layer; ++l) forward_->layer(l, x, pos);
+Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& counts, std::span<const int64_t> tokens,
+                    const std::vector<int64_t>* keep) {
+  const Batch b = forward_->begin_step(seqs, counts);
+  const int rps = plan_.ranks_per_stage(), r = comm_.rank();
+  Tensor x;
+  if (par_.first_stage) {
+    x = forward_->embed(tokens);
+  } else {
+    x = Tensor({b.rows(), m_.config.hidden_size});
+    timed_world_->recv(x.data, r - rps);
+  }
+  for (int64_t l = par_.first_layer; l < par_.end_layer; ++l) forward_->layer(l, x, b);
+  if (!par_.last_stage) {
+    timed_world_->send(x.data, r + rps);
+    return {};
+  }
+  if (keep) {
+    if (keep->empty()) return {};
+    Tensor picked({static_cast<int64_t>(keep->size()), x.cols()});
+    for (size_t i = 0; i < keep->size(); ++i)
+      std::copy_n(x.row((*keep)[i]), x.cols(), picked.row(static_cast<int64_t>(i)));
+    x = std::move(picked);
+  }
   return forward_->head(std::move(x));
 }
 
-RunResult Runner::run(std::span<const int64_t> prompt, int64_t decode_steps) {
-  if (ran_) throw std::logic_error("Runner::run: a Runner runs once (its KV cache is full)");
-  ran_ = true;
-  if (prompt.empty()) throw std::runtime_error("the prompt is empty");
-  if (decode_steps < 0) throw std::runtime_error("decode steps must be >= 0, not " + std::to_string(decode_steps));
-  for (int64_t t : prompt)
-    if (t < 0 || t >= m_.config.vocab_size)
-      throw std::runtime_error("prompt token " + std::to_string(t) + " is outside the vocabulary [0, " +
-                               std::to_string(m_.config.vocab_size) + ")");
-  using clock = std::chrono::steady_clock;
-  auto seconds = [](clock::time_point a) { return std::chrono::duration<double>(clock::now() - a).count(); };
-  RunResult r;
-  Measurements& ms = r.measurements;
-  timer_.set_phase("prefill");
-  // Step times exclude the timers' repeats (OpTimer and TimedCommunicator overhead_s).
-  auto overhead = [&] { return timer_.overhead_s() + (timed_comm_ ? timed_comm_->overhead_s() : 0.0); };
-  auto t0 = clock::now();
-  double o0 = overhead();
-  r.prefill_logits = step(prompt);
-  ms.prefill_s = seconds(t0) - (overhead() - o0);
-  const int64_t V = r.prefill_logits.cols();
-  r.tokens.push_back(argmax({r.prefill_logits.row(r.prefill_logits.rows() - 1), static_cast<size_t>(V)}));
-  timer_.set_phase("decode");
-  for (int64_t i = 0; i < decode_steps; ++i) {
-    const int64_t tok = r.tokens.back();
-    t0 = clock::now();
-    o0 = overhead();
-    r.decode_logits.push_back(step({&tok, 1}));
-    ms.decode_step_s.push_back(seconds(t0) - (overhead() - o0));
-    r.tokens.push_back(argmax(r.decode_logits.back().data));
+void Runner::share_tokens(std::vector<int64_t>& tokens) {
+  if (plan_.pp == 1) return;
+  const int rps = plan_.ranks_per_stage(), r = comm_.rank();
+  std::vector<float> buf(tokens.size());
+  if (par_.last_stage) {
+    for (size_t i = 0; i < tokens.size(); ++i) buf[i] = static_cast<float>(tokens[i]);  // exact below 2^24
+    for (int s = 0; s < plan_.pp - 1; ++s) timed_world_->send(buf, r - (plan_.pp - 1 - s) * rps);
+  } else {
+    timed_world_->recv(buf, r + (plan_.pp - 1 - stage_) * rps);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>(buf[i]);
   }
-  ms.model = m_.config.source;
-  ms.weights = weights_dir_.string();
-  ms.rank = comm_.rank();
-  ms.world_size = comm_.size();
-  ms.prompt.assign(prompt.begin(), prompt.end());
-  ms.tokens = r.tokens;
-  ms.memory.weights_bytes = weights_->mapped_bytes() + weights_->float_bytes();
-  ms.memory.kv_bytes = forward_->kv_bytes();
-  ms.memory.workspace_bytes = std::max(forward_->workspace_bytes(), r.prefill_logits.numel() * 4);
-  ms.memory.rss_hwm_bytes = rss_peak_bytes();
-  ms.plan = plan_;
-  ms.machine = this_machine();
-  ms.ops = timer_.results();
-  if (timed_comm_) ms.collectives = timed_comm_->results();
-  ms.timing_iterations = options_.timing_iterations;
-  return r;
+}
+
+RunResult Runner::run(std::span<const int64_t> prompt, int64_t decode_steps) {
+  return run(std::vector<std::vector<int64_t>>{std::vector<int64_t>(prompt.begin(), prompt.end())}, decode_steps);
 }
 
 }  // namespace dayzero::executor

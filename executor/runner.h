@@ -1,13 +1,15 @@
 #pragma once
 // The executor's runner: one rank of a Plan. It checks the plan against the model
-// and the communicator, reads only this rank's weights (memory-mapped), and runs
-// prefill, then greedy decode with the KV cache, timing every op.
+// and the world, joins the plan's groups (attention TP, the PP stage's ranks for
+// expert dispatch, point-to-point between stages), reads only this rank's weights
+// (memory-mapped), and runs chunked prefill, then greedy decode over the paged KV
+// cache, timing every op and collective.
 //
-// Now: one rank, or attention TP over the world (tp = world size, pp = ep = dp =
-// 1) for dense GQA models (llama, qwen3 families); any other plan is refused with
-// a clear message. Sharding enters through ParallelContext (executor/forward.h):
-// per-op splits, the rank's expert range, the stage's layers, and communicator
-// calls; the runner's flow below stays as it is.
+// Sequences go to attention-DP replicas round robin (sequence i to replica
+// i % dp). A step of a replica carries all its sequences' rows; PP stages pass the
+// step's activations forward, and the last stage sends the chosen tokens back to
+// the earlier stages. Pipelining of micro-batches is not modelled here: stages
+// run one after another (the simulator's bubble).
 
 #include <cstdint>
 #include <filesystem>
@@ -26,22 +28,31 @@
 
 namespace dayzero::executor {
 
-// Checks that `plan` fits `m` (simulate::validate_plan) and a world of
-// `world_size` ranks; throws std::runtime_error (model::ConfigError) naming
+// Checks that `plan` fits `m` (simulate::validate_plan), a world of `world_size`
+// ranks, and what this executor shards; throws model::ConfigError naming
 // `plan_source` and the field.
 void check_plan(const simulate::Plan& plan, const model::Model& m, int world_size, const std::string& plan_source);
 
 struct RunnerOptions {
   int timing_iterations = 0;         // timed repeats per distinct op (0: no per-op timing)
   std::string plan_source = "plan";  // the plan's file, for messages
+  bool keep_logits = true;           // keep every row's logits (else only what picks the tokens)
+};
+
+struct SequenceResult {
+  int64_t index = 0;                  // in the run's prompts
+  Tensor prefill_logits;              // [prompt, vocab] (last stage, keep_logits)
+  std::vector<Tensor> decode_logits;  // one [1, vocab] per decode step (last stage, keep_logits)
+  std::vector<int64_t> tokens;        // generated: argmax after prefill, then after each decode step
 };
 
 struct RunResult {
-  Tensor prefill_logits;              // [prompt, vocab]
-  std::vector<Tensor> decode_logits;  // one [1, vocab] per decode step
-  std::vector<int64_t> tokens;        // generated: argmax of prefill's last row, then of each decode step
-  Measurements measurements;
+  std::vector<SequenceResult> sequences;  // this rank's replica's, in index order
+  Measurements measurements;              // this rank's (one entry in `ranks`)
 };
+
+// The sequences (indices) attention-DP replica `replica` of `dp` serves.
+std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica);
 
 class Runner {
  public:
@@ -49,14 +60,22 @@ class Runner {
          const RunnerOptions& options = {});
   ~Runner();
 
-  // Prefill `prompt`, then `decode_steps` greedy steps (each feeds the previous
-  // token). A Runner runs once: its KV cache is filled by the run.
-  RunResult run(std::span<const int64_t> prompt, int64_t decode_steps);
+  // Prefill every prompt (chunked by the plan's prefill_chunk_tokens), then
+  // `decode_steps` greedy steps (each feeds the previous token). Every rank must
+  // pass the same prompts. A Runner runs once: its KV cache is filled by the run.
+  RunResult run(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps);
+  RunResult run(std::span<const int64_t> prompt, int64_t decode_steps);  // one sequence
 
   const WeightStore& weights() const { return *weights_; }
 
  private:
-  Tensor step(std::span<const int64_t> tokens);  // tokens at the next positions: logits
+  // One step of this replica: `tokens` (first stage) at the next positions of
+  // `seqs` (counts each); on the last stage the logits of the rows `keep` (all
+  // when null; no head at all when empty).
+  Tensor step(const std::vector<int>& seqs, const std::vector<int64_t>& counts, std::span<const int64_t> tokens,
+              const std::vector<int64_t>* keep);
+  // The last stage's chosen tokens to the earlier stages (a no-op when pp = 1).
+  void share_tokens(std::vector<int64_t>& tokens);
 
   const model::Model& m_;
   simulate::Plan plan_;
@@ -64,9 +83,11 @@ class Runner {
   std::filesystem::path weights_dir_;
   RunnerOptions options_;
   ParallelContext par_;
+  int stage_ = 0;
+  std::unique_ptr<Communicator> tp_group_, stage_group_;  // split from comm_
+  std::unique_ptr<TimedCommunicator> timed_world_, timed_tp_, timed_stage_;
   std::unique_ptr<WeightStore> weights_;
   OpTimer timer_;
-  std::unique_ptr<TimedCommunicator> timed_comm_;  // wraps comm_ on more than one rank: times the collectives
   std::unique_ptr<Forward> forward_;
   bool ran_ = false;
 };

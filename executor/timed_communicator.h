@@ -44,6 +44,11 @@ class TimedCommunicator final : public Communicator {
   void send(std::span<const float> data, int dest) override;
   void recv(std::span<float> data, int source) override;
   void barrier() override { inner_.barrier(); }
+  // Untimed: the result is the inner communicator's (wrap it to time it).
+  std::unique_ptr<Communicator> split(int color, int key) override { return inner_.split(color, key); }
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override {
+    return inner_.all_gather_bytes(data);
+  }
 
   // In first-seen order.
   std::vector<CollectiveMeasurement> results() const;

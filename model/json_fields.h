@@ -35,6 +35,9 @@ class Fields {
   std::vector<double> opt_doubles(const std::string& key, double min);
   const nlohmann::json* opt_object(const std::string& key);
 
+  // Marks `key` as read without reading it (derived values a reader recomputes).
+  void skip(const std::string& key) { read_.insert(key); }
+
   // Keys of the object that no accessor asked for.
   std::vector<std::string> unread() const;
 

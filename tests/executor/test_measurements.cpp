@@ -57,7 +57,7 @@ TEST(OpTimer, TimesEachKeyOnceAndCountsCalls) {
   EXPECT_EQ(r[0].calls, 2);
   EXPECT_EQ(r[0].iterations, 3);
   EXPECT_LE(r[0].min_s, r[0].mean_s);
-  EXPECT_EQ(r[0].cost.flops, 100);
+  EXPECT_EQ(r[0].flops, 100);
   EXPECT_GT(t.overhead_s(), 0.0);
 }
 
@@ -87,6 +87,10 @@ class FakeTwoRanks final : public Communicator {
   void send(std::span<const float>, int) override { ++calls; }
   void recv(std::span<float>, int) override { ++calls; }
   void barrier() override { ++barriers; }
+  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SelfCommunicator>(); }
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> d) override {
+    return {std::vector<std::byte>(d.begin(), d.end()), std::vector<std::byte>(d.begin(), d.end())};
+  }
   int calls = 0, barriers = 0;
 };
 
@@ -176,14 +180,17 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   std::ifstream in(file);
   const auto j = nlohmann::json::parse(in);
   for (const char* k : {"schema_version", "tokens", "ops", "collectives", "prefill_s", "decode_step_s", "peak_bytes",
-                        "memory", "plan", "machine", "timing", "prompt"})
+                        "ranks", "plan", "machine", "timing", "prompts"})
     EXPECT_TRUE(j.contains(k)) << k;
-  EXPECT_EQ(j.at("schema_version"), kMeasurementsSchemaVersion);
-  EXPECT_EQ(j.at("tokens").get<std::vector<int64_t>>(), (std::vector<int64_t>{g.generated.begin(), g.generated.begin() + 3}));
+  EXPECT_EQ(j.at("schema_version"), simulate::kMeasurementsSchemaVersion);
+  EXPECT_EQ(j.at("tokens").at(0).get<std::vector<int64_t>>(),
+            (std::vector<int64_t>{g.generated.begin(), g.generated.begin() + 3}));
+  EXPECT_EQ(j.at("prompts").at(0).get<std::vector<int64_t>>(), g.prompt);
   EXPECT_EQ(j.at("decode_step_s").size(), 2u);
   EXPECT_GT(j.at("prefill_s").get<double>(), 0.0);
   EXPECT_GT(j.at("peak_bytes").get<int64_t>(), m.weights_bytes(model::WeightPrecision::checkpoint));
-  EXPECT_GT(j.at("memory").at("rss_hwm_bytes").get<int64_t>(), 0);
+  EXPECT_GT(j.at("ranks").at(0).at("memory").at("rss_hwm_bytes").get<int64_t>(), 0);
+  EXPECT_EQ(j.at("peak_bytes"), j.at("ranks").at(0).at("memory").at("peak_bytes"));
   EXPECT_EQ(j.at("plan").at("attention").at("tp"), 1);
   EXPECT_TRUE(j.at("collectives").empty());  // one rank: no collectives
   for (const char* k : {"hostname", "cpu_model", "cores"}) EXPECT_TRUE(j.at("machine").contains(k)) << k;
@@ -205,6 +212,73 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   EXPECT_TRUE(saw_gemm);
   for (const auto& e : std::filesystem::directory_iterator(file.parent_path()))  // no temporary left behind
     EXPECT_EQ(e.path().string().find(file.string() + ".tmp"), std::string::npos) << e.path();
+
+  // Read back: the same values, the same JSON.
+  const Measurements back = simulate::load_measurements(file);
+  EXPECT_EQ(measurements_to_json(back), j);
+  EXPECT_EQ(back.ops.size(), r.measurements.ops.size());
+  EXPECT_EQ(back.tokens, r.measurements.tokens);
+}
+
+// The per-rank files of one run join into the run's: slowest step times, every
+// rank's memory, ops and collectives, and each sequence's tokens from whoever knew them.
+TEST(Measurements, MergeRanks) {
+  auto rank = [](int r, double prefill, std::vector<double> decode, std::vector<std::vector<int64_t>> tokens) {
+    Measurements m;
+    m.prompts = {{1, 2}, {3}};
+    m.tokens = std::move(tokens);
+    m.prefill_s = prefill;
+    m.decode_step_s = decode;
+    RankMeasurements rm;
+    rm.rank = r;
+    rm.memory.weights_bytes = 100 * (r + 1);
+    m.ranks = {rm};
+    OpMeasurement o;
+    o.rank = r;
+    o.name = "q_proj";
+    m.ops = {o};
+    return m;
+  };
+  const Measurements m = simulate::merge_rank_measurements(
+      {rank(1, 0.5, {0.1, 0.4}, {{}, {7, 8}}), rank(0, 0.7, {0.2, 0.3}, {{5, 6}, {}})});
+  EXPECT_EQ(m.world_size, 2);
+  EXPECT_DOUBLE_EQ(m.prefill_s, 0.7);
+  EXPECT_EQ(m.decode_step_s, (std::vector<double>{0.2, 0.4}));
+  EXPECT_EQ(m.tokens, (std::vector<std::vector<int64_t>>{{5, 6}, {7, 8}}));
+  ASSERT_EQ(m.ranks.size(), 2u);
+  EXPECT_EQ(m.ranks[0].rank, 0);
+  EXPECT_EQ(m.peak_bytes(), 200);
+  EXPECT_EQ(m.ops.size(), 2u);
+  EXPECT_THROW(simulate::merge_rank_measurements({rank(0, 1, {1}, {{5}, {}}), rank(1, 1, {1}, {{6}, {}})}),
+               std::runtime_error);  // two ranks disagree on a sequence's tokens
+}
+
+// Bad Measurements files are errors naming the file and the field.
+TEST(Measurements, StrictReader) {
+  Measurements m;
+  m.prompts = {{1}};
+  m.tokens = {{2}};
+  m.ranks = {RankMeasurements{}};
+  nlohmann::json j = measurements_to_json(m);
+  EXPECT_NO_THROW(simulate::measurements_from_json(j, "m.json"));
+  auto message = [](const nlohmann::json& bad) {
+    try {
+      simulate::measurements_from_json(bad, "m.json");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  nlohmann::json extra = j;
+  extra["colour"] = 1;
+  EXPECT_NE(message(extra).find("colour"), std::string::npos) << message(extra);
+  nlohmann::json old = j;
+  old["schema_version"] = 1;
+  EXPECT_NE(message(old).find("schema_version"), std::string::npos) << message(old);
+  nlohmann::json few = j;
+  few["world_size"] = 2;
+  EXPECT_NE(message(few).find("ranks"), std::string::npos) << message(few);
+  EXPECT_NE(message(few).find("m.json"), std::string::npos) << message(few);
 }
 
 }  // namespace

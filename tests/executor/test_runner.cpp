@@ -37,7 +37,9 @@ class RunnerGolden : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RunnerGolden, MatchesReferenceGoldens) {
   const Golden g = testing::read_golden(tiny_dir(GetParam()));
-  const RunResult r = run_fixture(GetParam());
+  const RunResult res = run_fixture(GetParam());
+  ASSERT_EQ(res.sequences.size(), 1u);
+  const SequenceResult& r = res.sequences[0];
   ASSERT_EQ(r.prefill_logits.shape, g.prefill.shape);
   const double prefill_diff = max_abs_diff(r.prefill_logits.data.data(), g.prefill.data.data(), g.prefill.numel());
   EXPECT_LE(prefill_diff, testing::kLogitTolerance);
@@ -53,8 +55,9 @@ TEST_P(RunnerGolden, MatchesReferenceGoldens) {
 
 // Two runs, and a run with per-op timing (which repeats every op), give the same bits.
 TEST_P(RunnerGolden, BitIdenticalAcrossRunsAndTiming) {
-  const RunResult a = run_fixture(GetParam()), b = run_fixture(GetParam()), timed = run_fixture(GetParam(), 2);
-  for (const RunResult* other : {&b, &timed}) {
+  const RunResult ra = run_fixture(GetParam()), rb = run_fixture(GetParam()), rt = run_fixture(GetParam(), 2);
+  const SequenceResult &a = ra.sequences.at(0), &b = rb.sequences.at(0), &timed = rt.sequences.at(0);
+  for (const SequenceResult* other : {&b, &timed}) {
     EXPECT_EQ(a.tokens, other->tokens);
     EXPECT_EQ(a.prefill_logits.data, other->prefill_logits.data);
     ASSERT_EQ(a.decode_logits.size(), other->decode_logits.size());
@@ -79,6 +82,10 @@ class TwoRanks final : public Communicator {
   void send(std::span<const float>, int) override { fail(); }
   void recv(std::span<float>, int) override { fail(); }
   void barrier() override { fail(); }
+  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SelfCommunicator>(); }
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> d) override {
+    return {std::vector<std::byte>(d.begin(), d.end()), {}};
+  }
 
  private:
   [[noreturn]] static void fail() { throw std::logic_error("TwoRanks: no collectives in this test"); }
@@ -104,32 +111,64 @@ TEST(RunnerErrors, PlanForMoreRanksThanRun) {
   EXPECT_NE(e.find("needs 2 ranks but 1 rank"), std::string::npos) << e;
 }
 
-TEST(RunnerErrors, ShardedPlansAreNotSupportedYet) {
-  const model::Model m = model::load_model(tiny_dir("llama"));
+// What the shards need beyond validate_plan: even splits, experts not fused.
+TEST(RunnerErrors, ShardsThatDoNotSplitEvenly) {
+  const model::Model llama = model::load_model(tiny_dir("llama"));
   TwoRanks two;
-  simulate::Plan pp = plan_for(m);  // pipeline stages: not yet
-  pp.pp = 2;
-  const std::string e = error_of(m, pp, two, tiny_dir("llama"));
-  EXPECT_NE(e.find("'pp' = 2"), std::string::npos) << e;
-  EXPECT_NE(e.find("not supported yet on 2 ranks"), std::string::npos) << e;
-  simulate::Plan dp = plan_for(m);  // attention DP: not yet
-  dp.attention.dp = 2;
-  dp.workload.batch = 2;
-  const std::string e2 = error_of(m, dp, two, tiny_dir("llama"));
-  EXPECT_NE(e2.find("'attention.dp' = 2"), std::string::npos) << e2;
-  EXPECT_NE(e2.find("not supported yet on 2 ranks"), std::string::npos) << e2;
+  simulate::Plan tp = plan_for(llama);
+  tp.attention.tp = 2;
+  model::Model odd = llama;  // 5 heads do not split over 2 ranks
+  odd.config.num_heads = 5;
+  const std::string e = error_of(odd, tp, two, tiny_dir("llama"));
+  EXPECT_NE(e.find("'attention.tp' = 2"), std::string::npos) << e;
+  EXPECT_NE(e.find("5 attention heads"), std::string::npos) << e;
+  const model::Model oss = model::load_model(tiny_dir("gpt_oss"));
+  simulate::Plan mtp = plan_for(oss);
+  mtp.attention.tp = 2;
+  mtp.moe.tp = 2;
+  const std::string e2 = error_of(oss, mtp, two, tiny_dir("gpt_oss"));
+  EXPECT_NE(e2.find("'moe.tp' = 2"), std::string::npos) << e2;
+  EXPECT_NE(e2.find("fused"), std::string::npos) << e2;
 }
 
-// Attention TP is for the dense GQA families so far: an MoE model is refused up front.
-TEST(RunnerErrors, TensorParallelMoeNotSupportedYet) {
-  const model::Model m = model::load_model(tiny_dir("mixtral"));
-  simulate::Plan p = plan_for(m);
-  p.attention.tp = 2;
-  p.moe.tp = 2;
-  TwoRanks two;
-  const std::string e = error_of(m, p, two, tiny_dir("mixtral"));
-  EXPECT_NE(e.find("'attention.tp' = 2"), std::string::npos) << e;
-  EXPECT_NE(e.find("not supported yet for MoE models"), std::string::npos) << e;
+// Several sequences in one batch (each with its own KV pages, blocks of 4
+// tokens), and prefill cut into chunks of 5 tokens, give each sequence what it
+// gets alone: the same greedy tokens, logits within the fixtures' tolerance.
+TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
+  for (const char* family : {"llama", "deepseek_v3", "gpt_oss"}) {
+    const std::string dir = tiny_dir(family);
+    const model::Model m = model::load_model(dir);
+    const Golden g = testing::read_golden(dir);
+    std::vector<std::vector<int64_t>> prompts{g.prompt, {g.prompt.begin(), g.prompt.begin() + 3},
+                                              {g.prompt.rbegin(), g.prompt.rend()}};
+    SelfCommunicator comm;
+    simulate::Plan p = plan_for(m);
+    p.kv_block_tokens = 4;
+    p.prefill_chunk_tokens = 5;
+    Runner batched(m, p, comm, dir);
+    const RunResult all = batched.run(prompts, 3);
+    ASSERT_EQ(all.sequences.size(), 3u);
+    int64_t blocks = 0;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      blocks += (static_cast<int64_t>(prompts[i].size()) + 3 + 3) / 4;  // prompt + 3 fed tokens, rounded up
+      Runner alone(m, plan_for(m), comm, dir);
+      const RunResult one = alone.run(prompts[i], 3);
+      const SequenceResult &a = all.sequences[i], &b = one.sequences[0];
+      EXPECT_EQ(a.index, static_cast<int64_t>(i));
+      EXPECT_EQ(a.tokens, b.tokens) << family << " sequence " << i;
+      ASSERT_EQ(a.prefill_logits.shape, b.prefill_logits.shape);
+      EXPECT_LE(max_abs_diff(a.prefill_logits.data.data(), b.prefill_logits.data.data(), a.prefill_logits.numel()),
+                testing::kLogitTolerance);
+      for (size_t s = 0; s < a.decode_logits.size(); ++s)
+        EXPECT_LE(max_abs_diff(a.decode_logits[s].data.data(), b.decode_logits[s].data.data(), a.decode_logits[s].numel()),
+                  testing::kLogitTolerance);
+    }
+    // The paged cache holds whole blocks: layers x blocks x 4 tokens x (key + value floats) x 4 bytes.
+    const auto& c = m.config;
+    const bool mla = c.attention == model::AttentionKind::mla;
+    const int64_t row = mla ? c.mla.kv_lora_rank + c.mla.qk_rope_head_dim : 2 * c.num_kv_heads * c.head_dim;
+    EXPECT_EQ(all.measurements.ranks.at(0).memory.kv_bytes, c.num_layers * blocks * 4 * row * 4) << family;
+  }
 }
 
 // A dense TP = 2 plan is accepted on two ranks (weights sharded at load; collectives only when it runs).

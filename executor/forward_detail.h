@@ -1,0 +1,35 @@
+#pragma once
+// Helpers shared by the forward's source files (forward*.cpp); not an interface.
+
+#include <cstdint>
+#include <string>
+
+#include "executor/tensor.h"
+#include "model/model.h"
+
+namespace dayzero::executor::detail {
+
+// A per-expert weight name pattern ("...experts.{e}.w1") with expert e substituted.
+inline std::string substitute(const std::string& pattern, int64_t e) {
+  const auto at = pattern.find("{e}");
+  return at == std::string::npos ? pattern : pattern.substr(0, at) + std::to_string(e) + pattern.substr(at + 3);
+}
+inline bool per_expert(const std::string& pattern) { return pattern.find("{e}") != std::string::npos; }
+// An expert_gemm op as one expert's call (the inventory's op covers top-k experts per token).
+inline model::Op one_expert(const model::Op& op) {
+  model::Op o = op;
+  o.weight_bytes = op.experts > 0 ? op.weight_bytes / op.experts : op.weight_bytes;
+  o.experts = o.active_experts = 1;
+  return o;
+}
+inline void add(Tensor& x, const Tensor& y) {
+  for (int64_t i = 0; i < x.numel(); ++i) x.data[i] += y.data[i];
+}
+// Rows [lo, hi) of x as a tensor of their own.
+inline Tensor rows_of(const Tensor& x, int64_t lo, int64_t hi) {
+  std::vector<int64_t> shape = x.shape;
+  shape.front() = hi - lo;
+  return Tensor(shape, std::vector<float>(x.row(lo), x.row(lo) + (hi - lo) * x.cols()));
+}
+
+}  // namespace dayzero::executor::detail

@@ -1,0 +1,176 @@
+// The forward's MoE layer: routing, expert dispatch over the stage's ranks
+// (all-to-all), the experts' FFNs, return (all-to-all) and combine.
+//
+// The stage's ranks split the experts as moe_tp x ep x moe_dp (Plan rank
+// arithmetic). Each token is dispatched by exactly one rank: rank j of its
+// attention-TP group (whose ranks hold the same tokens) dispatches rows
+// [T j / tp, T (j + 1) / tp). A (token, slot) pair routed to expert e goes to
+// every moe-TP rank of the EP rank holding e, in the dispatcher's moe-DP copy.
+// Sent rows are [e, x...]; received ones are grouped by expert (ascending; within
+// an expert in arrival order: source rank, then row), run, and sent back in the
+// order received. The dispatcher sums each pair's moe-TP partials in moe-TP rank
+// order and combines out[t] += w_tk y_tk over slots k in order; an all-reduce over
+// the attention-TP group (zeros in the rows a rank did not dispatch) gives every
+// TP rank the layer's output. All orders are fixed: the result is bit-identical
+// run to run.
+#include <algorithm>
+#include <stdexcept>
+
+#include "executor/forward.h"
+#include "executor/forward_detail.h"
+#include "executor/registry.h"
+
+namespace dayzero::executor {
+
+using model::OpKind;
+using namespace detail;
+
+namespace {
+std::vector<int64_t> exchange_counts(Communicator& comm, const std::vector<int64_t>& send_counts) {
+  const auto n = static_cast<size_t>(comm.size());
+  std::vector<float> send(n), recv(n);
+  for (size_t r = 0; r < n; ++r) send[r] = static_cast<float>(send_counts[r]);  // exact below 2^24 rows
+  const std::vector<int64_t> ones(n, 1);
+  comm.all_to_all_v(send, ones, recv, ones);
+  std::vector<int64_t> out(n);
+  for (size_t r = 0; r < n; ++r) out[r] = static_cast<int64_t>(recv[r]);
+  return out;
+}
+}  // namespace
+
+Tensor Forward::expert(const model::Layer& L, const Tensor& xe, int64_t e) {
+  std::vector<const model::Op*> ops;
+  for (const auto& o : L.ops)
+    if (o.kind == OpKind::expert_gemm) ops.push_back(&o);
+  const model::Op& act = op(L, "experts.act");
+  if (ops.size() == 2) {  // gpt-oss: fused, interleaved gate_up
+    Tensor gate, up;
+    deinterleave_gate_up(gemm(*ops[0], xe, e), gate, up);
+    return gemm(*ops[1], activation(act, gate, up), e);
+  }
+  const Tensor g = gemm(*ops.at(0), xe, e), u = gemm(*ops.at(1), xe, e);
+  return gemm(*ops.at(2), activation(act, g, u), e);
+}
+
+// Received rows ([e, x...], `hidden` + 1 floats each) through their experts:
+// outputs [rows, hidden] in the order received (moe-TP partial sums).
+Tensor Forward::experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden) {
+  const int64_t width = hidden + 1, n = static_cast<int64_t>(rows.size()) / width;
+  Tensor out({n, hidden});
+  const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
+  std::vector<std::vector<int64_t>> by_expert(static_cast<size_t>(hi - lo));
+  for (int64_t i = 0; i < n; ++i) {
+    const auto e = static_cast<int64_t>(rows[static_cast<size_t>(i * width)]);
+    if (e < lo || e >= hi)
+      throw std::logic_error("expert " + std::to_string(e) + " dispatched to a rank holding [" + std::to_string(lo) +
+                             ", " + std::to_string(hi) + ")");
+    by_expert[static_cast<size_t>(e - lo)].push_back(i);
+  }
+  for (int64_t e = lo; e < hi; ++e) {  // experts in index order
+    const auto& idx = by_expert[static_cast<size_t>(e - lo)];
+    if (idx.empty()) continue;
+    Tensor xe({static_cast<int64_t>(idx.size()), hidden});
+    for (size_t i = 0; i < idx.size(); ++i)
+      std::copy_n(rows.data() + idx[i] * width + 1, hidden, xe.row(static_cast<int64_t>(i)));
+    const Tensor y = expert(L, xe, e);
+    for (size_t i = 0; i < idx.size(); ++i) std::copy_n(y.row(static_cast<int64_t>(i)), hidden, out.row(idx[i]));
+  }
+  return out;
+}
+
+Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
+  const auto& c = m_.config;
+  const model::Op& r_op = op(L, "router");
+  RouterParams rp;
+  rp.top_k = c.moe.experts_per_token;
+  rp.normalize = c.moe.norm_topk_prob;
+  rp.n_group = c.moe.n_group;
+  rp.topk_group = c.moe.topk_group;
+  rp.routed_scaling_factor = c.moe.routed_scaling_factor;
+  std::span<const float> bias;
+  for (size_t i = 1; i < r_op.weights.size(); ++i) {
+    if (r_op.weights[i].ends_with("e_score_correction_bias")) rp.correction_bias = w_.floats(r_op.weights[i]);
+    else bias = w_.floats(r_op.weights[i]);
+  }
+  const StoredWeight& gate = w_.get(r_op.weights.at(0));
+  const GemmFn logits_fn = cpu_kernel<GemmFn>(OpKind::gemm, storage_variant({gate.kind, gate.dtype}));
+  const std::string variant = router_variant(c);
+  const KernelEntry& rk = find_kernel(cpu_kernel_table(), "cpu", OpKind::router, variant);
+  const RouterFn route = std::get<RouterFn>(rk.fn);
+  const Routing r = timer_.run(OpKey{&r_op, variant, {h.rows(), h.cols()}, rk.cost(r_op, {h.rows()})},
+                               [&] { return route(logits_fn(h, gate, 0, bias), rp); });
+
+  // Dispatch: this rank's tokens' (token, slot) pairs to the ranks holding their experts.
+  const int64_t T = h.rows(), H = h.cols(), K = r.top_k, width = H + 1;
+  const int64_t own_lo = T * par_.tp_rank / par_.tp_size, own_hi = T * (par_.tp_rank + 1) / par_.tp_size;
+  const int S = par_.stage_size, mtp = par_.moe_tp_size;
+  const int64_t per_ep = c.moe.num_experts / par_.ep_size;
+  const int base = par_.moe_dp_rank * mtp * par_.ep_size;
+  std::vector<std::vector<float>> to(static_cast<size_t>(S));
+  // Where pair p = (t - own_lo) * K + k's moe-TP partial j comes back: (rank, row).
+  std::vector<std::pair<int, int64_t>> back(static_cast<size_t>((own_hi - own_lo) * K * mtp));
+  for (int64_t t = own_lo; t < own_hi; ++t)
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t e = r.experts[static_cast<size_t>(t * K + k)];
+      for (int j = 0; j < mtp; ++j) {
+        const int dest = base + static_cast<int>(e / per_ep) * mtp + j;
+        auto& buf = to[static_cast<size_t>(dest)];
+        back[static_cast<size_t>(((t - own_lo) * K + k) * mtp + j)] = {dest, static_cast<int64_t>(buf.size()) / width};
+        buf.push_back(static_cast<float>(e));  // expert ids are exact in float32 (< 2^24)
+        buf.insert(buf.end(), h.row(t), h.row(t) + H);
+      }
+    }
+  std::vector<int64_t> send_counts(static_cast<size_t>(S));
+  std::vector<float> send;
+  for (int d = 0; d < S; ++d) {
+    send_counts[static_cast<size_t>(d)] = static_cast<int64_t>(to[static_cast<size_t>(d)].size());
+    send.insert(send.end(), to[static_cast<size_t>(d)].begin(), to[static_cast<size_t>(d)].end());
+  }
+  Communicator& comm = *par_.stage_comm;
+  const std::vector<int64_t> recv_counts = exchange_counts(comm, send_counts);
+  int64_t recv_total = 0;
+  for (int64_t n : recv_counts) recv_total += n;
+  std::vector<float> received(static_cast<size_t>(recv_total));
+  comm.all_to_all_v(send, send_counts, received, recv_counts);
+
+  // The experts, then the outputs back to their dispatchers (same counts, in rows of H).
+  const Tensor y = experts(L, received, H);
+  std::vector<int64_t> ret_send(static_cast<size_t>(S)), ret_recv(static_cast<size_t>(S));
+  for (size_t d = 0; d < static_cast<size_t>(S); ++d) {
+    ret_send[d] = recv_counts[d] / width * H;
+    ret_recv[d] = send_counts[d] / width * H;
+  }
+  std::vector<int64_t> ret_offset(static_cast<size_t>(S) + 1, 0);
+  for (size_t d = 0; d < static_cast<size_t>(S); ++d) ret_offset[d + 1] = ret_offset[d] + ret_recv[d];
+  std::vector<float> returned(static_cast<size_t>(ret_offset.back()));
+  comm.all_to_all_v(y.data, ret_send, returned, ret_recv);
+
+  // Combine at the dispatcher: each pair's partials summed in moe-TP order, then
+  // out[t] += w y over slots in order (the moe_combine kernel).
+  const int64_t pairs = (own_hi - own_lo) * K;
+  Tensor ypairs({pairs, H});
+  std::vector<int64_t> rows(static_cast<size_t>(pairs));
+  std::vector<float> weights(static_cast<size_t>(pairs));
+  for (int64_t p = 0; p < pairs; ++p) {
+    float* dst = ypairs.row(p);
+    for (int j = 0; j < mtp; ++j) {
+      const auto [rank, row] = back[static_cast<size_t>(p * mtp + j)];
+      const float* src = returned.data() + ret_offset[static_cast<size_t>(rank)] + row * H;
+      if (j == 0) std::copy_n(src, H, dst);
+      else for (int64_t i = 0; i < H; ++i) dst[i] += src[i];
+    }
+    rows[static_cast<size_t>(p)] = own_lo + p / K;
+    weights[static_cast<size_t>(p)] = r.weights[static_cast<size_t>(own_lo * K + p)];
+  }
+  const model::Op& comb = op(L, "moe_combine");
+  const CombineFn combine = cpu_kernel<CombineFn>(OpKind::moe_combine, "weighted_sum");
+  Tensor out(h.shape);
+  timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, H}, op_cost(comb, {own_hi - own_lo})}, out,
+                     [&](Tensor& o) { combine(o, ypairs, rows, weights); });
+  note_workspace(ypairs);
+  if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(out.data);  // every TP rank gets every row
+  if (c.moe.num_shared_experts > 0) add(out, mlp(L, h, "shared_experts."));
+  return out;
+}
+
+}  // namespace dayzero::executor

@@ -1,0 +1,127 @@
+// The forward's GEMMs and the TP / moe-TP shards of their weights.
+#include <algorithm>
+#include <stdexcept>
+
+#include "executor/forward.h"
+#include "executor/forward_detail.h"
+#include "executor/registry.h"
+
+namespace dayzero::executor {
+
+using model::OpKind;
+using namespace detail;
+
+std::pair<int64_t, int64_t> Forward::out_range(const model::Op& op, int64_t out, int rank, int size) const {
+  const int64_t r = rank, tp = size;
+  if (op.kind == OpKind::gemm && (op.name == "k_proj" || op.name == "v_proj")) {
+    const int64_t kv = m_.config.num_kv_heads, per_head = out / kv;
+    if (kv < tp) {  // fewer KV heads than ranks: each rank holds the one its query heads read
+      const int64_t h = r * kv / tp;
+      return {h * per_head, (h + 1) * per_head};
+    }
+  }
+  return {out * r / tp, out * (r + 1) / tp};
+}
+
+// Column / vocab splits of an [out, in] weight are its rows [lo, hi): contiguous in
+// the mapping, so a plain weight's shard is a zero-copy view that touches only the
+// shard's pages. Row splits (input columns) and [in, out] or quantized weights are
+// copied once to float32 (only the shard is kept).
+StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split split, int rank, int size) {
+  if (size == 1 || split == Split::replicated) return sw;
+  if (sw.matrices() != 1)
+    throw std::logic_error("TP shard of '" + sw.name + "': fused multi-matrix weights are not split");
+  const int64_t out = sw.input_major ? sw.cols() : sw.rows(), in = sw.input_major ? sw.rows() : sw.cols();
+  const bool by_out = split != Split::row;
+  const auto [lo, hi] = by_out ? out_range(op, out, rank, size) : std::pair{in * rank / size, in * (rank + 1) / size};
+  StoredWeight s = sw;
+  if (by_out && !sw.input_major && sw.kind == model::StorageKind::plain && model::dtype_bits(sw.dtype) % 8 == 0) {
+    const auto esize = static_cast<size_t>(model::dtype_bits(sw.dtype) / 8);
+    const auto row_bytes = static_cast<size_t>(sw.cols()) * esize;
+    s.data = sw.data.subspan(static_cast<size_t>(lo) * row_bytes, static_cast<size_t>(hi - lo) * row_bytes);
+    s.shape = {hi - lo, sw.cols()};
+    return s;
+  }
+  auto& copy = shard_copies_[sw.name];
+  if (!copy) {
+    // Logical [out, in] slice, stored output-major.
+    const int64_t n_out = by_out ? hi - lo : out, n_in = by_out ? in : hi - lo;
+    copy = std::make_unique<Tensor>(std::vector<int64_t>{n_out, n_in});
+    std::vector<float> row(static_cast<size_t>(sw.cols()));
+    // An output-major column split needs only its rows.
+    const bool rows_only = by_out && !sw.input_major;
+    for (int64_t r = rows_only ? lo : 0; r < (rows_only ? hi : sw.rows()); ++r) {
+      dequantize_row(sw, 0, r, row);
+      for (int64_t c = 0; c < sw.cols(); ++c) {
+        int64_t o = sw.input_major ? c : r, i = sw.input_major ? r : c;
+        if (by_out ? (o < lo || o >= hi) : (i < lo || i >= hi)) continue;
+        if (by_out) o -= lo;
+        else i -= lo;
+        copy->data[static_cast<size_t>(o * n_in + i)] = row[static_cast<size_t>(c)];
+      }
+    }
+  }
+  s.kind = model::StorageKind::plain;
+  s.dtype = model::DType::f32;
+  s.input_major = false;
+  s.shape = copy->shape;
+  s.data = std::as_bytes(std::span<const float>(copy->data));
+  s.scales = {};
+  return s;
+}
+
+// Dense GEMMs split over the attention-TP group (row splits all-reduced, vocab
+// splits all-gathered); expert GEMMs over the expert's moe-TP group (row splits
+// left as partial sums: the dispatching rank adds them up in the combine).
+Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
+  const std::string& pattern = op.weights.at(0);
+  StoredWeight sw = w_.get(substitute(pattern, expert));
+  if (input_major_.count(pattern)) sw.input_major = true;
+  const int64_t index = expert >= 0 && !per_expert(pattern) ? expert : 0;  // a fused [experts, ..] tensor
+  const bool dense = op.kind == OpKind::gemm;
+  const int rank = dense ? par_.tp_rank : par_.moe_tp_rank, size = dense ? par_.tp_size : par_.moe_tp_size;
+  const Split split = size > 1 ? tp_split(op) : Split::replicated;
+  const int64_t full_out = sw.input_major ? sw.cols() : sw.rows(), full_in = sw.input_major ? sw.rows() : sw.cols();
+  sw = shard(op, sw, split, rank, size);
+  std::span<const float> bias;
+  if (op.weights.size() > 1) {  // "<module>.bias", or gpt-oss's fused "<name>_bias" [experts, n]
+    bias = w_.floats(substitute(op.weights[1], expert));
+    if (expert >= 0 && !per_expert(pattern)) bias = bias.subspan(expert * op.n, op.n);
+    if (split == Split::column || split == Split::vocab) {
+      const auto [lo, hi] = out_range(op, full_out, rank, size);
+      bias = bias.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo));
+    } else if (split == Split::row && rank != 0) {
+      bias = {};  // added once (by rank 0 of the group) to the partial sums
+    }
+  }
+  const std::string variant = storage_variant({sw.kind, sw.dtype});
+  const KernelEntry& k = find_kernel(cpu_kernel_table(), "cpu", op.kind, variant);
+  const GemmFn fn = std::get<GemmFn>(k.fn);
+  model::Op costed = op.kind == OpKind::expert_gemm ? one_expert(op) : op;
+  if (split != Split::replicated) {  // this rank's shard: its share of the outputs or inputs
+    const bool by_in = split == Split::row;
+    const int64_t part = by_in ? sw.cols() : sw.rows(), whole = by_in ? full_in : full_out;  // shards are [out, in]
+    (by_in ? costed.k : costed.n) = (by_in ? costed.k : costed.n) * part / whole;
+    costed.weight_bytes = costed.weight_bytes * part / whole;
+  }
+  const OpCost cost = k.cost(costed, CostShape{x.rows()});
+  Tensor y = timer_.run(OpKey{&op, variant, {x.rows(), x.cols()}, cost}, [&] { return fn(x, sw, index, bias); });
+  // Row-parallel: each TP rank holds a slice of the inputs, so outputs are partial sums.
+  if (split == Split::row && dense) par_.tp_comm->all_reduce_sum(y.data);
+  if (split == Split::vocab) {  // each rank has its vocabulary slice: gather [tp][T, V/tp] into [T, V]
+    const int64_t T = y.rows(), part = y.cols(), tp = size;
+    std::vector<float> all(static_cast<size_t>(T * part * tp));
+    par_.tp_comm->all_gather(y.data, all);
+    std::vector<int64_t> full_shape = y.shape;
+    full_shape.back() = part * tp;
+    Tensor full(full_shape);
+    for (int64_t r = 0; r < tp; ++r)
+      for (int64_t t = 0; t < T; ++t)
+        std::copy_n(all.data() + (r * T + t) * part, part, full.row(t) + r * part);
+    y = std::move(full);
+  }
+  note_workspace(y);
+  return y;
+}
+
+}  // namespace dayzero::executor

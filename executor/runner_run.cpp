@@ -1,0 +1,181 @@
+// Runner::run: chunked prefill of every sequence, greedy decode, and the rank's
+// Measurements.
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "executor/runner.h"
+
+namespace dayzero::executor {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// One prefill chunk of a replica: rows of its sequences (local indices) in order.
+struct Chunk {
+  std::vector<int> seqs;  // local sequence indices
+  std::vector<int64_t> counts, tokens;
+  std::vector<int64_t> last_rows;  // rows holding a sequence's last prompt token
+  std::vector<int> last_seqs;      // ... and whose (local index)
+};
+
+// The replica's prompts, concatenated in order, cut into `n` nearly equal chunks.
+std::vector<Chunk> chunks_of(const std::vector<std::vector<int64_t>>& prompts, const std::vector<int64_t>& mine,
+                             int64_t n) {
+  int64_t total = 0;
+  for (int64_t i : mine) total += static_cast<int64_t>(prompts[static_cast<size_t>(i)].size());
+  std::vector<Chunk> out(static_cast<size_t>(n));
+  int64_t flat = 0;
+  for (size_t j = 0; j < mine.size(); ++j) {
+    const auto& p = prompts[static_cast<size_t>(mine[j])];
+    for (size_t t = 0; t < p.size(); ++t, ++flat) {
+      Chunk& c = out[static_cast<size_t>(flat * n / total)];
+      if (c.seqs.empty() || c.seqs.back() != static_cast<int>(j)) {
+        c.seqs.push_back(static_cast<int>(j));
+        c.counts.push_back(0);
+      }
+      ++c.counts.back();
+      c.tokens.push_back(p[t]);
+      if (t + 1 == p.size()) {
+        c.last_rows.push_back(static_cast<int64_t>(c.tokens.size()) - 1);
+        c.last_seqs.push_back(static_cast<int>(j));
+      }
+    }
+  }
+  return out;
+}
+
+void append_rows(Tensor& all, const Tensor& rows, int64_t lo, int64_t n) {
+  if (all.shape.empty()) all.shape = {0, rows.cols()};
+  all.data.insert(all.data.end(), rows.row(lo), rows.row(lo) + n * rows.cols());
+  all.shape[0] += n;
+}
+}  // namespace
+
+RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps) {
+  if (ran_) throw std::logic_error("Runner::run: a Runner runs once (its KV cache is full)");
+  ran_ = true;
+  const int dp = plan_.attention.dp;
+  if (prompts.empty()) throw std::runtime_error("no prompts");
+  if (static_cast<int>(prompts.size()) < dp)
+    throw std::runtime_error(std::to_string(prompts.size()) + " sequence(s) for " + std::to_string(dp) +
+                             " attention-DP replicas: every replica needs at least one");
+  if (decode_steps < 0) throw std::runtime_error("decode steps must be >= 0, not " + std::to_string(decode_steps));
+  for (const auto& p : prompts) {
+    if (p.empty()) throw std::runtime_error("a prompt is empty");
+    for (int64_t t : p)
+      if (t < 0 || t >= m_.config.vocab_size)
+        throw std::runtime_error("prompt token " + std::to_string(t) + " is outside the vocabulary [0, " +
+                                 std::to_string(m_.config.vocab_size) + ")");
+  }
+  // Every replica runs the same number of prefill chunks (the expert all-to-alls
+  // pair up across replicas): enough for the longest replica.
+  const int64_t chunk_tokens = plan_.prefill_chunk_tokens, n_seq = static_cast<int64_t>(prompts.size());
+  int64_t n_chunks = 1;
+  std::vector<int64_t> totals(static_cast<size_t>(dp), 0);
+  for (int64_t i = 0; i < n_seq; ++i) totals[static_cast<size_t>(i % dp)] += static_cast<int64_t>(prompts[static_cast<size_t>(i)].size());
+  for (int64_t t : totals) n_chunks = std::max(n_chunks, (t + chunk_tokens - 1) / chunk_tokens);
+  for (int64_t t : totals)
+    if (t < n_chunks)
+      throw std::runtime_error("the replicas' prompts are too uneven for chunked prefill: one holds " +
+                               std::to_string(t) + " tokens, another needs " + std::to_string(n_chunks) +
+                               " chunks of prefill_chunk_tokens " + std::to_string(chunk_tokens));
+
+  const int r = comm_.rank();
+  const std::vector<int64_t> mine = replica_sequences(n_seq, dp, plan_.attn_dp_index(r));
+  RunResult res;
+  std::vector<int> kv_ids;
+  for (int64_t i : mine) {
+    res.sequences.push_back(SequenceResult{i, {}, {}, {}});
+    kv_ids.push_back(forward_->add_sequence());
+  }
+  auto overhead = [&] {
+    return timer_.overhead_s() + timed_world_->overhead_s() + timed_tp_->overhead_s() + timed_stage_->overhead_s();
+  };
+  Measurements& ms = res.measurements;
+
+  // Prefill, chunk by chunk.
+  timer_.set_phase("prefill");
+  std::vector<int64_t> next(mine.size(), 0);
+  auto t0 = Clock::now();
+  double o0 = overhead();
+  for (const Chunk& c : chunks_of(prompts, mine, n_chunks)) {
+    std::vector<int> seqs;
+    for (int j : c.seqs) seqs.push_back(kv_ids[static_cast<size_t>(j)]);
+    const Tensor logits = step(seqs, c.counts, c.tokens, options_.keep_logits ? nullptr : &c.last_rows);
+    if (!par_.last_stage) continue;
+    if (options_.keep_logits) {
+      int64_t row = 0;
+      for (size_t i = 0; i < c.seqs.size(); ++i) {
+        append_rows(res.sequences[static_cast<size_t>(c.seqs[i])].prefill_logits, logits, row, c.counts[i]);
+        row += c.counts[i];
+      }
+    }
+    for (size_t i = 0; i < c.last_rows.size(); ++i) {
+      const int64_t row = options_.keep_logits ? c.last_rows[i] : static_cast<int64_t>(i);
+      next[static_cast<size_t>(c.last_seqs[i])] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
+    }
+  }
+  share_tokens(next);
+  const double prefill_s = since(t0) - (overhead() - o0);
+  for (size_t j = 0; j < mine.size(); ++j) res.sequences[j].tokens.push_back(next[j]);
+
+  // Decode: one row per sequence per step.
+  timer_.set_phase("decode");
+  std::vector<double> decode_s;
+  const std::vector<int64_t> ones(mine.size(), 1);
+  for (int64_t s = 0; s < decode_steps; ++s) {
+    t0 = Clock::now();
+    o0 = overhead();
+    const Tensor logits = step(kv_ids, ones, next, nullptr);
+    if (par_.last_stage)
+      for (size_t j = 0; j < mine.size(); ++j) {
+        const auto row = static_cast<int64_t>(j);
+        if (options_.keep_logits)
+          res.sequences[j].decode_logits.push_back(Tensor({1, logits.cols()},
+                                                          std::vector<float>(logits.row(row), logits.row(row) + logits.cols())));
+        next[j] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
+      }
+    share_tokens(next);
+    decode_s.push_back(since(t0) - (overhead() - o0));
+    for (size_t j = 0; j < mine.size(); ++j) res.sequences[j].tokens.push_back(next[j]);
+  }
+
+  // This rank's Measurements.
+  ms.model = m_.config.source;
+  ms.weights = weights_dir_.string();
+  ms.world_size = comm_.size();
+  ms.prompts = prompts;
+  ms.tokens.assign(prompts.size(), {});
+  for (const auto& sr : res.sequences) ms.tokens[static_cast<size_t>(sr.index)] = sr.tokens;
+  ms.prefill_s = prefill_s;
+  ms.decode_step_s = decode_s;
+  RankMeasurements rm;
+  rm.rank = r;
+  rm.stage = stage_;
+  rm.attn_tp = par_.tp_rank;
+  rm.attn_dp = plan_.attn_dp_index(r);
+  rm.ep = par_.ep_rank;
+  rm.sequences = mine;
+  rm.prefill_s = prefill_s;
+  rm.decode_step_s = decode_s;
+  rm.memory.weights_bytes = weights_->mapped_bytes() + weights_->float_bytes();
+  rm.memory.kv_bytes = forward_->kv_bytes();
+  rm.memory.workspace_bytes = forward_->workspace_bytes();
+  rm.memory.rss_hwm_bytes = rss_peak_bytes();
+  ms.ranks = {rm};
+  ms.plan = plan_;
+  ms.machine = this_machine();
+  ms.timing_iterations = options_.timing_iterations;
+  ms.ops = timer_.results();
+  for (auto& o : ms.ops) o.rank = r;
+  for (const auto* t : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()})
+    for (auto c : t->results()) {
+      c.rank = r;
+      ms.collectives.push_back(c);
+    }
+  return res;
+}
+
+}  // namespace dayzero::executor

@@ -1,0 +1,121 @@
+#pragma once
+// Measurements: what `dayzero run` measured, as every part reads it — the
+// executor writes it, calibration and the GUI read it back (DESIGN's closed
+// loop: Plan -> run -> Measurements -> calibration -> prediction). A plain value
+// type with its JSON beside it (schema versioned, written atomically).
+//
+// One file describes a whole run: the sequences' prompts and generated tokens,
+// step times (the slowest rank's), each rank's memory, and every rank's per-op and
+// per-collective timings (each entry names its rank). Times are timed as
+// nccl-tests does: one untimed warm-up, then N timed iterations, mean and min.
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "simulate/plan.h"
+
+namespace dayzero::simulate {
+
+inline constexpr int kMeasurementsSchemaVersion = 2;
+
+// One distinct (rank, phase, op, variant, shape) the forward ran, and its timing.
+struct OpMeasurement {
+  int rank = 0;
+  std::string phase;    // "prefill" | "decode"
+  std::string name;     // op inventory name, e.g. "q_proj", "experts.down_proj"
+  std::string kind;     // model::op_kind_name
+  std::string variant;  // kernel variant, e.g. "f32", "gqa+sinks"
+  std::vector<int64_t> shape;  // [tokens, k]; attention [tokens, context]; expert_gemm [rows, k] of one expert
+  int64_t calls = 0;    // times the forward ran it with this key (layers, experts, steps)
+  int iterations = 0;   // timed iterations (after one untimed warm-up)
+  double mean_s = 0, min_s = 0;
+  int64_t flops = 0, bytes = 0;  // one call, from the backend's cost function
+  double gflops() const { return min_s > 0 ? static_cast<double>(flops) / min_s / 1e9 : 0; }
+  double gbps() const { return min_s > 0 ? static_cast<double>(bytes) / min_s / 1e9 : 0; }
+};
+
+// nccl-tests' bus bandwidth factors (doc/PERFORMANCE.md in NVIDIA/nccl-tests):
+// busbw = algbw x factor, with n ranks: all_reduce 2(n-1)/n; all_gather,
+// reduce_scatter and alltoall (n-1)/n; sendrecv 1. Throws std::invalid_argument
+// for another name.
+double bus_factor(const std::string& collective, int ranks);
+
+// One distinct (rank, collective, group size, size_bytes), timed on a scratch
+// buffer after the first real call (the warm-up). Sizes as nccl-tests reports
+// them: all_reduce the buffer, all_gather the gathered output, reduce_scatter the
+// full input, alltoall the rank's send buffer, sendrecv the message.
+struct CollectiveMeasurement {
+  int rank = 0;
+  std::string collective;  // all_reduce | all_gather | reduce_scatter | alltoall | sendrecv
+  int ranks = 0;           // the group's size
+  int64_t size_bytes = 0;
+  int64_t calls = 0;   // real calls with this key
+  int iterations = 0;  // timed repeats
+  double mean_s = 0, min_s = 0;
+  double algbw_GBps() const { return min_s > 0 ? static_cast<double>(size_bytes) / min_s / 1e9 : 0; }
+  double busbw_GBps() const { return algbw_GBps() * bus_factor(collective, ranks); }
+};
+
+struct MachineInfo {
+  std::string hostname;
+  std::string cpu_model;  // /proc/cpuinfo "model name"
+  int cores = 0;          // hardware threads
+  int kernel_threads = 0; // threads each rank's kernels used
+};
+
+struct MemoryUse {
+  int64_t weights_bytes = 0;    // the rank's checkpoint tensors (memory-mapped) + dequantized copies
+  int64_t kv_bytes = 0;         // paged KV cache blocks allocated
+  int64_t workspace_bytes = 0;  // largest activation tensor the runner allocated (an estimate)
+  int64_t peak_bytes() const { return weights_bytes + kv_bytes + workspace_bytes; }
+  int64_t rss_hwm_bytes = 0;    // what the OS saw (includes the mapped pages touched)
+};
+
+// One rank's place in the plan and its own step times and memory.
+struct RankMeasurements {
+  int rank = 0;
+  int stage = 0, attn_tp = 0, attn_dp = 0, ep = 0;  // Plan rank arithmetic
+  std::vector<int64_t> sequences;  // the sequences (indices into prompts) its replica served
+  double prefill_s = 0;
+  std::vector<double> decode_step_s;
+  MemoryUse memory;
+};
+
+struct Measurements {
+  int schema_version = kMeasurementsSchemaVersion;
+  std::string model;    // config source
+  std::string weights;  // weights directory
+  int world_size = 1;
+  std::vector<std::vector<int64_t>> prompts;  // per sequence
+  std::vector<std::vector<int64_t>> tokens;   // generated, per sequence
+  double prefill_s = 0;                       // the slowest rank's
+  std::vector<double> decode_step_s;          // per step, the slowest rank's
+  std::vector<RankMeasurements> ranks;        // by rank
+  Plan plan;
+  MachineInfo machine;
+  int timing_iterations = 0;  // timed repeats per op (after one untimed warm-up)
+  std::vector<OpMeasurement> ops;                  // every rank's
+  std::vector<CollectiveMeasurement> collectives;  // every rank's; none on one rank
+
+  double decode_step_mean_s() const;
+  int64_t peak_bytes() const;  // the fullest rank's
+};
+
+// Joins the per-rank Measurements of one run (each with one entry in `ranks`)
+// into the run's: ranks in order, step times the slowest rank's, ops and
+// collectives concatenated; sequences and tokens from every rank (they must
+// agree where two ranks know the same sequence). Throws std::runtime_error.
+Measurements merge_rank_measurements(const std::vector<Measurements>& per_rank);
+
+nlohmann::json measurements_to_json(const Measurements& m);
+nlohmann::json collective_to_json(const CollectiveMeasurement& c);  // one entry of "collectives"
+// Strict: unknown or missing fields are model::ConfigError naming `source` and the field.
+Measurements measurements_from_json(const nlohmann::json& j, const std::string& source);
+Measurements load_measurements(const std::filesystem::path& file);
+// Writes via a temporary file in the same directory and a rename.
+void save_measurements(const std::filesystem::path& file, const Measurements& m);
+
+}  // namespace dayzero::simulate

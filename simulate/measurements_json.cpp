@@ -1,0 +1,326 @@
+// Measurements <-> JSON (schema 2), merging the ranks of one run, atomic writes.
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <stdexcept>
+
+#include "model/error.h"
+#include "model/json_fields.h"
+#include "simulate/measurements.h"
+#include "simulate/plan_json.h"
+
+namespace dayzero::simulate {
+
+using model::detail::Fields;
+using nlohmann::json;
+
+double bus_factor(const std::string& collective, int ranks) {
+  // nccl-tests doc/PERFORMANCE.md, "Bus bandwidth": the factor that makes busbw
+  // comparable to the hardware's link bandwidth whatever the rank count.
+  const double n = ranks;
+  if (ranks < 1) throw std::invalid_argument("bus_factor: ranks must be >= 1, not " + std::to_string(ranks));
+  if (collective == "all_reduce") return 2 * (n - 1) / n;
+  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "alltoall") return (n - 1) / n;
+  if (collective == "sendrecv") return 1;
+  throw std::invalid_argument("bus_factor: unknown collective '" + collective + "'");
+}
+
+double Measurements::decode_step_mean_s() const {
+  if (decode_step_s.empty()) return 0;
+  return std::accumulate(decode_step_s.begin(), decode_step_s.end(), 0.0) / static_cast<double>(decode_step_s.size());
+}
+
+int64_t Measurements::peak_bytes() const {
+  int64_t b = 0;
+  for (const auto& r : ranks) b = std::max(b, r.memory.peak_bytes());
+  return b;
+}
+
+Measurements merge_rank_measurements(const std::vector<Measurements>& per_rank) {
+  if (per_rank.empty()) throw std::runtime_error("merge_rank_measurements: no ranks");
+  Measurements out = per_rank.front();
+  out.ranks.clear();
+  out.ops.clear();
+  out.collectives.clear();
+  out.prefill_s = 0;
+  out.decode_step_s.assign(per_rank.front().decode_step_s.size(), 0.0);
+  for (const auto& m : per_rank) {
+    if (m.ranks.size() != 1) throw std::runtime_error("merge_rank_measurements: each part must be one rank's");
+    if (m.decode_step_s.size() != out.decode_step_s.size() || m.prompts.size() != out.prompts.size())
+      throw std::runtime_error("merge_rank_measurements: rank " + std::to_string(m.ranks[0].rank) +
+                               " ran another number of steps or sequences");
+    out.ranks.push_back(m.ranks[0]);
+    out.prefill_s = std::max(out.prefill_s, m.prefill_s);
+    for (size_t i = 0; i < m.decode_step_s.size(); ++i)
+      out.decode_step_s[i] = std::max(out.decode_step_s[i], m.decode_step_s[i]);
+    out.ops.insert(out.ops.end(), m.ops.begin(), m.ops.end());
+    out.collectives.insert(out.collectives.end(), m.collectives.begin(), m.collectives.end());
+    for (size_t s = 0; s < m.tokens.size(); ++s) {
+      if (m.tokens[s].empty()) continue;  // this rank did not see the sequence's tokens
+      if (out.tokens[s].empty()) out.tokens[s] = m.tokens[s];
+      else if (out.tokens[s] != m.tokens[s])
+        throw std::runtime_error("merge_rank_measurements: ranks disagree on the tokens of sequence " +
+                                 std::to_string(s));
+    }
+  }
+  std::sort(out.ranks.begin(), out.ranks.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  out.world_size = static_cast<int>(per_rank.size());
+  return out;
+}
+
+json collective_to_json(const CollectiveMeasurement& c) {
+  return {{"rank", c.rank},
+          {"collective", c.collective},
+          {"ranks", c.ranks},
+          {"size_bytes", c.size_bytes},
+          {"calls", c.calls},
+          {"warmup_iterations", c.iterations > 0 ? 1 : 0},
+          {"iterations", c.iterations},
+          {"mean_s", c.mean_s},
+          {"min_s", c.min_s},
+          {"bus_factor", bus_factor(c.collective, c.ranks)},
+          {"algbw_GBps", c.algbw_GBps()},
+          {"busbw_GBps", c.busbw_GBps()}};
+}
+
+namespace {
+json memory_to_json(const MemoryUse& m) {
+  return {{"weights_bytes", m.weights_bytes},
+          {"kv_bytes", m.kv_bytes},
+          {"workspace_bytes", m.workspace_bytes},
+          {"peak_bytes", m.peak_bytes()},
+          {"rss_hwm_bytes", m.rss_hwm_bytes}};
+}
+
+json op_to_json(const OpMeasurement& o) {
+  return {{"rank", o.rank}, {"phase", o.phase}, {"name", o.name}, {"kind", o.kind}, {"variant", o.variant},
+          {"shape", o.shape}, {"calls", o.calls}, {"warmup_iterations", o.iterations > 0 ? 1 : 0},
+          {"iterations", o.iterations}, {"mean_s", o.mean_s}, {"min_s", o.min_s}, {"flops", o.flops},
+          {"bytes", o.bytes}, {"gflops_per_s", o.gflops()}, {"gbytes_per_s", o.gbps()}};
+}
+
+// Keys a reader skips: values derived from the others, and prose.
+void allow(Fields& f, std::initializer_list<const char*> derived) {
+  for (const char* k : derived) f.skip(k);
+}
+void reject_unknown(const Fields& f) {
+  const auto extra = f.unread();
+  if (!extra.empty()) f.fail(extra.front(), "unknown field");
+}
+const json& object(Fields& f, const std::string& key) {
+  const json* o = f.opt_object(key);
+  if (!o) f.fail(key, "missing (an object)");
+  return *o;
+}
+const json& array(const json& j, Fields& f, const std::string& key) {
+  if (!f.has(key) || !j.at(key).is_array()) f.fail(key, "missing or not an array");
+  f.skip(key);  // read here
+  return j.at(key);
+}
+double req_double(const json& j, Fields& f, const std::string& key) {
+  if (!f.has(key)) f.fail(key, "missing");
+  const double v = f.opt_double(key, 0);
+  if (!(v >= 0)) f.fail_value(key, j.at(key).dump(), "must be a non-negative number");
+  return v;
+}
+std::vector<std::vector<int64_t>> int_lists(const json& j, Fields& f, const std::string& key) {
+  std::vector<std::vector<int64_t>> out;
+  for (const auto& row : array(j, f, key)) {
+    if (!row.is_array()) f.fail_value(key, row.dump(), "must be a list of token lists");
+    auto& v = out.emplace_back();
+    for (const auto& t : row) {
+      if (!t.is_number_integer()) f.fail_value(key, t.dump(), "token ids are integers");
+      v.push_back(t.get<int64_t>());
+    }
+  }
+  return out;
+}
+MemoryUse memory_from_json(const json& j, const std::string& file, const std::string& path) {
+  Fields f(j, file, path);
+  MemoryUse m;
+  m.weights_bytes = f.req_int("weights_bytes", 0);
+  m.kv_bytes = f.req_int("kv_bytes", 0);
+  m.workspace_bytes = f.req_int("workspace_bytes", 0);
+  m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0);
+  allow(f, {"peak_bytes"});
+  reject_unknown(f);
+  return m;
+}
+OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
+  Fields f(j, file, "ops[" + std::to_string(i) + "].");
+  OpMeasurement o;
+  o.rank = static_cast<int>(f.req_int("rank", 0));
+  o.phase = f.opt_string("phase", "");
+  if (o.phase != "prefill" && o.phase != "decode") f.fail_value("phase", "\"" + o.phase + "\"", "prefill or decode");
+  o.name = f.opt_string("name", "");
+  o.kind = f.opt_string("kind", "");
+  o.variant = f.opt_string("variant", "");
+  o.shape = f.opt_ints("shape", 0);
+  o.calls = f.req_int("calls", 0);
+  o.iterations = static_cast<int>(f.req_int("iterations", 0));
+  o.mean_s = req_double(j, f, "mean_s");
+  o.min_s = req_double(j, f, "min_s");
+  o.flops = f.req_int("flops", 0);
+  o.bytes = f.req_int("bytes", 0);
+  if (o.name.empty() || o.kind.empty()) f.fail("name", "an op needs a name and a kind");
+  allow(f, {"warmup_iterations", "gflops_per_s", "gbytes_per_s"});
+  reject_unknown(f);
+  return o;
+}
+CollectiveMeasurement collective_from_json(const json& j, const std::string& file, size_t i) {
+  Fields f(j, file, "collectives[" + std::to_string(i) + "].");
+  CollectiveMeasurement c;
+  c.rank = static_cast<int>(f.req_int("rank", 0));
+  c.collective = f.opt_string("collective", "");
+  c.ranks = static_cast<int>(f.req_int("ranks", 1));
+  try {
+    (void)bus_factor(c.collective, c.ranks);
+  } catch (const std::invalid_argument&) {
+    f.fail_value("collective", "\"" + c.collective + "\"", "all_reduce, all_gather, reduce_scatter, alltoall or sendrecv");
+  }
+  c.size_bytes = f.req_int("size_bytes", 0);
+  c.calls = f.req_int("calls", 0);
+  c.iterations = static_cast<int>(f.req_int("iterations", 0));
+  c.mean_s = req_double(j, f, "mean_s");
+  c.min_s = req_double(j, f, "min_s");
+  allow(f, {"warmup_iterations", "bus_factor", "algbw_GBps", "busbw_GBps"});
+  reject_unknown(f);
+  return c;
+}
+}  // namespace
+
+json measurements_to_json(const Measurements& m) {
+  json ranks = json::array();
+  for (const auto& r : m.ranks)
+    ranks.push_back({{"rank", r.rank}, {"stage", r.stage}, {"attn_tp", r.attn_tp}, {"attn_dp", r.attn_dp},
+                     {"ep", r.ep}, {"sequences", r.sequences}, {"prefill_s", r.prefill_s},
+                     {"decode_step_s", r.decode_step_s}, {"memory", memory_to_json(r.memory)}});
+  json ops = json::array(), collectives = json::array();
+  for (const auto& o : m.ops) ops.push_back(op_to_json(o));
+  for (const auto& c : m.collectives) collectives.push_back(collective_to_json(c));
+  return {
+      {"schema_version", m.schema_version},
+      {"model", m.model},
+      {"weights", m.weights},
+      {"world_size", m.world_size},
+      {"prompts", m.prompts},
+      {"tokens", m.tokens},
+      {"prefill_s", m.prefill_s},
+      {"decode_step_s", m.decode_step_s},
+      {"decode_step_mean_s", m.decode_step_mean_s()},
+      {"peak_bytes", m.peak_bytes()},
+      {"ranks", ranks},
+      {"plan", plan_to_json(m.plan)},
+      {"machine",
+       {{"hostname", m.machine.hostname}, {"cpu_model", m.machine.cpu_model}, {"cores", m.machine.cores},
+        {"kernel_threads", m.machine.kernel_threads}}},
+      {"timing",
+       {{"warmup_iterations", m.timing_iterations > 0 ? 1 : 0},
+        {"iterations", m.timing_iterations},
+        {"method", "per distinct (rank, phase, op, variant, shape): the real call is the untimed warm-up, then "
+                   "`iterations` timed repeats; mean and min; GFLOP/s and GB/s from min; collectives per distinct "
+                   "(rank, collective, ranks, size_bytes) the same way on a scratch buffer, algbw = size_bytes / "
+                   "min_s, busbw = algbw x bus_factor (nccl-tests doc/PERFORMANCE.md). Step times exclude the "
+                   "timed repeats; prefill_s and decode_step_s are the slowest rank's."}}},
+      {"notes", "peak_bytes: weights + KV cache blocks + largest activation, per rank (ranks[].memory) and the "
+                "fullest rank's (top level). CPU backend: weights as the checkpoint stores them, computed in "
+                "float32 (plan dtypes recorded, not applied); KV cache float32"},
+      {"ops", ops},
+      {"collectives", collectives},
+  };
+}
+
+Measurements measurements_from_json(const json& j, const std::string& source) {
+  if (!j.is_object()) throw model::ConfigError(source, "", "", "a Measurements file is a JSON object");
+  Fields f(j, source);
+  Measurements m;
+  m.schema_version = static_cast<int>(f.req_int("schema_version", 1));
+  if (m.schema_version != kMeasurementsSchemaVersion)
+    f.fail_value("schema_version", std::to_string(m.schema_version),
+                 "this DayZero reads Measurements schema " + std::to_string(kMeasurementsSchemaVersion));
+  m.model = f.opt_string("model", "");
+  m.weights = f.opt_string("weights", "");
+  m.world_size = static_cast<int>(f.req_int("world_size", 1));
+  m.prompts = int_lists(j, f, "prompts");
+  m.tokens = int_lists(j, f, "tokens");
+  if (m.tokens.size() != m.prompts.size())
+    f.fail_value("tokens", std::to_string(m.tokens.size()) + " sequences",
+                 "must match prompts (" + std::to_string(m.prompts.size()) + ")");
+  m.prefill_s = req_double(j, f, "prefill_s");
+  m.decode_step_s = f.opt_doubles("decode_step_s", 0);
+  for (const auto& r : array(j, f, "ranks")) {
+    const std::string path = "ranks[" + std::to_string(m.ranks.size()) + "].";
+    Fields rf(r, source, path);
+    RankMeasurements rm;
+    rm.rank = static_cast<int>(rf.req_int("rank", 0));
+    rm.stage = static_cast<int>(rf.req_int("stage", 0));
+    rm.attn_tp = static_cast<int>(rf.req_int("attn_tp", 0));
+    rm.attn_dp = static_cast<int>(rf.req_int("attn_dp", 0));
+    rm.ep = static_cast<int>(rf.req_int("ep", 0));
+    rm.sequences = rf.opt_ints("sequences", 0);
+    rm.prefill_s = req_double(r, rf, "prefill_s");
+    rm.decode_step_s = rf.opt_doubles("decode_step_s", 0);
+    rm.memory = memory_from_json(object(rf, "memory"), source, path + "memory.");
+    reject_unknown(rf);
+    m.ranks.push_back(std::move(rm));
+  }
+  if (static_cast<int>(m.ranks.size()) != m.world_size)
+    f.fail_value("ranks", std::to_string(m.ranks.size()) + " entries",
+                 "must list every rank of world_size " + std::to_string(m.world_size));
+  m.plan = plan_from_json(object(f, "plan"), source);
+  {
+    Fields mf(object(f, "machine"), source, "machine.");
+    m.machine.hostname = mf.opt_string("hostname", "");
+    m.machine.cpu_model = mf.opt_string("cpu_model", "");
+    m.machine.cores = static_cast<int>(mf.opt_int("cores", 0, 0));
+    m.machine.kernel_threads = static_cast<int>(mf.opt_int("kernel_threads", 0, 0));
+    reject_unknown(mf);
+  }
+  {
+    Fields tf(object(f, "timing"), source, "timing.");
+    m.timing_iterations = static_cast<int>(tf.req_int("iterations", 0));
+    allow(tf, {"warmup_iterations", "method"});
+    reject_unknown(tf);
+  }
+  size_t i = 0;
+  for (const auto& o : array(j, f, "ops")) m.ops.push_back(op_from_json(o, source, i++));
+  i = 0;
+  for (const auto& c : array(j, f, "collectives")) m.collectives.push_back(collective_from_json(c, source, i++));
+  allow(f, {"decode_step_mean_s", "peak_bytes", "notes"});
+  reject_unknown(f);
+  return m;
+}
+
+Measurements load_measurements(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw model::ConfigError(file.string(), "", "", "cannot open the Measurements file");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    throw model::ConfigError(file.string(), "", "", std::string("not valid JSON: ") + e.what());
+  }
+  return measurements_from_json(j, file.string());
+}
+
+void save_measurements(const std::filesystem::path& file, const Measurements& m) {
+  namespace fs = std::filesystem;
+  const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write measurements to '" + tmp.string() + "'");
+    out << measurements_to_json(m).dump(2) << '\n';
+    if (!out.flush()) throw std::runtime_error("cannot write measurements to '" + tmp.string() + "'");
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) {
+    fs::remove(tmp);
+    throw std::runtime_error("cannot write measurements to '" + file.string() + "': " + ec.message());
+  }
+}
+
+}  // namespace dayzero::simulate
