@@ -118,6 +118,11 @@ void print_table(const simulate::Measurements& ms) {
 
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm);
 
+// One line, written at once (so mpirun does not interleave the ranks' messages).
+void report(int rank, const std::exception& e) {
+  std::cerr << ("dayzero: rank " + std::to_string(rank) + ": error: " + e.what() + "\n") << std::flush;
+}
+
 // One rank unless launched by mpirun with more; then an error on any rank stops
 // every rank, never a hang: errors the ranks agreed on (a bad plan, a missing
 // shard) end each rank normally with its message; any other error aborts the
@@ -133,10 +138,10 @@ void run_run(const RunCliOptions& o) {
   try {
     run_ranks(o, comm);
   } catch (const executor::AllRanksError& e) {  // every rank has it: stop normally
-    std::cerr << "dayzero: rank " << comm.rank() << ": error: " << e.what() << std::endl;
+    report(comm.rank(), e);
     throw ExitStatus{1};
   } catch (const std::exception& e) {
-    std::cerr << "dayzero: rank " << comm.rank() << ": error: " << e.what() << std::endl;
+    report(comm.rank(), e);
     comm.abort(1);
   }
 #else

@@ -20,11 +20,11 @@ void self_rank(int r, const char* what) {
 
 void raise_on_every_rank(Communicator& comm, const std::string& error) {
   const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(error.data(), error.size())));
+  if (!error.empty()) throw AllRanksError(error);  // this rank's own, when it has one
   for (size_t k = 0; k < all.size(); ++k) {
     if (all[k].empty()) continue;
     const std::string msg(reinterpret_cast<const char*>(all[k].data()), all[k].size());
-    throw AllRanksError(static_cast<int>(k) == comm.rank() || all.size() == 1 ? msg
-                                                                               : "rank " + std::to_string(k) + ": " + msg);
+    throw AllRanksError("rank " + std::to_string(k) + ": " + msg);
   }
 }
 

@@ -52,7 +52,8 @@ class Communicator {
 };
 
 // Collective: when any rank's `error` is non-empty, throws AllRanksError on every
-// rank (a rank's own message, or "rank k: <message>" for another rank's).
+// rank: its own message when it has one, else "rank k: <message>" of the first
+// rank that has.
 void raise_on_every_rank(Communicator& comm, const std::string& error);
 
 // The one-rank world: collectives copy or do nothing; send/recv to self keep one
