@@ -85,7 +85,7 @@ void print_table(const simulate::Measurements& ms) {
               << with_commas(mem.weights_bytes) << " + KV " << with_commas(mem.kv_bytes) << " + workspace "
               << with_commas(mem.workspace_bytes) << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
   }
-  if (ms.ops.empty()) return;
+  if (ms.ops.empty() || ms.timing_iterations == 0) return;
   std::cout << "(rank 0's ops below; every rank's are in the file)\n";
   std::vector<const executor::OpMeasurement*> ops;
   for (const auto& o : ms.ops)

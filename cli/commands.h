@@ -19,6 +19,8 @@ void add_synth_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
+void add_validate_command(CLI::App& app);
 
 // What `dayzero` with no subcommand runs: `plan` of the built-in default scenario.
 void run_default_plan();

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   dayzero::cli::add_simulate_command(app);
   dayzero::cli::add_plan_command(app);
   dayzero::cli::add_run_command(app);
+  dayzero::cli::add_calibrate_command(app);
+  dayzero::cli::add_validate_command(app);
 
   try {
     app.parse(argc, argv);

@@ -35,6 +35,11 @@ class WeightStore {
   // The weight dequantized to float32, kept for the store's life.
   std::span<const float> floats(const std::string& name);
 
+  // Reads one byte of every page of the needed tensors, so that the pages are
+  // resident before the first step (as an engine loads weights before serving);
+  // returns the bytes covered.
+  int64_t prefault() const;
+
   int64_t mapped_bytes() const;    // stored bytes of the needed tensors (views into the mapped files)
   int64_t float_bytes() const;     // bytes of the dequantized copies held by floats()
   int64_t files_opened() const { return static_cast<int64_t>(files_.size()); }

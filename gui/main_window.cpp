@@ -14,10 +14,12 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QVBoxLayout>
 
+#include "gui/measured_view.h"
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
@@ -39,7 +41,9 @@ MainWindow::MainWindow(QWidget* parent)
       progress_(new QProgressBar),
       cancel_(new QPushButton(tr("Cancel"))),
       rerun_(new QPushButton(tr("Run search"))),
-      status_(new QLabel) {
+      status_(new QLabel),
+      tabs_(new QTabWidget),
+      measured_(new MeasuredView) {
   setWindowTitle(tr("DayZero"));
   proxy_->setSourceModel(model_);
   table_->setModel(proxy_);
@@ -84,12 +88,19 @@ MainWindow::MainWindow(QWidget* parent)
   top->addWidget(rerun_);
   top->addWidget(progress_, 1);
   top->addWidget(cancel_);
-  auto* central = new QWidget;
-  auto* cv = new QVBoxLayout(central);
+  auto* plans = new QWidget;
+  auto* cv = new QVBoxLayout(plans);
   cv->setContentsMargins(6, 6, 6, 6);
   cv->addLayout(top);
   cv->addWidget(hsplit, 1);
-  setCentralWidget(central);
+  auto* measured = new QWidget;
+  auto* mv = new QVBoxLayout(measured);
+  mv->setContentsMargins(6, 6, 6, 6);
+  mv->addWidget(measured_);
+  tabs_->addTab(plans, tr("Plans"));
+  tabs_->addTab(measured, tr("Predicted vs measured"));
+  tabs_->setDocumentMode(true);
+  setCentralWidget(tabs_);
   statusBar()->addWidget(status_, 1);
   progress_->setFormat(tr("%v / %m plans"));
   setBusy(false);
@@ -137,6 +148,16 @@ void MainWindow::buildMenus() {
     if (!f.isEmpty()) openScenario(f);
   });
   file->addAction(tr("&New scenario..."), QKeySequence::New, this, &MainWindow::newScenario);
+  file->addAction(tr("Open &measurements..."), this, [this] {
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open measurements (dayzero run --out)"), QString(),
+                                                   tr("Measurements (*.json)"));
+    QString err;
+    if (!f.isEmpty() && !openMeasurements(f, &err)) {
+      auto* box = new QMessageBox(QMessageBox::Warning, tr("Open measurements"), err, QMessageBox::Ok, this);
+      box->setAttribute(Qt::WA_DeleteOnClose);
+      box->open();
+    }
+  });
   file->addAction(tr("Export selected plan as Plan &JSON..."), this, [this] {
     const QString f = QFileDialog::getSaveFileName(this, tr("Export plan"), "plan.json", tr("Plan JSON (*.json)"));
     QString err;
@@ -195,6 +216,18 @@ bool MainWindow::openSpec(const ScenarioSpec& spec, QString* error) {
 }
 
 void MainWindow::cancelSearch() { runner_->cancel(); }
+
+bool MainWindow::openMeasurements(const QString& file, QString* error) {
+  QString err;
+  if (!measured_->open(file, &err)) {
+    status_->setText(tr("Failed: %1").arg(err));
+    if (error) *error = err;
+    return false;
+  }
+  tabs_->setCurrentIndex(tabs_->indexOf(measured_->parentWidget()));
+  status_->setText(tr("Measurements %1 re-costed on %2").arg(file, measured_->device()));
+  return true;
+}
 
 void MainWindow::onFinished(const SearchOutcome& outcome) {
   outcome_ = outcome;

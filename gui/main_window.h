@@ -1,7 +1,9 @@
 #pragma once
 // The main window: open a scenario, run its search on a worker thread (progress,
 // Cancel), the plan table and the Pareto chart with one selection between them,
-// the selected plan's details, and export (Plan JSON, CSV).
+// the selected plan's details, and export (Plan JSON, CSV) in the "Plans" tab;
+// a run's Measurements against the simulator's prediction of them in the
+// "Predicted vs measured" tab (File > Open measurements).
 
 #include <QMainWindow>
 #include <memory>
@@ -15,6 +17,7 @@ class QLabel;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
+class QTabWidget;
 class QTableView;
 class QTemporaryDir;
 
@@ -25,6 +28,7 @@ class PlanDetails;
 class PlanFilterProxy;
 class PlanTableModel;
 class ScenarioDialog;
+class MeasuredView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -45,6 +49,12 @@ class MainWindow : public QMainWindow {
   QCheckBox* feasibleOnlyBox() const { return feasible_only_; }
   QPushButton* cancelButton() const { return cancel_; }
   ScenarioDialog* scenarioDialog();  // File > New scenario... (made on first use)
+  QTabWidget* tabs() const { return tabs_; }
+  MeasuredView* measuredView() const { return measured_; }
+
+  // Opens a Measurements file in the "Predicted vs measured" tab and shows that
+  // tab; false with the loader's message (file, field) when it cannot.
+  bool openMeasurements(const QString& file, QString* error = nullptr);
 
   // Writes a built scenario (and its edited cluster) into the window's temporary
   // directory, checks them with the loaders and searches it like openScenario.
@@ -88,6 +98,8 @@ class MainWindow : public QMainWindow {
   QPushButton* cancel_;
   QPushButton* rerun_;
   QLabel* status_;
+  QTabWidget* tabs_;
+  MeasuredView* measured_;
   ScenarioDialog* scenario_dialog_ = nullptr;
   std::unique_ptr<QTemporaryDir> built_dir_;  // scenarios built in the app live here
   int built_count_ = 0;

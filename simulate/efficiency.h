@@ -45,6 +45,8 @@ class EfficiencyTable {
 
   Efficiency for_device(const std::string& device_name) const;
   std::string source_for(const std::string& device_name) const;
+  const Efficiency& default_efficiency() const { return default_; }
+  const std::string& default_source() const { return default_source_; }
 
  private:
   Efficiency default_;

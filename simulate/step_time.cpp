@@ -1,9 +1,10 @@
 // The time model: one pipeline stage, one step. Every op costs
 //   max(FLOPs / (peak x eff_compute), bytes / (HBM bandwidth x eff_memory))
-// plus a fixed per-kernel overhead; collectives come from topology/.
+// (simulate/roofline.h) plus a fixed per-kernel overhead; collectives come from topology/.
 #include <algorithm>
 #include <cmath>
 
+#include "simulate/roofline.h"
 #include "simulate/sim_internal.h"
 
 namespace dayzero::simulate::detail {
@@ -12,23 +13,6 @@ namespace {
 
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
 double ceil_div(double a, double b) { return std::ceil(a / b); }
-
-struct Roofline {
-  const topology::DeviceSpec& dev;
-  const Efficiency& eff;
-
-  double peak(const char* dtype) const {
-    const double p = dev.peak_flops_for(dtype);
-    return p > 0 ? p : dev.peak_flops_for("bf16");  // no FP8 path: dequantize to BF16
-  }
-  double gemm(double flops, double bytes, const char* dtype) const {
-    return std::max(flops / (peak(dtype) * eff.gemm_compute), bytes / (dev.mem_bw_Bps * eff.gemm_memory));
-  }
-  double attention(double flops, double bytes) const {
-    return std::max(flops / (peak("bf16") * eff.attention_compute), bytes / (dev.mem_bw_Bps * eff.attention_memory));
-  }
-  double memory(double bytes) const { return bytes / (dev.mem_bw_Bps * eff.elementwise_memory); }
-};
 
 // Sum over a sequence's new tokens of the context each attends to: with p cached
 // tokens and n new ones, token i sees p + i (1-based), capped at the window.

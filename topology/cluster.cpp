@@ -27,6 +27,7 @@ std::string_view link_kind_name(LinkKind k) {
     case LinkKind::pcie: return "pcie";
     case LinkKind::c2c: return "c2c";
     case LinkKind::network: return "network";
+    case LinkKind::memory: return "memory";
   }
   return "?";
 }

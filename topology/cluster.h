@@ -25,7 +25,7 @@ namespace dayzero::topology {
 using DeviceId = uint32_t;
 
 enum class VertexKind : uint8_t { device, host, pcie_switch, nvswitch, nic, network_switch };
-enum class LinkKind : uint8_t { nvlink, mesh, pcie, c2c, network };
+enum class LinkKind : uint8_t { nvlink, mesh, pcie, c2c, network, memory };  // memory: a CPU device to its own host
 
 std::string_view vertex_kind_name(VertexKind k);
 std::string_view link_kind_name(LinkKind k);

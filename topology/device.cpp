@@ -26,8 +26,8 @@ HostLink host_link_from_json(const nlohmann::json& j, const std::string& file, c
   ObjectReader r(j, file, path);
   HostLink h;
   h.kind = r.req_string("kind");
-  if (h.kind != "pcie" && h.kind != "nvlink-c2c")
-    r.fail("kind", j.at("kind"), "expected \"pcie\" or \"nvlink-c2c\"");
+  if (h.kind != "pcie" && h.kind != "nvlink-c2c" && h.kind != "host-memory")
+    r.fail("kind", j.at("kind"), "expected \"pcie\", \"nvlink-c2c\" or \"host-memory\"");
   h.pcie_gen = static_cast<int>(h.kind == "pcie" ? r.req_int("pcie_gen", 1) : r.opt_int("pcie_gen", 0, 0));
   h.bw_Bps = r.req_positive("bw_Bps");
   r.finish();

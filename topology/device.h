@@ -14,9 +14,11 @@
 
 namespace dayzero::topology {
 
-// The device's link to its host CPU (PCIe, or a coherent link such as NVLink-C2C).
+// The device's link to its host CPU (PCIe, or a coherent link such as NVLink-C2C);
+// "host-memory" where the device is the host CPU itself (host memory is its own
+// memory; bw_Bps is then a copy within it).
 struct HostLink {
-  std::string kind;  // "pcie" | "nvlink-c2c"
+  std::string kind;  // "pcie" | "nvlink-c2c" | "host-memory"
   int pcie_gen = 0;  // PCIe generation; 0 where kind is not "pcie"
   double bw_Bps = 0; // per direction
 };

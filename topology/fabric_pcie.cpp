@@ -8,7 +8,9 @@ namespace dayzero::topology::detail {
 
 void build_host_links(Builder& b) {
   const auto& cfg = b.cfg;
-  const LinkKind device_link = b.spec.host_link.kind == "nvlink-c2c" ? LinkKind::c2c : LinkKind::pcie;
+  const LinkKind device_link = b.spec.host_link.kind == "nvlink-c2c"    ? LinkKind::c2c
+                               : b.spec.host_link.kind == "host-memory" ? LinkKind::memory
+                                                                        : LinkKind::pcie;
   const double uplink_bw_Bps = cfg.host.switch_uplink_bw_Bps.value_or(b.host_link_bw_Bps);
   const int switches = cfg.host.pcie_switches;
   for (int n = 0; n < cfg.nodes; ++n) {

@@ -9,35 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "helpers.h"
+
 namespace {
 
-struct Result {
-  int status = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-Result run(const std::string& args) {
-  const auto err_file = std::filesystem::temp_directory_path() /
-                        ("dayzero_cli_err_" + std::to_string(::getpid()) + ".txt");
-  const std::string cmd = std::string(DAYZERO_BIN) + " " + args + " 2>" + err_file.string();
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.err = slurp(err_file);
-  std::filesystem::remove(err_file);
-  return r;
-}
+using dayzero::cli::testing::Result;
+using dayzero::cli::testing::run;
+using dayzero::cli::testing::slurp;
 
 std::string model(const std::string& name) { return std::string(DAYZERO_DATA_DIR) + "/models/" + name; }
 
@@ -59,7 +37,7 @@ TEST(Cli, InspectBundledModel) {
 
 TEST(Cli, HelpOnEverySubcommand) {
   for (const char* args : {"--help", "inspect --help", "check --help", "synth --help", "topo --help", "simulate --help",
-                           "plan --help", "run --help"}) {
+                           "plan --help", "run --help", "calibrate --help", "validate --help"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;

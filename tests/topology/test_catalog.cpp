@@ -1,6 +1,8 @@
 // The shipped device catalog and user extensions of it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "helpers.h"
 
 namespace dayzero::topology {
@@ -50,6 +52,36 @@ TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
   EXPECT_EQ(c.devices().size(), before + 1);
   EXPECT_DOUBLE_EQ(c.find("H100-SXM")->mem_bw_Bps, 3.0e12);
   EXPECT_EQ(c.find("my-card")->source, "acme datasheet rev 2");
+}
+
+// The host CPU as the executor's CPU backend runs it: nominal figures, fp32 only.
+// 2 cores x 2 FMA units x 8 fp32 lanes x 2 FLOP x 3.0 GHz = 192 GFLOP/s.
+TEST(TopologyCatalog, CpuHostIsTheNominalCiVm) {
+  const DeviceSpec* d = catalog().find("cpu-host");
+  ASSERT_NE(d, nullptr);
+  EXPECT_DOUBLE_EQ(d->peak_flops_for("fp32"), 2.0 * 2 * 8 * 2 * 3.0e9);
+  EXPECT_DOUBLE_EQ(d->peak_flops_for("bf16"), 0.0);  // no bf16 figure: the simulator falls back to fp32
+  EXPECT_DOUBLE_EQ(d->mem_bw_Bps, 2 * 10e9);
+  EXPECT_EQ(d->host_link.kind, "host-memory");
+  EXPECT_EQ(d->host_link.pcie_gen, 0);
+  EXPECT_NE(d->source.find("ASSUMPTION"), std::string::npos);
+}
+
+TEST(TopologyCatalog, HostMemoryLinkBuildsAClusterOfCpuRanks) {
+  const Cluster cl = testing::inline_cluster(R"({"name": "cpu-1x2", "device": "cpu-host", "nodes": 1,
+    "devices_per_node": 2, "intra_node": {"fabric": "pcie"}})");
+  EXPECT_EQ(cl.num_devices(), 2u);
+  const auto memory = std::count_if(cl.links().begin(), cl.links().end(),
+                                    [](const LinkInfo& l) { return l.kind == LinkKind::memory; });
+  EXPECT_EQ(memory, 2);
+  EXPECT_EQ(link_kind_name(LinkKind::memory), "memory");
+  // Any other host-link kind stays an error naming the field.
+  DeviceCatalog c = catalog();
+  testing::expect_error([&] {
+    c.add_file(testing::write_temp(R"({"devices": [{"name": "x", "vendor": "v", "mem_bytes": 1e9, "mem_bw_Bps": 1e9,
+      "peak_flops_per_s": {"fp32": 1e9}, "host_link": {"kind": "usb", "bw_Bps": 1e9},
+      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "source": "s"}]})"));
+  }, {"host_link.kind", "usb", "host-memory"});
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+// dayzero calibrate MEASUREMENTS.json [--device cpu-host] --out calibration.json:
+// fits the device's efficiency figures to a run's measured ops (simulate/calibration.h)
+// and writes them as an efficiency table that `validate --calibration` loads.
+#include <chrono>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/closed_loop.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "simulate/calibration.h"
+
+namespace dayzero::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string measurements, device = "cpu-host", catalog, out;
+};
+
+std::string today() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::string figure(const std::string& name, double v) {
+  return name == "kernel_overhead_s" ? fixed(v * 1e6, 3) + " us" : fixed(v, 4);
+}
+
+void run_calibrate(const CalibrateOptions& o) {
+  const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, "");
+  simulate::Calibration c;
+  try {
+    c = simulate::fit_calibration(in.measurements, in.device, in.efficiency);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(o.measurements + ": " + e.what());
+  }
+  const auto& m = in.measurements;
+  std::ostringstream src;
+  src << "dayzero calibrate, " << today() << ", from " << o.measurements << " ("
+      << describe_run(m);
+  if (!m.machine.hostname.empty()) src << ", host " << m.machine.hostname;
+  src << "): the fit of simulate/calibration.h over " << c.ops << " measured ops, starting from: "
+      << in.efficiency_source;
+  simulate::save_calibration(o.out, c, src.str(), in.table.default_efficiency(), in.table.default_source());
+
+  std::ostringstream out;
+  out << "Calibration of " << in.device.name << " from " << o.measurements << "\n  run: " << describe_run(m) << "\n  "
+      << c.ops << " ops, " << c.rounds << " round(s) of grouping by bound\n\n";
+  out << "  " << pad_right("figure", 20) << pad_left("start", 12) << pad_left("fitted", 12) << pad_left("ops", 6)
+      << pad_left("ideal us", 14) << pad_left("measured us", 14) << "  note\n";
+  for (const auto& f : c.figures) {
+    const bool overhead = f.name == "kernel_overhead_s";
+    out << "  " << pad_right(f.name, 20) << pad_left(figure(f.name, f.start), 12) << pad_left(figure(f.name, f.value), 12)
+        << pad_left(std::to_string(f.ops), 6) << pad_left(overhead || f.ops == 0 ? "-" : fixed(f.ideal_s * 1e6, 2), 14)
+        << pad_left(overhead || f.ops == 0 ? "-" : fixed(f.measured_s * 1e6, 2), 14) << "  "
+        << (f.ops == 0 ? "no op of this group: kept" : f.clamped ? "clamped to the allowed range" : "") << '\n';
+  }
+  out << "\n  (ideal us: the group's time at the device's peak; measured us: its measured time less the fitted\n"
+         "  overhead per call; fitted = ideal / measured. Times are min_s x calls, us = 1e-6 s.)\n";
+  out << "calibration written to " << o.out << "\n";
+  std::cout << out.str() << std::flush;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+  auto opts = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand("calibrate", "Fit a device's efficiency figures to a run's measured ops and "
+                                                  "write them as an efficiency table");
+  cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`")->required();
+  cmd->add_option("--device", opts->device, "Catalog device the run ran on (default: cpu-host)");
+  cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");
+  cmd->add_option("--out", opts->out, "Calibration JSON to write (efficiency.json format)")->required();
+  cmd->callback([opts] { run_calibrate(*opts); });
+}
+
+}  // namespace dayzero::cli

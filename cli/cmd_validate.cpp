@@ -1,0 +1,148 @@
+// dayzero validate MEASUREMENTS.json [--device cpu-host] [--calibration FILE] [--ops] [--json]:
+// the run's measured ops against the simulator's prediction of them on a catalog
+// device (simulate/validation.h): per phase and op kind, and end to end.
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/closed_loop.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "simulate/validation.h"
+
+namespace dayzero::cli {
+
+namespace {
+
+struct ValidateOptions {
+  std::string measurements, device = "cpu-host", catalog, calibration;
+  bool ops = false, json = false;
+};
+
+std::string us(double s) { return fixed(s * 1e6, s < 1e-4 ? 2 : 1); }
+std::string pct(double p) {
+  if (!std::isfinite(p)) return "-";
+  if (std::abs(p) < 0.05) return "0.0";  // no "-0.0"
+  return (p > 0 ? "+" : "") + fixed(p, 1);
+}
+nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string shape(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+nlohmann::json phase_json(const simulate::PhaseValidation& p) {
+  return {{"measured", p.measured},         {"steps", p.steps},
+          {"rank", p.rank},                 {"measured_s", p.measured_s},
+          {"measured_ops_s", p.measured_ops_s}, {"predicted_s", p.predicted_s},
+          {"error_pct", num(p.error_pct)}};
+}
+
+nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs& in) {
+  nlohmann::json groups = nlohmann::json::array(), ops = nlohmann::json::array();
+  for (const auto& g : r.groups)
+    groups.push_back({{"phase", g.phase}, {"kind", g.kind}, {"ops", g.ops}, {"calls", g.calls},
+                      {"measured_s", g.measured_s}, {"predicted_s", g.predicted_s}, {"error_pct", num(g.error_pct)}});
+  for (const auto& o : r.ops)
+    ops.push_back({{"rank", o.rank}, {"phase", o.phase}, {"name", o.name}, {"kind", o.kind}, {"variant", o.variant},
+                   {"shape", o.shape}, {"calls", o.calls}, {"bound", o.bound}, {"measured_s", o.measured_s},
+                   {"predicted_s", o.predicted_s}, {"error_pct", num(o.error_pct)}});
+  const auto& e = r.efficiency;
+  return {{"measurements", in.measurements_file},
+          {"device", r.device},
+          {"compute_dtype", r.compute_dtype},
+          {"efficiency",
+           {{"gemm_compute", e.gemm_compute}, {"gemm_memory", e.gemm_memory}, {"attention_compute", e.attention_compute},
+            {"attention_memory", e.attention_memory}, {"elementwise_memory", e.elementwise_memory},
+            {"kernel_overhead_s", e.kernel_overhead_s}, {"tile_rows", e.tile_rows}, {"file", in.table_file},
+            {"source", in.efficiency_source}}},
+          {"groups", groups},
+          {"prefill", phase_json(r.prefill)},
+          {"decode", phase_json(r.decode)},
+          {"collectives_s", r.collectives_s},
+          {"ops", ops}};
+}
+
+void print_report(std::ostream& out, const simulate::ValidationReport& r, const LoopInputs& in, bool per_op) {
+  const auto& e = r.efficiency;
+  out << "Predicted against measured: " << in.measurements_file << "\n  run: " << describe_run(in.measurements)
+      << "\n  device " << r.device << " (" << r.compute_dtype << "), figures from " << in.table_file << ": GEMM "
+      << fixed(e.gemm_compute, 3) << " compute / " << fixed(e.gemm_memory, 3) << " memory, attention "
+      << fixed(e.attention_compute, 3) << " / " << fixed(e.attention_memory, 3) << ", element-wise "
+      << fixed(e.elementwise_memory, 3) << ", " << fixed(e.kernel_overhead_s * 1e6, 3) << " us per call, tile rows "
+      << e.tile_rows << "\n\n";
+  out << "Per phase and op kind, all ranks (measured = min_s x calls; us = 1e-6 s; error = (predicted - measured) / "
+         "measured)\n";
+  out << "  " << pad_right("phase", 9) << pad_right("kind", 13) << pad_left("ops", 5) << pad_left("calls", 8)
+      << pad_left("measured us", 14) << pad_left("predicted us", 14) << pad_left("error %", 10) << '\n';
+  for (const auto& g : r.groups)
+    out << "  " << pad_right(g.phase, 9) << pad_right(g.kind, 13) << pad_left(std::to_string(g.ops), 5)
+        << pad_left(std::to_string(g.calls), 8) << pad_left(us(g.measured_s), 14) << pad_left(us(g.predicted_s), 14)
+        << pad_left(pct(g.error_pct), 10) << '\n';
+  out << "\nEnd to end, one step of the slowest rank by prediction (predicted = the sum of its ops' predictions;\n"
+         "measured step = the run's step time, which also holds what no op timing covers; collectives are not\n"
+         "predicted: measured "
+      << us(r.collectives_s) << " us on the busiest rank)\n";
+  out << "  " << pad_right("phase", 20) << pad_left("rank", 5) << pad_left("measured step us", 18)
+      << pad_left("measured ops us", 17) << pad_left("predicted us", 14) << pad_left("error %", 10) << '\n';
+  for (const auto* p : {&r.prefill, &r.decode}) {
+    const std::string label = p->phase == "decode" ? "decode (per step)" : p->phase;
+    if (!p->measured) {
+      out << "  " << pad_right(label, 20) << "  not run\n";
+      continue;
+    }
+    out << "  " << pad_right(label, 20) << pad_left(std::to_string(p->rank), 5) << pad_left(us(p->measured_s), 18)
+        << pad_left(us(p->measured_ops_s), 17) << pad_left(us(p->predicted_s), 14) << pad_left(pct(p->error_pct), 10)
+        << '\n';
+  }
+  if (!per_op) {
+    out << "\n(--ops lists every op)\n";
+    return;
+  }
+  out << "\nPer op (one call; us = 1e-6 s)\n";
+  out << "  " << pad_left("rank", 4) << "  " << pad_right("phase", 8) << pad_right("op", 26) << pad_right("kind", 12)
+      << pad_right("shape", 14) << pad_left("calls", 6) << pad_left("bound", 9) << pad_left("measured us", 13)
+      << pad_left("predicted us", 14) << pad_left("error %", 10) << '\n';
+  for (const auto& o : r.ops)
+    out << "  " << pad_left(std::to_string(o.rank), 4) << "  " << pad_right(o.phase, 8) << pad_right(o.name, 26)
+        << pad_right(o.kind, 12) << pad_right(shape(o.shape), 14) << pad_left(std::to_string(o.calls), 6)
+        << pad_left(o.bound, 9) << pad_left(fixed(o.measured_s * 1e6, 3), 13) << pad_left(fixed(o.predicted_s * 1e6, 3), 14)
+        << pad_left(pct(o.error_pct), 10) << '\n';
+}
+
+void run_validate(const ValidateOptions& o) {
+  const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, o.calibration);
+  simulate::ValidationReport r;
+  try {
+    r = simulate::validate(in.measurements, in.device, in.efficiency);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(o.measurements + ": " + e.what());
+  }
+  if (r.ops.empty()) throw std::runtime_error(o.measurements + ": field 'ops': no op with calls > 0 to validate");
+  std::ostringstream out;
+  if (o.json) out << report_json(r, in).dump(2) << '\n';
+  else print_report(out, r, in, o.ops);
+  std::cout << out.str() << std::flush;
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app) {
+  auto opts = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand("validate", "A run's measured ops against the simulator's prediction of them: "
+                                                 "per phase and op kind, and end to end");
+  cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`")->required();
+  cmd->add_option("--device", opts->device, "Catalog device to predict on (default: cpu-host)");
+  cmd->add_option("--calibration", opts->calibration,
+                  "Efficiency table from `dayzero calibrate` (default: scenarios/devices/efficiency.json)");
+  cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");
+  cmd->add_flag("--ops", opts->ops, "List every op too");
+  cmd->add_flag("--json", opts->json, "Print the report as one JSON object");
+  cmd->callback([opts] { run_validate(*opts); });
+}
+
+}  // namespace dayzero::cli

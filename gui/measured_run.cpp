@@ -1,0 +1,35 @@
+#include "gui/measured_run.h"
+
+#include <stdexcept>
+
+#include "gui/session.h"
+
+namespace dayzero::gui {
+
+MeasuredRun::MeasuredRun(const std::filesystem::path& measurements_file)
+    : file(measurements_file),
+      measurements(simulate::load_measurements(measurements_file)),
+      catalog(topology::DeviceCatalog::load_builtin(data_dir())),
+      shipped(simulate::EfficiencyTable::load_builtin(data_dir())) {}
+
+MeasuredReport validate_run(const MeasuredRun& run, const std::string& device,
+                            const std::filesystem::path& calibration_file) {
+  const topology::DeviceSpec* d = run.catalog.find(device);
+  if (!d) throw std::runtime_error("device \"" + device + "\" is not in the device catalog");
+  MeasuredReport out;
+  simulate::EfficiencyTable table = run.shipped;
+  out.efficiency_file = (data_dir() / "devices" / "efficiency.json").string();
+  if (!calibration_file.empty()) {
+    table = simulate::EfficiencyTable::load(calibration_file);
+    out.efficiency_file = calibration_file.string();
+  }
+  out.efficiency_source = table.source_for(device);
+  try {
+    out.report = simulate::validate(run.measurements, *d, table.for_device(device));
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(run.file.string() + ": " + e.what());
+  }
+  return out;
+}
+
+}  // namespace dayzero::gui

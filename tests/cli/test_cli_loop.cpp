@@ -1,0 +1,151 @@
+// The closed loop on this machine's CPU (DESIGN, "The closed loop"): `run` the tiny
+// Llama fixture, `calibrate` cpu-host to what it measured, and `validate` before
+// and after. The shipped cpu-host figures are nominal (2 us per op call, a 2-vCPU
+// VM's peaks) while the fixture's ops take 0.1-100 us, so before calibration the
+// prediction is far off; after it, each roofline group reproduces its measured
+// total, and what is left end to end is the step time no op timing covers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "helpers.h"
+
+namespace {
+
+using dayzero::cli::testing::Result;
+using dayzero::cli::testing::run;
+using dayzero::cli::testing::slurp;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A fresh directory per test with one measured run of the tiny Llama.
+class CliLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("dayzero_cli_loop_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    measurements_ = (dir_ / "m.json").string();
+    const Result r = run("run --weights " + std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama --prompt-len 32" +
+                             " --decode-steps 8 --iterations 5 --out " + measurements_,
+                         "DAYZERO_THREADS=1");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  json validate_json(const std::string& extra = "") {
+    const Result r = run("validate " + measurements_ + " --json " + extra);
+    EXPECT_EQ(r.status, 0) << r.err;
+    return r.status == 0 ? json::parse(r.out) : json::object();
+  }
+  // A copy of the measurements with one edit, as a new file.
+  std::string edited(const std::string& name, const std::function<void(json&)>& edit) {
+    json j = json::parse(slurp(measurements_));
+    edit(j);
+    const auto path = (dir_ / name).string();
+    std::ofstream(path) << j.dump(1);
+    return path;
+  }
+
+  fs::path dir_;
+  std::string measurements_;
+};
+
+// Sum over (phase, kind) of |predicted - measured| over the sum of measured.
+double kind_error(const json& report) {
+  double err = 0, total = 0;
+  for (const auto& g : report.at("groups")) {
+    err += std::abs(g.at("predicted_s").get<double>() - g.at("measured_s").get<double>());
+    total += g.at("measured_s").get<double>();
+  }
+  return err / total;
+}
+
+double kind_total(const json& report, const std::string& kind, const char* field) {
+  double s = 0;
+  for (const auto& g : report.at("groups"))
+    if (g.at("kind") == kind) s += g.at(field).get<double>();
+  return s;
+}
+
+void expect_one_line_error(const Result& r, std::initializer_list<std::string> parts) {
+  EXPECT_NE(r.status, 0) << r.out;
+  for (const auto& p : parts) EXPECT_NE(r.err.find(p), std::string::npos) << "'" << p << "' not in: " << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "exactly one line: " << r.err;
+}
+
+TEST_F(CliLoop, CalibrationBringsPredictionsCloserToMeasurements) {
+  const json before = validate_json();
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(before.at("device"), "cpu-host");
+  EXPECT_EQ(before.at("compute_dtype"), "fp32");
+  ASSERT_TRUE(before.at("decode").at("measured").get<bool>());
+
+  const std::string cal = (dir_ / "calibration.json").string();
+  const Result c = run("calibrate " + measurements_ + " --out " + cal);
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("gemm_compute"), std::string::npos) << c.out;
+  const json file = json::parse(slurp(cal));
+  EXPECT_NE(file.at("devices").at("cpu-host").at("source").get<std::string>().find("m.json"), std::string::npos);
+
+  const json after = validate_json("--calibration " + cal);
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.at("efficiency").at("file"), cal);
+
+  // Per (phase, kind), time-weighted over the kinds, and end to end in each phase.
+  EXPECT_LT(kind_error(after), kind_error(before)) << "per-kind error after " << kind_error(after) << ", before "
+                                                   << kind_error(before);
+  // End to end against the measured ops of a step (the step time itself also
+  // holds what no op timing covers, which no calibration of ops can predict).
+  auto ops_error = [](const json& report, const char* phase) {
+    const auto& p = report.at(phase);
+    return std::abs(p.at("predicted_s").get<double>() / p.at("measured_ops_s").get<double>() - 1);
+  };
+  for (const char* phase : {"prefill", "decode"})
+    EXPECT_LT(ops_error(after, phase), ops_error(before, phase))
+        << phase << ": error against the measured ops after " << ops_error(after, phase) << ", before "
+        << ops_error(before, phase);
+  // Attention ops alone make up the attention groups, and nothing ran at peak:
+  // after calibration their predicted total is their measured total.
+  const double measured = kind_total(after, "attention", "measured_s");
+  EXPECT_NEAR(kind_total(after, "attention", "predicted_s"), measured, 1e-3 * measured);
+  EXPECT_GT(std::abs(kind_total(before, "attention", "predicted_s") - measured), 1e-2 * measured);
+
+  // The table a person reads: units in the headers, both phases end to end.
+  const Result text = run("validate " + measurements_ + " --calibration " + cal + " --ops");
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const char* s : {"measured us", "predicted us", "error %", "measured step us", "decode (per step)", "q_proj"})
+    EXPECT_NE(text.out.find(s), std::string::npos) << s << " not in:\n" << text.out;
+}
+
+TEST_F(CliLoop, BadInputsAreOneLineErrorsNamingFileAndField) {
+  expect_one_line_error(run("validate " + (dir_ / "missing.json").string()), {"missing.json"});
+  const auto bad_time = edited("bad_time.json", [](json& j) { j["ops"][0]["min_s"] = "fast"; });
+  expect_one_line_error(run("validate " + bad_time), {"bad_time.json", "ops[0].min_s"});
+  const auto bad_kind = edited("bad_kind.json", [](json& j) { j["ops"][2]["kind"] = "softmax"; });
+  expect_one_line_error(run("validate " + bad_kind), {"bad_kind.json", "ops[2].kind", "softmax"});
+  expect_one_line_error(run("calibrate " + bad_kind + " --out " + (dir_ / "c.json").string()),
+                        {"bad_kind.json", "ops[2].kind"});
+  expect_one_line_error(run("validate " + measurements_ + " --device no-such-device"), {"--device", "no-such-device"});
+
+  const auto bad_cal = (dir_ / "bad_cal.json").string();
+  std::ofstream(bad_cal) << R"({"default": {"source": "s"}, "devices": {"cpu-host": {"gemm_compute": 2, "source": "s"}}})";
+  expect_one_line_error(run("validate " + measurements_ + " --calibration " + bad_cal),
+                        {"bad_cal.json", "devices.cpu-host.gemm_compute"});
+
+  // A run without per-op timing has nothing to calibrate; nothing is written.
+  const auto untimed = edited("untimed.json", [](json& j) {
+    for (auto& o : j["ops"]) o["min_s"] = 0.0, o["mean_s"] = 0.0, o["iterations"] = 0;
+  });
+  const auto out = dir_ / "never.json";
+  expect_one_line_error(run("calibrate " + untimed + " --out " + out.string()), {"untimed.json", "'ops'"});
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_NE(run("calibrate " + measurements_).status, 0);  // --out is required
+}
+
+}  // namespace

@@ -1,0 +1,241 @@
+// Validation and calibration against hand-computed cases. A test device with round
+// figures: 10 GB/s memory, 100 GFLOP/s fp32; figures: GEMM 0.5 compute / 0.8 memory,
+// attention 0.25 / 0.5, element-wise 0.4, 1 us per call, no tile rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "simulate/calibration.h"
+#include "simulate/validation.h"
+
+namespace dayzero::simulate {
+namespace {
+
+topology::DeviceSpec test_device() {
+  topology::DeviceSpec d;
+  d.name = "test-cpu";
+  d.mem_bytes = 1e9;
+  d.mem_bw_Bps = 10e9;
+  d.peak_flops_per_s = {{"fp32", 100e9}};
+  return d;
+}
+
+Efficiency test_eff() {
+  Efficiency e;
+  e.gemm_compute = 0.5;
+  e.gemm_memory = 0.8;
+  e.attention_compute = 0.25;
+  e.attention_memory = 0.5;
+  e.elementwise_memory = 0.4;
+  e.kernel_overhead_s = 1e-6;
+  e.tile_rows = 1;
+  return e;
+}
+
+OpMeasurement op(const std::string& phase, const std::string& kind, int64_t flops, int64_t bytes, int64_t calls,
+                 double min_s, int rank = 0) {
+  OpMeasurement o;
+  o.rank = rank;
+  o.phase = phase;
+  o.name = kind + "_op";
+  o.kind = kind;
+  o.variant = "f32";
+  o.shape = {8, 64};
+  o.calls = calls;
+  o.iterations = 5;
+  o.min_s = o.mean_s = min_s;
+  o.flops = flops;
+  o.bytes = bytes;
+  return o;
+}
+
+void expect_close(double got, double want, double rel = 1e-9) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
+
+TEST(SimulateValidation, PredictsOneOpWithTheSimulatorsRoofline) {
+  const auto d = test_device();
+  const auto e = test_eff();
+  // GEMM, 2 MFLOP and 100 kB: compute 2e6 / (100e9 x 0.5) = 40 us > memory 1e5 / (10e9 x 0.8) = 12.5 us; + 1 us.
+  const auto prefill_gemm = op("prefill", "gemm", 2'000'000, 100'000, 1, 0);
+  expect_close(predict_op_s(prefill_gemm, d, e), 41e-6);
+  EXPECT_EQ(bound_of(prefill_gemm, d, e), "compute");
+  // GEMV, 20 kFLOP and 100 kB: memory 12.5 us > compute 0.4 us; + 1 us.
+  const auto decode_gemm = op("decode", "gemm", 20'000, 100'000, 1, 0);
+  expect_close(predict_op_s(decode_gemm, d, e), 13.5e-6);
+  EXPECT_EQ(bound_of(decode_gemm, d, e), "memory");
+  // expert_gemm and router are GEMMs too.
+  expect_close(predict_op_s(op("decode", "expert_gemm", 20'000, 100'000, 1, 0), d, e), 13.5e-6);
+  expect_close(predict_op_s(op("decode", "router", 20'000, 100'000, 1, 0), d, e), 13.5e-6);
+  // Attention, 1 MFLOP and 20 kB: compute 1e6 / (100e9 x 0.25) = 40 us > memory 2e4 / (10e9 x 0.5) = 4 us; + 1 us.
+  expect_close(predict_op_s(op("prefill", "attention", 1'000'000, 20'000, 1, 0), d, e), 41e-6);
+  // Element-wise ops cost bytes only: 4e4 / (10e9 x 0.4) = 10 us (the FLOPs are ignored); + 1 us.
+  for (const char* kind : {"norm", "rope", "activation", "moe_combine", "embedding"})
+    expect_close(predict_op_s(op("prefill", kind, 999'999'999, 40'000, 1, 0), d, e), 11e-6);
+  EXPECT_THROW((void)predict_op_s(op("prefill", "softmax", 1, 1, 1, 0), d, e), std::invalid_argument);
+}
+
+TEST(SimulateValidation, GemmRowsRoundUpToTilesAndDtypeFallsBack) {
+  auto d = test_device();
+  auto e = test_eff();
+  e.tile_rows = 64;
+  // 8 rows -> 64: 2e6 x 64 / 8 = 16 MFLOP at 100e9 x 0.5 = 320 us; + 1 us. Attention is not padded.
+  expect_close(costed_flops(op("prefill", "gemm", 2'000'000, 100, 1, 0), e), 16e6);
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e), 321e-6);
+  expect_close(costed_flops(op("prefill", "attention", 2'000'000, 100, 1, 0), e), 2e6);
+  // A bf16 figure is used when asked for; fp32 asked of a bf16-only device falls back to bf16.
+  d.peak_flops_per_s = {{"fp32", 100e9}, {"bf16", 400e9}};
+  e.tile_rows = 1;
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, "bf16"), 2e6 / (400e9 * 0.5) + 1e-6);
+  d.peak_flops_per_s = {{"bf16", 400e9}};
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, "fp32"), 2e6 / (400e9 * 0.5) + 1e-6);
+}
+
+Measurements two_phase_run() {
+  Measurements m;
+  m.ops = {op("prefill", "gemm", 2'000'000, 100'000, 2, 50e-6),  // predicted 41 us
+           op("prefill", "norm", 0, 40'000, 2, 10e-6),           // predicted 11 us
+           op("decode", "gemm", 20'000, 100'000, 4, 15e-6)};     // predicted 13.5 us
+  m.prefill_s = 150e-6;
+  m.decode_step_s = {40e-6, 30e-6};
+  return m;
+}
+
+TEST(SimulateValidation, ReportPerOpPerKindAndEndToEnd) {
+  const auto r = validate(two_phase_run(), test_device(), test_eff());
+  ASSERT_EQ(r.ops.size(), 3u);
+  expect_close(r.ops[0].predicted_total_s, 82e-6);
+  expect_close(r.ops[0].measured_total_s, 100e-6);
+  expect_close(r.ops[0].error_pct, 100 * (41.0 - 50) / 50);  // -18 %
+  ASSERT_EQ(r.groups.size(), 3u);  // prefill gemm, prefill norm, decode gemm
+  EXPECT_EQ(r.groups[0].phase + "/" + r.groups[0].kind, "prefill/gemm");
+  EXPECT_EQ(r.groups[1].phase + "/" + r.groups[1].kind, "prefill/norm");
+  EXPECT_EQ(r.groups[2].phase + "/" + r.groups[2].kind, "decode/gemm");
+  expect_close(r.groups[1].error_pct, 100 * (22.0 - 20) / 20);  // +10 %
+  expect_close(r.groups[2].error_pct, 100 * (54.0 - 60) / 60);  // -10 %
+  // Prefill: ops predicted 82 + 22 = 104 us against the measured step of 150 us
+  // (the measured ops alone: 100 + 20 = 120 us).
+  expect_close(r.prefill.predicted_s, 104e-6);
+  expect_close(r.prefill.measured_ops_s, 120e-6);
+  expect_close(r.prefill.error_pct, 100 * (104.0 - 150) / 150);
+  // Decode, per step over 2 steps: 54 / 2 = 27 us against the mean step 35 us
+  // (ops alone 60 / 2 = 30 us).
+  EXPECT_EQ(r.decode.steps, 2);
+  expect_close(r.decode.predicted_s, 27e-6);
+  expect_close(r.decode.measured_ops_s, 30e-6);
+  expect_close(r.decode.measured_s, 35e-6);
+  expect_close(r.decode.error_pct, 100 * (27.0 - 35) / 35);
+  EXPECT_DOUBLE_EQ(r.collectives_s, 0.0);
+}
+
+TEST(SimulateValidation, SlowestRankSetsTheStepAndCollectivesAreApart) {
+  Measurements m = two_phase_run();
+  m.ops.push_back(op("prefill", "gemm", 2'000'000, 100'000, 3, 45e-6, 1));  // rank 1: 3 x 41 = 123 us > 104 us
+  CollectiveMeasurement c;
+  c.collective = "all_reduce";
+  c.ranks = 2;
+  c.calls = 4;
+  c.min_s = 5e-6;  // rank 0: 20 us
+  m.collectives.push_back(c);
+  c.rank = 1;
+  c.calls = 10;
+  c.min_s = 3e-6;  // rank 1: 30 us
+  m.collectives.push_back(c);
+  const auto r = validate(m, test_device(), test_eff());
+  EXPECT_EQ(r.prefill.rank, 1);
+  expect_close(r.prefill.predicted_s, 123e-6);
+  expect_close(r.prefill.measured_ops_s, 135e-6);
+  expect_close(r.collectives_s, 30e-6);
+  EXPECT_EQ(r.decode.rank, 0);
+  // A run without decode steps has no decode figure.
+  m.decode_step_s.clear();
+  EXPECT_FALSE(validate(m, test_device(), test_eff()).decode.measured);
+  // An unknown kind names the op.
+  m.ops[1].kind = "softmax";
+  try {
+    (void)validate(m, test_device(), test_eff());
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ops[1].kind"), std::string::npos) << e.what();
+  }
+}
+
+// Ideal times at peak (100 GFLOP/s, 10 GB/s), t = min_s per call:
+//   A gemm      1e7 FLOP, 1e5 B: compute 100 us, memory 10 us;  t 201 us, 1 call
+//   B gemm      1e4 FLOP, 1e6 B: compute 0.1 us, memory 100 us; t 126 us, 2 calls
+//   C1 norm              1e4 B:                   memory 1 us;   t 3 us,   4 calls
+//   C2 rope              1e5 B:                   memory 10 us;  t 22 us,  1 call
+//   D attention 1e4 FLOP, 1e5 B: compute 0.1 us, memory 10 us;  t 21 us,  1 call
+// Overhead = min(t - ideal) = min(101, 26, 2, 12, 11) us = 2 us (C1).
+// With the start figures A is compute-bound (200 us vs 12.5), B memory-bound,
+// D memory-bound (0.4 us vs 20). Figures from the totals less 2 us per call:
+//   gemm_compute 100 / 199; gemm_memory 2 x 100 / (2 x 124);
+//   elementwise_memory (4 x 1 + 10) / (4 x 1 + 20) = 14 / 24; attention_memory 10 / 19;
+//   attention_compute has no op: stays 0.25. No op changes group: one round.
+Measurements calibration_run() {
+  Measurements m;
+  m.ops = {op("prefill", "gemm", 10'000'000, 100'000, 1, 201e-6), op("decode", "gemm", 10'000, 1'000'000, 2, 126e-6),
+           op("decode", "norm", 0, 10'000, 4, 3e-6), op("prefill", "rope", 0, 100'000, 1, 22e-6),
+           op("decode", "attention", 10'000, 100'000, 1, 21e-6)};
+  m.prefill_s = 300e-6;
+  m.decode_step_s = {400e-6};
+  return m;
+}
+
+TEST(SimulateCalibration, FitsEachGroupToItsMeasuredTotal) {
+  const Calibration c = fit_calibration(calibration_run(), test_device(), test_eff());
+  const Efficiency& e = c.efficiency;
+  expect_close(e.kernel_overhead_s, 2e-6);
+  expect_close(e.gemm_compute, 100.0 / 199);
+  expect_close(e.gemm_memory, 100.0 / 124);
+  expect_close(e.elementwise_memory, 14.0 / 24);
+  expect_close(e.attention_memory, 10.0 / 19);
+  EXPECT_DOUBLE_EQ(e.attention_compute, 0.25);
+  EXPECT_EQ(e.tile_rows, 1);
+  EXPECT_EQ(c.rounds, 1);
+  EXPECT_EQ(c.ops, 5);
+  ASSERT_EQ(c.figures.size(), 6u);
+  EXPECT_EQ(c.figures[0].name, "kernel_overhead_s");
+  EXPECT_EQ(c.figures[3].name, "attention_compute");
+  EXPECT_EQ(c.figures[3].ops, 0);
+  EXPECT_EQ(c.figures[5].name, "elementwise_memory");
+  EXPECT_EQ(c.figures[5].ops, 2);
+  expect_close(c.figures[5].ideal_s, 14e-6);
+  expect_close(c.figures[5].measured_s, 24e-6);
+  // Each group's predicted total now equals its measured total: A alone is
+  // gemm_compute, so A's prediction is its measurement.
+  const auto r = validate(calibration_run(), test_device(), e);
+  expect_close(r.ops[0].predicted_s, 201e-6);
+  expect_close(r.ops[4].predicted_s, 21e-6);
+  expect_close(r.ops[2].predicted_total_s + r.ops[3].predicted_total_s, 4 * 3e-6 + 22e-6);
+}
+
+TEST(SimulateCalibration, ClampsWhatIsFasterThanPeakAndNeedsTimings) {
+  Measurements m;
+  // 1 MB in 50 us is 20 GB/s, twice the device's 10 GB/s: overhead 0 (clamped), gemm_memory 1 (clamped).
+  m.ops = {op("decode", "gemm", 1'000, 1'000'000, 1, 50e-6)};
+  const Calibration c = fit_calibration(m, test_device(), test_eff());
+  EXPECT_DOUBLE_EQ(c.efficiency.kernel_overhead_s, 0.0);
+  EXPECT_TRUE(c.figures[0].clamped);
+  EXPECT_DOUBLE_EQ(c.efficiency.gemm_memory, 1.0);
+  EXPECT_TRUE(c.figures[2].clamped);
+  m.ops[0].min_s = 0;  // a run without per-op timing
+  EXPECT_THROW((void)calibrate(m, test_device(), test_eff()), std::invalid_argument);
+}
+
+TEST(SimulateCalibration, WritesAnEfficiencyTableTheSimulatorLoads) {
+  const Calibration c = fit_calibration(calibration_run(), test_device(), test_eff());
+  const auto file = std::filesystem::temp_directory_path() / "dayzero_test_calibration.json";
+  Efficiency table_default;  // the shipped defaults
+  save_calibration(file, c, "dayzero calibrate run.json", table_default, "shipped default");
+  const EfficiencyTable t = EfficiencyTable::load(file);
+  expect_close(t.for_device("test-cpu").gemm_memory, 100.0 / 124);
+  expect_close(t.for_device("test-cpu").kernel_overhead_s, 2e-6);
+  EXPECT_EQ(t.source_for("test-cpu"), "dayzero calibrate run.json");
+  EXPECT_DOUBLE_EQ(t.for_device("H100-SXM").gemm_compute, table_default.gemm_compute);
+  EXPECT_EQ(t.source_for("H100-SXM"), "shipped default");
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace dayzero::simulate
