@@ -6,6 +6,7 @@
 #include <string>
 
 #include "executor/kernels.h"
+#include "executor/threads.h"
 
 namespace dayzero::executor {
 
@@ -29,16 +30,21 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
     throw std::invalid_argument("attention: " + std::to_string(p.sinks.size()) + " sinks for " +
                                 std::to_string(p.heads) + " heads");
   const int64_t C = kv.tokens, group = p.heads / p.kv_heads;
-  Tensor out({q.rows(), p.heads * p.v_dim});
-  std::vector<float> score(static_cast<size_t>(C));
-  std::vector<double> acc(static_cast<size_t>(p.v_dim));
-  for (int64_t t = 0; t < q.rows(); ++t) {
-    const int64_t pos = q_positions[t];
-    if (pos < 0 || pos >= C)
-      throw std::out_of_range("attention: query position " + std::to_string(pos) + " outside a cache of " +
+  for (int64_t t = 0; t < q.rows(); ++t)
+    if (q_positions[t] < 0 || q_positions[t] >= C)
+      throw std::out_of_range("attention: query position " + std::to_string(q_positions[t]) + " outside a cache of " +
                               std::to_string(C));
-    const int64_t first = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;  // pos - j < window
-    for (int64_t h = 0; h < p.heads; ++h) {
+  Tensor out({q.rows(), p.heads * p.v_dim});
+  // One item per (query row, head): its output is computed by one thread, by the
+  // same loop whatever the split, so results do not depend on the thread count.
+  const double item_work = static_cast<double>(C) * static_cast<double>(p.qk_dim + p.v_dim);
+  parallel_for(q.rows() * p.heads, item_work, [&](int64_t i0, int64_t i1) {
+    std::vector<float> score(static_cast<size_t>(C));
+    std::vector<double> acc(static_cast<size_t>(p.v_dim));
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t = i / p.heads, h = i % p.heads;
+      const int64_t pos = q_positions[t];
+      const int64_t first = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;  // pos - j < window
       const int64_t kvh = h / group;
       const float* qh = q.row(t) + h * p.qk_dim;
       float max_s = p.sinks.empty() ? -std::numeric_limits<float>::infinity() : p.sinks[h];
@@ -61,7 +67,7 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
       float* oh = out.row(t) + h * p.v_dim;
       for (int64_t d = 0; d < p.v_dim; ++d) oh[d] = static_cast<float>(acc[d]);
     }
-  }
+  });
   return out;
 }
 
@@ -86,14 +92,16 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
                         ? linear_f32(latent, kv_b, 0, {})
                         : linear_dequant(latent, kv_b, 0, {});
   Tensor keys({C, p.heads * qk}), values({C, p.heads * p.v_dim});
-  for (int64_t j = 0; j < C; ++j)
-    for (int64_t h = 0; h < p.heads; ++h) {
-      const float* src = kv.row(j) + h * (p.nope_dim + p.v_dim);
-      float* kd = keys.row(j) + h * qk;
-      std::copy(src, src + p.nope_dim, kd);
-      std::copy_n(cache.v_row(j), p.rope_dim, kd + p.nope_dim);  // rope key shared by all heads
-      std::copy(src + p.nope_dim, src + p.nope_dim + p.v_dim, values.row(j) + h * p.v_dim);
-    }
+  parallel_for(C, static_cast<double>(p.heads * (qk + p.v_dim)), [&](int64_t j0, int64_t j1) {  // copies only
+    for (int64_t j = j0; j < j1; ++j)
+      for (int64_t h = 0; h < p.heads; ++h) {
+        const float* src = kv.row(j) + h * (p.nope_dim + p.v_dim);
+        float* kd = keys.row(j) + h * qk;
+        std::copy(src, src + p.nope_dim, kd);
+        std::copy_n(cache.v_row(j), p.rope_dim, kd + p.nope_dim);  // rope key shared by all heads
+        std::copy(src + p.nope_dim, src + p.nope_dim + p.v_dim, values.row(j) + h * p.v_dim);
+      }
+  });
   AttentionParams a;
   a.heads = a.kv_heads = p.heads;
   a.qk_dim = qk;

@@ -1,8 +1,13 @@
 #pragma once
 // The CPU backend's kernels: float32 compute, deterministic (fixed loop and
-// reduction order, single-threaded Eigen). Shapes are [tokens, features] unless
-// said otherwise. Each op kind has one function signature shared by its variants;
-// the registry (executor/registry.h) tables them by (op kind, variant).
+// reduction order, single-threaded Eigen per piece). Shapes are [tokens, features]
+// unless said otherwise. Threads (executor/threads.h, kernel_threads()): linear
+// splits its output features in fixed blocks of 64 (each block dequantized by the
+// thread that multiplies it), attention and MLA the (query row, head) pairs; each
+// output element is computed by one thread, in the same order whatever the split,
+// so results are bit-identical for any thread count and run to run. Each op kind
+// has one function signature shared by its variants; the registry
+// (executor/registry.h) tables them by (op kind, variant).
 
 #include <cstdint>
 #include <span>

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "executor/runner.h"
+#include "executor/threads.h"
 
 namespace dayzero::executor {
 
@@ -167,6 +168,7 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   ms.ranks = {rm};
   ms.plan = plan_;
   ms.machine = this_machine();
+  ms.machine.kernel_threads = kernel_threads();
   ms.timing_iterations = options_.timing_iterations;
   ms.ops = timer_.results();
   for (auto& o : ms.ops) o.rank = r;

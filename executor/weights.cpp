@@ -57,6 +57,15 @@ float fp8_e4m3_to_float(uint8_t bits) {
   return sign ? -v : v;
 }
 
+const std::array<float, 256>& fp8_e4m3_table() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int c = 0; c < 256; ++c) t[static_cast<size_t>(c)] = fp8_e4m3_to_float(static_cast<uint8_t>(c));
+    return t;
+  }();
+  return table;
+}
+
 float e2m1_to_float(uint8_t nibble) { return kE2M1Values[nibble & 0xF]; }
 
 float e8m0_to_float(uint8_t bits) {
@@ -139,10 +148,11 @@ void dequantize_row(const StoredWeight& w, int64_t index, int64_t row, std::span
       }
       return;
     case model::StorageKind::fp8_block: {
+      const auto& fp8_table = fp8_e4m3_table();
       const int64_t sr = model::ceil_div(R, w.block_rows), sc = model::ceil_div(C, w.block_cols);
       const int64_t srow = (index * sr + row / w.block_rows) * sc;
       for (int64_t j = 0; j < C; ++j) {
-        const float code = fp8_e4m3_to_float(static_cast<uint8_t>(w.data[first + j]));
+        const float code = fp8_table[static_cast<uint8_t>(w.data[first + j])];
         out[j] = code * load<float>(w.scales, srow + j / w.block_cols);  // value = fp8 * scale_inv
       }
       return;

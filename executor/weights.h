@@ -3,6 +3,7 @@
 // bytes, never copied) and their dequantization to float32: F32, BF16, F16,
 // FP8 E4M3 with block `weight_scale_inv`, and MXFP4 (E2M1 values, E8M0 scales).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,6 +21,8 @@ float bf16_to_float(uint16_t bits);
 float f16_to_float(uint16_t bits);  // IEEE 754 binary16
 // OCP FP8 E4M3 ("fn": no infinities; S.1111.111 is NaN; bias 7; max 448).
 float fp8_e4m3_to_float(uint8_t bits);
+// fp8_e4m3_to_float of every code (the same values, without its ldexp per element).
+const std::array<float, 256>& fp8_e4m3_table();
 // OCP MX E2M1 (bias 1): the 16 codes are 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives (bit 3 = sign).
 float e2m1_to_float(uint8_t nibble);
 // OCP MX E8M0 scale: 2^(bits - 127); 0xFF is NaN.
