@@ -81,7 +81,7 @@ void print_table(const simulate::Measurements& ms) {
   for (const auto& r : ms.ranks) {
     const auto& mem = r.memory;
     std::cout << "rank " << r.rank << " (stage " << r.stage << ", tp " << r.attn_tp << ", dp " << r.attn_dp << ", ep "
-              << r.ep << "): peak " << with_commas(mem.peak_bytes()) << " bytes (weights "
+              << r.ep << "): weights loaded in " << fixed(r.load_s * 1e3, 1) << " ms; peak " << with_commas(mem.peak_bytes()) << " bytes (weights "
               << with_commas(mem.weights_bytes) << " + KV " << with_commas(mem.kv_bytes) << " + workspace "
               << with_commas(mem.workspace_bytes) << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
   }

@@ -84,6 +84,10 @@ class Forward {
   void layer(int64_t l, Tensor& x, const Batch& b);
   Tensor head(Tensor x);  // final norm and LM head: logits [rows, vocab]
 
+  // Builds the TP shards that are copies (row splits, quantized or input-major
+  // weights) now rather than in the first step; returns the bytes copied.
+  int64_t prepare_shards();
+
   int64_t kv_bytes() const { return kv_->bytes(); }
   int64_t workspace_bytes() const { return workspace_bytes_; }
 

@@ -70,6 +70,30 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split s
   return s;
 }
 
+int64_t Forward::prepare_shards() {
+  int64_t copied = 0;
+  auto prepare = [&](const model::Op& o, const std::string& name, int rank, int size) {
+    if (size == 1 || !w_.has(name)) return;
+    StoredWeight sw = w_.get(name);
+    if (input_major_.count(o.weights.at(0))) sw.input_major = true;
+    if (sw.matrices() != 1) return;  // fused experts: not split by TP (check_plan refuses moe.tp for them)
+    const bool fresh = !shard_copies_.count(sw.name);
+    shard(o, sw, o.name == "kv_b_proj" ? Split::column : tp_split(o), rank, size);
+    if (fresh && shard_copies_.count(sw.name)) copied += shard_copies_.at(sw.name)->numel() * 4;
+  };
+  for (const auto& layer : m_.layers) {
+    if (layer.mtp || layer.index < par_.first_layer || layer.index >= par_.end_layer) continue;
+    const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
+    for (const auto& o : layer.ops) {
+      if (o.kind == OpKind::gemm) prepare(o, o.weights.at(0), par_.tp_rank, par_.tp_size);
+      if (o.kind == OpKind::expert_gemm && per_expert(o.weights.at(0)))
+        for (int64_t e = lo; e < hi; ++e) prepare(o, substitute(o.weights.at(0), e), par_.moe_tp_rank, par_.moe_tp_size);
+    }
+  }
+  if (par_.last_stage) prepare(m_.post_ops.at(1), m_.post_ops.at(1).weights.at(0), par_.tp_rank, par_.tp_size);
+  return copied;
+}
+
 // Dense GEMMs split over the attention-TP group (row splits all-reduced, vocab
 // splits all-gathered); expert GEMMs over the expert's moe-TP group (row splits
 // left as partial sums: the dispatching rank adds them up in the combine).

@@ -122,6 +122,7 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   par_.tp_comm = timed_tp_.get();
   par_.stage_comm = timed_stage_.get();
 
+  const auto load_start = std::chrono::steady_clock::now();
   try {
     const auto& q = m.config.quant.format;
     weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
@@ -131,8 +132,12 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
     error = e.what();
   }
   raise_on_every_rank(comm, error);
-  weights_->prefault();  // pages resident before the first step: step times exclude reading the checkpoint
+  // Pages resident and TP shards built before the first step: step times exclude
+  // reading and preparing the weights (load_s in the Measurements).
   forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
+  weights_->prefault();
+  forward_->prepare_shards();
+  load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 }
 
 Runner::~Runner() = default;

@@ -89,6 +89,7 @@ class Runner {
   std::unique_ptr<WeightStore> weights_;
   OpTimer timer_;
   std::unique_ptr<Forward> forward_;
+  double load_s_ = 0;  // opening, paging in and sharding this rank's weights
   bool ran_ = false;
 };
 

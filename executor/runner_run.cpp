@@ -159,6 +159,7 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   rm.attn_dp = plan_.attn_dp_index(r);
   rm.ep = par_.ep_rank;
   rm.sequences = mine;
+  rm.load_s = load_s_;
   rm.prefill_s = prefill_s;
   rm.decode_step_s = decode_s;
   rm.memory.weights_bytes = weights_->mapped_bytes() + weights_->float_bytes();

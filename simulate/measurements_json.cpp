@@ -196,7 +196,7 @@ json measurements_to_json(const Measurements& m) {
   json ranks = json::array();
   for (const auto& r : m.ranks)
     ranks.push_back({{"rank", r.rank}, {"stage", r.stage}, {"attn_tp", r.attn_tp}, {"attn_dp", r.attn_dp},
-                     {"ep", r.ep}, {"sequences", r.sequences}, {"prefill_s", r.prefill_s},
+                     {"ep", r.ep}, {"sequences", r.sequences}, {"load_s", r.load_s}, {"prefill_s", r.prefill_s},
                      {"decode_step_s", r.decode_step_s}, {"memory", memory_to_json(r.memory)}});
   json ops = json::array(), collectives = json::array();
   for (const auto& o : m.ops) ops.push_back(op_to_json(o));
@@ -261,6 +261,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     rm.attn_dp = static_cast<int>(rf.req_int("attn_dp", 0));
     rm.ep = static_cast<int>(rf.req_int("ep", 0));
     rm.sequences = rf.opt_ints("sequences", 0);
+    rm.load_s = rf.opt_double("load_s", 0);
     rm.prefill_s = req_double(r, rf, "prefill_s");
     rm.decode_step_s = rf.opt_doubles("decode_step_s", 0);
     rm.memory = memory_from_json(object(rf, "memory"), source, path + "memory.");
