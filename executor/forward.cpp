@@ -104,6 +104,12 @@ Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor
   return y;
 }
 
+int64_t Forward::shard_copy_bytes() const {
+  int64_t b = 0;
+  for (const auto& [name, t] : shard_copies_) b += t->numel() * static_cast<int64_t>(sizeof(float));
+  return b;
+}
+
 Batch Forward::begin_step(const std::vector<int>& seqs, const std::vector<int64_t>& counts) {
   Batch b;
   for (size_t i = 0; i < seqs.size(); ++i) {

@@ -84,9 +84,13 @@ class Forward {
   void layer(int64_t l, Tensor& x, const Batch& b);
   Tensor head(Tensor x);  // final norm and LM head: logits [rows, vocab]
 
-  // Builds the TP shards that are copies (row splits, quantized or input-major
-  // weights) now rather than in the first step; returns the bytes copied.
-  int64_t prepare_shards();
+  // Before the first step: builds the TP shards that are copies (row splits,
+  // quantized or input-major weights), pages in the shards that are views (a
+  // column split's rows) and every unsplit weight. Each rank reads only its
+  // shards; returns the bytes read from the checkpoint (read_bytes()).
+  int64_t prepare();
+  int64_t read_bytes() const { return read_bytes_; }
+  int64_t shard_copy_bytes() const;  // float32 copies held
 
   int64_t kv_bytes() const { return kv_->bytes(); }
   int64_t workspace_bytes() const { return workspace_bytes_; }
@@ -120,6 +124,7 @@ class Forward {
   std::set<std::string> input_major_;  // weight patterns stored [in, out]
   std::unique_ptr<KvCache> kv_;        // paged; MLA: latent (keys) and rotated rope key (values)
   int64_t workspace_bytes_ = 0;
+  int64_t read_bytes_ = 0;
   model::Op attention_cost_op_;  // the attention op as this rank runs it (its heads), for costs
   // Shards that are not contiguous in the mapping (row-split columns, quantized
   // slices): copied to float32 once, by weight name.

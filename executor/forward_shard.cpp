@@ -47,19 +47,21 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split s
     // Logical [out, in] slice, stored output-major.
     const int64_t n_out = by_out ? hi - lo : out, n_in = by_out ? in : hi - lo;
     copy = std::make_unique<Tensor>(std::vector<int64_t>{n_out, n_in});
-    std::vector<float> row(static_cast<size_t>(sw.cols()));
-    // An output-major column split needs only its rows.
-    const bool rows_only = by_out && !sw.input_major;
-    for (int64_t r = rows_only ? lo : 0; r < (rows_only ? hi : sw.rows()); ++r) {
-      dequantize_row(sw, 0, r, row);
-      for (int64_t c = 0; c < sw.cols(); ++c) {
-        int64_t o = sw.input_major ? c : r, i = sw.input_major ? r : c;
-        if (by_out ? (o < lo || o >= hi) : (i < lo || i >= hi)) continue;
-        if (by_out) o -= lo;
-        else i -= lo;
-        copy->data[static_cast<size_t>(o * n_in + i)] = row[static_cast<size_t>(c)];
+    // Storage rows are outputs ([out, in]) or inputs ([in, out]); the split
+    // restricts one of the two axes: read only those rows, or only those columns.
+    const bool split_rows = by_out != sw.input_major;
+    const int64_t r0 = split_rows ? lo : 0, r1 = split_rows ? hi : sw.rows();
+    const int64_t c0 = split_rows ? 0 : lo, c1 = split_rows ? sw.cols() : hi;
+    std::vector<float> row(static_cast<size_t>(c1 - c0));
+    for (int64_t r = r0; r < r1; ++r) {
+      dequantize_row_range(sw, 0, r, c0, c1, row);
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t o = (sw.input_major ? c : r) - (by_out ? lo : 0), i = (sw.input_major ? r : c) - (by_out ? 0 : lo);
+        copy->data[static_cast<size_t>(o * n_in + i)] = row[static_cast<size_t>(c - c0)];
       }
     }
+    const int64_t bits = sw.kind == model::StorageKind::mxfp4 ? 4 : model::dtype_bits(sw.dtype);
+    read_bytes_ += (r1 - r0) * (c1 - c0) * bits / 8;  // the elements read (scales not counted)
   }
   s.kind = model::StorageKind::plain;
   s.dtype = model::DType::f32;
@@ -70,28 +72,47 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split s
   return s;
 }
 
-int64_t Forward::prepare_shards() {
-  int64_t copied = 0;
-  auto prepare = [&](const model::Op& o, const std::string& name, int rank, int size) {
-    if (size == 1 || !w_.has(name)) return;
+int64_t Forward::prepare() {
+  std::set<std::string> done;  // weights whose shard was read (a copy) or touched (a view)
+  auto shard_of = [&](const model::Op& o, const std::string& name, Split split, int rank, int size) {
+    if (size == 1 || split == Split::replicated || !w_.has(name)) return;
     StoredWeight sw = w_.get(name);
     if (input_major_.count(o.weights.at(0))) sw.input_major = true;
     if (sw.matrices() != 1) return;  // fused experts: not split by TP (check_plan refuses moe.tp for them)
-    const bool fresh = !shard_copies_.count(sw.name);
-    shard(o, sw, o.name == "kv_b_proj" ? Split::column : tp_split(o), rank, size);
-    if (fresh && shard_copies_.count(sw.name)) copied += shard_copies_.at(sw.name)->numel() * 4;
+    const StoredWeight s = shard(o, sw, split, rank, size);
+    if (s.data.data() != sw.data.data() || s.data.size() != sw.data.size())
+      if (!shard_copies_.count(sw.name)) read_bytes_ += touch_pages(s.data);  // a view: its pages only
+    done.insert(name);
   };
+  const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
   for (const auto& layer : m_.layers) {
     if (layer.mtp || layer.index < par_.first_layer || layer.index >= par_.end_layer) continue;
-    const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
     for (const auto& o : layer.ops) {
-      if (o.kind == OpKind::gemm) prepare(o, o.weights.at(0), par_.tp_rank, par_.tp_size);
+      if (o.kind == OpKind::gemm) shard_of(o, o.weights.at(0), tp_split(o), par_.tp_rank, par_.tp_size);
       if (o.kind == OpKind::expert_gemm && per_expert(o.weights.at(0)))
-        for (int64_t e = lo; e < hi; ++e) prepare(o, substitute(o.weights.at(0), e), par_.moe_tp_rank, par_.moe_tp_size);
+        for (int64_t e = lo; e < hi; ++e)
+          shard_of(o, substitute(o.weights.at(0), e), tp_split(o), par_.moe_tp_rank, par_.moe_tp_size);
+      if (o.kind == OpKind::expert_gemm && !per_expert(o.weights.at(0)) && par_.ep_size > 1)
+        for (const auto& name : o.weights) {  // fused [experts, ...] tensors (gpt-oss): this rank's experts' slices
+          if (!w_.has(name) || done.count(name)) continue;
+          const StoredWeight& w = w_.get(name);
+          const auto E = static_cast<size_t>(m_.config.moe.num_experts);
+          for (const auto bytes : {w.data, w.scales})
+            if (!bytes.empty())
+              read_bytes_ += touch_pages(bytes.subspan(bytes.size() / E * static_cast<size_t>(lo),
+                                                       bytes.size() / E * static_cast<size_t>(hi - lo)));
+          done.insert(name);
+        }
     }
   }
-  if (par_.last_stage) prepare(m_.post_ops.at(1), m_.post_ops.at(1).weights.at(0), par_.tp_rank, par_.tp_size);
-  return copied;
+  if (par_.first_stage) shard_of(m_.pre_ops.at(0), m_.pre_ops.at(0).weights.at(0), Split::vocab, par_.tp_rank, par_.tp_size);
+  if (par_.last_stage) shard_of(m_.post_ops.at(1), m_.post_ops.at(1).weights.at(0), Split::vocab, par_.tp_rank, par_.tp_size);
+  for (const auto& name : w_.names()) {  // everything else is read whole
+    if (done.count(name)) continue;
+    const StoredWeight& w = w_.get(name);
+    read_bytes_ += touch_pages(w.data) + touch_pages(w.scales);
+  }
+  return read_bytes_;
 }
 
 // Dense GEMMs split over the attention-TP group (row splits all-reduced, vocab

@@ -135,8 +135,7 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   // Pages resident and TP shards built before the first step: step times exclude
   // reading and preparing the weights (load_s in the Measurements).
   forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
-  weights_->prefault();
-  forward_->prepare_shards();
+  forward_->prepare();
   load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 }
 

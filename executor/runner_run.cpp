@@ -162,7 +162,9 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   rm.load_s = load_s_;
   rm.prefill_s = prefill_s;
   rm.decode_step_s = decode_s;
-  rm.memory.weights_bytes = weights_->mapped_bytes() + weights_->float_bytes();
+  // Resident weights: what was read from the checkpoint (a rank's shards and
+  // unsplit tensors) plus the float32 copies (shards, norm vectors).
+  rm.memory.weights_bytes = forward_->read_bytes() + forward_->shard_copy_bytes() + weights_->float_bytes();
   rm.memory.kv_bytes = forward_->kv_bytes();
   rm.memory.workspace_bytes = forward_->workspace_bytes();
   rm.memory.rss_hwm_bytes = rss_peak_bytes();

@@ -49,18 +49,19 @@ std::span<const float> WeightStore::floats(const std::string& name) {
   return t->data;
 }
 
-int64_t WeightStore::prefault() const {
+int64_t touch_pages(std::span<const std::byte> bytes) {
   constexpr size_t kPage = 4096;  // the smallest page size of the platforms we run on
-  int64_t bytes = 0;
   volatile unsigned char sink = 0;
-  for (const auto& [name, w] : weights_)
-    for (const auto span : {w.data, w.scales}) {
-      const auto* p = reinterpret_cast<const unsigned char*>(span.data());
-      for (size_t i = 0; i < span.size(); i += kPage) sink = static_cast<unsigned char>(sink + p[i]);
-      bytes += static_cast<int64_t>(span.size());
-    }
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (size_t i = 0; i < bytes.size(); i += kPage) sink = static_cast<unsigned char>(sink + p[i]);
   (void)sink;
-  return bytes;
+  return static_cast<int64_t>(bytes.size());
+}
+
+std::vector<std::string> WeightStore::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, w] : weights_) out.push_back(name);
+  return out;
 }
 
 int64_t WeightStore::mapped_bytes() const {

@@ -19,6 +19,10 @@
 
 namespace dayzero::executor {
 
+// Reads one byte of every page of `bytes`, so the pages are resident before the
+// first step (as an engine loads its weights before serving); returns its size.
+int64_t touch_pages(std::span<const std::byte> bytes);
+
 class WeightStore {
  public:
   // Opens `dir` and finds every name in `needed` (logical HF names: FP8 scale and
@@ -35,10 +39,8 @@ class WeightStore {
   // The weight dequantized to float32, kept for the store's life.
   std::span<const float> floats(const std::string& name);
 
-  // Reads one byte of every page of the needed tensors, so that the pages are
-  // resident before the first step (as an engine loads weights before serving);
-  // returns the bytes covered.
-  int64_t prefault() const;
+  // The names of the needed tensors.
+  std::vector<std::string> names() const;
 
   int64_t mapped_bytes() const;    // stored bytes of the needed tensors (views into the mapped files)
   int64_t float_bytes() const;     // bytes of the dequantized copies held by floats()

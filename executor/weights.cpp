@@ -133,17 +133,25 @@ StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& 
 }
 
 void dequantize_row(const StoredWeight& w, int64_t index, int64_t row, std::span<float> out) {
+  dequantize_row_range(w, index, row, 0, w.cols(), out);
+}
+
+void dequantize_row_range(const StoredWeight& w, int64_t index, int64_t row, int64_t c0, int64_t c1,
+                          std::span<float> out) {
   const int64_t R = w.rows(), C = w.cols();
-  if (index < 0 || index >= w.matrices() || row < 0 || row >= R || static_cast<int64_t>(out.size()) != C)
-    throw std::out_of_range("weight '" + w.name + "': row " + std::to_string(row) + " of matrix " +
-                            std::to_string(index) + " is outside " + shape_string(w.shape));
+  if (index < 0 || index >= w.matrices() || row < 0 || row >= R || c0 < 0 || c1 > C || c0 > c1 ||
+      static_cast<int64_t>(out.size()) != c1 - c0)
+    throw std::out_of_range("weight '" + w.name + "': row " + std::to_string(row) + " columns [" + std::to_string(c0) +
+                            ", " + std::to_string(c1) + ") of matrix " + std::to_string(index) + " is outside " +
+                            shape_string(w.shape));
   const int64_t first = (index * R + row) * C;  // element index of the row's first value
   switch (w.kind) {
     case model::StorageKind::plain:
-      for (int64_t j = 0; j < C; ++j) {
-        if (w.dtype == model::DType::f32) out[j] = load<float>(w.data, first + j);
-        else if (w.dtype == model::DType::bf16) out[j] = bf16_to_float(load<uint16_t>(w.data, first + j));
-        else if (w.dtype == model::DType::f16) out[j] = f16_to_float(load<uint16_t>(w.data, first + j));
+      for (int64_t j = c0; j < c1; ++j) {
+        float& o = out[static_cast<size_t>(j - c0)];
+        if (w.dtype == model::DType::f32) o = load<float>(w.data, first + j);
+        else if (w.dtype == model::DType::bf16) o = bf16_to_float(load<uint16_t>(w.data, first + j));
+        else if (w.dtype == model::DType::f16) o = f16_to_float(load<uint16_t>(w.data, first + j));
         else throw std::runtime_error("weight '" + w.name + "': unsupported plain dtype");
       }
       return;
@@ -151,22 +159,24 @@ void dequantize_row(const StoredWeight& w, int64_t index, int64_t row, std::span
       const auto& fp8_table = fp8_e4m3_table();
       const int64_t sr = model::ceil_div(R, w.block_rows), sc = model::ceil_div(C, w.block_cols);
       const int64_t srow = (index * sr + row / w.block_rows) * sc;
-      for (int64_t j = 0; j < C; ++j) {
+      for (int64_t j = c0; j < c1; ++j) {
         const float code = fp8_table[static_cast<uint8_t>(w.data[first + j])];
-        out[j] = code * load<float>(w.scales, srow + j / w.block_cols);  // value = fp8 * scale_inv
+        out[static_cast<size_t>(j - c0)] = code * load<float>(w.scales, srow + j / w.block_cols);  // fp8 * scale_inv
       }
       return;
     }
     case model::StorageKind::mxfp4: {
       const int64_t G = C / model::kMxfp4BlockElems;
       const int64_t block0 = (index * R + row) * G;
-      for (int64_t g = 0; g < G; ++g) {
+      for (int64_t g = c0 / model::kMxfp4BlockElems; g < G && g * model::kMxfp4BlockElems < c1; ++g) {
         const float scale = e8m0_to_float(static_cast<uint8_t>(w.scales[block0 + g]));
         for (int64_t b = 0; b < kMxfp4BytesPerBlock; ++b) {
           const auto byte = static_cast<uint8_t>(w.data[(block0 + g) * kMxfp4BytesPerBlock + b]);
           // Low nibble first: element 2b is bits 0-3, element 2b+1 bits 4-7.
-          out[g * model::kMxfp4BlockElems + 2 * b] = e2m1_to_float(byte & 0xF) * scale;
-          out[g * model::kMxfp4BlockElems + 2 * b + 1] = e2m1_to_float(byte >> 4) * scale;
+          for (int64_t k = 0; k < 2; ++k) {
+            const int64_t j = g * model::kMxfp4BlockElems + 2 * b + k;
+            if (j >= c0 && j < c1) out[static_cast<size_t>(j - c0)] = e2m1_to_float(k ? byte >> 4 : byte & 0xF) * scale;
+          }
         }
       }
       return;

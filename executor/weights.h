@@ -59,5 +59,9 @@ Tensor dequantize_matrix(const StoredWeight& w, int64_t index = 0);
 Tensor dequantize(const StoredWeight& w);
 // One row of matrix `index` into `out` (cols() values).
 void dequantize_row(const StoredWeight& w, int64_t index, int64_t row, std::span<float> out);
+// Columns [c0, c1) of that row (out has c1 - c0 values): reads only their bytes
+// (and scales), so a TP shard of input columns reads only its part of each row.
+void dequantize_row_range(const StoredWeight& w, int64_t index, int64_t row, int64_t c0, int64_t c1,
+                          std::span<float> out);
 
 }  // namespace dayzero::executor

@@ -67,7 +67,7 @@ struct MachineInfo {
 };
 
 struct MemoryUse {
-  int64_t weights_bytes = 0;    // the rank's checkpoint tensors (memory-mapped) + dequantized copies
+  int64_t weights_bytes = 0;    // read from the checkpoint (the rank's shards, unsplit tensors) + float32 copies
   int64_t kv_bytes = 0;         // paged KV cache blocks allocated
   int64_t workspace_bytes = 0;  // largest activation tensor the runner allocated (an estimate)
   int64_t peak_bytes() const { return weights_bytes + kv_bytes + workspace_bytes; }

@@ -9,7 +9,8 @@
 // 4) and 4 greedy decode steps. Every rank checks the sequences of its DP
 // replica: tokens equal to the 1-rank run's; on last-stage ranks (which hold
 // logits) prefill and decode logits within kShardTolerance; two sharded runs
-// bit-identical. A timed run then lists its collectives (with nccl-tests bus
+// bit-identical; a plan that splits weights leaves each rank fewer weight bytes
+// than one rank reads (each rank reads only its shards). A timed run then lists its collectives (with nccl-tests bus
 // factors) and they include what the plan implies: all_reduce for TP, alltoall
 // for experts over several ranks, sendrecv between PP stages. Dense families
 // ignore moe_tp / ep. Any failure aborts every rank (non-zero exit), never a hang.
@@ -166,6 +167,14 @@ int main(int argc, char** argv) {
                   repeat ? "bit-identical" : "DIFFER");
       std::fflush(stdout);
       if (!(d <= kShardTolerance) || !repeat) throw std::runtime_error(family + ": the sharded run does not match");
+      // Each rank reads only its shards: a plan that splits weights leaves each rank fewer bytes than one rank holds.
+      const int64_t mine = a.measurements.ranks.at(0).memory.weights_bytes, all = one.measurements.ranks.at(0).memory.weights_bytes;
+      const bool splits = plan.attention.tp > 1 || plan.pp > 1 || (m.config.is_moe() && plan.moe.ep * plan.moe.tp > 1);
+      std::printf("rank %d %s: weights %lld of one rank's %lld bytes\n", comm.rank(), family.c_str(),
+                  static_cast<long long>(mine), static_cast<long long>(all));
+      if (splits ? mine >= all : mine != all)
+        throw std::runtime_error(family + ": rank holds " + std::to_string(mine) + " weight bytes, one rank " +
+                                 std::to_string(all));
       const RunResult timed = run(comm, plan, 2);
       compare(timed, one, false, family + " (timed)");
       check_collectives(timed, plan, m.config.is_moe());
