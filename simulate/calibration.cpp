@@ -1,3 +1,4 @@
+#include "model/atomic_file.h"
 #include "simulate/calibration.h"
 
 #include <algorithm>
@@ -152,20 +153,8 @@ nlohmann::json calibration_to_json(const Calibration& c, const std::string& sour
 
 void save_calibration(const std::filesystem::path& file, const Calibration& c, const std::string& source,
                       const Efficiency& table_default, const std::string& table_default_source) {
-  namespace fs = std::filesystem;
-  const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write calibration to '" + tmp.string() + "'");
-    out << calibration_to_json(c, source, table_default, table_default_source).dump(2) << '\n';
-    if (!out.flush()) throw std::runtime_error("cannot write calibration to '" + tmp.string() + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error("cannot write calibration to '" + file.string() + "': " + ec.message());
-  }
+  model::write_file_atomically(file, calibration_to_json(c, source, table_default, table_default_source).dump(2) + "\n",
+                               "calibration");
 }
 
 }  // namespace dayzero::simulate

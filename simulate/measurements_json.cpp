@@ -1,12 +1,11 @@
 // Measurements <-> JSON (schema 2), merging the ranks of one run, atomic writes.
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
 
+#include "model/atomic_file.h"
 #include "model/error.h"
 #include "model/json_fields.h"
 #include "simulate/measurements.h"
@@ -308,20 +307,7 @@ Measurements load_measurements(const std::filesystem::path& file) {
 }
 
 void save_measurements(const std::filesystem::path& file, const Measurements& m) {
-  namespace fs = std::filesystem;
-  const fs::path tmp = file.string() + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp);
-    if (!out) throw std::runtime_error("cannot write measurements to '" + tmp.string() + "'");
-    out << measurements_to_json(m).dump(2) << '\n';
-    if (!out.flush()) throw std::runtime_error("cannot write measurements to '" + tmp.string() + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) {
-    fs::remove(tmp);
-    throw std::runtime_error("cannot write measurements to '" + file.string() + "': " + ec.message());
-  }
+  model::write_file_atomically(file, measurements_to_json(m).dump(2) + "\n", "measurements");
 }
 
 }  // namespace dayzero::simulate

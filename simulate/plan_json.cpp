@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "model/atomic_file.h"
 #include "model/error.h"
 #include "model/json_fields.h"
 #include "simulate/prediction.h"
@@ -142,13 +143,7 @@ json plan_to_json(const Plan& p, const Prediction* prediction) {
 }
 
 void save_plan(const std::filesystem::path& file, const Plan& p, const Prediction* prediction) {
-  const auto tmp = std::filesystem::path(file.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << plan_to_json(p, prediction).dump(2) << '\n';
-    if (!out.flush()) throw ConfigError(tmp.string(), "", "", "write failed");
-  }
-  std::filesystem::rename(tmp, file);
+  model::write_file_atomically(file, plan_to_json(p, prediction).dump(2) + "\n", "the plan");
 }
 
 }  // namespace dayzero::simulate
