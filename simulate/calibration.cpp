@@ -1,4 +1,3 @@
-#include "model/atomic_file.h"
 #include "simulate/calibration.h"
 
 #include <algorithm>
@@ -7,7 +6,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
-#include <unistd.h>
+
+#include "model/atomic_file.h"
 
 namespace dayzero::simulate {
 
