@@ -31,6 +31,7 @@ struct RunCliOptions {
   std::string out = "measurements.json";
   int tp = 1, pp = 1, ep = 1, dp = 1;
   int iterations = 5;
+  std::string backend = "cpu";
 };
 
 // A reproducible prompt of `len` tokens (64-bit LCG, Knuth MMIX constants);
@@ -179,6 +180,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   ro.timing_iterations = o.iterations;
   ro.plan_source = source;
   ro.keep_logits = false;
+  ro.backend = o.backend;
   executor::Runner runner(m, plan, comm, o.weights, ro);
   const executor::RunResult r = runner.run(prompts, o.decode_steps);
   // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
@@ -218,6 +220,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--decode-steps", opts->decode_steps, "Greedy decode steps after prefill")->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", opts->out, "Measurements JSON to write (atomically)");
+  cmd->add_option("--backend", opts->backend, "Kernels to run on (`dayzero check` lists each backend's coverage)");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")
       ->check(CLI::NonNegativeNumber);
   for (auto [flag, v] : {std::pair{"--tp", &opts->tp}, {"--pp", &opts->pp}, {"--ep", &opts->ep}, {"--dp", &opts->dp}})

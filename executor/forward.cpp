@@ -33,8 +33,8 @@ std::pair<int64_t, int64_t> ParallelContext::expert_range_of(int ep, int64_t exp
 }
 
 namespace {
-OpCost rope_cost(const model::Op& op, int64_t tokens, const std::string& type) {
-  return find_kernel(cpu_kernel_table(), "cpu", OpKind::rope, type).cost(op, {tokens});
+OpCost rope_cost(const Backend& be, const model::Op& op, int64_t tokens, const std::string& type) {
+  return be.kernel(OpKind::rope, type).cost(op, {tokens});
 }
 }  // namespace
 
@@ -60,12 +60,12 @@ std::set<std::string> needed_weights(const model::Model& m, const ParallelContex
   return out;
 }
 
-Forward::Forward(const model::Model& m, WeightStore& w, const ParallelContext& par, OpTimer& timer,
-                 double rms_norm_eps, int64_t kv_block_tokens)
-    : m_(m), w_(w), par_(par), timer_(timer), eps_(rms_norm_eps) {
+Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, const ParallelContext& par,
+                 OpTimer& timer, double rms_norm_eps, int64_t kv_block_tokens)
+    : m_(m), be_(backend), w_(w), par_(par), timer_(timer), eps_(rms_norm_eps) {
   const auto& c = m.config;
   const bool mla = c.attention == model::AttentionKind::mla;
-  rope_ = cpu_kernel<RopeTableFn>(OpKind::rope, c.rope.type)(c.rope, mla ? c.mla.qk_rope_head_dim : c.head_dim);
+  rope_ = be_.fn<RopeTableFn>(OpKind::rope, c.rope.type)(c.rope, mla ? c.mla.qk_rope_head_dim : c.head_dim);
   for (const auto& wt : m.weights)
     if (wt.input_major) input_major_.insert(wt.name);
   const int64_t kv_heads = std::max<int64_t>(1, c.num_kv_heads / par.tp_size);  // this rank's
@@ -86,7 +86,7 @@ void Forward::note_workspace(const Tensor& t) {
 
 void Forward::norm(const model::Op& op, Tensor& x) {
   const std::span<const float> weight = w_.floats(op.weights.at(0));
-  const KernelEntry& k = find_kernel(cpu_kernel_table(), "cpu", OpKind::norm, "rms");
+  const KernelEntry& k = be_.kernel(OpKind::norm, "rms");
   const NormFn fn = std::get<NormFn>(k.fn);
   timer_.run_inplace(OpKey{&op, "rms", {x.rows(), x.cols()}, k.cost(op, {x.rows()})}, x,
                      [&](Tensor& t) { fn(t, weight, eps_); });
@@ -94,7 +94,7 @@ void Forward::norm(const model::Op& op, Tensor& x) {
 
 Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor& up) {
   const std::string variant = op_variant(m_, op).variant;
-  const KernelEntry& k = find_kernel(cpu_kernel_table(), "cpu", OpKind::activation, variant);
+  const KernelEntry& k = be_.kernel(OpKind::activation, variant);
   const ActivationFn fn = std::get<ActivationFn>(k.fn);
   model::Op one = op;
   one.active_experts = 0;  // one call covers the rows given, not top-k per token
@@ -131,7 +131,7 @@ Tensor Forward::embed(std::span<const int64_t> tokens) {
   table = shard(op, table, par_.tp_size > 1 ? Split::vocab : Split::replicated, par_.tp_rank, par_.tp_size);
   std::vector<int64_t> local(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) local[i] = tokens[i] >= lo && tokens[i] < hi ? tokens[i] - lo : 0;
-  const KernelEntry& k = find_kernel(cpu_kernel_table(), "cpu", OpKind::embedding, "gather");
+  const KernelEntry& k = be_.kernel(OpKind::embedding, "gather");
   const EmbeddingFn fn = std::get<EmbeddingFn>(k.fn);
   model::Op costed = op;  // reads T rows, not the table
   costed.weight_bytes = std::min(op.weight_bytes, op.weight_bytes / m_.config.vocab_size * T);
@@ -169,7 +169,7 @@ Tensor Forward::mlp(const model::Layer& L, const Tensor& h, const std::string& p
 template <class Kernel>
 Tensor Forward::per_sequence(const model::Op& a_op, const std::string& variant, const Tensor& q, const Batch& b,
                              int64_t out_cols, Kernel&& kernel) {
-  const KernelEntry& ke = find_kernel(cpu_kernel_table(), "cpu", OpKind::attention, variant);
+  const KernelEntry& ke = be_.kernel(OpKind::attention, variant);
   Tensor o({q.rows(), out_cols});
   for (size_t i = 0; i < b.seqs.size(); ++i) {
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
@@ -198,7 +198,7 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
   const model::Op& rope_op = op(L, "rope");
   const std::string rv = m_.config.rope.type;
   std::array<Tensor, 2> qk{std::move(q), std::move(k)};
-  timer_.run_inplace(OpKey{&rope_op, rv, {qk[0].rows(), rope_op.n}, rope_cost(rope_op, qk[0].rows(), rv)}, qk,
+  timer_.run_inplace(OpKey{&rope_op, rv, {qk[0].rows(), rope_op.n}, rope_cost(be_, rope_op, qk[0].rows(), rv)}, qk,
                      [&](std::array<Tensor, 2>& t) {
                        apply_rope(t[0], heads, c.head_dim, 0, b.positions, rope_, RopeLayout::half);
                        apply_rope(t[1], kv_heads, c.head_dim, 0, b.positions, rope_, RopeLayout::half);
@@ -249,7 +249,7 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
   const int64_t qk = md.qk_nope_head_dim + md.qk_rope_head_dim, heads = c.num_heads / par_.tp_size;
   const model::Op& rope_op = op(L, "rope");
   std::array<Tensor, 2> qr{std::move(q), std::move(k_rope)};
-  timer_.run_inplace(OpKey{&rope_op, c.rope.type, {qr[0].rows(), rope_op.n}, rope_cost(rope_op, qr[0].rows(), c.rope.type)}, qr,
+  timer_.run_inplace(OpKey{&rope_op, c.rope.type, {qr[0].rows(), rope_op.n}, rope_cost(be_, rope_op, qr[0].rows(), c.rope.type)}, qr,
                      [&](std::array<Tensor, 2>& t) {
                        apply_rope(t[0], heads, qk, md.qk_nope_head_dim, b.positions, rope_, layout);
                        apply_rope(t[1], 1, md.qk_rope_head_dim, 0, b.positions, rope_, layout);

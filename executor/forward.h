@@ -26,6 +26,7 @@
 #include "executor/communicator.h"
 #include "executor/kv_cache.h"
 #include "executor/measurements.h"
+#include "executor/registry.h"
 #include "executor/weight_store.h"
 #include "model/model.h"
 
@@ -71,8 +72,8 @@ struct Batch {
 
 class Forward {
  public:
-  Forward(const model::Model& m, WeightStore& w, const ParallelContext& par, OpTimer& timer, double rms_norm_eps,
-          int64_t kv_block_tokens);
+  Forward(const model::Model& m, const Backend& backend, WeightStore& w, const ParallelContext& par, OpTimer& timer,
+          double rms_norm_eps, int64_t kv_block_tokens);
 
   int add_sequence() { return kv_->add_sequence(); }
   // Reserves cache room for `counts[i]` more tokens of sequence `seqs[i]`: the step's rows.
@@ -116,6 +117,7 @@ class Forward {
   StoredWeight shard(const model::Op& op, const StoredWeight& sw, Split split, int rank, int size);
 
   const model::Model& m_;
+  const Backend& be_;
   WeightStore& w_;
   ParallelContext par_;
   OpTimer& timer_;

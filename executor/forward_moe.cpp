@@ -93,9 +93,9 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
     else bias = w_.floats(r_op.weights[i]);
   }
   const StoredWeight& gate = w_.get(r_op.weights.at(0));
-  const GemmFn logits_fn = cpu_kernel<GemmFn>(OpKind::gemm, storage_variant({gate.kind, gate.dtype}));
+  const GemmFn logits_fn = be_.fn<GemmFn>(OpKind::gemm, storage_variant({gate.kind, gate.dtype}));
   const std::string variant = router_variant(c);
-  const KernelEntry& rk = find_kernel(cpu_kernel_table(), "cpu", OpKind::router, variant);
+  const KernelEntry& rk = be_.kernel(OpKind::router, variant);
   const RouterFn route = std::get<RouterFn>(rk.fn);
   const Routing r = timer_.run(OpKey{&r_op, variant, {h.rows(), h.cols()}, rk.cost(r_op, {h.rows()})},
                                [&] { return route(logits_fn(h, gate, 0, bias), rp); });
@@ -163,7 +163,7 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
     weights[static_cast<size_t>(p)] = r.weights[static_cast<size_t>(own_lo * K + p)];
   }
   const model::Op& comb = op(L, "moe_combine");
-  const CombineFn combine = cpu_kernel<CombineFn>(OpKind::moe_combine, "weighted_sum");
+  const CombineFn combine = be_.fn<CombineFn>(OpKind::moe_combine, "weighted_sum");
   Tensor out(h.shape);
   timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, H}, op_cost(comb, {own_hi - own_lo})}, out,
                      [&](Tensor& o) { combine(o, ypairs, rows, weights); });

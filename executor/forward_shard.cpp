@@ -140,7 +140,7 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
     }
   }
   const std::string variant = storage_variant({sw.kind, sw.dtype});
-  const KernelEntry& k = find_kernel(cpu_kernel_table(), "cpu", op.kind, variant);
+  const KernelEntry& k = be_.kernel(op.kind, variant);
   const GemmFn fn = std::get<GemmFn>(k.fn);
   model::Op costed = op.kind == OpKind::expert_gemm ? one_expert(op) : op;
   if (split != Split::replicated) {  // this rank's shard: its share of the outputs or inputs

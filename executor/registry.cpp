@@ -103,6 +103,18 @@ const std::vector<BackendInfo>& backend_registry() {
   return backends;
 }
 
+const Backend& find_backend(std::string_view name) {
+  static const Backend cpu{"cpu", cpu_kernel_table()};
+  if (name == cpu.name) return cpu;
+  std::string built;
+  for (const auto& b : backend_registry())
+    if (b.available) built += (built.empty() ? "" : ", ") + b.name;
+  for (const auto& b : backend_registry())
+    if (b.name == name)
+      throw std::runtime_error("backend '" + std::string(name) + "' is not built into this dayzero (built: " + built + ")");
+  throw std::runtime_error("unknown backend '" + std::string(name) + "' (built: " + built + ")");
+}
+
 std::string storage_variant(const model::StorageFormat& f) {
   switch (f.kind) {
     case model::StorageKind::plain: return lower(model::dtype_name(f.dtype));

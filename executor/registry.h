@@ -76,6 +76,27 @@ Fn cpu_kernel(model::OpKind kind, std::string_view variant) {
                          " has another signature than asked for");
 }
 
+// A backend the forward runs on: a name and the one kernel table that both
+// dispatches and lists what it supports. The forward and the runner reach kernels
+// only through it; a device backend (CUDA) adds a table of its own.
+struct Backend {
+  std::string_view name;
+  std::span<const KernelEntry> kernels;
+  const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
+    return find_kernel(kernels, name, kind, variant);
+  }
+  template <class Fn>
+  Fn fn(model::OpKind kind, std::string_view variant) const {
+    const KernelEntry& e = kernel(kind, variant);
+    if (const Fn* f = std::get_if<Fn>(&e.fn)) return *f;
+    throw std::logic_error(std::string(name) + " kernel " + OpVariant{kind, std::string(variant)}.to_string() +
+                           " has another signature than asked for");
+  }
+};
+// The backend called `name` built into this binary ("cpu"); throws naming the
+// built ones when it is unknown or not built (e.g. "cuda" without CUDA).
+const Backend& find_backend(std::string_view name);
+
 struct BackendInfo {
   std::string name;
   bool available = false;   // built into this binary

@@ -88,8 +88,9 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   std::string error;
   try {
     check_plan(plan, m, comm.size(), options.plan_source);
+    backend_ = &find_backend(options.backend);
     for (const auto& v : required_ops(m))  // before reading weights: a missing kernel is a clear error up front
-      find_kernel(cpu_kernel_table(), "cpu", v.kind, v.variant);
+      backend_->kernel(v.kind, v.variant);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -134,7 +135,7 @@ Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& 
   raise_on_every_rank(comm, error);
   // Pages resident and TP shards built before the first step: step times exclude
   // reading and preparing the weights (load_s in the Measurements).
-  forward_ = std::make_unique<Forward>(m, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
+  forward_ = std::make_unique<Forward>(m, *backend_, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
   forward_->prepare();
   load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 }

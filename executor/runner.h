@@ -37,6 +37,7 @@ struct RunnerOptions {
   int timing_iterations = 0;         // timed repeats per distinct op (0: no per-op timing)
   std::string plan_source = "plan";  // the plan's file, for messages
   bool keep_logits = true;           // keep every row's logits (else only what picks the tokens)
+  std::string backend = "cpu";       // executor/registry.h find_backend
 };
 
 struct SequenceResult {
@@ -83,6 +84,7 @@ class Runner {
   std::filesystem::path weights_dir_;
   RunnerOptions options_;
   ParallelContext par_;
+  const Backend* backend_ = nullptr;
   int stage_ = 0;
   std::unique_ptr<Communicator> tp_group_, stage_group_;  // split from comm_
   std::unique_ptr<TimedCommunicator> timed_world_, timed_tp_, timed_stage_;

@@ -147,6 +147,7 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   ms.model = m_.config.source;
   ms.weights = weights_dir_.string();
   ms.world_size = comm_.size();
+  ms.backend = std::string(backend_->name);
   ms.prompts = prompts;
   ms.tokens.assign(prompts.size(), {});
   for (const auto& sr : res.sequences) ms.tokens[static_cast<size_t>(sr.index)] = sr.tokens;

@@ -89,6 +89,7 @@ struct Measurements {
   int schema_version = kMeasurementsSchemaVersion;
   std::string model;    // config source
   std::string weights;  // weights directory
+  std::string backend = "cpu";  // the executor backend that ran it (kernels and their compute dtype)
   int world_size = 1;
   std::vector<std::vector<int64_t>> prompts;  // per sequence
   std::vector<std::vector<int64_t>> tokens;   // generated, per sequence

@@ -204,6 +204,7 @@ json measurements_to_json(const Measurements& m) {
       {"schema_version", m.schema_version},
       {"model", m.model},
       {"weights", m.weights},
+      {"backend", m.backend},
       {"world_size", m.world_size},
       {"prompts", m.prompts},
       {"tokens", m.tokens},
@@ -242,6 +243,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
                  "this DayZero reads Measurements schema " + std::to_string(kMeasurementsSchemaVersion));
   m.model = f.opt_string("model", "");
   m.weights = f.opt_string("weights", "");
+  m.backend = f.opt_string("backend", "cpu");
   m.world_size = static_cast<int>(f.req_int("world_size", 1));
   m.prompts = int_lists(j, f, "prompts");
   m.tokens = int_lists(j, f, "tokens");

@@ -243,6 +243,10 @@ TEST(Cli, RunErrorsAreOneLine) {
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("/nonexistent/weights"), std::string::npos) << missing.err;
   EXPECT_EQ(missing.err.find('\n'), missing.err.size() - 1) << "exactly one line: " << missing.err;
+  const Result cuda = run("run --weights " + weights + " --backend cuda --out " + out.string());
+  EXPECT_EQ(cuda.status, 1);
+  EXPECT_NE(cuda.err.find("backend 'cuda' is not built into this dayzero (built: cpu)"), std::string::npos) << cuda.err;
+  EXPECT_FALSE(std::filesystem::exists(out));
   std::filesystem::remove(out);
   std::filesystem::remove(out.parent_path() / (out.stem().string() + ".plan.json"));
 }
