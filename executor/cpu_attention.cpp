@@ -1,4 +1,5 @@
 // CPU kernels: causal GQA attention (sliding window, sinks) and MLA.
+#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -71,6 +72,69 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
   return out;
 }
 
+bool mla_absorbed(int64_t queries, int64_t context, int64_t nope, int64_t rope, int64_t rank, int64_t v) {
+  const auto T = static_cast<double>(queries), C = static_cast<double>(context);
+  const double expand = C * static_cast<double>(rank * (nope + v)) + T * C * static_cast<double>(nope + rope + v);
+  const double absorb = T * (static_cast<double>(rank * (nope + v)) + C * static_cast<double>(2 * rank + rope));
+  return absorb < expand;
+}
+
+// Per head h, with kv_b's rows [W_uk_h (nope) | W_uv_h (v)] x rank: the queries'
+// nope parts are taken into the latent space (Q_lat = Q_nope W_uk_h), scores are
+// Q_lat L^T + Q_rope K_rope^T over the context's latents L, and the output is
+// (P L) W_uv_h^T: the same attention without expanding the context into keys and
+// values. Each head is float32 Eigen products (one thread per head), softmax in double.
+Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
+                              const StoredWeight& kv_b, const MlaParams& p) {
+  using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  using Strided = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+  const int64_t qk = p.nope_dim + p.rope_dim, R = p.kv_lora_rank, hw = p.nope_dim + p.v_dim;
+  const int64_t T = q.rows(), C = cache.tokens;
+  // kv_b as float32 [heads * (nope + v), rank]: read in place when stored so (the
+  // forward keeps a float32 copy of quantized ones), else dequantized here.
+  Tensor dequantized;
+  const float* w = nullptr;
+  if (kv_b.kind == model::StorageKind::plain && kv_b.dtype == model::DType::f32 && !kv_b.input_major) {
+    w = reinterpret_cast<const float*>(kv_b.data.data());
+  } else {
+    dequantized = Tensor({kv_b.rows(), R});
+    parallel_for(kv_b.rows(), static_cast<double>(R), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        dequantize_row(kv_b, 0, r, std::span<float>(dequantized.row(r), static_cast<size_t>(R)));
+    });
+    w = dequantized.data.data();
+  }
+  RowMatrix lat(C, R), rope(C, p.rope_dim);  // the sequence's latents and rope keys, gathered from their blocks
+  for (int64_t j = 0; j < C; ++j) {
+    std::copy_n(cache.k_row(j), R, lat.row(j).data());
+    std::copy_n(cache.v_row(j), p.rope_dim, rope.row(j).data());
+  }
+  Tensor out({T, p.heads * p.v_dim});
+  const double head_work = static_cast<double>(T * (hw * R + C * (2 * R + p.rope_dim)));
+  parallel_for(p.heads, head_work, [&](int64_t h0, int64_t h1) {
+    for (int64_t h = h0; h < h1; ++h) {
+      const Strided q_nope(q.row(0) + h * qk, T, p.nope_dim, Eigen::OuterStride<>(q.cols()));
+      const Strided q_rope(q.row(0) + h * qk + p.nope_dim, T, p.rope_dim, Eigen::OuterStride<>(q.cols()));
+      const Eigen::Map<const RowMatrix> w_uk(w + h * hw * R, p.nope_dim, R), w_uv(w + (h * hw + p.nope_dim) * R, p.v_dim, R);
+      const RowMatrix q_lat = q_nope * w_uk;                                               // [T, R]
+      RowMatrix scores = q_lat * lat.transpose() + q_rope * rope.transpose();              // [T, C]
+      for (int64_t t = 0; t < T; ++t) {  // causal softmax in double
+        const int64_t pos = q_positions[t];
+        double max_s = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j <= pos; ++j) max_s = std::max(max_s, static_cast<double>(scores(t, j)) * p.scale);
+        double denom = 0.0;
+        for (int64_t j = 0; j <= pos; ++j) denom += std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s);
+        for (int64_t j = 0; j < C; ++j)
+          scores(t, j) = j <= pos ? static_cast<float>(std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s) / denom)
+                                  : 0.0f;
+      }
+      const RowMatrix o = (scores * lat) * w_uv.transpose();  // [T, v]
+      for (int64_t t = 0; t < T; ++t) std::copy_n(o.row(t).data(), p.v_dim, out.row(t) + h * p.v_dim);
+    }
+  });
+  return out;
+}
+
 Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                      const StoredWeight& kv_b, const MlaParams& p) {
   const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens;
@@ -84,6 +148,12 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
     throw std::invalid_argument("mla_attention: kv_b_proj " + shape_string(kv_b.shape) + " is not [" +
                                 std::to_string(p.heads * (p.nope_dim + p.v_dim)) + ", " +
                                 std::to_string(p.kv_lora_rank) + "]");
+  for (int64_t t = 0; t < q.rows(); ++t)
+    if (q_positions[t] < 0 || q_positions[t] >= C)
+      throw std::out_of_range("mla_attention: query position " + std::to_string(q_positions[t]) +
+                              " outside a cache of " + std::to_string(C));
+  if (mla_absorbed(q.rows(), C, p.nope_dim, p.rope_dim, p.kv_lora_rank, p.v_dim))
+    return mla_absorbed_attention(q, q_positions, cache, kv_b, p);
   // The sequence's latents, gathered from their blocks, expanded into per-head
   // [k_nope | v] (the reference's un-absorbed form).
   Tensor latent({C, p.kv_lora_rank});

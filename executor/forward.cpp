@@ -104,6 +104,25 @@ Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor
   return y;
 }
 
+// MLA's kv_b (this rank's heads) as float32: decode attends in the latent space
+// through it every step, so a quantized checkpoint's kv_b is dequantized once.
+StoredWeight Forward::float32_kv_b(const model::Op& kv_b_op) {
+  StoredWeight sw = shard(kv_b_op, w_.get(kv_b_op.weights.at(0)), par_.tp_size > 1 ? Split::column : Split::replicated,
+                          par_.tp_rank, par_.tp_size);
+  if (sw.kind == model::StorageKind::plain && sw.dtype == model::DType::f32) return sw;
+  auto& copy = shard_copies_[sw.name + "#f32"];
+  if (!copy) {
+    copy = std::make_unique<Tensor>(dequantize_matrix(sw, 0));
+    read_bytes_ += static_cast<int64_t>(sw.data.size() + sw.scales.size());
+  }
+  sw.kind = model::StorageKind::plain;
+  sw.dtype = model::DType::f32;
+  sw.shape = copy->shape;
+  sw.data = std::as_bytes(std::span<const float>(copy->data));
+  sw.scales = {};
+  return sw;
+}
+
 int64_t Forward::shard_copy_bytes() const {
   int64_t b = 0;
   for (const auto& [name, t] : shard_copies_) b += t->numel() * static_cast<int64_t>(sizeof(float));
@@ -262,9 +281,7 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
                     mla_softmax_scale(c)};
   const model::Op& a_op = op(L, "attention");
   const model::Op& kv_b_op = op(L, "kv_b_proj");
-  const StoredWeight kv_b =
-      shard(kv_b_op, w_.get(kv_b_op.weights.at(0)), par_.tp_size > 1 ? Split::column : Split::replicated,
-            par_.tp_rank, par_.tp_size);
+  const StoredWeight kv_b = float32_kv_b(kv_b_op);
   attention_cost_op_ = a_op;
   attention_cost_op_.attn.heads = heads;
   const Tensor o = per_sequence(a_op, "mla", qr[0], b, heads * md.v_head_dim,

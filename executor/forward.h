@@ -121,6 +121,7 @@ class Forward {
   std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out, int rank, int size) const;
   // The shard of `sw` that rank `rank` of `size` holds under `split` (whole when replicated or size 1).
   StoredWeight shard(const model::Op& op, const StoredWeight& sw, Split split, int rank, int size);
+  StoredWeight float32_kv_b(const model::Op& kv_b_op);  // forward.cpp
 
   const model::Model& m_;
   const Backend& be_;

@@ -89,6 +89,10 @@ int64_t Forward::prepare() {
     if (layer.mtp || layer.index < par_.first_layer || layer.index >= par_.end_layer) continue;
     for (const auto& o : layer.ops) {
       if (o.kind == OpKind::gemm) shard_of(o, o.weights.at(0), tp_split(o), par_.tp_rank, par_.tp_size);
+      if (o.kind == OpKind::gemm && o.name == "kv_b_proj") {  // MLA: read as float32 every step
+        float32_kv_b(o);
+        done.insert(o.weights.at(0));
+      }
       if (o.kind == OpKind::expert_gemm && per_expert(o.weights.at(0)))
         for (int64_t e = lo; e < hi; ++e)
           shard_of(o, substitute(o.weights.at(0), e), tp_split(o), par_.moe_tp_rank, par_.moe_tp_size);

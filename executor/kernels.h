@@ -69,6 +69,12 @@ struct MlaParams {
 };
 Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                      const StoredWeight& kv_b, const MlaParams& p);
+// mla_attention picks between two exact forms by cost: expanding the context's
+// latents into per-head keys and values (cheaper for prefill, many queries), or the
+// absorbed form that attends over the latent itself (cheaper for decode).
+bool mla_absorbed(int64_t queries, int64_t context, int64_t nope, int64_t rope, int64_t rank, int64_t v);
+Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
+                              const StoredWeight& kv_b, const MlaParams& p);
 // (nope + rope)^-0.5, times yarn_mscale(factor, mscale_all_dim)^2 under rope
 // scaling with mscale_all_dim set (DeepSeek-V3 reference attention).
 double mla_softmax_scale(const model::ModelConfig& c);

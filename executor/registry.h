@@ -38,7 +38,8 @@ struct CostShape {
 };
 // The op inventory's formulas (model::Op, AttentionShape) applied to a call.
 OpCost op_cost(const model::Op& op, const CostShape& s);
-// MLA as the CPU kernel runs it: op_cost plus expanding the context's latent with kv_b_proj.
+// MLA as the CPU kernel runs it: expanding the context's latent with kv_b_proj, or
+// the absorbed form when cheaper (mla_absorbed: decode).
 OpCost mla_cost(const model::Op& op, const CostShape& s);
 using CostFn = OpCost (*)(const model::Op&, const CostShape&);
 

@@ -244,6 +244,39 @@ TEST(Kernels, MlaMatchesNaiveExpansion) {
     }
 }
 
+// The absorbed form (attending over the latent) equals the expanded one, for a
+// decode query and for a prefill; mla_attention picks absorbed when it is cheaper.
+TEST(Kernels, MlaAbsorbedEqualsExpanded) {
+  MlaParams p;
+  p.heads = 3;
+  p.nope_dim = 4;
+  p.rope_dim = 2;
+  p.kv_lora_rank = 5;
+  p.v_dim = 3;
+  p.scale = 0.41;
+  const int64_t C = 9;
+  const Tensor q = random_tensor({C, 18}, 40), latent = random_tensor({C, 5}, 41), k_rope = random_tensor({C, 2}, 42);
+  const Tensor kv_b_values = random_tensor({21, 5}, 43);  // [heads * (nope + v), rank]
+  const StoredWeight kv_b = f32_weight(kv_b_values);
+  std::vector<int64_t> pos(C);
+  for (int64_t i = 0; i < C; ++i) pos[static_cast<size_t>(i)] = i;
+  std::vector<int32_t> block;
+  const KvPages pages = KvPages::contiguous(latent, k_rope, block);
+  ASSERT_FALSE(mla_absorbed(C, C, 4, 2, 5, 3));  // prefill of 9 over 9: expanding is cheaper
+  const Tensor expanded = dayzero::executor::mla_attention(q, pos, pages, kv_b, p);
+  const Tensor absorbed = mla_absorbed_attention(q, pos, pages, kv_b, p);
+  expect_close(absorbed, expanded, 1e-5);
+  // Decode: one query at the last position takes the absorbed path, same values.
+  ASSERT_TRUE(mla_absorbed(1, C, 4, 2, 5, 3));
+  Tensor q1({1, 18});
+  std::copy(q.row(C - 1), q.row(C - 1) + 18, q1.data.begin());
+  const Tensor d = dayzero::executor::mla_attention(q1, std::vector<int64_t>{C - 1}, pages, kv_b, p);
+  for (int64_t i = 0; i < 9; ++i) EXPECT_NEAR(d.data[static_cast<size_t>(i)], expanded.row(C - 1)[i], 1e-5);
+  // DeepSeek-V3's dims (nope 128, rope 64, rank 512, v 128): decode absorbs, a long prefill expands.
+  EXPECT_TRUE(mla_absorbed(1, 4096, 128, 64, 512, 128));
+  EXPECT_FALSE(mla_absorbed(4096, 4096, 128, 64, 512, 128));
+}
+
 TEST(Kernels, MoeCombineWeightedSum) {
   Tensor out({2, 2});
   moe_combine(out, Tensor({2, 2}, {1, 2, 3, 4}), std::vector<int64_t>{1, 0}, std::vector<float>{0.5f, 2.0f});
