@@ -182,6 +182,16 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   ro.keep_logits = false;
   ro.backend = o.backend;
   executor::Runner runner(m, plan, comm, o.weights, ro);
+  if (lead) {  // say what the CPU backend does not apply of the plan
+    std::string planned;
+    const auto& d = plan.dtypes;
+    for (const auto& [part, v] : {std::pair{"attention", d.attention}, {"dense_mlp", d.dense_mlp},
+                                  {"experts", d.experts}, {"embedding", d.embedding}})
+      if (v != "checkpoint") planned += std::string(planned.empty() ? "" : ", ") + part + " " + v;
+    if (!planned.empty())
+      std::cout << "note: the plan's weight dtypes (" << planned << ") are recorded, not applied: the " << ro.backend
+                << " backend runs the weights as the checkpoint stores them, in float32\n";
+  }
   const executor::RunResult r = runner.run(prompts, o.decode_steps);
   // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
   // them. Each part travels as a one-rank Measurements (world_size 1: its own rank).
