@@ -154,6 +154,11 @@ void run_run(const RunCliOptions& o) {
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   namespace fs = std::filesystem;
   const bool lead = comm.rank() == 0;  // rank 0 writes the files and prints
+  {  // before any work: the results must have somewhere to go
+    const fs::path dir = fs::absolute(fs::path(o.out)).parent_path();
+    if (!fs::is_directory(dir))
+      throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
+  }
   const model::Model m = model::load_model(o.weights);
   simulate::Plan plan;
   std::string source = o.plan;

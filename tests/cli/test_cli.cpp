@@ -243,6 +243,9 @@ TEST(Cli, RunErrorsAreOneLine) {
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.err.find("/nonexistent/weights"), std::string::npos) << missing.err;
   EXPECT_EQ(missing.err.find('\n'), missing.err.size() - 1) << "exactly one line: " << missing.err;
+  const Result nowhere = run("run --weights " + weights + " --out /nonexistent/dir/m.json");
+  EXPECT_EQ(nowhere.status, 1);
+  EXPECT_NE(nowhere.err.find("directory '/nonexistent/dir' does not exist"), std::string::npos) << nowhere.err;
   const Result cuda = run("run --weights " + weights + " --backend cuda --out " + out.string());
   EXPECT_EQ(cuda.status, 1);
   EXPECT_NE(cuda.err.find("backend 'cuda' is not built into this dayzero (built: cpu)"), std::string::npos) << cuda.err;
