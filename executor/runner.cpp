@@ -168,17 +168,21 @@ Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& co
   return forward_->head(std::move(x));
 }
 
-void Runner::share_tokens(std::vector<int64_t>& tokens) {
+// Tokens travel as float32 (exact below 2^24) from the last stage to the rank with
+// the same place in every earlier stage.
+void Runner::send_tokens(std::span<const int64_t> tokens) {
+  if (plan_.pp == 1) return;
+  const int rps = plan_.ranks_per_stage(), r = comm_.rank();
+  std::vector<float> buf(tokens.begin(), tokens.end());
+  for (int s = 0; s < plan_.pp - 1; ++s) timed_world_->send(buf, r - (plan_.pp - 1 - s) * rps);
+}
+
+void Runner::recv_tokens(std::span<int64_t> tokens) {
   if (plan_.pp == 1) return;
   const int rps = plan_.ranks_per_stage(), r = comm_.rank();
   std::vector<float> buf(tokens.size());
-  if (par_.last_stage) {
-    for (size_t i = 0; i < tokens.size(); ++i) buf[i] = static_cast<float>(tokens[i]);  // exact below 2^24
-    for (int s = 0; s < plan_.pp - 1; ++s) timed_world_->send(buf, r - (plan_.pp - 1 - s) * rps);
-  } else {
-    timed_world_->recv(buf, r + (plan_.pp - 1 - stage_) * rps);
-    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>(buf[i]);
-  }
+  timed_world_->recv(buf, r + (plan_.pp - 1 - stage_) * rps);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>(buf[i]);
 }
 
 RunResult Runner::run(std::span<const int64_t> prompt, int64_t decode_steps) {

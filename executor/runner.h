@@ -6,10 +6,11 @@
 // cache, timing every op and collective.
 //
 // Sequences go to attention-DP replicas round robin (sequence i to replica
-// i % dp). A step of a replica carries all its sequences' rows; PP stages pass the
+// i % dp). A step of a replica carries its sequences' rows; PP stages pass the
 // step's activations forward, and the last stage sends the chosen tokens back to
-// the earlier stages. Pipelining of micro-batches is not modelled here: stages
-// run one after another (the simulator's bubble).
+// the earlier stages. Prefill chunks stream through the stages one after another;
+// decode splits a replica's sequences into min(pp, sequences) micro-batches that
+// follow each other through the stages, as the simulator's decode step does.
 
 #include <cstdint>
 #include <filesystem>
@@ -75,8 +76,9 @@ class Runner {
   // when null; no head at all when empty).
   Tensor step(const std::vector<int>& seqs, const std::vector<int64_t>& counts, std::span<const int64_t> tokens,
               const std::vector<int64_t>* keep);
-  // The last stage's chosen tokens to the earlier stages (a no-op when pp = 1).
-  void share_tokens(std::vector<int64_t>& tokens);
+  // The last stage's chosen tokens to the earlier stages, and their receipt (no-ops when pp = 1).
+  void send_tokens(std::span<const int64_t> tokens);
+  void recv_tokens(std::span<int64_t> tokens);
 
   const model::Model& m_;
   simulate::Plan plan_;

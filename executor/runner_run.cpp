@@ -118,30 +118,59 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
       next[static_cast<size_t>(c.last_seqs[i])] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
     }
   }
-  share_tokens(next);
+  if (par_.last_stage) send_tokens(next);
+  else recv_tokens(next);
   const double prefill_s = since(t0) - (overhead() - o0);
   for (size_t j = 0; j < mine.size(); ++j) res.sequences[j].tokens.push_back(next[j]);
 
-  // Decode: one row per sequence per step.
+  // Decode: one row per sequence per step. With PP the replica's sequences form
+  // m = min(pp, sequences) micro-batches that follow each other through the
+  // stages (the simulator's decode step): while the last stage runs micro-batch
+  // g, the first already runs g + 1; a micro-batch's next step starts when its
+  // tokens come back. m is the same on every replica (the expert all-to-alls pair
+  // up across replicas).
   timer_.set_phase("decode");
   std::vector<double> decode_s;
-  const std::vector<int64_t> ones(mine.size(), 1);
+  const int64_t fewest = n_seq / dp;  // sequences of the smallest replica (round robin)
+  const int64_t micro = std::max<int64_t>(1, std::min<int64_t>(plan_.pp, fewest));
+  std::vector<std::pair<size_t, size_t>> groups;  // local sequences [first, end) of each micro-batch
+  for (int64_t g = 0; g < micro; ++g)
+    groups.emplace_back(mine.size() * static_cast<size_t>(g) / static_cast<size_t>(micro),
+                        mine.size() * static_cast<size_t>(g + 1) / static_cast<size_t>(micro));
+  // A micro-batch's tokens, once known on this rank, onto its sequences.
+  auto record = [&](size_t lo, size_t hi) {
+    for (size_t j = lo; j < hi; ++j) res.sequences[j].tokens.push_back(next[j]);
+  };
   for (int64_t s = 0; s < decode_steps; ++s) {
     t0 = Clock::now();
     o0 = overhead();
-    const Tensor logits = step(kv_ids, ones, next, nullptr);
-    if (par_.last_stage)
-      for (size_t j = 0; j < mine.size(); ++j) {
-        const auto row = static_cast<int64_t>(j);
+    for (const auto& [lo, hi] : groups) {
+      const std::span<int64_t> tok(next.data() + lo, hi - lo);
+      if (!par_.last_stage && s > 0) {  // the micro-batch's tokens of step s - 1
+        recv_tokens(tok);
+        record(lo, hi);
+      }
+      const std::vector<int> seqs(kv_ids.begin() + static_cast<std::ptrdiff_t>(lo),
+                                  kv_ids.begin() + static_cast<std::ptrdiff_t>(hi));
+      const Tensor logits = step(seqs, std::vector<int64_t>(hi - lo, 1), tok, nullptr);
+      if (!par_.last_stage) continue;
+      for (size_t j = lo; j < hi; ++j) {
+        const auto row = static_cast<int64_t>(j - lo);
         if (options_.keep_logits)
           res.sequences[j].decode_logits.push_back(Tensor({1, logits.cols()},
                                                           std::vector<float>(logits.row(row), logits.row(row) + logits.cols())));
         next[j] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
       }
-    share_tokens(next);
+      send_tokens(tok);
+      record(lo, hi);
+    }
     decode_s.push_back(since(t0) - (overhead() - o0));
-    for (size_t j = 0; j < mine.size(); ++j) res.sequences[j].tokens.push_back(next[j]);
   }
+  if (!par_.last_stage && decode_steps > 0)  // the last step's tokens
+    for (const auto& [lo, hi] : groups) {
+      recv_tokens(std::span<int64_t>(next.data() + lo, hi - lo));
+      record(lo, hi);
+    }
 
   // This rank's Measurements.
   ms.model = m_.config.source;
