@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/closed_loop.h"
+#include "cli/run_prediction_report.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "simulate/validation.h"
@@ -123,9 +124,16 @@ void run_validate(const ValidateOptions& o) {
     throw std::runtime_error(o.measurements + ": " + e.what());
   }
   if (r.ops.empty()) throw std::runtime_error(o.measurements + ": field 'ops': no op with calls > 0 to validate");
+  const RunPredictionResult whole = predict_whole_run(in);
   std::ostringstream out;
-  if (o.json) out << report_json(r, in).dump(2) << '\n';
-  else print_report(out, r, in, o.ops);
+  if (o.json) {
+    nlohmann::json j = report_json(r, in);
+    j["run_prediction"] = run_prediction_json(whole);
+    out << j.dump(2) << '\n';
+  } else {
+    print_report(out, r, in, o.ops);
+    print_run_prediction(out, whole, in);
+  }
   std::cout << out.str() << std::flush;
 }
 

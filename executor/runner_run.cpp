@@ -173,7 +173,11 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
     }
 
   // This rank's Measurements.
-  ms.model = m_.config.source;
+  {  // the config, by an absolute path when it is a file (validate reloads it from anywhere)
+    std::error_code ec;
+    const auto abs = std::filesystem::absolute(m_.config.source, ec);
+    ms.model = !ec && std::filesystem::is_regular_file(abs) ? abs.lexically_normal().string() : m_.config.source;
+  }
   ms.weights = weights_dir_.string();
   ms.world_size = comm_.size();
   ms.backend = std::string(backend_->name);

@@ -85,6 +85,22 @@ TEST_F(CliLoop, CalibrationBringsPredictionsCloserToMeasurements) {
   EXPECT_EQ(before.at("device"), "cpu-host");
   EXPECT_EQ(before.at("compute_dtype"), "fp32");
   ASSERT_TRUE(before.at("decode").at("measured").get<bool>());
+  // The whole run re-simulated: the run's workload on its plan (1 sequence of 32 tokens, 8 steps).
+  const json& whole = before.at("run_prediction");
+  ASSERT_TRUE(whole.at("predicted").get<bool>()) << whole.dump();
+  EXPECT_EQ(whole.at("batch"), 1);
+  EXPECT_EQ(whole.at("input_len"), 32);
+  EXPECT_EQ(whole.at("output_len"), 9);
+  EXPECT_GT(whole.at("decode_step").at("predicted_s").get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(whole.at("prefill").at("predicted_s").get<double>(), whole.at("ttft_s").get<double>());
+  // Without its model config the whole-run section says why, and the rest stands.
+  const auto lost = edited("lost_model.json", [](json& j) { j["model"] = "/nowhere/config.json"; });
+  const Result r = run("validate " + lost + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json lost_report = json::parse(r.out);
+  EXPECT_FALSE(lost_report.at("run_prediction").at("predicted").get<bool>());
+  EXPECT_NE(lost_report.at("run_prediction").at("skipped").get<std::string>().find("/nowhere/config.json"),
+            std::string::npos);
 
   const std::string cal = (dir_ / "calibration.json").string();
   const Result c = run("calibrate " + measurements_ + " --out " + cal);
@@ -119,7 +135,8 @@ TEST_F(CliLoop, CalibrationBringsPredictionsCloserToMeasurements) {
   // The table a person reads: units in the headers, both phases end to end.
   const Result text = run("validate " + measurements_ + " --calibration " + cal + " --ops");
   ASSERT_EQ(text.status, 0) << text.err;
-  for (const char* s : {"measured us", "predicted us", "error %", "measured step us", "decode (per step)", "q_proj"})
+  for (const char* s : {"measured us", "predicted us", "error %", "measured step us", "decode (per step)", "q_proj",
+                        "Whole run", "decode step (TPOT)"})
     EXPECT_NE(text.out.find(s), std::string::npos) << s << " not in:\n" << text.out;
 }
 

@@ -1,0 +1,54 @@
+#include "simulate/run_prediction.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "simulate/plan_json.h"
+#include "simulate/simulator.h"
+
+namespace dayzero::simulate {
+
+namespace {
+double error_pct(double predicted, double measured) {
+  return measured > 0 ? (predicted - measured) / measured * 100 : std::numeric_limits<double>::quiet_NaN();
+}
+}  // namespace
+
+Plan plan_of_run(const Measurements& m) {
+  if (m.prompts.empty()) throw std::invalid_argument("the run has no prompts");
+  Plan p = m.plan;
+  int64_t tokens = 0;
+  for (const auto& prompt : m.prompts) tokens += static_cast<int64_t>(prompt.size());
+  p.workload.batch = static_cast<int64_t>(m.prompts.size());
+  p.workload.input_len = std::max<int64_t>(
+      1, static_cast<int64_t>(std::llround(static_cast<double>(tokens) / static_cast<double>(m.prompts.size()))));
+  p.workload.output_len = static_cast<int64_t>(m.decode_step_s.size()) + 1;
+  p.workload.prefix_hit_rate = 0;
+  p.devices.clear();  // ranks 0..N-1 on devices 0..N-1 of the cluster given
+  return p;
+}
+
+RunPrediction predict_run(const Measurements& m, const model::Model& model, const topology::Cluster& cluster,
+                          const Efficiency& eff) {
+  RunPrediction r;
+  r.plan = plan_of_run(m);
+  r.plan.cluster = cluster.config().name;
+  validate_plan(r.plan, model, cluster.num_devices(), "the run's plan");
+  Simulator sim(model, cluster, eff);
+  r.prediction = sim.simulate(r.plan);
+  const int dp = r.plan.attention.dp;
+  r.prompts_per_replica = (static_cast<int64_t>(m.prompts.size()) + dp - 1) / dp;  // round robin: the fullest
+  r.measured_prefill_s = m.prefill_s;
+  r.predicted_prefill_s = static_cast<double>(r.prompts_per_replica) * r.prediction.ttft_s;
+  r.prefill_error_pct = error_pct(r.predicted_prefill_s, r.measured_prefill_s);
+  r.measured_decode_step_s = m.decode_step_mean_s();
+  r.predicted_decode_step_s = r.prediction.tpot_s;
+  r.decode_error_pct = m.decode_step_s.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                               : error_pct(r.predicted_decode_step_s, r.measured_decode_step_s);
+  return r;
+}
+
+}  // namespace dayzero::simulate

@@ -1,0 +1,39 @@
+#pragma once
+// The simulator's prediction of a measured run as a whole (DESIGN's closed loop,
+// step 4, end to end): the run's own plan, with the workload the run had, on a
+// cluster of the run's device, against the measured prefill and decode steps.
+// Unlike validation.h's end to end (the sum of the measured ops' predictions),
+// this is the whole step model: collectives, pipeline micro-batches and bubble,
+// kernel overheads, MoE routing as the simulator assumes it.
+
+#include <cstdint>
+
+#include "model/model.h"
+#include "simulate/efficiency.h"
+#include "simulate/measurements.h"
+#include "simulate/plan.h"
+#include "simulate/prediction.h"
+#include "topology/cluster.h"
+
+namespace dayzero::simulate {
+
+struct RunPrediction {
+  Plan plan;                 // the run's plan with the run's workload, as simulated
+  Prediction prediction;
+  // Prefill: each replica ran its prompts together; the simulator's TTFT is one
+  // prompt per replica, so the prediction is TTFT x the most prompts a replica ran.
+  int64_t prompts_per_replica = 0;
+  double measured_prefill_s = 0, predicted_prefill_s = 0, prefill_error_pct = 0;
+  // Decode: one token for every sequence, the simulator's TPOT, at the run's mean context.
+  double measured_decode_step_s = 0, predicted_decode_step_s = 0, decode_error_pct = 0;
+};
+
+// The run's workload on its plan: batch = its sequences, input_len = their mean
+// prompt length (rounded), output_len = decode steps + 1 (so the simulator's mean
+// decode context, input + output / 2, is the run's). The plan is checked against
+// the model and cluster (model::ConfigError naming `m`'s plan otherwise).
+Plan plan_of_run(const Measurements& m);
+RunPrediction predict_run(const Measurements& m, const model::Model& model, const topology::Cluster& cluster,
+                          const Efficiency& eff);
+
+}  // namespace dayzero::simulate
