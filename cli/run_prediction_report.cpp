@@ -30,7 +30,9 @@ std::optional<fs::path> find_model(const LoopInputs& in) {
 
 std::string pct(double p) {
   if (!std::isfinite(p)) return "-";
-  return (p > 0 ? "+" : "") + fixed(p, 1);
+  std::string s = fixed(p, 1);
+  if (p > 0) s.insert(0, "+");
+  return s;
 }
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace
@@ -39,14 +41,14 @@ RunPredictionResult predict_whole_run(const LoopInputs& in) {
   RunPredictionResult r;
   const auto config = find_model(in);
   if (!config) {
-    r.skipped = "the run's model config '" + in.measurements.model + "' was not found";
+    r.skipped = std::string("the run's model config '").append(in.measurements.model).append("' was not found");
     return r;
   }
   const model::Model m = model::load_model(*config);
   // The ranks of the run as devices of one node of the chosen device.
   // (Through the cluster file's reader, so its defaults and checks apply.)
   const topology::ClusterConfig c = topology::cluster_config_from_json(
-      {{"name", std::to_string(in.measurements.world_size) + " x " + in.device.name + " (one node)"},
+      {{"name", std::to_string(in.measurements.world_size).append(" x ").append(in.device.name).append(" (one node)")},
        {"device", in.device.name},
        {"nodes", 1},
        {"devices_per_node", in.measurements.world_size},
@@ -72,7 +74,9 @@ void print_run_prediction(std::ostream& out, const RunPredictionResult& r, const
   const auto& w = p.plan.workload;
   out << "  workload: " << w.batch << " sequences of " << w.input_len << " prompt tokens (mean), "
       << w.output_len - 1 << " decode steps\n";
-  const std::string prefill = "prefill (" + std::to_string(p.prompts_per_replica) + " x TTFT per replica)";
+  std::string prefill = "prefill (";
+  prefill += std::to_string(p.prompts_per_replica);
+  prefill += " x TTFT per replica)";
   const size_t w1 = std::max<size_t>(prefill.size(), 20) + 2;
   out << "  " << pad_right("phase", w1) << pad_left("measured ms", 13) << pad_left("predicted ms", 14)
       << pad_left("error %", 10) << '\n';
