@@ -30,9 +30,7 @@ std::optional<fs::path> find_model(const LoopInputs& in) {
 
 std::string pct(double p) {
   if (!std::isfinite(p)) return "-";
-  std::string s = fixed(p, 1);
-  if (p > 0) s.insert(0, "+");
-  return s;
+  return p > 0 ? std::string(1, '+').append(fixed(p, 1)) : fixed(p, 1);
 }
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace
