@@ -7,7 +7,6 @@
 
 #include "cli/format.h"
 #include "topology/cluster.h"
-#include "topology/cluster_config.h"
 
 namespace dayzero::cli {
 
@@ -15,11 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::optional<fs::path> find_model(const LoopInputs& in) {
-  const fs::path given(in.measurements.model);
-  if (given.empty()) return std::nullopt;
-  if (fs::exists(given)) return given;
-  const fs::path beside = fs::path(in.measurements_file).parent_path() / given;
-  if (fs::exists(beside)) return beside;
+  if (auto found = simulate::find_run_model(in.measurements, in.measurements_file)) return found;
   try {
     const fs::path bundled = resolve_model_path(in.measurements.model);  // a bundled model's name
     if (fs::exists(bundled)) return bundled;
@@ -43,20 +38,7 @@ RunPredictionResult predict_whole_run(const LoopInputs& in) {
     return r;
   }
   const model::Model m = model::load_model(*config);
-  // The ranks of the run as devices of one node of the chosen device.
-  // (Through the cluster file's reader, so its defaults and checks apply.)
-  const topology::ClusterConfig c = topology::cluster_config_from_json(
-      {{"name", std::to_string(in.measurements.world_size).append(" x ").append(in.device.name).append(" (one node)")},
-       {"device", in.device.name},
-       {"nodes", 1},
-       {"devices_per_node", in.measurements.world_size},
-       {"intra_node", {{"fabric", "pcie"}}}},
-      "validate");
-  topology::DeviceCatalog catalog;
-  nlohmann::json device;
-  to_json(device, in.device);  // the device as validate found it (shipped, or from --catalog)
-  catalog.add_json(nlohmann::json{{"devices", nlohmann::json::array({device})}}, "validate");
-  const topology::Cluster cluster(c, catalog);
+  const topology::Cluster cluster = simulate::one_node_cluster(in.device, in.measurements.world_size);
   r.prediction = simulate::predict_run(in.measurements, m, cluster, in.efficiency);
   return r;
 }

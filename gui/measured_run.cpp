@@ -29,6 +29,18 @@ MeasuredReport validate_run(const MeasuredRun& run, const std::string& device,
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(run.file.string() + ": " + e.what());
   }
+  if (const auto config = simulate::find_run_model(run.measurements, run.file)) {
+    try {
+      const model::Model m = model::load_model(*config);
+      out.whole_run = simulate::predict_run(run.measurements, m,
+                                            simulate::one_node_cluster(*d, run.measurements.world_size),
+                                            table.for_device(device));
+    } catch (const std::exception& e) {
+      out.whole_run_skipped = e.what();
+    }
+  } else {
+    out.whole_run_skipped = "the run's model config '" + run.measurements.model + "' was not found";
+  }
   return out;
 }
 

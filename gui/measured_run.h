@@ -7,11 +7,13 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "simulate/efficiency.h"
 #include "simulate/measurements.h"
+#include "simulate/run_prediction.h"
 #include "simulate/validation.h"
 #include "topology/device.h"
 
@@ -33,6 +35,10 @@ struct MeasuredReport {
   simulate::ValidationReport report;
   std::string efficiency_file;    // the shipped table or the calibration file
   std::string efficiency_source;  // that table's `source` for the device
+  // The whole run re-simulated (its plan and workload on one node of the device),
+  // as `dayzero validate` prints it; or why not (no model config found).
+  std::optional<simulate::RunPrediction> whole_run;
+  std::string whole_run_skipped;
 };
 
 // The report on `device` (a catalog name) with the shipped figures, or those of

@@ -63,6 +63,7 @@ MeasuredView::MeasuredView(QWidget* parent)
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   summary_->setText(tr("Open a Measurements file written by `dayzero run` (File > Open measurements)."));
   end_to_end_->setTextFormat(Qt::RichText);
+  end_to_end_->setWordWrap(true);  // the whole-run line is long: never widen the window
   calibration_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
   auto* controls = new QHBoxLayout;
@@ -203,7 +204,26 @@ void MeasuredView::show(const MeasuredReport& rep) {
                     "<td align='right'>%5</td></tr>")
                 .arg(label, us(p->measured_s), us(p->measured_ops_s), us(p->predicted_s), pct(p->error_pct));
   }
-  end_to_end_->setText(html + "</table>");
+  html += "</table>";
+  // The whole run as the simulator predicts it (validate's last section).
+  if (rep.whole_run) {
+    const auto& w = *rep.whole_run;
+    html += tr("<b>Whole run</b>, re-simulated (its plan and workload on %1 x %2 in one node: collectives, pipeline and "
+               "overheads included): prefill (%3 x TTFT per replica) %4 ms predicted against %5 ms measured (%6 %); "
+               "decode step (TPOT) %7 ms against %8 ms (%9 %)")
+                .arg(m.world_size)
+                .arg(q(r.device))
+                .arg(w.prompts_per_replica)
+                .arg(w.predicted_prefill_s * 1e3, 0, 'f', 3)
+                .arg(w.measured_prefill_s * 1e3, 0, 'f', 3)
+                .arg(pct(w.prefill_error_pct))
+                .arg(w.predicted_decode_step_s * 1e3, 0, 'f', 3)
+                .arg(w.measured_decode_step_s * 1e3, 0, 'f', 3)
+                .arg(pct(w.decode_error_pct));
+  } else {
+    html += tr("<b>Whole run</b>: not re-simulated: %1").arg(q(rep.whole_run_skipped));
+  }
+  end_to_end_->setText(html);
   model_->setReport(report_);
   table_->resizeColumnsToContents();
   prefill_chart_->setReport(report_.get());

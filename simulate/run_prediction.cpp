@@ -6,7 +6,10 @@
 #include <numeric>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "simulate/plan_json.h"
+#include "topology/cluster_config.h"
 #include "simulate/simulator.h"
 
 namespace dayzero::simulate {
@@ -29,6 +32,31 @@ Plan plan_of_run(const Measurements& m) {
   p.workload.prefix_hit_rate = 0;
   p.devices.clear();  // ranks 0..N-1 on devices 0..N-1 of the cluster given
   return p;
+}
+
+topology::Cluster one_node_cluster(const topology::DeviceSpec& device, int ranks) {
+  const topology::ClusterConfig c = topology::cluster_config_from_json(
+      {{"name", std::to_string(ranks).append(" x ").append(device.name).append(" (one node)")},
+       {"device", device.name},
+       {"nodes", 1},
+       {"devices_per_node", ranks},
+       {"intra_node", {{"fabric", "pcie"}}}},
+      "the run's cluster");
+  nlohmann::json d;
+  to_json(d, device);  // the device as given (shipped, or from a user's catalog)
+  topology::DeviceCatalog catalog;
+  catalog.add_json(nlohmann::json{{"devices", nlohmann::json::array({d})}}, "the run's device");
+  return topology::Cluster(c, catalog);
+}
+
+std::optional<std::filesystem::path> find_run_model(const Measurements& m, const std::filesystem::path& file) {
+  namespace fs = std::filesystem;
+  const fs::path given(m.model);
+  if (given.empty()) return std::nullopt;
+  if (fs::exists(given)) return given;
+  const fs::path beside = file.parent_path() / given;
+  if (fs::exists(beside)) return beside;
+  return std::nullopt;
 }
 
 RunPrediction predict_run(const Measurements& m, const model::Model& model, const topology::Cluster& cluster,

@@ -7,6 +7,8 @@
 // kernel overheads, MoE routing as the simulator assumes it.
 
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 
 #include "model/model.h"
 #include "simulate/efficiency.h"
@@ -33,6 +35,14 @@ struct RunPrediction {
 // decode context, input + output / 2, is the run's). The plan is checked against
 // the model and cluster (model::ConfigError naming `m`'s plan otherwise).
 Plan plan_of_run(const Measurements& m);
+
+// Where a measured run's ranks are re-simulated: one node of `ranks` x `device`,
+// talking over PCIe (a cluster file's reader builds it, so its checks apply).
+topology::Cluster one_node_cluster(const topology::DeviceSpec& device, int ranks);
+// The run's model config: `m.model` as written, else relative to the directory of
+// the Measurements file it came from; none when neither exists.
+std::optional<std::filesystem::path> find_run_model(const Measurements& m, const std::filesystem::path& file);
+
 RunPrediction predict_run(const Measurements& m, const model::Model& model, const topology::Cluster& cluster,
                           const Efficiency& eff);
 

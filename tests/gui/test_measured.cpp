@@ -112,6 +112,10 @@ class TestMeasured : public QObject {
     compareRows(expected("cpu-host"));
     QVERIFY(view()->endToEndLabel()->text().contains("predicted us"));
     QVERIFY(view()->endToEndLabel()->text().contains("decode (per step, 8 steps)"));
+    // The whole run re-simulated from the fixture's model config (relative to the fixture).
+    QVERIFY2(view()->endToEndLabel()->text().contains("<b>Whole run</b>, re-simulated"),
+             qPrintable(view()->endToEndLabel()->text()));
+    QVERIFY(view()->endToEndLabel()->text().contains("decode step (TPOT)"));
   }
 
   void tableModelPassesTester() {
