@@ -68,14 +68,6 @@ std::span<const KernelEntry> cpu_kernel_table();
 // backend and op when it has none.
 const KernelEntry& find_kernel(std::span<const KernelEntry> table, std::string_view backend, model::OpKind kind,
                                std::string_view variant);
-// The CPU kernel of (kind, variant) as its function type.
-template <class Fn>
-Fn cpu_kernel(model::OpKind kind, std::string_view variant) {
-  const KernelEntry& e = find_kernel(cpu_kernel_table(), "cpu", kind, variant);
-  if (const Fn* f = std::get_if<Fn>(&e.fn)) return *f;
-  throw std::logic_error("cpu kernel " + OpVariant{kind, std::string(variant)}.to_string() +
-                         " has another signature than asked for");
-}
 
 // A backend the forward runs on: a name and the one kernel table that both
 // dispatches and lists what it supports. The forward and the runner reach kernels
@@ -97,6 +89,11 @@ struct Backend {
 // The backend called `name` built into this binary ("cpu"); throws naming the
 // built ones when it is unknown or not built (e.g. "cuda" without CUDA).
 const Backend& find_backend(std::string_view name);
+// The CPU kernel of (kind, variant) as its function type.
+template <class Fn>
+Fn cpu_kernel(model::OpKind kind, std::string_view variant) {
+  return find_backend("cpu").fn<Fn>(kind, variant);
+}
 
 struct BackendInfo {
   std::string name;
