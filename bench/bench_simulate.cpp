@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
 
@@ -19,14 +19,14 @@ int main() {
   const auto cluster = topology::Cluster::load(std::string(DAYZERO_DATA_DIR) + "/clusters/h200-64x8.json", catalog);
 
   // Attention DP=512 (TP=1), experts EP=256 x TP=2, FP8 checkpoint, batch 8192.
-  simulate::Plan plan;
+  plan::Plan plan;
   plan.attention = {1, 512};
   plan.moe = {2, 256, 1};
   plan.workload.batch = 8192;
   plan.workload.input_len = 4096;
   plan.workload.output_len = 1024;
   plan.workload.routing_zipf_s = 0.6;
-  simulate::validate_plan(plan, model, cluster.num_devices(), "bench");
+  plan::validate_plan(plan, model, cluster.num_devices(), "bench");
 
   auto t0 = std::chrono::steady_clock::now();
   simulate::Simulator sim(model, cluster);

@@ -10,7 +10,7 @@ LoopInputs load_loop_inputs(const std::string& measurements_file, const std::str
                             const std::string& catalog_file, const std::string& calibration_file) {
   LoopInputs in;
   in.measurements_file = measurements_file;
-  in.measurements = simulate::load_measurements(measurements_file);
+  in.measurements = plan::load_measurements(measurements_file);
   topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir());
   if (!catalog_file.empty()) catalog.add_file(catalog_file);
   const topology::DeviceSpec* d = catalog.find(device);
@@ -27,7 +27,7 @@ LoopInputs load_loop_inputs(const std::string& measurements_file, const std::str
   return in;
 }
 
-std::string describe_run(const simulate::Measurements& m) {
+std::string describe_run(const plan::Measurements& m) {
   std::string s = m.model + ", " + std::to_string(m.world_size) + " rank" + (m.world_size == 1 ? "" : "s");
   if (!m.machine.cpu_model.empty()) s += ", on " + m.machine.cpu_model;
   if (m.machine.kernel_threads > 0) s += " (" + std::to_string(m.machine.kernel_threads) + " kernel threads per rank)";

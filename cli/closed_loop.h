@@ -5,14 +5,14 @@
 #include <string>
 
 #include "simulate/efficiency.h"
-#include "simulate/measurements.h"
+#include "plan/measurements.h"
 #include "topology/device.h"
 
 namespace dayzero::cli {
 
 struct LoopInputs {
   std::string measurements_file;
-  simulate::Measurements measurements;
+  plan::Measurements measurements;
   topology::DeviceSpec device;
   simulate::EfficiencyTable table;  // the shipped table, or the --calibration file
   std::string table_file;
@@ -28,6 +28,6 @@ LoopInputs load_loop_inputs(const std::string& measurements_file, const std::str
                             const std::string& catalog_file, const std::string& calibration_file);
 
 // The run, in one line: model, ranks, machine.
-std::string describe_run(const simulate::Measurements& m);
+std::string describe_run(const plan::Measurements& m);
 
 }  // namespace dayzero::cli

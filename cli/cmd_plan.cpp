@@ -13,7 +13,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "search/search.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
 
@@ -106,7 +106,11 @@ void run_plan(const PlanOptions& o) {
     nlohmann::json j;
     j["scenario"] = s.name;
     j["plans"] = nlohmann::json::array();
-    for (size_t i : shown) j["plans"].push_back(simulate::plan_to_json(r.all[i].plan, &full[i]));
+    for (size_t i : shown) {
+      nlohmann::json pj = plan::plan_to_json(r.all[i].plan);
+      pj["prediction"] = full[i];
+      j["plans"].push_back(std::move(pj));
+    }
     j["pareto"] = nlohmann::json::array();
     for (size_t i : r.pareto) j["pareto"].push_back(std::find(shown.begin(), shown.end(), i) - shown.begin());
     j["top"] = nlohmann::json::array();
@@ -159,7 +163,8 @@ void run_plan(const PlanOptions& o) {
     for (size_t k = 0; k < r.top.size(); ++k) {
       char name[32];
       std::snprintf(name, sizeof name, "plan-%02zu.json", k + 1);
-      simulate::save_plan(std::filesystem::path(o.out) / name, r.all[r.top[k]].plan, &full[r.top[k]]);
+      const nlohmann::json prediction = full[r.top[k]];
+      plan::save_plan(std::filesystem::path(o.out) / name, r.all[r.top[k]].plan, &prediction);
     }
     write_atomically(std::filesystem::path(o.out) / "evaluated.csv", csv(r));
   }

@@ -13,8 +13,8 @@
 #include "executor/communicator.h"
 #include "executor/mpi_communicator.h"
 #include "executor/runner.h"
-#include "simulate/measurements.h"
-#include "simulate/plan_json.h"
+#include "plan/measurements.h"
+#include "plan/plan_json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,8 +46,8 @@ std::vector<int64_t> synthetic_prompt(int64_t len, int64_t vocab, uint64_t seque
   return out;
 }
 
-simulate::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t prompt, int64_t decode) {
-  simulate::Plan p;
+plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t prompt, int64_t decode) {
+  plan::Plan p;
   p.model = m.config.source;
   p.cluster = "local";
   p.pp = o.pp;
@@ -68,7 +68,7 @@ simulate::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t
 
 std::string us(double s) { return fixed(s * 1e6, 1); }
 
-void print_table(const simulate::Measurements& ms) {
+void print_table(const plan::Measurements& ms) {
   for (size_t i = 0; i < ms.tokens.size(); ++i) {
     std::cout << (ms.tokens.size() == 1 ? std::string("generated tokens:") : "sequence " + std::to_string(i) + " tokens:");
     for (int64_t t : ms.tokens[i]) std::cout << ' ' << t;
@@ -111,7 +111,7 @@ void print_table(const simulate::Measurements& ms) {
             << '\n';
   for (const auto& c : ms.collectives)
     if (c.rank == 0)
-    std::cout << pad_right(c.collective, 16) << pad_left(std::to_string(c.ranks), 6)
+    std::cout << pad_right(std::string(core::collective_name(c.collective)), 16) << pad_left(std::to_string(c.ranks), 6)
               << pad_left(with_commas(c.size_bytes), 12) << pad_left(std::to_string(c.calls), 6)
               << pad_left(us(c.mean_s), 10) << pad_left(us(c.min_s), 10) << pad_left(fixed(c.algbw_GBps(), 3), 12)
               << pad_left(fixed(c.busbw_GBps(), 3), 12) << '\n';
@@ -160,9 +160,9 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
       throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
   }
   const model::Model m = model::load_model(o.weights);
-  simulate::Plan plan;
+  plan::Plan plan;
   std::string source = o.plan;
-  if (!o.plan.empty()) plan = simulate::load_plan(o.plan);
+  if (!o.plan.empty()) plan = plan::load_plan(o.plan);
   // Sequences: --batch, else the plan file's workload batch, else one per DP replica.
   const int64_t batch = o.batch > 0 ? o.batch : !o.plan.empty() ? plan.workload.batch : o.dp;
   std::vector<std::vector<int64_t>> prompts;
@@ -177,7 +177,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
     const fs::path plan_file = out.parent_path() / (out.stem().string() + ".plan.json");
     source = plan_file.string();
     if (lead) {
-      simulate::save_plan(plan_file, plan);
+      plan::save_plan(plan_file, plan);
       std::cout << "plan written to " << source << '\n';
     }
   }
@@ -200,18 +200,18 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   const executor::RunResult r = runner.run(prompts, o.decode_steps);
   // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
   // them. Each part travels as a one-rank Measurements (world_size 1: its own rank).
-  simulate::Measurements part = r.measurements;
+  plan::Measurements part = r.measurements;
   part.world_size = 1;
-  const std::string mine = simulate::measurements_to_json(part).dump();
+  const std::string mine = plan::measurements_to_json(part).dump();
   const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
   if (!lead) return;
-  std::vector<simulate::Measurements> ranks;
+  std::vector<plan::Measurements> ranks;
   for (size_t k = 0; k < all.size(); ++k)
-    ranks.push_back(simulate::measurements_from_json(
+    ranks.push_back(plan::measurements_from_json(
         nlohmann::json::parse(std::string(reinterpret_cast<const char*>(all[k].data()), all[k].size())),
         "rank " + std::to_string(k) + "'s measurements"));
-  const simulate::Measurements ms = simulate::merge_rank_measurements(ranks);
-  simulate::save_measurements(o.out, ms);
+  const plan::Measurements ms = plan::merge_rank_measurements(ranks);
+  plan::save_measurements(o.out, ms);
   print_table(ms);
   std::cout << "measurements written to " << o.out << '\n';
 }

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
 
@@ -39,7 +39,7 @@ void print_step(std::ostream& out, const char* title, const simulate::StepTime& 
     out << "  " << pad_right(k, 18) << pad_left(seconds(v), 12) << pad_left(fixed(100 * v / st.time_s, 1) + " %", 9) << '\n';
 }
 
-void print_report(std::ostream& out, const simulate::Plan& p, const simulate::Simulator& sim,
+void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simulator& sim,
                   const simulate::Prediction& pred) {
   const auto& m = sim.model();
   out << "Plan for " << m.config.display_family() << " on " << sim.cluster().name() << ": " << p.world_size()
@@ -77,8 +77,8 @@ void run_simulate(const SimulateOptions& o) {
   topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir());
   if (!o.catalog.empty()) catalog.add_file(o.catalog);
   const topology::Cluster cluster = topology::Cluster::load(resolve_cluster_path(o.cluster), catalog);
-  const simulate::Plan plan = simulate::load_plan(o.plan);
-  simulate::validate_plan(plan, m, cluster.num_devices(), o.plan);
+  const plan::Plan plan = plan::load_plan(o.plan);
+  plan::validate_plan(plan, m, cluster.num_devices(), o.plan);
   const auto table = simulate::EfficiencyTable::load_builtin(data_dir());
   simulate::Simulator sim(m, cluster, table.for_device(cluster.device_spec().name));
   const simulate::Prediction pred = sim.simulate(plan);

@@ -9,6 +9,7 @@
 
 #include "executor/kernels.h"
 #include "executor/threads.h"
+#include "core/arith.h"
 
 namespace dayzero::executor {
 
@@ -46,7 +47,7 @@ void dequantize_rows(const StoredWeight& w, int64_t index, int64_t r0, int64_t n
   const int64_t R = w.rows(), C = w.cols();
   if (w.kind == model::StorageKind::fp8_block) {
     const auto& table = fp8_e4m3_table();
-    const int64_t sc = model::ceil_div(C, w.block_cols), sr = model::ceil_div(R, w.block_rows);
+    const int64_t sc = core::ceil_div(C, w.block_cols), sr = core::ceil_div(R, w.block_rows);
     const auto* codes = reinterpret_cast<const uint8_t*>(w.data.data());
     for (int64_t r = r0; r < r0 + n; ++r) {
       const uint8_t* src = codes + (index * R + r) * C;

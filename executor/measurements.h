@@ -1,7 +1,7 @@
 #pragma once
 // Timing a run: the OpTimer times each distinct op call as nccl-tests does (an
 // untimed warm-up, then N timed iterations, mean and min) into the Measurements
-// (simulate/measurements.h), and the probes of this machine.
+// (plan/measurements.h), and the probes of this machine.
 
 #include <algorithm>
 #include <chrono>
@@ -12,22 +12,21 @@
 
 #include "executor/registry.h"
 #include "executor/tensor.h"
-#include "simulate/measurements.h"
+#include "plan/measurements.h"
 
 namespace dayzero::executor {
 
-// The Measurements types live in simulate/ (the cost model reads them back);
+// The Measurements types live in plan/ (the cost model reads them back);
 // the executor fills them.
-using simulate::CollectiveMeasurement;
-using simulate::MachineInfo;
-using simulate::Measurements;
-using simulate::MemoryUse;
-using simulate::OpMeasurement;
-using simulate::RankMeasurements;
-using simulate::bus_factor;
-using simulate::collective_to_json;
-using simulate::measurements_to_json;
-using simulate::save_measurements;
+using plan::CollectiveMeasurement;
+using plan::MachineInfo;
+using plan::Measurements;
+using plan::MemoryUse;
+using plan::OpMeasurement;
+using plan::RankMeasurements;
+using plan::collective_to_json;
+using plan::measurements_to_json;
+using plan::save_measurements;
 
 // This machine (hostname, /proc/cpuinfo model name, hardware threads).
 MachineInfo this_machine();

@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "executor/registry.h"
-#include "model/error.h"
-#include "simulate/plan_json.h"
+#include "core/error.h"
+#include "plan/plan_json.h"
 
 namespace dayzero::executor {
 
@@ -14,18 +14,18 @@ namespace {
 // The model a plan names (Plan::model, a config path as `plan` writes it) against
 // the one being run: same architecture and shapes (layers may be truncated, as
 // `synth --layers` does).
-void check_plan_model(const simulate::Plan& plan, const model::Model& m, const std::string& source) {
+void check_plan_model(const plan::Plan& plan, const model::Model& m, const std::string& source) {
   if (plan.model.empty() || !std::filesystem::exists(plan.model)) return;  // a bare name: nothing to compare
   const model::ModelConfig p = model::load_config(plan.model);
   const auto& c = m.config;
   auto differ = [&](const char* what, int64_t planned, int64_t actual) {
     if (planned != actual)
-      throw model::ConfigError(source, "model", "\"" + plan.model + "\"",
+      throw core::InputError(source, "model", "\"" + plan.model + "\"",
                                std::string("the plan is for another model: its ") + what + " is " +
                                    std::to_string(planned) + ", the model run has " + std::to_string(actual));
   };
   if (p.architecture != c.architecture)
-    throw model::ConfigError(source, "model", "\"" + plan.model + "\"",
+    throw core::InputError(source, "model", "\"" + plan.model + "\"",
                              "the plan is for another model: " + p.architecture + ", the model run is " + c.architecture);
   differ("hidden_size", p.hidden_size, c.hidden_size);
   differ("num_attention_heads", p.num_heads, c.num_heads);
@@ -35,18 +35,18 @@ void check_plan_model(const simulate::Plan& plan, const model::Model& m, const s
 }
 }  // namespace
 
-void check_plan(const simulate::Plan& plan, const model::Model& m, int world_size, const std::string& plan_source) {
+void check_plan(const plan::Plan& plan, const model::Model& m, int world_size, const std::string& plan_source) {
   const int world = plan.world_size();
   if (world != world_size)
-    throw model::ConfigError(plan_source, "pp x attention.tp x attention.dp", std::to_string(world),
+    throw core::InputError(plan_source, "pp x attention.tp x attention.dp", std::to_string(world),
                              "the plan needs " + std::to_string(world) + " ranks but " + std::to_string(world_size) +
                                  (world_size == 1 ? " rank runs it" : " ranks run it"));
-  simulate::validate_plan(plan, m, static_cast<uint32_t>(world_size), plan_source);
+  plan::validate_plan(plan, m, static_cast<uint32_t>(world_size), plan_source);
   check_plan_model(plan, m, plan_source);
   // What the shards need beyond validate_plan: even splits of heads, widths and vocabulary.
   const auto& c = m.config;
   auto refuse = [&](const char* field, int v, const std::string& why) {
-    throw model::ConfigError(plan_source, field, std::to_string(v), why);
+    throw core::InputError(plan_source, field, std::to_string(v), why);
   };
   const int tp = plan.attention.tp;
   auto divides = [&](const char* what, int64_t n) {
@@ -80,7 +80,7 @@ std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
   return out;
 }
 
-Runner::Runner(const model::Model& m, const simulate::Plan& plan, Communicator& comm,
+Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm,
                const std::filesystem::path& weights, const RunnerOptions& options)
     : m_(m), plan_(plan), comm_(comm), weights_dir_(weights), options_(options), timer_(options.timing_iterations) {
   // Every rank checks the plan and the kernels, then reads its weights; a failure

@@ -25,14 +25,14 @@
 #include "executor/timed_communicator.h"
 #include "executor/weight_store.h"
 #include "model/model.h"
-#include "simulate/plan.h"
+#include "plan/plan.h"
 
 namespace dayzero::executor {
 
 // Checks that `plan` fits `m` (simulate::validate_plan), a world of `world_size`
-// ranks, and what this executor shards; throws model::ConfigError naming
+// ranks, and what this executor shards; throws core::InputError naming
 // `plan_source` and the field.
-void check_plan(const simulate::Plan& plan, const model::Model& m, int world_size, const std::string& plan_source);
+void check_plan(const plan::Plan& plan, const model::Model& m, int world_size, const std::string& plan_source);
 
 struct RunnerOptions {
   int timing_iterations = 0;         // timed repeats per distinct op (0: no per-op timing)
@@ -58,7 +58,7 @@ std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica);
 
 class Runner {
  public:
-  Runner(const model::Model& m, const simulate::Plan& plan, Communicator& comm, const std::filesystem::path& weights,
+  Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm, const std::filesystem::path& weights,
          const RunnerOptions& options = {});
   ~Runner();
 
@@ -81,7 +81,7 @@ class Runner {
   void recv_tokens(std::span<int64_t> tokens);
 
   const model::Model& m_;
-  simulate::Plan plan_;
+  plan::Plan plan_;
   Communicator& comm_;
   std::filesystem::path weights_dir_;
   RunnerOptions options_;

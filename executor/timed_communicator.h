@@ -57,7 +57,7 @@ class TimedCommunicator final : public Communicator {
  private:
   // The entry for `key` (counted as a call); `repeat` is set when this call is to be
   // followed by timed repeats.
-  CollectiveMeasurement& note(const std::string& collective, int ranks, int64_t size_bytes, const std::string& key,
+  CollectiveMeasurement& note(core::Collective collective, int ranks, int64_t size_bytes, const std::string& key,
                               bool& repeat);
   template <class Body, class Reset>
   void time(CollectiveMeasurement& m, Body&& body, Reset&& reset, bool align = true);
@@ -65,10 +65,10 @@ class TimedCommunicator final : public Communicator {
   Communicator& inner_;
   int iterations_ = 0;
   double overhead_s_ = 0;
-  std::map<std::tuple<std::string, int, int64_t>, CollectiveMeasurement> entries_;
-  std::vector<std::tuple<std::string, int, int64_t>> order_;
+  std::map<std::tuple<core::Collective, int, int64_t>, CollectiveMeasurement> entries_;
+  std::vector<std::tuple<core::Collective, int, int64_t>> order_;
   std::map<std::string, bool> seen_;  // repeat keys already timed
-  std::map<std::tuple<std::string, int, int64_t>, double> sum_s_;  // over all timed repeats of an entry
+  std::map<std::tuple<core::Collective, int, int64_t>, double> sum_s_;  // over all timed repeats of an entry
 };
 
 }  // namespace dayzero::executor

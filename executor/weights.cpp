@@ -1,4 +1,5 @@
 #include "executor/weights.h"
+#include "core/arith.h"
 
 #include <array>
 #include <cmath>
@@ -104,8 +105,8 @@ StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& 
     w.block_rows = fp8_block_rows;
     w.block_cols = fp8_block_cols;
     std::vector<int64_t> expect(w.shape.begin(), w.shape.end() - 2);
-    expect.push_back(model::ceil_div(w.rows(), fp8_block_rows));
-    expect.push_back(model::ceil_div(w.cols(), fp8_block_cols));
+    expect.push_back(core::ceil_div(w.rows(), fp8_block_rows));
+    expect.push_back(core::ceil_div(w.cols(), fp8_block_cols));
     if (s->shape != expect)
       fail(fname, name + "_scale_inv", "shape " + shape_string(s->shape) + ", expected " + shape_string(expect) +
                                            " for " + std::to_string(fp8_block_rows) + "x" +
@@ -157,7 +158,7 @@ void dequantize_row_range(const StoredWeight& w, int64_t index, int64_t row, int
       return;
     case model::StorageKind::fp8_block: {
       const auto& fp8_table = fp8_e4m3_table();
-      const int64_t sr = model::ceil_div(R, w.block_rows), sc = model::ceil_div(C, w.block_cols);
+      const int64_t sr = core::ceil_div(R, w.block_rows), sc = core::ceil_div(C, w.block_cols);
       const int64_t srow = (index * sr + row / w.block_rows) * sc;
       for (int64_t j = c0; j < c1; ++j) {
         const float code = fp8_table[static_cast<uint8_t>(w.data[first + j])];

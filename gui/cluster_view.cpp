@@ -41,7 +41,7 @@ void ClusterView::setCluster(const topology::Cluster* cluster) {
   rebuild();
 }
 
-void ClusterView::setPlan(const simulate::Plan* plan) {
+void ClusterView::setPlan(const plan::Plan* plan) {
   if (plan) plan_ = *plan;
   else plan_.reset();
   rebuild();
@@ -52,7 +52,7 @@ void ClusterView::setColouring(Colouring c) {
   rebuild();
 }
 
-int ClusterView::groupOf(const simulate::Plan& p, int rank, Colouring c) {
+int ClusterView::groupOf(const plan::Plan& p, int rank, Colouring c) {
   const int stage = p.stage_of(rank);
   switch (c) {
     case Colouring::TpGroup: return stage * p.attention.dp + p.attn_dp_index(rank);

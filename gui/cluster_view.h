@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "simulate/plan.h"
+#include "plan/plan.h"
 #include "topology/cluster.h"
 
 namespace dayzero::gui {
@@ -20,12 +20,12 @@ class ClusterView : public QGraphicsView {
 
   explicit ClusterView(QWidget* parent = nullptr);
   void setCluster(const topology::Cluster* cluster);  // not owned; outlives the view's use
-  void setPlan(const simulate::Plan* plan);           // nullptr: devices uncoloured
+  void setPlan(const plan::Plan* plan);           // nullptr: devices uncoloured
   void setColouring(Colouring c);
   Colouring colouring() const { return colouring_; }
 
   // The group a rank is in under a colouring (from Plan's rank arithmetic).
-  static int groupOf(const simulate::Plan& p, int rank, Colouring c);
+  static int groupOf(const plan::Plan& p, int rank, Colouring c);
 
  protected:
   void resizeEvent(QResizeEvent* e) override;
@@ -39,7 +39,7 @@ class ClusterView : public QGraphicsView {
   QString legend_head_;
   std::vector<std::pair<QColor, QString>> legend_;
   const topology::Cluster* cluster_ = nullptr;
-  std::optional<simulate::Plan> plan_;
+  std::optional<plan::Plan> plan_;
   Colouring colouring_ = Colouring::TpGroup;
 };
 

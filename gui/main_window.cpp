@@ -24,7 +24,9 @@
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
 #include "gui/scenario_dialog.h"
-#include "simulate/plan_json.h"
+#include <nlohmann/json.hpp>
+
+#include "plan/plan_json.h"
 
 namespace dayzero::gui {
 
@@ -297,7 +299,8 @@ bool MainWindow::exportPlan(const QString& file, QString* error) {
     return false;
   }
   try {
-    simulate::save_plan(file.toStdString(), *plan, details_->prediction() ? &*details_->prediction() : nullptr);
+    const nlohmann::json prediction = details_->prediction() ? nlohmann::json(*details_->prediction()) : nlohmann::json();
+    plan::save_plan(file.toStdString(), *plan, details_->prediction() ? &prediction : nullptr);
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());

@@ -8,7 +8,7 @@ namespace dayzero::gui {
 
 MeasuredRun::MeasuredRun(const std::filesystem::path& measurements_file)
     : file(measurements_file),
-      measurements(simulate::load_measurements(measurements_file)),
+      measurements(plan::load_measurements(measurements_file)),
       catalog(topology::DeviceCatalog::load_builtin(data_dir())),
       shipped(simulate::EfficiencyTable::load_builtin(data_dir())) {}
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "simulate/efficiency.h"
-#include "simulate/measurements.h"
+#include "plan/measurements.h"
 #include "simulate/run_prediction.h"
 #include "simulate/validation.h"
 #include "topology/device.h"
@@ -26,7 +26,7 @@ struct MeasuredRun {
   // Throws what load_measurements and the catalog loaders throw (file, field, value).
   explicit MeasuredRun(const std::filesystem::path& measurements_file);
   std::filesystem::path file;
-  simulate::Measurements measurements;
+  plan::Measurements measurements;
   topology::DeviceCatalog catalog;
   simulate::EfficiencyTable shipped;  // scenarios/devices/efficiency.json
 };

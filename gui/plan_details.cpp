@@ -13,7 +13,7 @@
 
 #include "gui/cluster_view.h"
 #include "gui/plan_charts.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 
 namespace dayzero::gui {
 
@@ -143,8 +143,8 @@ void PlanDetails::resimulate() {
     const Knobs k{batch_->value(), input_len_->value(), weights_->currentText().toStdString(), kv_->currentText().toStdString(),
                   devices_->value()};
     try {
-      simulate::Plan p = apply_knobs(base_->plan, k);
-      simulate::validate_plan(p, session_->model, session_->cluster.num_devices(), "what-if");
+      plan::Plan p = apply_knobs(base_->plan, k);
+      plan::validate_plan(p, session_->model, session_->cluster.num_devices(), "what-if");
       prediction_ = sim_->simulate(p);
       plan_ = std::move(p);
     } catch (const std::exception& ex) {

@@ -31,7 +31,7 @@ class PlanDetails : public QWidget {
   void setPlan(const search::Evaluated* e);  // nullptr: nothing selected
 
   // The plan as shown (knobs applied) and its prediction; empty when none or invalid.
-  const std::optional<simulate::Plan>& plan() const { return plan_; }
+  const std::optional<plan::Plan>& plan() const { return plan_; }
   const std::optional<simulate::Prediction>& prediction() const { return prediction_; }
 
   QString error() const { return error_; }  // why the what-if plan is not valid; empty when it is
@@ -52,7 +52,7 @@ class PlanDetails : public QWidget {
   std::shared_ptr<const Session> session_;
   std::unique_ptr<simulate::Simulator> sim_;
   std::optional<search::Evaluated> base_;
-  std::optional<simulate::Plan> plan_;
+  std::optional<plan::Plan> plan_;
   std::optional<simulate::Prediction> prediction_;
   QString error_;
   QSpinBox* devices_;

@@ -26,7 +26,7 @@ Knobs knobs_of(const search::Evaluated& e) {
   return Knobs{e.plan.workload.batch, e.plan.workload.input_len, e.weights, e.plan.dtypes.kv_cache, e.plan.world_size()};
 }
 
-simulate::Plan with_devices(simulate::Plan p, int devices) {
+plan::Plan with_devices(plan::Plan p, int devices) {
   const int unit = p.pp * p.attention.tp;
   if (devices < 1 || devices % unit != 0)
     throw std::invalid_argument(std::to_string(devices) + " devices: not a multiple of pp x tp = " + std::to_string(p.pp) +
@@ -50,7 +50,7 @@ simulate::Plan with_devices(simulate::Plan p, int devices) {
   return p;
 }
 
-simulate::Plan apply_knobs(simulate::Plan p, const Knobs& k) {
+plan::Plan apply_knobs(plan::Plan p, const Knobs& k) {
   if (k.devices > 0 && k.devices != p.world_size()) p = with_devices(std::move(p), k.devices);
   p.workload.batch = k.batch;
   p.workload.input_len = k.input_len;

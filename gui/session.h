@@ -12,7 +12,7 @@
 #include "search/scenario.h"
 #include "search/search.h"
 #include "simulate/efficiency.h"
-#include "simulate/plan.h"
+#include "plan/plan.h"
 #include "topology/cluster.h"
 
 namespace dayzero::gui {
@@ -42,13 +42,13 @@ struct Knobs {
 Knobs knobs_of(const search::Evaluated& e);
 // The plan with the knobs applied; weights as the search sets them (search/space.cpp).
 // Throws std::invalid_argument when the device count does not fit the layout.
-simulate::Plan apply_knobs(simulate::Plan p, const Knobs& k);
+plan::Plan apply_knobs(plan::Plan p, const Knobs& k);
 // The plan on `devices` devices: TP and PP kept, attention DP = devices / (pp x tp);
 // MoE keeps its TP and scales EP when it has expert parallelism (else its DP);
 // ranks keep their devices, added ranks take the next unused ones. Throws
 // std::invalid_argument when devices is not a multiple of pp x tp; what else
 // does not fit (EP against the expert count, the cluster's size) is for validate_plan.
-simulate::Plan with_devices(simulate::Plan p, int devices);
+plan::Plan with_devices(plan::Plan p, int devices);
 std::vector<std::string> weight_choices();
 std::vector<std::string> kv_choices();
 

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "model/safetensors.h"
+#include "core/arith.h"
 
 namespace dayzero::model {
 
@@ -27,8 +28,8 @@ void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& o
     case StorageKind::fp8_block: {
       out.push_back({name, DType::f8_e4m3, s, false, &w});
       std::vector<int64_t> scale(s.begin(), s.end() - 2);
-      scale.push_back(ceil_div(s[s.size() - 2], f.block_rows));
-      scale.push_back(ceil_div(s.back(), f.block_cols));
+      scale.push_back(core::ceil_div(s[s.size() - 2], f.block_rows));
+      scale.push_back(core::ceil_div(s.back(), f.block_cols));
       out.push_back({name + "_scale_inv", DType::f32, scale, true, &w});
       return;
     }
@@ -38,7 +39,7 @@ void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& o
       return;
     case StorageKind::mxfp4: {  // gpt-oss: [.., rows, cols] -> blocks [.., rows, cols/32, 16], scales [.., rows, cols/32]
       std::vector<int64_t> blocks(s.begin(), s.end() - 1);
-      blocks.push_back(ceil_div(s.back(), kMxfp4BlockElems));
+      blocks.push_back(core::ceil_div(s.back(), kMxfp4BlockElems));
       std::vector<int64_t> scales = blocks;
       blocks.push_back(kMxfp4BlockElems / 2);
       out.push_back({name + "_blocks", DType::u8, blocks, false, &w});

@@ -98,11 +98,11 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     const auto pos = what.find("parse error");
-    throw ConfigError(source, "", "", "not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
+    throw core::InputError(source, "", "", "not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
   }
-  if (!root.is_object()) throw ConfigError(source, "", detail::show(root), "expected a JSON object");
+  if (!root.is_object()) throw core::InputError(source, "", core::show(root), "expected a JSON object");
 
-  detail::Fields top(root, source);
+  core::Fields top(root, source);
   ModelConfig c;
   c.source = source;
 
@@ -116,7 +116,7 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
   std::optional<Family> family = family_of_architecture(c.architecture);
   std::string text_type;
   if (text) {
-    detail::Fields tf(*text, source, "text_config.");
+    core::Fields tf(*text, source, "text_config.");
     text_type = tf.opt_string("model_type", "");
     if (!family) {
       for (const auto& e : kTextModelTypes)
@@ -128,7 +128,7 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
                    "unsupported architecture; supported: " + supported_architectures());
   c.family = *family;
 
-  detail::Fields f = text ? detail::Fields(*text, source, "text_config.") : top;
+  core::Fields f = text ? core::Fields(*text, source, "text_config.") : top;
   if (text && !text_type.empty()) c.model_type = text_type;
 
   c.hidden_size = f.req_int("hidden_size");
@@ -173,11 +173,11 @@ ModelConfig load_config(const std::filesystem::path& path) {
   std::filesystem::path file = path;
   if (std::filesystem::is_directory(path, ec)) file = path / "config.json";
   if (!std::filesystem::exists(file, ec))
-    throw ConfigError(file.string(), "", "", std::filesystem::is_directory(path, ec)
+    throw core::InputError(file.string(), "", "", std::filesystem::is_directory(path, ec)
                                                  ? "model directory has no config.json"
                                                  : "no such file");
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file.string(), "", "", "cannot be opened for reading");
+  if (!in) throw core::InputError(file.string(), "", "", "cannot be opened for reading");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_config(text.str(), file.string());

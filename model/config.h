@@ -120,7 +120,7 @@ struct ModelConfig {
 };
 
 // Parse config.json text. `source` names the file in error messages.
-// Throws ConfigError on malformed, incomplete, inconsistent or unsupported input.
+// Throws core::InputError on malformed, incomplete, inconsistent or unsupported input.
 ModelConfig parse_config(std::string_view json_text, const std::string& source);
 
 // Read a config.json file, or the config.json inside a model directory.

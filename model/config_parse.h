@@ -2,10 +2,12 @@
 // Internal to model/: the per-family readers behind parse_config. Each reads the
 // family's keys from `f` into `c`, whose common fields are already set.
 
+#include "core/json_fields.h"
 #include "model/config.h"
-#include "model/json_fields.h"
 
 namespace dayzero::model::detail {
+
+using core::Fields;
 
 void read_gqa_family(Fields& f, ModelConfig& c);       // llama, mistral, qwen2/3, mixtral, qwen3_moe
 void read_deepseek(Fields& f, ModelConfig& c);         // deepseek_v2, deepseek_v3 (and Kimi-K2)

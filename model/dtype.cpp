@@ -1,4 +1,5 @@
 #include "model/dtype.h"
+#include "core/arith.h"
 
 #include <stdexcept>
 
@@ -65,44 +66,32 @@ std::string StorageFormat::describe() const {
   return "?";
 }
 
-int64_t checked_mul(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("size product overflows 64 bits");
-  return r;
-}
-
-int64_t checked_add(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("size sum overflows 64 bits");
-  return r;
-}
-
 int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt) {
   int64_t elems = 1;
-  for (int64_t d : shape) elems = checked_mul(elems, d);
-  if (fmt.kind == StorageKind::plain) return (checked_mul(elems, dtype_bits(fmt.dtype)) + 7) / 8;
+  for (int64_t d : shape) elems = core::checked_mul(elems, d);
+  if (fmt.kind == StorageKind::plain) return (core::checked_mul(elems, dtype_bits(fmt.dtype)) + 7) / 8;
 
   // Quantized formats: a stack of matrices [.., rows, cols]; a 1-D tensor is one row.
   const int64_t cols = shape.empty() ? 1 : shape.back();
   const int64_t rows = shape.size() >= 2 ? shape[shape.size() - 2] : 1;
   int64_t matrices = 1;
-  for (size_t i = 0; i + 2 < shape.size(); ++i) matrices = checked_mul(matrices, shape[i]);
+  for (size_t i = 0; i + 2 < shape.size(); ++i) matrices = core::checked_mul(matrices, shape[i]);
 
   switch (fmt.kind) {
     case StorageKind::fp8_block: {
-      const int64_t blocks = checked_mul(ceil_div(rows, fmt.block_rows), ceil_div(cols, fmt.block_cols));
-      return checked_add(elems, checked_mul(checked_mul(matrices, blocks), 4));
+      const int64_t blocks = core::checked_mul(core::ceil_div(rows, fmt.block_rows), core::ceil_div(cols, fmt.block_cols));
+      return core::checked_add(elems, core::checked_mul(core::checked_mul(matrices, blocks), 4));
     }
-    case StorageKind::fp8_tensor: return checked_add(elems, 4);
+    case StorageKind::fp8_tensor: return core::checked_add(elems, 4);
     case StorageKind::mxfp4: {
       // Per row: ceil(cols/32) blocks of 16 bytes (32 E2M1 values) + 1 E8M0 byte each.
-      const int64_t row_blocks = checked_mul(checked_mul(matrices, rows), ceil_div(cols, kMxfp4BlockElems));
-      return checked_mul(row_blocks, kMxfp4BlockElems / 2 + 1);
+      const int64_t row_blocks = core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, kMxfp4BlockElems));
+      return core::checked_mul(row_blocks, kMxfp4BlockElems / 2 + 1);
     }
     case StorageKind::int4_group: {
-      const int64_t row_groups = checked_mul(checked_mul(matrices, rows), ceil_div(cols, fmt.group));
-      const int64_t packed = checked_mul(checked_mul(matrices, rows), ceil_div(cols, 2));
-      return checked_add(packed, checked_mul(row_groups, 2));
+      const int64_t row_groups = core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, fmt.group));
+      const int64_t packed = core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, 2));
+      return core::checked_add(packed, core::checked_mul(row_groups, 2));
     }
     case StorageKind::plain: break;
   }

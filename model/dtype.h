@@ -56,9 +56,4 @@ inline constexpr int64_t kInt4DefaultGroup = 128;
 // when block_rows divides out). Throws std::overflow_error on 64-bit overflow.
 int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt);
 
-// Overflow-checked arithmetic for sizes; throw std::overflow_error.
-int64_t checked_mul(int64_t a, int64_t b);
-int64_t checked_add(int64_t a, int64_t b);
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace dayzero::model

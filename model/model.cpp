@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "model/error.h"
+#include "core/error.h"
+#include "core/arith.h"
 
 namespace dayzero::model {
 
@@ -44,14 +45,14 @@ int64_t Model::weight_bytes(const Weight& w, WeightPrecision p) const {
 int64_t Model::params_total() const {
   int64_t n = 0;
   for (const auto& w : weights)
-    if (!w.mtp) n = checked_add(n, w.params());
+    if (!w.mtp) n = core::checked_add(n, w.params());
   return n;
 }
 
 int64_t Model::params_active() const {
   int64_t n = 0;
   for (const auto& w : weights)
-    if (!w.mtp) n = checked_add(n, active_share(w, config));
+    if (!w.mtp) n = core::checked_add(n, active_share(w, config));
   return n;
 }
 
@@ -66,21 +67,21 @@ int64_t Model::params_head() const {
 int64_t Model::params_mtp() const {
   int64_t n = 0;
   for (const auto& w : weights)
-    if (w.mtp) n = checked_add(n, w.params());
+    if (w.mtp) n = core::checked_add(n, w.params());
   return n;
 }
 
 std::map<Part, int64_t> Model::params_by_part(bool mtp) const {
   std::map<Part, int64_t> m;
   for (const auto& w : weights)
-    if (w.mtp == mtp) m[w.part] = checked_add(m[w.part], w.params());
+    if (w.mtp == mtp) m[w.part] = core::checked_add(m[w.part], w.params());
   return m;
 }
 
 int64_t Model::weights_bytes(WeightPrecision p, bool mtp) const {
   int64_t n = 0;
   for (const auto& w : weights)
-    if (w.mtp == mtp) n = checked_add(n, weight_bytes(w, p));
+    if (w.mtp == mtp) n = core::checked_add(n, weight_bytes(w, p));
   return n;
 }
 
@@ -101,7 +102,7 @@ int64_t Model::kv_cache_bytes(int64_t seq_len, int64_t elem_bytes) const {
     for (const auto& op : l.ops) {
       if (op.kind != OpKind::attention) continue;
       const int64_t tokens = op.attn.window > 0 ? std::min(seq_len, op.attn.window) : seq_len;
-      n = checked_add(n, checked_mul(checked_mul(op.attn.kv_elems_per_token, tokens), elem_bytes));
+      n = core::checked_add(n, core::checked_mul(core::checked_mul(op.attn.kv_elems_per_token, tokens), elem_bytes));
     }
   }
   return n;
@@ -142,7 +143,7 @@ Model build_model(ModelConfig config) {
     (void)m.weights_bytes(WeightPrecision::bf16);
     (void)m.params_total();
   } catch (const std::overflow_error&) {
-    throw ConfigError(c.source, "sizes",
+    throw core::InputError(c.source, "sizes",
                       "hidden_size=" + std::to_string(c.hidden_size) + ", num_hidden_layers=" +
                           std::to_string(c.num_layers) + ", vocab_size=" + std::to_string(c.vocab_size),
                       "the model's total size overflows 64 bits");

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/checkpoint.h"
-#include "model/error.h"
+#include "core/error.h"
 #include "model/random.h"
 #include "model/safetensors.h"
 
@@ -119,7 +119,7 @@ SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path,
       std::filesystem::is_directory(config_path) ? config_path / "config.json" : config_path;
   ModelConfig original = load_config(cfg_file);  // validates before anything is written
   if (opts.layers > original.num_layers)
-    throw ConfigError(cfg_file.string(), "num_hidden_layers", std::to_string(original.num_layers),
+    throw core::InputError(cfg_file.string(), "num_hidden_layers", std::to_string(original.num_layers),
                       "--layers " + std::to_string(opts.layers) + " exceeds the model's layer count");
   const nlohmann::json cfg = truncated_config(cfg_file, opts.layers);
   const Model m = build_model(parse_config(cfg.dump(), cfg_file.string()));
@@ -162,7 +162,7 @@ SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path,
   {
     std::ofstream out(cfg_tmp, std::ios::trunc);
     out << cfg.dump(2) << '\n';
-    if (!out.flush()) throw ConfigError(cfg_tmp.string(), "", "", "write failed");
+    if (!out.flush()) throw core::InputError(cfg_tmp.string(), "", "", "write failed");
   }
   std::filesystem::rename(cfg_tmp, out_dir / "config.json");
   return result;

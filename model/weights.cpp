@@ -5,7 +5,8 @@
 #include <stdexcept>
 #include <utility>
 
-#include "model/error.h"
+#include "core/error.h"
+#include "core/arith.h"
 
 namespace dayzero::model {
 
@@ -26,7 +27,7 @@ std::string_view part_name(Part p) {
 
 int64_t Weight::params() const {
   int64_t n = copies;
-  for (int64_t d : shape) n = checked_mul(n, d);
+  for (int64_t d : shape) n = core::checked_mul(n, d);
   return n;
 }
 
@@ -34,9 +35,9 @@ int64_t Weight::bytes(const StorageFormat& fmt) const {
   if (input_major && fmt.kind != StorageKind::plain) {  // quantize along the input dim
     std::vector<int64_t> s = shape;
     std::swap(s[s.size() - 1], s[s.size() - 2]);
-    return checked_mul(storage_bytes(s, fmt), copies);
+    return core::checked_mul(storage_bytes(s, fmt), copies);
   }
-  return checked_mul(storage_bytes(shape, fmt), copies);
+  return core::checked_mul(storage_bytes(shape, fmt), copies);
 }
 
 namespace {
@@ -106,18 +107,18 @@ void add_attention(Builder& b, const ModelConfig& c, const std::string& p, int64
     if (m.q_lora_rank > 0) {
       add_linear(b, p + "self_attn.q_a_proj", m.q_lora_rank, H, A, L, c.qkv_bias);
       b.add(p + "self_attn.q_a_layernorm.weight", {m.q_lora_rank}, Part::norm, L, false);
-      add_linear(b, p + "self_attn.q_b_proj", checked_mul(nh, qk), m.q_lora_rank, A, L, false);
+      add_linear(b, p + "self_attn.q_b_proj", core::checked_mul(nh, qk), m.q_lora_rank, A, L, false);
     } else {
-      add_linear(b, p + "self_attn.q_proj", checked_mul(nh, qk), H, A, L, false);
+      add_linear(b, p + "self_attn.q_proj", core::checked_mul(nh, qk), H, A, L, false);
     }
     add_linear(b, p + "self_attn.kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, H, A, L, c.qkv_bias);
     b.add(p + "self_attn.kv_a_layernorm.weight", {m.kv_lora_rank}, Part::norm, L, false);
-    add_linear(b, p + "self_attn.kv_b_proj", checked_mul(nh, m.qk_nope_head_dim + m.v_head_dim),
+    add_linear(b, p + "self_attn.kv_b_proj", core::checked_mul(nh, m.qk_nope_head_dim + m.v_head_dim),
                m.kv_lora_rank, A, L, false);
-    add_linear(b, p + "self_attn.o_proj", H, checked_mul(nh, m.v_head_dim), A, L, c.o_bias);
+    add_linear(b, p + "self_attn.o_proj", H, core::checked_mul(nh, m.v_head_dim), A, L, c.o_bias);
     return;
   }
-  const int64_t q = checked_mul(nh, c.head_dim), kv = checked_mul(c.num_kv_heads, c.head_dim);
+  const int64_t q = core::checked_mul(nh, c.head_dim), kv = core::checked_mul(c.num_kv_heads, c.head_dim);
   add_linear(b, p + "self_attn.q_proj", q, H, A, L, c.qkv_bias);
   add_linear(b, p + "self_attn.k_proj", kv, H, A, L, c.qkv_bias);
   add_linear(b, p + "self_attn.v_proj", kv, H, A, L, c.qkv_bias);
@@ -154,8 +155,8 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
       // Unquantized, transformers keeps them input-major ([E, in, out]); MXFP4 blocks
       // run along the input dim, so the quantized layout is [E, out, in].
       b.input_major = true;
-      b.add(p + "mlp.experts.gate_up_proj", {E, H, checked_mul(2, I)}, X, L, true, 1, E);
-      b.add(p + "mlp.experts.gate_up_proj_bias", {E, checked_mul(2, I)}, X, L, false, 1, E);
+      b.add(p + "mlp.experts.gate_up_proj", {E, H, core::checked_mul(2, I)}, X, L, true, 1, E);
+      b.add(p + "mlp.experts.gate_up_proj_bias", {E, core::checked_mul(2, I)}, X, L, false, 1, E);
       b.input_major = true;
       b.add(p + "mlp.experts.down_proj", {E, I, H}, X, L, true, 1, E);
       b.add(p + "mlp.experts.down_proj_bias", {E, H}, X, L, false, 1, E);
@@ -171,7 +172,7 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
   add_linear(b, p + "mlp.experts.{e}.up_proj", I, H, X, L, false, E, E);
   add_linear(b, p + "mlp.experts.{e}.down_proj", H, I, X, L, false, E, E);
   if (c.moe.num_shared_experts > 0) {
-    const int64_t S = checked_mul(c.moe.num_shared_experts, I);
+    const int64_t S = core::checked_mul(c.moe.num_shared_experts, I);
     add_linear(b, p + "mlp.shared_experts.gate_proj", S, H, Part::shared_experts, L, false);
     add_linear(b, p + "mlp.shared_experts.up_proj", S, H, Part::shared_experts, L, false);
     add_linear(b, p + "mlp.shared_experts.down_proj", H, S, Part::shared_experts, L, false);
@@ -203,7 +204,7 @@ std::vector<Weight> model_weights(const ModelConfig& c) {
         b.add(p + "embed_tokens.weight", {V, H}, Part::embedding, L, false);
         b.add(p + "enorm.weight", {H}, Part::norm, L, false);
         b.add(p + "hnorm.weight", {H}, Part::norm, L, false);
-        b.add(p + "eh_proj.weight", {H, checked_mul(2, H)}, Part::mtp_proj, L, true);
+        b.add(p + "eh_proj.weight", {H, core::checked_mul(2, H)}, Part::mtp_proj, L, true);
       }
       b.add(p + "input_layernorm.weight", {H}, Part::norm, L, false);
       add_attention(b, c, p, L);
@@ -219,7 +220,7 @@ std::vector<Weight> model_weights(const ModelConfig& c) {
     if (!c.tie_word_embeddings) b.add("lm_head.weight", {V, H}, Part::head, -1, false);
   } catch (const std::overflow_error&) {
     const std::string last = b.out.empty() ? "model.embed_tokens.weight" : b.out.back().name;
-    throw ConfigError(c.source, "sizes",
+    throw core::InputError(c.source, "sizes",
                       "hidden_size=" + std::to_string(H) + ", vocab_size=" + std::to_string(V) +
                           ", num_hidden_layers=" + std::to_string(c.num_layers),
                       "tensor sizes overflow 64 bits (after " + last + ")");

@@ -36,7 +36,7 @@ struct Weight {
 
 // All weights of the model, MTP modules included (flagged), in checkpoint order:
 // embeddings, decoder layers, MTP layers, final norm, head.
-// Throws ConfigError if a size overflows 64 bits.
+// Throws core::InputError if a size overflows 64 bits.
 std::vector<Weight> model_weights(const ModelConfig& c);
 
 // True if `name` is covered by one of HF's `modules_to_not_convert` patterns

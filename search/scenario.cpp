@@ -3,23 +3,18 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
-#include "model/json_fields.h"
+#include "core/error.h"
+#include "core/json_fields.h"
 
 namespace dayzero::search {
 
 namespace {
 
-using model::ConfigError;
-using model::detail::Fields;
+using core::InputError;
+using core::Fields;
 using nlohmann::json;
 
 const std::vector<std::string> kWeightChoices = {"checkpoint", "bf16", "fp8", "int4", "experts-int4"};
-
-void reject_unknown(const Fields& f) {
-  const auto extra = f.unread();
-  if (!extra.empty()) f.fail(extra.front(), "unknown field");
-}
 
 std::vector<int> positive_ints(Fields& f, const std::string& key) {
   std::vector<int> out;
@@ -56,15 +51,8 @@ std::filesystem::path resolve_scenario(const std::string& arg, const std::filesy
 
 Scenario load_scenario(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path);
-  if (!in) throw ConfigError(file, "", "", "no such file or not readable");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(file, "", "", std::string("not valid JSON (") + e.what() + ")");
-  }
-  if (!j.is_object()) throw ConfigError(file, "", "", "a scenario must be a JSON object");
+  const json j = core::read_json_file(path);
+  if (!j.is_object()) throw core::InputError(file, "", "", "a scenario must be a JSON object");
   Fields f(j, file);
   Scenario s;
   s.file = path;
@@ -102,7 +90,7 @@ Scenario load_scenario(const std::filesystem::path& path) {
     s.workload.routing_zipf_s = w.opt_double("routing_zipf_s", 0);
     if (s.workload.routing_zipf_s < 0 || s.workload.routing_zipf_s > 5) w.fail("routing_zipf_s", "must be in [0, 5]");
     s.workload.routing_seed = static_cast<uint64_t>(w.opt_int("routing_seed", 0, 0));
-    reject_unknown(w);
+    w.reject_unknown();
   }
   if (const json* sj = f.opt_object("sla")) {
     Fields sl(*sj, file, "sla.");
@@ -110,7 +98,7 @@ Scenario load_scenario(const std::filesystem::path& path) {
     s.sla.max_tpot_s = sl.opt_double("max_tpot_s", 0);
     if (s.sla.max_ttft_s < 0) sl.fail("max_ttft_s", "must be positive (or 0 for no limit)");
     if (s.sla.max_tpot_s < 0) sl.fail("max_tpot_s", "must be positive (or 0 for no limit)");
-    reject_unknown(sl);
+    sl.reject_unknown();
   }
   const std::string obj = f.opt_string("objective", "throughput_per_device");
   if (obj == "throughput_per_device") s.objective = Objective::throughput_per_device;
@@ -139,9 +127,9 @@ Scenario load_scenario(const std::filesystem::path& path) {
     o.tp_within_node = sp.opt_bool("tp_within_node", true);
     o.top = static_cast<int>(sp.opt_int("top", 10));
     if (o.top > 1000) sp.fail("top", "at most 1000");
-    reject_unknown(sp);
+    sp.reject_unknown();
   }
-  reject_unknown(f);
+  f.reject_unknown();
   return s;
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/model.h"
-#include "simulate/plan.h"
+#include "plan/plan.h"
 #include "topology/cluster.h"
 
 namespace dayzero::search {
@@ -46,7 +46,7 @@ struct Scenario {
   std::filesystem::path model_path;    // resolved (empty when inline)
   std::string inline_config;           // config.json text given inline under "model"
   std::filesystem::path cluster_path;  // resolved
-  simulate::Workload workload;         // batch = the most concurrent sequences to consider
+  plan::Workload workload;         // batch = the most concurrent sequences to consider
   double request_rate_per_s = 0;       // alternative to a fixed concurrency (0 = not given)
   Sla sla;
   Objective objective = Objective::throughput_per_device;

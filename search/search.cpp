@@ -10,7 +10,7 @@
 #include <set>
 #include <thread>
 
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "simulate/simulator.h"
 
 namespace dayzero::search {
@@ -110,7 +110,7 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
     if (smallest) {
       simulate::Simulator sim(m, c, eff);
       auto try_variant = [&](const char* what, auto&& change) {
-        simulate::Plan p = smallest->plan;
+        plan::Plan p = smallest->plan;
         change(p);
         const auto pred = sim.simulate(p, {false, false, false});
         int64_t mx = 0;
@@ -119,15 +119,15 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
                                 fmt("%.0f", 100.0 * static_cast<double>(mx) / c.device_spec().mem_bytes) +
                                 " % of a device" + (pred.fits ? " and fits" : ""));
       };
-      try_variant("lower precision (INT4 weights, FP8 KV cache)", [](simulate::Plan& p) {
+      try_variant("lower precision (INT4 weights, FP8 KV cache)", [](plan::Plan& p) {
         p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = "int4";
         p.dtypes.kv_cache = "fp8";
       });
       if (m.config.is_moe())
-        try_variant("offloading (1/16 of the experts resident, the rest in host memory)", [&](simulate::Plan& p) {
+        try_variant("offloading (1/16 of the experts resident, the rest in host memory)", [&](plan::Plan& p) {
           p.offload.resident_experts = std::max<int64_t>(p.moe.ep, m.config.moe.num_experts / 16);
         });
-      try_variant("a smaller batch (one sequence per replica)", [](simulate::Plan& p) { p.workload.batch = p.attention.dp; });
+      try_variant("a smaller batch (one sequence per replica)", [](plan::Plan& p) { p.workload.batch = p.attention.dp; });
     }
     return;
   }

@@ -18,7 +18,7 @@
 namespace dayzero::search {
 
 struct Evaluated {
-  simulate::Plan plan;
+  plan::Plan plan;
   std::string weights;  // the weight-precision choice: checkpoint, bf16, fp8, int4, experts-int4
   double resident_fraction = 1;
   simulate::Prediction prediction;  // per stage (not per rank); no time when it does not fit
@@ -53,7 +53,7 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
 
 // Sets a plan's per-part weight dtypes from a search weight choice: "checkpoint",
 // "bf16", "fp8", "int4" (embeddings stay 16-bit) or "experts-int4".
-void apply_weight_choice(simulate::Plan& p, const std::string& choice);
+void apply_weight_choice(plan::Plan& p, const std::string& choice);
 
 // The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16".
 std::string layout_name(const Evaluated& e);

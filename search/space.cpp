@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "search/search.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 
 namespace dayzero::search {
 
@@ -110,7 +110,7 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
                   p.cluster = c.name();
                   p.pp = pp;
                   p.attention = {tp, dp};
-                  p.moe = cfg.is_moe() ? simulate::MoeLayout{moe_tp, ep, 1} : simulate::MoeLayout{1, 1, rps};
+                  p.moe = cfg.is_moe() ? plan::MoeLayout{moe_tp, ep, 1} : plan::MoeLayout{1, 1, rps};
                   apply_weight_choice(p, w);
                   p.dtypes.kv_cache = kv;
                   if (frac < 1)
@@ -129,7 +129,7 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
   return out;
 }
 
-void apply_weight_choice(simulate::Plan& p, const std::string& w) {
+void apply_weight_choice(plan::Plan& p, const std::string& w) {
   if (w == "experts-int4") {
     p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "checkpoint";
     p.dtypes.experts = "int4";

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "model/atomic_file.h"
+#include "core/atomic_file.h"
 
 namespace dayzero::simulate {
 
@@ -36,7 +36,7 @@ struct Ideal {
 };
 
 struct Timed {
-  const OpMeasurement* op;
+  const plan::OpMeasurement* op;
   OpClass cls;
   Ideal ideal;
   int group = 0;
@@ -55,12 +55,12 @@ double ideal_term(const Timed& t) {
 
 }  // namespace
 
-Calibration fit_calibration(const Measurements& m, const topology::DeviceSpec& dev, const Efficiency& start,
+Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& start,
                             std::string_view compute_dtype) {
   const Roofline peak_rf{dev, Efficiency{}};
   std::vector<Timed> ops;
   for (size_t i = 0; i < m.ops.size(); ++i) {
-    const OpMeasurement& o = m.ops[i];
+    const plan::OpMeasurement& o = m.ops[i];
     if (o.calls <= 0 || o.min_s <= 0) continue;
     OpClass cls;
     try {
@@ -153,7 +153,7 @@ nlohmann::json calibration_to_json(const Calibration& c, const std::string& sour
 
 void save_calibration(const std::filesystem::path& file, const Calibration& c, const std::string& source,
                       const Efficiency& table_default, const std::string& table_default_source) {
-  model::write_file_atomically(file, calibration_to_json(c, source, table_default, table_default_source).dump(2) + "\n",
+  core::write_file_atomically(file, calibration_to_json(c, source, table_default, table_default_source).dump(2) + "\n",
                                "calibration");
 }
 

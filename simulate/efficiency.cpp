@@ -3,14 +3,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
-#include "model/json_fields.h"
+#include "core/error.h"
+#include "core/json_fields.h"
 
 namespace dayzero::simulate {
 
 namespace {
 
-using model::detail::Fields;
+using core::Fields;
 
 double fraction(Fields& f, const std::string& key, double fallback) {
   const double v = f.opt_double(key, fallback);
@@ -21,7 +21,7 @@ double fraction(Fields& f, const std::string& key, double fallback) {
 // Reads the figures present in `j` over `base`.
 Efficiency read(const nlohmann::json& j, const std::string& file, const std::string& path, Efficiency base,
                 std::string& source) {
-  if (!j.is_object()) throw model::ConfigError(file, path, "", "expected an object");
+  if (!j.is_object()) throw core::InputError(file, path, "", "expected an object");
   Fields f(j, file, path + ".");
   base.gemm_compute = fraction(f, "gemm_compute", base.gemm_compute);
   base.gemm_memory = fraction(f, "gemm_memory", base.gemm_memory);
@@ -33,8 +33,7 @@ Efficiency read(const nlohmann::json& j, const std::string& file, const std::str
   base.tile_rows = static_cast<int>(f.opt_int("tile_rows", base.tile_rows));
   source = f.opt_string("source", "");
   if (source.empty()) f.fail("source", "every entry must say where its figures come from");
-  const auto extra = f.unread();
-  if (!extra.empty()) f.fail(extra.front(), "unknown field");
+  f.reject_unknown();
   return base;
 }
 
@@ -42,14 +41,7 @@ Efficiency read(const nlohmann::json& j, const std::string& file, const std::str
 
 EfficiencyTable EfficiencyTable::load(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path);
-  if (!in) throw model::ConfigError(file, "", "", "no such file or not readable");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw model::ConfigError(file, "", "", std::string("not valid JSON (") + e.what() + ")");
-  }
+  const nlohmann::json j = core::read_json_file(path);
   Fields top(j, file);
   (void)top.opt_string("description", "");
   const nlohmann::json* def = top.opt_object("default");
@@ -63,8 +55,7 @@ EfficiencyTable EfficiencyTable::load(const std::filesystem::path& path) {
       t.devices_[name] = {e, source};
     }
   }
-  const auto extra = top.unread();
-  if (!extra.empty()) top.fail(extra.front(), "unknown field");
+  top.reject_unknown();
   return t;
 }
 

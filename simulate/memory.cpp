@@ -2,18 +2,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/arith.h"
 #include "simulate/sim_internal.h"
 
 namespace dayzero::simulate::detail {
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+using core::ceil_div;
+using core::round_up;
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
 }  // namespace
 
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
-  const Plan& p = ctx.plan;
+  const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const int64_t tp = p.attention.tp;
   const int64_t ep = p.moe.ep, moe_tp = p.moe.tp;

@@ -5,12 +5,12 @@
 #include <numeric>
 
 #include "model/random.h"
-#include "simulate/plan.h"
+#include "plan/plan.h"
 
 namespace dayzero::simulate {
 
 
-Routing::Routing(int64_t num_experts, const Workload& w) {
+Routing::Routing(int64_t num_experts, const plan::Workload& w) {
   const auto E = static_cast<size_t>(num_experts);
   p_.assign(E, 0.0);
   rank_of_.assign(E, 0);

@@ -8,16 +8,16 @@
 #include <tuple>
 #include <vector>
 
-namespace dayzero::simulate {
+#include "plan/plan.h"
 
-struct Workload;
+namespace dayzero::simulate {
 
 class Routing {
  public:
   // Popularity of each expert id (sums to 1): from measured counts when given,
   // else Zipf(s) over popularity ranks mapped to ids by a fixed permutation
   // (`seed`), so hot experts are scattered over EP ranks as in real routers.
-  Routing(int64_t num_experts, const Workload& w);
+  Routing(int64_t num_experts, const plan::Workload& w);
   Routing() = default;
 
   int64_t num_experts() const { return static_cast<int64_t>(p_.size()); }

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "topology/cluster_config.h"
 #include "simulate/simulator.h"
 
@@ -20,9 +20,9 @@ double error_pct(double predicted, double measured) {
 }
 }  // namespace
 
-Plan plan_of_run(const Measurements& m) {
+plan::Plan plan_of_run(const plan::Measurements& m) {
   if (m.prompts.empty()) throw std::invalid_argument("the run has no prompts");
-  Plan p = m.plan;
+  plan::Plan p = m.plan;
   int64_t tokens = 0;
   for (const auto& prompt : m.prompts) tokens += static_cast<int64_t>(prompt.size());
   p.workload.batch = static_cast<int64_t>(m.prompts.size());
@@ -49,7 +49,7 @@ topology::Cluster one_node_cluster(const topology::DeviceSpec& device, int ranks
   return topology::Cluster(c, catalog);
 }
 
-std::optional<std::filesystem::path> find_run_model(const Measurements& m, const std::filesystem::path& file) {
+std::optional<std::filesystem::path> find_run_model(const plan::Measurements& m, const std::filesystem::path& file) {
   namespace fs = std::filesystem;
   const fs::path given(m.model);
   if (given.empty()) return std::nullopt;
@@ -59,12 +59,12 @@ std::optional<std::filesystem::path> find_run_model(const Measurements& m, const
   return std::nullopt;
 }
 
-RunPrediction predict_run(const Measurements& m, const model::Model& model, const topology::Cluster& cluster,
+RunPrediction predict_run(const plan::Measurements& m, const model::Model& model, const topology::Cluster& cluster,
                           const Efficiency& eff) {
   RunPrediction r;
   r.plan = plan_of_run(m);
   r.plan.cluster = cluster.config().name;
-  validate_plan(r.plan, model, cluster.num_devices(), "the run's plan");
+  plan::validate_plan(r.plan, model, cluster.num_devices(), "the run's plan");
   Simulator sim(model, cluster, eff);
   r.prediction = sim.simulate(r.plan);
   const int dp = r.plan.attention.dp;

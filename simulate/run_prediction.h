@@ -12,15 +12,15 @@
 
 #include "model/model.h"
 #include "simulate/efficiency.h"
-#include "simulate/measurements.h"
-#include "simulate/plan.h"
+#include "plan/measurements.h"
+#include "plan/plan.h"
 #include "simulate/prediction.h"
 #include "topology/cluster.h"
 
 namespace dayzero::simulate {
 
 struct RunPrediction {
-  Plan plan;                 // the run's plan with the run's workload, as simulated
+  plan::Plan plan;                 // the run's plan with the run's workload, as simulated
   Prediction prediction;
   // Prefill: each replica ran its prompts together; the simulator's TTFT is one
   // prompt per replica, so the prediction is TTFT x the most prompts a replica ran.
@@ -33,17 +33,17 @@ struct RunPrediction {
 // The run's workload on its plan: batch = its sequences, input_len = their mean
 // prompt length (rounded), output_len = decode steps + 1 (so the simulator's mean
 // decode context, input + output / 2, is the run's). The plan is checked against
-// the model and cluster (model::ConfigError naming `m`'s plan otherwise).
-Plan plan_of_run(const Measurements& m);
+// the model and cluster (core::InputError naming `m`'s plan otherwise).
+plan::Plan plan_of_run(const plan::Measurements& m);
 
 // Where a measured run's ranks are re-simulated: one node of `ranks` x `device`,
 // talking over PCIe (a cluster file's reader builds it, so its checks apply).
 topology::Cluster one_node_cluster(const topology::DeviceSpec& device, int ranks);
 // The run's model config: `m.model` as written, else relative to the directory of
 // the Measurements file it came from; none when neither exists.
-std::optional<std::filesystem::path> find_run_model(const Measurements& m, const std::filesystem::path& file);
+std::optional<std::filesystem::path> find_run_model(const plan::Measurements& m, const std::filesystem::path& file);
 
-RunPrediction predict_run(const Measurements& m, const model::Model& model, const topology::Cluster& cluster,
+RunPrediction predict_run(const plan::Measurements& m, const model::Model& model, const topology::Cluster& cluster,
                           const Efficiency& eff);
 
 }  // namespace dayzero::simulate

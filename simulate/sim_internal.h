@@ -22,9 +22,9 @@ struct Stage {
 
 // Everything derived from the plan that both models use.
 struct PlanContext {
-  PlanContext(const Plan& p, const ModelCosts& m, const Efficiency& e, const Routing& r)
+  PlanContext(const plan::Plan& p, const ModelCosts& m, const Efficiency& e, const Routing& r)
       : plan(p), mc(m), eff(e), routing(r) {}
-  const Plan& plan;
+  const plan::Plan& plan;
   const ModelCosts& mc;
   const Efficiency& eff;
   const Routing& routing;
@@ -37,7 +37,7 @@ struct PlanContext {
   std::vector<Stage> stages;
 };
 
-PlanContext make_context(const Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r);
+PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r);
 
 // Memory of a representative rank of a stage (all ranks of a stage hold the same).
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);

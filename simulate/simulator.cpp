@@ -27,7 +27,7 @@ std::string gb(int64_t bytes) {
 
 namespace detail {
 
-PlanContext make_context(const Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r) {
+PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r) {
   PlanContext ctx(p, mc, eff, r);
   ctx.p_attn = precision_index(p.dtypes.attention);
   ctx.p_dense = precision_index(p.dtypes.dense_mlp);
@@ -67,12 +67,12 @@ struct Simulator::Impl {
   topology::CollectiveModel collectives;
   // The routing distribution of the last workload seen (a search reuses it).
   std::optional<Routing> routing;
-  Workload routing_key;
+  plan::Workload routing_key;
 
   Impl(const model::Model& m, const topology::Cluster& c, Efficiency e)
       : model(m), cluster(c), eff(e), costs(model_costs(m)), collectives(c) {}
 
-  const Routing& routing_for(const Workload& w) {
+  const Routing& routing_for(const plan::Workload& w) {
     if (!routing || routing_key.routing_zipf_s != w.routing_zipf_s || routing_key.routing_seed != w.routing_seed ||
         routing_key.expert_counts != w.expert_counts) {
       routing.emplace(costs.experts, w);
@@ -81,7 +81,7 @@ struct Simulator::Impl {
     return *routing;
   }
 
-  std::vector<topology::DeviceId> devices_of(const Plan& p, const std::vector<int>& ranks) const {
+  std::vector<topology::DeviceId> devices_of(const plan::Plan& p, const std::vector<int>& ranks) const {
     std::vector<topology::DeviceId> d;
     d.reserve(ranks.size());
     for (int r : ranks) d.push_back(p.device_of(r));
@@ -96,7 +96,7 @@ struct Simulator::Impl {
   std::vector<StageGroups> groups;
   std::vector<int64_t> groups_key;
 
-  const StageGroups& groups_for(const Plan& p, int stage) {
+  const StageGroups& groups_for(const plan::Plan& p, int stage) {
     std::vector<int64_t> key = {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
     key.insert(key.end(), p.devices.begin(), p.devices.end());
     if (key != groups_key) {
@@ -110,7 +110,7 @@ struct Simulator::Impl {
     return groups[static_cast<size_t>(stage)];
   }
 
-  detail::Collectives collectives_for(const Plan& p, const detail::Stage& s, double tokens) {
+  detail::Collectives collectives_for(const plan::Plan& p, const detail::Stage& s, double tokens) {
     detail::Collectives c;
     const double act = 2;
     const double hidden_bytes = tokens * static_cast<double>(costs.hidden) * act;
@@ -127,7 +127,7 @@ struct Simulator::Impl {
     return c;
   }
 
-  double pp_send_s(const Plan& p, int stage, double tokens) {
+  double pp_send_s(const plan::Plan& p, int stage, double tokens) {
     const topology::DeviceId pair[2] = {p.device_of(stage * p.ranks_per_stage()),
                                         p.device_of((stage + 1) * p.ranks_per_stage())};
     return collectives.cost(topology::Collective::send_recv, pair, tokens * static_cast<double>(costs.hidden) * 2).time_s;
@@ -136,7 +136,7 @@ struct Simulator::Impl {
   // A whole step through the pipeline: stage times for `in`, summed with the
   // sends between stages; with m > 1 micro-batches the slowest stage sets the period.
   StepTime pipeline_step(const detail::PlanContext& ctx, detail::StepInputs in, int micro_batches) {
-    const Plan& p = ctx.plan;
+    const plan::Plan& p = ctx.plan;
     const auto& dev = cluster.device_spec();
     StepTime total;
     total.micro_batches = micro_batches;
@@ -176,7 +176,7 @@ const model::Model& Simulator::model() const { return impl_->model; }
 const topology::Cluster& Simulator::cluster() const { return impl_->cluster; }
 const Efficiency& Simulator::efficiency() const { return impl_->eff; }
 
-Prediction Simulator::simulate(const Plan& p, SimulateOptions opts) {
+Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   Impl& im = *impl_;
   const Routing& routing = im.routing_for(p.workload);
   const auto ctx = detail::make_context(p, im.costs, im.eff, routing);

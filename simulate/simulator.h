@@ -8,7 +8,7 @@
 #include "model/model.h"
 #include "simulate/efficiency.h"
 #include "simulate/model_costs.h"
-#include "simulate/plan.h"
+#include "plan/plan.h"
 #include "simulate/prediction.h"
 #include "topology/cluster.h"
 
@@ -39,7 +39,7 @@ class Simulator {
   Simulator& operator=(const Simulator&) = delete;
 
   // The plan must have passed validate_plan for this model and cluster.
-  Prediction simulate(const Plan& p, SimulateOptions opts = {});
+  Prediction simulate(const plan::Plan& p, SimulateOptions opts = {});
 
   const ModelCosts& costs() const;
   const model::Model& model() const;

@@ -26,7 +26,7 @@ double prefill_ctx_sum(double n, double p, double window) {
 
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
                     const topology::DeviceSpec& dev, double host_bw_Bps) {
-  const Plan& p = ctx.plan;
+  const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const Roofline rf{dev, ctx.eff};
   const double tp = p.attention.tp, moe_tp = p.moe.tp;

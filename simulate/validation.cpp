@@ -10,7 +10,7 @@ namespace dayzero::simulate {
 
 namespace {
 
-OpClass class_of(const OpMeasurement& op, size_t index) {
+OpClass class_of(const plan::OpMeasurement& op, size_t index) {
   try {
     return op_class(op.kind);
   } catch (const std::invalid_argument& e) {
@@ -48,7 +48,7 @@ PhaseValidation phase_totals(const std::vector<OpValidation>& ops, const std::st
 
 }  // namespace
 
-double costed_flops(const OpMeasurement& op, const Efficiency& eff) {
+double costed_flops(const plan::OpMeasurement& op, const Efficiency& eff) {
   const double flops = static_cast<double>(op.flops);
   if (op_class(op.kind) != OpClass::gemm || op.shape.empty() || op.shape[0] <= 0 || eff.tile_rows <= 1) return flops;
   const double rows = static_cast<double>(op.shape[0]);
@@ -56,14 +56,14 @@ double costed_flops(const OpMeasurement& op, const Efficiency& eff) {
   return flops * (std::ceil(rows / tile) * tile) / rows;
 }
 
-double predict_op_s(const OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
+double predict_op_s(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
                     std::string_view compute_dtype) {
   const Roofline rf{dev, eff};
   return rf.op(op_class(op.kind), costed_flops(op, eff), static_cast<double>(op.bytes), compute_dtype) +
          eff.kernel_overhead_s;
 }
 
-std::string_view bound_of(const OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
+std::string_view bound_of(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
                           std::string_view compute_dtype) {
   const OpClass c = op_class(op.kind);
   if (c == OpClass::elementwise) return "memory";
@@ -80,7 +80,7 @@ double error_pct(double predicted_s, double measured_s) {
   return 100 * (predicted_s - measured_s) / measured_s;
 }
 
-ValidationReport validate(const Measurements& m, const topology::DeviceSpec& dev, const Efficiency& eff,
+ValidationReport validate(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& eff,
                           std::string_view compute_dtype) {
   ValidationReport r;
   r.device = dev.name;
@@ -88,7 +88,7 @@ ValidationReport validate(const Measurements& m, const topology::DeviceSpec& dev
   r.efficiency = eff;
   std::map<std::pair<int, std::string>, GroupValidation> groups;
   for (size_t i = 0; i < m.ops.size(); ++i) {
-    const OpMeasurement& o = m.ops[i];
+    const plan::OpMeasurement& o = m.ops[i];
     if (o.calls <= 0) continue;
     (void)class_of(o, i);  // names the op when its kind is unknown
     OpValidation v;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "simulate/efficiency.h"
-#include "simulate/measurements.h"
+#include "plan/measurements.h"
 #include "simulate/roofline.h"
 #include "topology/device.h"
 
@@ -30,16 +30,16 @@ inline constexpr std::string_view kCpuComputeDtype = "fp32";
 // The FLOPs the roofline charges one call of a measured op: GEMM-class ops
 // (gemm, expert_gemm, router) with their rows (shape[0]) rounded up to whole
 // tiles of eff.tile_rows, as the step model does; other ops as measured.
-double costed_flops(const OpMeasurement& op, const Efficiency& eff);
+double costed_flops(const plan::OpMeasurement& op, const Efficiency& eff);
 
 // One call's time: Roofline::op(class, costed FLOPs, bytes) + eff.kernel_overhead_s.
 // Throws std::invalid_argument when op.kind is not an op kind.
-double predict_op_s(const OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
+double predict_op_s(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
                     std::string_view compute_dtype = kCpuComputeDtype);
 
 // Which roofline term sets an op's time: "compute" or "memory" (element-wise ops
 // are always "memory").
-std::string_view bound_of(const OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
+std::string_view bound_of(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
                           std::string_view compute_dtype = kCpuComputeDtype);
 
 // 100 x (predicted - measured) / measured; 0 when both are 0, +inf when only
@@ -95,7 +95,7 @@ struct ValidationReport {
 
 // Throws std::invalid_argument naming the op (index, name) when an op's kind is
 // not an op kind.
-ValidationReport validate(const Measurements& m, const topology::DeviceSpec& dev, const Efficiency& eff,
+ValidationReport validate(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& eff,
                           std::string_view compute_dtype = kCpuComputeDtype);
 
 }  // namespace dayzero::simulate

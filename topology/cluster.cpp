@@ -2,7 +2,7 @@
 
 #include <boost/graph/connected_components.hpp>
 
-#include "topology/error.h"
+#include "core/error.h"
 #include "topology/fabric.h"
 #include "topology/graph.h"
 
@@ -56,7 +56,7 @@ const DeviceSpec& lookup_device(const ClusterConfig& c, const DeviceCatalog& cat
   if (const DeviceSpec* d = catalog.find(c.device)) return *d;
   std::string known;
   for (const auto& n : catalog.names()) known += (known.empty() ? "" : ", ") + n;
-  throw TopologyError(c.source, "device", quoted(c.device),
+  throw core::InputError(c.source, "device", quoted(c.device),
                       "unknown device type (the catalog has: " + known + "; add others with a catalog file)");
 }
 
@@ -73,7 +73,7 @@ void check_connected(const ClusterConfig& c, const std::vector<VertexInfo>& vert
                          ": its node is outside the first NVLink domain and no network joins the nodes "
                          "(add \"nics\" and \"inter_node\")"
                    : "is not connected to " + vertices[0].name + " inside its node";
-    throw TopologyError(c.source, other_node ? "inter_node" : "intra_node", quoted(vertices[d].name),
+    throw core::InputError(c.source, other_node ? "inter_node" : "intra_node", quoted(vertices[d].name),
                         "device " + why);
   }
 }
@@ -89,7 +89,7 @@ Cluster::Cluster(ClusterConfig config, const DeviceCatalog& catalog)
     case IntraFabric::nvswitch:
     case IntraFabric::mesh:
       if (intra.kind == "pcie" && !c.intra_node.bw_Bps)
-        throw TopologyError(c.source, "intra_node.fabric", quoted(std::string(intra_fabric_name(c.intra_node.fabric))),
+        throw core::InputError(c.source, "intra_node.fabric", quoted(std::string(intra_fabric_name(c.intra_node.fabric))),
                             "device " + spec_.name + " has no scale-up link (its catalog intra_node_link is PCIe); "
                             "use \"pcie\" or give intra_node.bw_Bps");
       intra_link_bw_Bps_ = c.intra_node.bw_Bps.value_or(
@@ -100,7 +100,7 @@ Cluster::Cluster(ClusterConfig config, const DeviceCatalog& catalog)
       break;
   }
   if (c.host.pcie_switches > c.devices_per_node)
-    throw TopologyError(c.source, "host.pcie_switches", std::to_string(c.host.pcie_switches),
+    throw core::InputError(c.source, "host.pcie_switches", std::to_string(c.host.pcie_switches),
                         "more PCIe switches than devices per node (" + std::to_string(c.devices_per_node) + ")");
 
   auto& g = graph_->g;

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "topology/error.h"
-#include "topology/json_reader.h"
+#include "core/error.h"
+#include "core/json_fields.h"
 
 namespace dayzero::topology {
 
-using detail::ObjectReader;
-using detail::show;
+using core::Fields;
+using core::show;
 
 std::string_view intra_fabric_name(IntraFabric f) {
   switch (f) {
@@ -33,26 +33,26 @@ std::string_view inter_fabric_name(InterFabric f) {
 
 namespace {
 
-int local_index(ObjectReader& r, const std::string& key, const nlohmann::json& v, int devices_per_node) {
+int local_index(Fields& r, const std::string& key, const nlohmann::json& v, int devices_per_node) {
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= devices_per_node)
     r.fail(key, v, "expected a device index from 0 to " + std::to_string(devices_per_node - 1));
   return static_cast<int>(v.get<int64_t>());
 }
 
 HostConfig host_from_json(const nlohmann::json& j, const std::string& file) {
-  ObjectReader r(j, file, "host.");
+  Fields r(j, file, "host.");
   HostConfig h;
   if (auto m = r.opt_positive("mem_bytes")) h.mem_bytes = *m;
   h.pcie_switches = static_cast<int>(r.opt_int("pcie_switches", 0, 0));
   h.link_bw_Bps = r.opt_positive("link_bw_Bps");
   h.switch_uplink_bw_Bps = r.opt_positive("switch_uplink_bw_Bps");
   h.latency_s = r.opt_non_negative("latency_s", kDefaultPcieLinkLatency_s);
-  r.finish();
+  r.reject_unknown();
   return h;
 }
 
 IntraNodeConfig intra_from_json(const nlohmann::json& j, const std::string& file, int nodes, int per_node) {
-  ObjectReader r(j, file, "intra_node.");
+  Fields r(j, file, "intra_node.");
   IntraNodeConfig c;
   const std::string fabric = r.req_string("fabric");
   if (fabric == "nvswitch") {
@@ -87,12 +87,12 @@ IntraNodeConfig intra_from_json(const nlohmann::json& j, const std::string& file
       }
     }
   }
-  r.finish();
+  r.reject_unknown();
   return c;
 }
 
 NicConfig nics_from_json(const nlohmann::json& j, const std::string& file, int per_node_devices) {
-  ObjectReader r(j, file, "nics.");
+  Fields r(j, file, "nics.");
   NicConfig n;
   n.per_node = static_cast<int>(r.req_int("per_node", 1));
   n.bw_Bps = r.req_positive("bw_Bps");
@@ -131,12 +131,12 @@ NicConfig nics_from_json(const nlohmann::json& j, const std::string& file, int p
       n.devices.push_back(std::move(locals));
     }
   }
-  r.finish();
+  r.reject_unknown();
   return n;
 }
 
 InterNodeConfig inter_from_json(const nlohmann::json& j, const std::string& file, int nodes) {
-  ObjectReader r(j, file, "inter_node.");
+  Fields r(j, file, "inter_node.");
   InterNodeConfig c;
   const std::string fabric = r.req_string("fabric");
   if (fabric == "fat-tree") {
@@ -151,14 +151,14 @@ InterNodeConfig inter_from_json(const nlohmann::json& j, const std::string& file
   if (c.oversubscription < 1.0)
     r.fail("oversubscription", j.at("oversubscription"), "must be at least 1 (downlink:uplink bandwidth ratio)");
   c.latency_s = r.opt_non_negative("latency_s", kDefaultNetworkLinkLatency_s);
-  r.finish();
+  r.reject_unknown();
   return c;
 }
 
 }  // namespace
 
 ClusterConfig cluster_config_from_json(const nlohmann::json& j, const std::string& source) {
-  ObjectReader r(j, source, "");
+  Fields r(j, source, "");
   ClusterConfig c;
   c.source = source;
   c.name = r.req_string("name");
@@ -188,16 +188,16 @@ ClusterConfig cluster_config_from_json(const nlohmann::json& j, const std::strin
     c.inter_node = inter_from_json(*n, source, c.nodes);
     if (c.nics.per_node == 0) r.fail("inter_node", *n, "a network between nodes needs NICs: add a \"nics\" section");
   }
-  r.finish();
+  r.reject_unknown();
   return c;
 }
 
 ClusterConfig parse_cluster_config(std::string_view json_text, const std::string& source) {
-  return cluster_config_from_json(detail::parse_json_text(json_text, source), source);
+  return cluster_config_from_json(core::parse_json_text(json_text, source), source);
 }
 
 ClusterConfig load_cluster_config(const std::filesystem::path& file) {
-  return cluster_config_from_json(detail::parse_json_file(file), file.string());
+  return cluster_config_from_json(core::read_json_file(file), file.string());
 }
 
 void to_json(nlohmann::json& j, const ClusterConfig& c) {

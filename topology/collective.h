@@ -10,12 +10,17 @@
 #include <optional>
 #include <string_view>
 
+#include "core/collective.h"
+
 namespace dayzero::topology {
 
-enum class Collective : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
-inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather,
-                                                 Collective::reduce_scatter, Collective::all_to_all,
-                                                 Collective::broadcast, Collective::send_recv};
+// The collectives themselves, their names and bus factors are core's (one
+// definition for the topology, the executor and Measurements).
+using core::bus_factor;
+using core::Collective;
+using core::collective_name;
+using core::kAllCollectives;
+using core::parse_collective;
 
 // ring: NCCL-style rings (several, rotated or strided, where that spreads load);
 // tree: double binary tree; hierarchical: inside nodes, then across, then inside;
@@ -24,15 +29,8 @@ enum class Algorithm : uint8_t { automatic, ring, tree, hierarchical, direct };
 // LL: low-latency protocol (flag per 8-byte line); simple: full-bandwidth protocol.
 enum class Protocol : uint8_t { ll, simple };
 
-// nccl-tests names: all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv.
-std::string_view collective_name(Collective c);
-std::optional<Collective> parse_collective(std::string_view name);
 std::string_view algorithm_name(Algorithm a);
 std::string_view protocol_name(Protocol p);
-
-// nccl-tests bus factors: all_reduce 2(n-1)/n; all_gather, reduce_scatter and alltoall
-// (n-1)/n; broadcast and sendrecv 1. n = 1 gives 0 for the collectives that move nothing.
-double bus_factor(Collective c, uint32_t ranks);
 
 // Protocol and launch constants of the alpha-beta model. Defaults from NCCL's own tuning
 // model (NVIDIA/nccl src/graph/tuning.cc, baseLat and hwLat tables, ring column); the

@@ -6,7 +6,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "topology/error.h"
+#include "core/error.h"
 #include "topology/paths.h"
 #include "topology/schedules.h"
 
@@ -130,7 +130,7 @@ struct CollectiveModel::Impl {
 CollectiveModel::CollectiveModel(const Cluster& cluster, CostParams params)
     : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes)), cluster_(cluster), params_(params) {
   if (!(params_.ll_bandwidth_fraction > 0.0 && params_.ll_bandwidth_fraction <= 1.0))
-    throw TopologyError("", "ll_bandwidth_fraction", std::to_string(params_.ll_bandwidth_fraction),
+    throw core::InputError("", "ll_bandwidth_fraction", std::to_string(params_.ll_bandwidth_fraction),
                         "must be in (0, 1]");
 }
 
@@ -144,14 +144,14 @@ namespace {
 // Checks the group and writes the cache key: the collective, then the devices (sorted,
 // except for send_recv whose order is the direction).
 void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, std::vector<uint32_t>& key) {
-  if (group.empty()) throw TopologyError("", "group", "[]", std::string(collective_name(c)) + " needs at least one device");
+  if (group.empty()) throw core::InputError("", "group", "[]", std::string(collective_name(c)) + " needs at least one device");
   if (c == Collective::send_recv && group.size() != 2)
-    throw TopologyError("", "group", std::to_string(group.size()) + " devices",
+    throw core::InputError("", "group", std::to_string(group.size()) + " devices",
                         "sendrecv takes exactly two devices: {source, destination}");
   key.assign(1, static_cast<uint32_t>(c));
   for (DeviceId d : group) {
     if (d >= cl.num_devices())
-      throw TopologyError(cl.config().source, "group", std::to_string(d),
+      throw core::InputError(cl.config().source, "group", std::to_string(d),
                           "no such device (the cluster has " + std::to_string(cl.num_devices()) + ")");
     key.push_back(d);
   }
@@ -159,12 +159,12 @@ void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, 
   auto dup = std::adjacent_find(key.begin() + 1, key.end());
   if (c == Collective::send_recv && key[1] == key[2]) dup = key.begin() + 1;
   if (dup != key.end())
-    throw TopologyError(cl.config().source, "group", cl.device_name(*dup), "device listed twice in one group");
+    throw core::InputError(cl.config().source, "group", cl.device_name(*dup), "device listed twice in one group");
 }
 
 void check_size(double size_bytes) {
   if (!(size_bytes >= 0.0) || !std::isfinite(size_bytes))
-    throw TopologyError("", "size_bytes", std::to_string(size_bytes), "must be a finite number >= 0");
+    throw core::InputError("", "size_bytes", std::to_string(size_bytes), "must be a finite number >= 0");
 }
 
 }  // namespace
@@ -193,7 +193,7 @@ CollectiveCost CollectiveModel::cost(Collective c, std::span<const DeviceId> gro
   const auto& opts = it->second.options;
   if (algorithm != Algorithm::automatic &&
       std::none_of(opts.begin(), opts.end(), [&](const Option& o) { return o.algorithm == algorithm; }))
-    throw TopologyError("", "algorithm", std::string(algorithm_name(algorithm)),
+    throw core::InputError("", "algorithm", std::string(algorithm_name(algorithm)),
                         "not available for " + std::string(collective_name(c)) + " over this group of " +
                             std::to_string(ranks) + " devices");
   const Option& o = pick(opts, algorithm, size_bytes);
@@ -205,7 +205,7 @@ CollectiveCost CollectiveModel::all_to_allv(std::span<const DeviceId> group, std
   make_key(Collective::all_to_all, group, cluster_, key);
   const std::size_t n = group.size();
   if (bytes.size() != n * n)
-    throw TopologyError("", "bytes", std::to_string(bytes.size()) + " entries",
+    throw core::InputError("", "bytes", std::to_string(bytes.size()) + " entries",
                         "expected n x n = " + std::to_string(n * n) + " per-pair sizes");
   double max_send = 0;
   for (std::size_t i = 0; i < n; ++i) {

@@ -35,7 +35,7 @@ class CollectiveModel {
   CollectiveModel& operator=(const CollectiveModel&) = delete;
 
   // The cost of one collective over `group` (any order; send_recv: {src, dst}) moving
-  // `size_bytes` (nccl-tests' size convention, see collective.h). Throws TopologyError
+  // `size_bytes` (nccl-tests' size convention, see collective.h). Throws core::InputError
   // for an empty group, a device out of range, or a device listed twice.
   CollectiveCost cost(Collective c, std::span<const DeviceId> group, double size_bytes,
                       Algorithm algorithm = Algorithm::automatic);

@@ -4,11 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "topology/json_reader.h"
+#include "core/json_fields.h"
 
 namespace dayzero::topology {
 
-using detail::ObjectReader;
+using core::Fields;
 
 const std::vector<std::string>& known_dtypes() {
   static const std::vector<std::string> dtypes = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"};
@@ -23,49 +23,49 @@ double DeviceSpec::peak_flops_for(std::string_view dtype) const {
 namespace {
 
 HostLink host_link_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  Fields r(j, file, path);
   HostLink h;
   h.kind = r.req_string("kind");
   if (h.kind != "pcie" && h.kind != "nvlink-c2c" && h.kind != "host-memory")
     r.fail("kind", j.at("kind"), "expected \"pcie\", \"nvlink-c2c\" or \"host-memory\"");
   h.pcie_gen = static_cast<int>(h.kind == "pcie" ? r.req_int("pcie_gen", 1) : r.opt_int("pcie_gen", 0, 0));
   h.bw_Bps = r.req_positive("bw_Bps");
-  r.finish();
+  r.reject_unknown();
   return h;
 }
 
 IntraNodeLink intra_link_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  Fields r(j, file, path);
   IntraNodeLink l;
   l.kind = r.req_string("kind");
   if (l.kind != "nvlink" && l.kind != "infinity-fabric" && l.kind != "pcie")
     r.fail("kind", j.at("kind"), "expected \"nvlink\", \"infinity-fabric\" or \"pcie\"");
   l.bw_Bps = r.req_positive("bw_Bps");
   l.links = static_cast<int>(r.opt_int("links", 1, 1));
-  r.finish();
+  r.reject_unknown();
   return l;
 }
 
 }  // namespace
 
 DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
-  ObjectReader r(j, file, path);
+  Fields r(j, file, path);
   DeviceSpec d;
   d.name = r.req_string("name");
   d.vendor = r.req_string("vendor");
   d.mem_bytes = r.req_positive("mem_bytes");
   d.mem_bw_Bps = r.req_positive("mem_bw_Bps");
   const auto& flops = r.req("peak_flops_per_s");
-  ObjectReader fr(flops, file, path + "peak_flops_per_s.");
+  Fields fr(flops, file, path + "peak_flops_per_s.");
   for (const auto& dtype : known_dtypes())
     if (auto v = fr.opt_positive(dtype)) d.peak_flops_per_s[dtype] = *v;
-  fr.finish();  // an unknown dtype key is an error, not a silently dropped figure
+  fr.reject_unknown();  // an unknown dtype key is an error, not a silently dropped figure
   if (d.peak_flops_per_s.empty()) r.fail("peak_flops_per_s", flops, "needs at least one dtype");
   d.host_link = host_link_from_json(r.req("host_link"), file, path + "host_link.");
   d.intra_node_link = intra_link_from_json(r.req("intra_node_link"), file, path + "intra_node_link.");
   d.source = r.req_string("source");
   d.notes = r.opt_string("notes", "");
-  r.finish();
+  r.reject_unknown();
   return d;
 }
 
@@ -96,11 +96,11 @@ DeviceCatalog DeviceCatalog::load_builtin(const std::filesystem::path& data_dir)
 }
 
 void DeviceCatalog::add_file(const std::filesystem::path& file) {
-  add_json(detail::parse_json_file(file), file.string());
+  add_json(core::read_json_file(file), file.string());
 }
 
 void DeviceCatalog::add_json(const nlohmann::json& catalog, const std::string& source) {
-  ObjectReader r(catalog, source, "");
+  Fields r(catalog, source, "");
   r.opt_string("description", "");
   const auto& list = r.req("devices");
   if (!list.is_array() || list.empty()) r.fail("devices", list, "expected a non-empty list of devices");
@@ -110,10 +110,10 @@ void DeviceCatalog::add_json(const nlohmann::json& catalog, const std::string& s
     DeviceSpec d = device_spec_from_json(list[i], source, path);
     for (const auto& prev : added)
       if (prev.name == d.name)
-        throw TopologyError(source, path + "name", "\"" + d.name + "\"", "duplicate device name in this catalog");
+        throw core::InputError(source, path + "name", "\"" + d.name + "\"", "duplicate device name in this catalog");
     added.push_back(std::move(d));
   }
-  r.finish();
+  r.reject_unknown();
   for (auto& d : added) {
     auto it = std::find_if(devices_.begin(), devices_.end(), [&](const DeviceSpec& e) { return e.name == d.name; });
     if (it != devices_.end()) {

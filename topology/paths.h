@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "topology/cluster.h"
-#include "topology/units.h"
+#include "core/units.h"
 
 namespace dayzero::topology {
 
 // Memory the cached shortest-path trees may use before the oldest are dropped.
 // A tree costs 4 bytes per graph vertex: ~46 KB for a 4,096-device HGX cluster, so the
 // default holds a tree for every device of such a cluster.
-inline constexpr std::size_t kDefaultPathCacheBytes = static_cast<std::size_t>(256 * kMiB);
+inline constexpr std::size_t kDefaultPathCacheBytes = static_cast<std::size_t>(256 * core::kMiB);
 
 struct Route {
   double latency_s = 0;          // sum of the link latencies on the path

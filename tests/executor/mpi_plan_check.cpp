@@ -45,8 +45,8 @@ std::map<std::string, int> parse_spec(const std::string& spec) {
   return out;
 }
 
-simulate::Plan make_plan(const model::Model& m, const std::map<std::string, int>& s, int64_t batch) {
-  simulate::Plan p;
+plan::Plan make_plan(const model::Model& m, const std::map<std::string, int>& s, int64_t batch) {
+  plan::Plan p;
   p.model = m.config.source;
   p.pp = s.at("pp");
   p.attention = {s.at("tp"), s.at("dp")};
@@ -103,17 +103,18 @@ bool bit_identical(const RunResult& a, const RunResult& b) {
 }
 
 // The collectives a timed run recorded: bus factors as nccl-tests', and the kinds the plan implies.
-void check_collectives(const RunResult& r, const simulate::Plan& p, bool moe) {
+void check_collectives(const RunResult& r, const plan::Plan& p, bool moe) {
   bool all_reduce = false, alltoall = false, sendrecv = false;
   for (const auto& c : r.measurements.collectives) {
     // 2 timed repeats per distinct call (all_to_all_v: per call, as its counts differ by rank)
     if (c.iterations < 2 || c.iterations % 2 != 0 || !(c.min_s > 0) || c.min_s > c.mean_s)
-      throw std::runtime_error("collective " + c.collective + " is not timed");
-    const double algbw = c.algbw_GBps(), factor = simulate::bus_factor(c.collective, c.ranks);
-    if (c.busbw_GBps() != algbw * factor) throw std::runtime_error(c.collective + " busbw is not algbw x bus factor");
-    all_reduce = all_reduce || (c.collective == "all_reduce" && c.ranks == p.attention.tp);
-    alltoall = alltoall || (c.collective == "alltoall" && c.ranks == p.ranks_per_stage());
-    sendrecv = sendrecv || c.collective == "sendrecv";
+      throw std::runtime_error("collective " + std::string(core::collective_name(c.collective)) + " is not timed");
+    const double algbw = c.algbw_GBps(), factor = core::bus_factor(c.collective, c.ranks);
+    if (c.busbw_GBps() != algbw * factor)
+      throw std::runtime_error(std::string(core::collective_name(c.collective)) + " busbw is not algbw x bus factor");
+    all_reduce = all_reduce || (c.collective == core::Collective::all_reduce && c.ranks == p.attention.tp);
+    alltoall = alltoall || (c.collective == core::Collective::all_to_all && c.ranks == p.ranks_per_stage());
+    sendrecv = sendrecv || c.collective == core::Collective::send_recv;
   }
   if (p.attention.tp > 1 && !all_reduce) throw std::runtime_error("a TP run recorded no all_reduce over its TP group");
   if (moe && p.ranks_per_stage() > 1 && !alltoall) throw std::runtime_error("an expert-parallel run recorded no alltoall");
@@ -144,14 +145,14 @@ int main(int argc, char** argv) {
       const std::string dir = testing::tiny_dir(family);
       const model::Model m = model::load_model(dir);
       const testing::Golden g = testing::read_golden(dir);
-      const simulate::Plan plan = make_plan(m, s, batch);
+      const plan::Plan plan = make_plan(m, s, batch);
       const auto prompts = prompts_of(g, batch);
-      auto run = [&](Communicator& c, const simulate::Plan& p, int iterations) {
+      auto run = [&](Communicator& c, const plan::Plan& p, int iterations) {
         Runner runner(m, p, c, dir, {iterations, family + " " + spec});
         return runner.run(prompts, 4);
       };
       SelfCommunicator self;
-      simulate::Plan single = plan;
+      plan::Plan single = plan;
       single.pp = 1;
       single.attention = {};
       single.moe = {};

@@ -94,17 +94,6 @@ class FakeTwoRanks final : public Communicator {
   int calls = 0, barriers = 0;
 };
 
-TEST(Collectives, BusFactorsAreNcclTests) {
-  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 2), 1.0);
-  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 4), 1.5);
-  EXPECT_DOUBLE_EQ(bus_factor("all_reduce", 1), 0.0);
-  EXPECT_DOUBLE_EQ(bus_factor("all_gather", 2), 0.5);
-  EXPECT_DOUBLE_EQ(bus_factor("reduce_scatter", 4), 0.75);
-  EXPECT_DOUBLE_EQ(bus_factor("alltoall", 8), 0.875);
-  EXPECT_DOUBLE_EQ(bus_factor("sendrecv", 2), 1.0);
-  EXPECT_THROW(bus_factor("broadcast", 2), std::invalid_argument);
-}
-
 TEST(Collectives, TimedCommunicatorTimesEachShapeOnceOnScratch) {
   FakeTwoRanks fake;
   TimedCommunicator t(fake, 3);
@@ -123,16 +112,16 @@ TEST(Collectives, TimedCommunicatorTimesEachShapeOnceOnScratch) {
   t.send(in, 1);
   const auto r = t.results();
   ASSERT_EQ(r.size(), 3u);
-  EXPECT_EQ(r[0].collective, "all_reduce");
+  EXPECT_EQ(r[0].collective, core::Collective::all_reduce);
   EXPECT_EQ(r[0].ranks, 2);
   EXPECT_EQ(r[0].size_bytes, 64);
   EXPECT_EQ(r[0].calls, 2);
   EXPECT_EQ(r[0].iterations, 3);
   EXPECT_GT(r[0].min_s, 0.0);
   EXPECT_LE(r[0].min_s, r[0].mean_s);
-  EXPECT_EQ(r[1].collective, "all_gather");
+  EXPECT_EQ(r[1].collective, core::Collective::all_gather);
   EXPECT_EQ(r[1].size_bytes, 64);  // the gathered output, as nccl-tests counts it
-  EXPECT_EQ(r[2].collective, "sendrecv");
+  EXPECT_EQ(r[2].collective, core::Collective::send_recv);
   EXPECT_DOUBLE_EQ(r[0].algbw_GBps(), 64 / r[0].min_s / 1e9);
   EXPECT_DOUBLE_EQ(r[0].busbw_GBps(), r[0].algbw_GBps() * 1.0);
   EXPECT_DOUBLE_EQ(r[1].busbw_GBps(), r[1].algbw_GBps() * 0.5);
@@ -171,7 +160,7 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   const model::Model m = model::load_model(dir);
   const testing::Golden g = testing::read_golden(dir);
   SelfCommunicator comm;
-  simulate::Plan plan;
+  plan::Plan plan;
   plan.model = m.config.source;
   Runner runner(m, plan, comm, dir, {3, "plan"});
   const RunResult r = runner.run(g.prompt, 2);
@@ -182,7 +171,7 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   for (const char* k : {"schema_version", "tokens", "ops", "collectives", "prefill_s", "decode_step_s", "peak_bytes",
                         "ranks", "plan", "machine", "timing", "prompts"})
     EXPECT_TRUE(j.contains(k)) << k;
-  EXPECT_EQ(j.at("schema_version"), simulate::kMeasurementsSchemaVersion);
+  EXPECT_EQ(j.at("schema_version"), plan::kMeasurementsSchemaVersion);
   EXPECT_EQ(j.at("tokens").at(0).get<std::vector<int64_t>>(),
             (std::vector<int64_t>{g.generated.begin(), g.generated.begin() + 3}));
   EXPECT_EQ(j.at("prompts").at(0).get<std::vector<int64_t>>(), g.prompt);
@@ -214,7 +203,7 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
     EXPECT_EQ(e.path().string().find(file.string() + ".tmp"), std::string::npos) << e.path();
 
   // Read back: the same values, the same JSON.
-  const Measurements back = simulate::load_measurements(file);
+  const Measurements back = plan::load_measurements(file);
   EXPECT_EQ(measurements_to_json(back), j);
   EXPECT_EQ(back.ops.size(), r.measurements.ops.size());
   EXPECT_EQ(back.tokens, r.measurements.tokens);
@@ -239,7 +228,7 @@ TEST(Measurements, MergeRanks) {
     m.ops = {o};
     return m;
   };
-  const Measurements m = simulate::merge_rank_measurements(
+  const Measurements m = plan::merge_rank_measurements(
       {rank(1, 0.5, {0.1, 0.4}, {{}, {7, 8}}), rank(0, 0.7, {0.2, 0.3}, {{5, 6}, {}})});
   EXPECT_EQ(m.world_size, 2);
   EXPECT_DOUBLE_EQ(m.prefill_s, 0.7);
@@ -249,7 +238,7 @@ TEST(Measurements, MergeRanks) {
   EXPECT_EQ(m.ranks[0].rank, 0);
   EXPECT_EQ(m.peak_bytes(), 200);
   EXPECT_EQ(m.ops.size(), 2u);
-  EXPECT_THROW(simulate::merge_rank_measurements({rank(0, 1, {1}, {{5}, {}}), rank(1, 1, {1}, {{6}, {}})}),
+  EXPECT_THROW(plan::merge_rank_measurements({rank(0, 1, {1}, {{5}, {}}), rank(1, 1, {1}, {{6}, {}})}),
                std::runtime_error);  // two ranks disagree on a sequence's tokens
 }
 
@@ -260,10 +249,10 @@ TEST(Measurements, StrictReader) {
   m.tokens = {{2}};
   m.ranks = {RankMeasurements{}};
   nlohmann::json j = measurements_to_json(m);
-  EXPECT_NO_THROW(simulate::measurements_from_json(j, "m.json"));
+  EXPECT_NO_THROW(plan::measurements_from_json(j, "m.json"));
   auto message = [](const nlohmann::json& bad) {
     try {
-      simulate::measurements_from_json(bad, "m.json");
+      plan::measurements_from_json(bad, "m.json");
     } catch (const std::exception& e) {
       return std::string(e.what());
     }

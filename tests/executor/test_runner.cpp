@@ -7,7 +7,7 @@
 
 #include "executor/runner.h"
 #include "golden.h"
-#include "model/error.h"
+#include "core/error.h"
 
 namespace dayzero::executor {
 namespace {
@@ -16,8 +16,8 @@ using testing::Golden;
 using testing::max_abs_diff;
 using testing::tiny_dir;
 
-simulate::Plan plan_for(const model::Model& m) {
-  simulate::Plan p;
+plan::Plan plan_for(const model::Model& m) {
+  plan::Plan p;
   p.model = m.config.source;
   return p;
 }
@@ -91,7 +91,7 @@ class TwoRanks final : public Communicator {
   [[noreturn]] static void fail() { throw std::logic_error("TwoRanks: no collectives in this test"); }
 };
 
-std::string error_of(const model::Model& m, const simulate::Plan& p, Communicator& comm, const std::string& weights) {
+std::string error_of(const model::Model& m, const plan::Plan& p, Communicator& comm, const std::string& weights) {
   try {
     Runner r(m, p, comm, weights, {0, "my_plan.json"});
   } catch (const std::runtime_error& e) {
@@ -102,7 +102,7 @@ std::string error_of(const model::Model& m, const simulate::Plan& p, Communicato
 
 TEST(RunnerErrors, PlanForMoreRanksThanRun) {
   const model::Model m = model::load_model(tiny_dir("llama"));
-  simulate::Plan p = plan_for(m);
+  plan::Plan p = plan_for(m);
   p.attention.tp = 2;
   SelfCommunicator one;
   const std::string e = error_of(m, p, one, tiny_dir("llama"));
@@ -115,7 +115,7 @@ TEST(RunnerErrors, PlanForMoreRanksThanRun) {
 TEST(RunnerErrors, ShardsThatDoNotSplitEvenly) {
   const model::Model llama = model::load_model(tiny_dir("llama"));
   TwoRanks two;
-  simulate::Plan tp = plan_for(llama);
+  plan::Plan tp = plan_for(llama);
   tp.attention.tp = 2;
   model::Model odd = llama;  // 5 heads do not split over 2 ranks
   odd.config.num_heads = 5;
@@ -123,7 +123,7 @@ TEST(RunnerErrors, ShardsThatDoNotSplitEvenly) {
   EXPECT_NE(e.find("'attention.tp' = 2"), std::string::npos) << e;
   EXPECT_NE(e.find("5 attention heads"), std::string::npos) << e;
   const model::Model oss = model::load_model(tiny_dir("gpt_oss"));
-  simulate::Plan mtp = plan_for(oss);
+  plan::Plan mtp = plan_for(oss);
   mtp.attention.tp = 2;
   mtp.moe.tp = 2;
   const std::string e2 = error_of(oss, mtp, two, tiny_dir("gpt_oss"));
@@ -142,7 +142,7 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
     std::vector<std::vector<int64_t>> prompts{g.prompt, {g.prompt.begin(), g.prompt.begin() + 3},
                                               {g.prompt.rbegin(), g.prompt.rend()}};
     SelfCommunicator comm;
-    simulate::Plan p = plan_for(m);
+    plan::Plan p = plan_for(m);
     p.kv_block_tokens = 4;
     p.prefill_chunk_tokens = 5;
     Runner batched(m, p, comm, dir);
@@ -174,7 +174,7 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
 // A dense TP = 2 plan is accepted on two ranks (weights sharded at load; collectives only when it runs).
 TEST(Runner, AcceptsDenseTensorParallelPlan) {
   const model::Model m = model::load_model(tiny_dir("qwen3"));
-  simulate::Plan p = plan_for(m);
+  plan::Plan p = plan_for(m);
   p.attention.tp = 2;
   TwoRanks two;
   EXPECT_EQ(error_of(m, p, two, tiny_dir("qwen3")), "");
@@ -187,7 +187,7 @@ TEST(RunnerErrors, PlanForAnotherModel) {
   const std::string e = error_of(llama, plan_for(qwen3), one, tiny_dir("llama"));
   EXPECT_NE(e.find("'model'"), std::string::npos) << e;
   EXPECT_NE(e.find("another model"), std::string::npos) << e;
-  simulate::Plan experts = plan_for(llama);  // fits the rank count, not the (dense) model
+  plan::Plan experts = plan_for(llama);  // fits the rank count, not the (dense) model
   experts.moe.ep = 2;
   const std::string e2 = error_of(llama, experts, one, tiny_dir("llama"));
   EXPECT_NE(e2.find("moe"), std::string::npos) << e2;

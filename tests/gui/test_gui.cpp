@@ -22,7 +22,7 @@
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 
 using namespace dayzero;
 using gui::MainWindow;
@@ -150,10 +150,10 @@ class TestGui : public QObject {
     const QString file = dir.filePath("plan.json");
     QString error;
     QVERIFY2(w_->exportPlan(file, &error), qPrintable(error));
-    const simulate::Plan loaded = simulate::load_plan(file.toStdString());
-    const simulate::Plan& searched = result().all[*w_->selectedPlan()].plan;
-    QCOMPARE(QString::fromStdString(simulate::plan_to_json(loaded).dump()),
-             QString::fromStdString(simulate::plan_to_json(searched).dump()));
+    const plan::Plan loaded = plan::load_plan(file.toStdString());
+    const plan::Plan& searched = result().all[*w_->selectedPlan()].plan;
+    QCOMPARE(QString::fromStdString(plan::plan_to_json(loaded).dump()),
+             QString::fromStdString(plan::plan_to_json(searched).dump()));
   }
 
   void exportCsv() {
@@ -182,11 +182,11 @@ class TestGui : public QObject {
     // The exported plan is the one shown.
     QTemporaryDir dir;
     QVERIFY(w_->exportPlan(dir.filePath("p.json")));
-    QCOMPARE(simulate::load_plan(dir.filePath("p.json").toStdString()).workload.batch, batch * 2);
+    QCOMPARE(plan::load_plan(dir.filePath("p.json").toStdString()).workload.batch, batch * 2);
   }
 
   void clusterGroups() {
-    const simulate::Plan& p = *w_->details()->plan();
+    const plan::Plan& p = *w_->details()->plan();
     using C = gui::ClusterView::Colouring;
     for (int r = 0; r < p.world_size(); ++r) {
       QCOMPARE(gui::ClusterView::groupOf(p, r, C::PpStage), p.stage_of(r));

@@ -34,7 +34,7 @@ const QString kCalibration = QStringLiteral(DAYZERO_FIXTURES_DIR "/measurements/
 
 // The report the tab must show, made here with the library alone.
 simulate::ValidationReport expected(const std::string& device, const std::string& efficiency_file = "") {
-  const auto m = simulate::load_measurements(kMeasurements.toStdString());
+  const auto m = plan::load_measurements(kMeasurements.toStdString());
   const auto catalog = topology::DeviceCatalog::load_builtin(gui::data_dir());
   const auto table = efficiency_file.empty() ? simulate::EfficiencyTable::load_builtin(gui::data_dir())
                                              : simulate::EfficiencyTable::load(efficiency_file);

@@ -1,4 +1,4 @@
-// Bad config.json input: every case is a ConfigError whose one-line message names
+// Bad config.json input: every case is a core::InputError whose one-line message names
 // the file, the field and the value, never a crash.
 #include <gtest/gtest.h>
 
@@ -6,10 +6,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "core/error.h"
 #include "model/model.h"
 
 using namespace dayzero::model;
+namespace core = dayzero::core;
 using nlohmann::json;
 
 namespace {
@@ -24,13 +25,13 @@ json moe_config() {
   return json::parse(in);
 }
 
-// Parses `text` as file "bad.json"; expects a ConfigError naming the field and
+// Parses `text` as file "bad.json"; expects a core::InputError naming the field and
 // mentioning each of `fragments`. Returns the message.
 std::string expect_error(const std::string& text, const std::string& field,
                          std::initializer_list<const char*> fragments = {}) {
   try {
     build_model(parse_config(text, "bad.json"));
-  } catch (const ConfigError& e) {
+  } catch (const core::InputError& e) {
     const std::string msg = e.what();
     EXPECT_EQ(e.file(), "bad.json");
     EXPECT_EQ(e.field(), field) << msg;
@@ -42,7 +43,7 @@ std::string expect_error(const std::string& text, const std::string& field,
     EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
     return msg;
   }
-  ADD_FAILURE() << "no ConfigError for field " << field;
+  ADD_FAILURE() << "no core::InputError for field " << field;
   return {};
 }
 
@@ -165,7 +166,7 @@ TEST(BadInput, MissingFileAndDirectory) {
   try {
     load_config("/nonexistent/config.json");
     ADD_FAILURE();
-  } catch (const ConfigError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/config.json: no such file"), std::string::npos) << e.what();
   }
   const auto dir = std::filesystem::temp_directory_path() / "dayzero_empty_model_dir";
@@ -173,7 +174,7 @@ TEST(BadInput, MissingFileAndDirectory) {
   try {
     load_config(dir);
     ADD_FAILURE();
-  } catch (const ConfigError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("no config.json"), std::string::npos) << e.what();
   }
 }

@@ -4,10 +4,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/arith.h"
 #include "model/dtype.h"
 #include "model/weights.h"
 
 using namespace dayzero::model;
+namespace core = dayzero::core;
 
 namespace {
 int64_t bytes(std::vector<int64_t> shape, const StorageFormat& f) { return storage_bytes(shape, f); }
@@ -53,7 +55,7 @@ TEST(StorageBytes, Fp8PerTensorScale) {
 
 TEST(StorageBytes, OverflowThrows) {
   EXPECT_THROW(bytes({1LL << 40, 1LL << 40}, StorageFormat::plain_of(DType::bf16)), std::overflow_error);
-  EXPECT_THROW(checked_add(INT64_MAX, 1), std::overflow_error);
+  EXPECT_THROW(core::checked_add(INT64_MAX, 1), std::overflow_error);
 }
 
 TEST(ModulePatterns, MatchAtDotBoundaries) {

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "model/error.h"
+#include "core/error.h"
 #include "search/search.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "topology/device.h"
 
 namespace dayzero::search {
@@ -59,7 +59,7 @@ TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
     returned.insert(returned.end(), r.pareto.begin(), r.pareto.end());
     for (size_t i : returned) {
       const Evaluated& e = r.all[i];
-      EXPECT_NO_THROW(simulate::validate_plan(e.plan, l.m, l.c.num_devices(), "returned"));
+      EXPECT_NO_THROW(plan::validate_plan(e.plan, l.m, l.c.num_devices(), "returned"));
       EXPECT_TRUE(e.prediction.fits);
       EXPECT_TRUE(e.meets_sla);
       for (const auto& rank : e.prediction.ranks) EXPECT_LE(rank.total_bytes, rank.capacity_bytes);
@@ -141,7 +141,7 @@ TEST(Search, NothingFitsSuggestsMoreDevicesPrecisionOffload) {
 std::string scenario_error(const std::string& text) {
   try {
     load_scenario(write_scenario("bad", text));
-  } catch (const model::ConfigError& e) {
+  } catch (const core::InputError& e) {
     return e.what();
   }
   return "";

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "model/model.h"
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/cluster.h"
 #include "topology/device.h"
@@ -21,8 +21,8 @@ inline topology::Cluster load_cluster(const std::string& name) {
 }
 
 // A plan with the given layout and a small default workload.
-inline Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
-  Plan p;
+inline plan::Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
+  plan::Plan p;
   p.pp = pp;
   p.attention.tp = tp;
   p.attention.dp = dp;
@@ -35,8 +35,8 @@ inline Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
 }
 
 // Validates and simulates.
-inline Prediction run(const model::Model& m, const topology::Cluster& c, const Plan& p) {
-  validate_plan(p, m, c.num_devices(), "test-plan.json");
+inline Prediction run(const model::Model& m, const topology::Cluster& c, const plan::Plan& p) {
+  plan::validate_plan(p, m, c.num_devices(), "test-plan.json");
   Simulator sim(m, c);
   return sim.simulate(p);
 }

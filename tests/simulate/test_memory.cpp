@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "helpers.h"
-#include "model/error.h"
+#include "core/error.h"
 
 #include <filesystem>
 #include <fstream>
@@ -21,7 +21,7 @@ constexpr int64_t GiB = int64_t{1} << 30;
 TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
   const auto m = load_model("Llama-3.1-8B");
   const auto c = load_cluster("h100x8");
-  Plan p = plan(1);
+  plan::Plan p = plan(1);
   p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "bf16";
   const auto pred = run(m, c, p);
   ASSERT_EQ(pred.ranks.size(), 1u);
@@ -44,7 +44,7 @@ TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
 TEST(SimulateMemory, Llama8BTp2SplitsMatricesNotNorms) {
   const auto m = load_model("Llama-3.1-8B");
   const auto c = load_cluster("h100x8");
-  Plan p = plan(2);
+  plan::Plan p = plan(2);
   const auto pred = run(m, c, p);
   ASSERT_EQ(pred.ranks.size(), 2u);
   EXPECT_EQ(pred.ranks[0].weights_bytes, (16'060'522'496 - 532'480) / 2 + 532'480);
@@ -70,12 +70,12 @@ TEST(SimulateMemory, GqaReplicatesKvHeadsBeyondKvHeadCount) {
 TEST(SimulateMemory, MlaKvReplicatedOverTp) {
   const auto m = load_model("DeepSeek-V3");
   const auto c = load_cluster("h200-2x8");
-  Plan p = plan(16, 1, 1, 16);
+  plan::Plan p = plan(16, 1, 1, 16);
   p.workload.batch = 4;
   const auto pred = run(m, c, p);
   // 4 sequences x 1,200 tokens (75 blocks) x 70,272 B.
   EXPECT_EQ(pred.ranks[0].kv_cache_bytes, 4LL * 1200 * 70'272);
-  Plan fp8 = p;
+  plan::Plan fp8 = p;
   fp8.dtypes.kv_cache = "fp8";
   EXPECT_EQ(run(m, c, fp8).ranks[0].kv_cache_bytes, 4LL * 1200 * 35'136);
 }
@@ -85,7 +85,7 @@ TEST(SimulateMemory, MlaKvReplicatedOverTp) {
 TEST(SimulateMemory, MoeExpertsSplitOverEp) {
   const auto m = load_model("Mixtral-8x7B");
   const auto c = load_cluster("h100x8");
-  Plan p = plan(1, 8, 1, 8);
+  plan::Plan p = plan(1, 8, 1, 8);
   const auto pred = run(m, c, p);
   // Per layer: attention 4096 x (4096 + 1024 + 1024 + 4096) = 41,943,040 params,
   // norms 2 x 4096, router 8 x 4096 = 32,768, one expert 3 x 4096 x 14336 =
@@ -112,8 +112,8 @@ TEST(SimulateMemory, SlidingWindowCapsKv) {
 TEST(SimulateMemory, OffloadedExpertsMoveToHost) {
   const auto m = load_model("DeepSeek-V3");
   const auto c = load_cluster("h200-2x8");
-  Plan all = plan(1, 16, 1, 16);
-  Plan off = all;
+  plan::Plan all = plan(1, 16, 1, 16);
+  plan::Plan off = all;
   off.offload.resident_experts = 64;
   const auto a = run(m, c, all), o = run(m, c, off);
   EXPECT_EQ(o.ranks[0].host_bytes, 12LL * 44'050'944 * 58);
@@ -124,7 +124,7 @@ TEST(SimulateMemory, OffloadedExpertsMoveToHost) {
 TEST(SimulateMemory, PipelineStagesHoldTheirLayers) {
   const auto m = load_model("Llama-3.1-70B");
   const auto c = load_cluster("h200-2x8");
-  Plan p = plan(8, 1, 2);
+  plan::Plan p = plan(8, 1, 2);
   p.workload.batch = 2;
   const auto pred = run(m, c, p);
   ASSERT_EQ(pred.ranks.size(), 16u);
@@ -142,8 +142,8 @@ TEST(SimulateMemory, PipelineStagesHoldTheirLayers) {
 TEST(SimulateMemory, DeepSeekV3Bf16DoesNotFitWithReason) {
   const auto m = load_model("DeepSeek-V3");
   const auto c = load_cluster("h200-2x8");
-  const Plan fp8 = load_plan(std::string(DAYZERO_DATA_DIR) + "/plans/deepseek-v3-h200-2x8-ep16.json");
-  const Plan bf16 = load_plan(std::string(DAYZERO_DATA_DIR) + "/plans/deepseek-v3-h200-2x8-ep16-bf16.json");
+  const plan::Plan fp8 = plan::load_plan(std::string(DAYZERO_DATA_DIR) + "/plans/deepseek-v3-h200-2x8-ep16.json");
+  const plan::Plan bf16 = plan::load_plan(std::string(DAYZERO_DATA_DIR) + "/plans/deepseek-v3-h200-2x8-ep16-bf16.json");
   const auto a = run(m, c, fp8);
   const auto b = run(m, c, bf16);
   EXPECT_TRUE(a.fits);
@@ -179,11 +179,11 @@ TEST(EfficiencyTable, ShippedTableAndOverrides) {
   try {
     EfficiencyTable::load(bad);
     ADD_FAILURE();
-  } catch (const model::ConfigError& e) {
+  } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("'default.gemm_compute' = 1.5"), std::string::npos) << e.what();
   }
   std::ofstream(bad) << R"({"default": {"source": "x"}, "devices": {"H100-SXM": {"gemm_speed": 0.5, "source": "y"}}})";
-  EXPECT_THROW(EfficiencyTable::load(bad), model::ConfigError);
+  EXPECT_THROW(EfficiencyTable::load(bad), core::InputError);
 }
 
 }  // namespace

@@ -3,14 +3,14 @@
 
 #include <cmath>
 
-#include "simulate/plan.h"
+#include "plan/plan.h"
 #include "simulate/routing.h"
 
 namespace dayzero::simulate {
 namespace {
 
 TEST(Routing, UniformSplitsEvenly) {
-  Workload w;  // s = 0
+  plan::Workload w;  // s = 0
   const Routing r(256, w);
   EXPECT_NEAR(r.busiest_rank_share(16), 1.0 / 16, 1e-12);
   // 128 assignments: each of a rank's 16 experts touched with 1 - (255/256)^128.
@@ -23,7 +23,7 @@ TEST(Routing, UniformSplitsEvenly) {
 }
 
 TEST(Routing, ZipfSkewLoadsTheBusiestRank) {
-  Workload w;
+  plan::Workload w;
   w.routing_zipf_s = 1.0;
   const Routing r(256, w);
   // Harmonic weights 1/k: the hottest expert alone has 1/H_256 = 1/6.1243 = 16.3 %.
@@ -35,14 +35,14 @@ TEST(Routing, ZipfSkewLoadsTheBusiestRank) {
   EXPECT_GT(r.busiest_rank_share(16), 1 / h);
   EXPECT_GT(r.busiest_rank_share(16), 1.0 / 16);
   // Same seed, same placement; another seed, another.
-  Workload w2 = w;
+  plan::Workload w2 = w;
   EXPECT_EQ(Routing(256, w2).popularity(), r.popularity());
   w2.routing_seed = 5;
   EXPECT_NE(Routing(256, w2).popularity(), r.popularity());
 }
 
 TEST(Routing, MeasuredCountsTakePrecedence) {
-  Workload w;
+  plan::Workload w;
   w.routing_zipf_s = 2;
   w.expert_counts = {6, 2, 1, 1};  // rank 0 holds experts 0,1 (80 %), rank 1 experts 2,3
   const Routing r(4, w);

@@ -15,8 +15,8 @@ namespace dayzero::simulate {
 namespace {
 
 // A 2-replica run (attention DP 2) of 3 sequences, 2 decode steps.
-Measurements two_replica_run() {
-  Measurements m;
+plan::Measurements two_replica_run() {
+  plan::Measurements m;
   m.world_size = 2;
   m.plan.attention.dp = 2;
   m.plan.prefill_chunk_tokens = 64;
@@ -28,20 +28,20 @@ Measurements two_replica_run() {
 }
 
 TEST(RunPrediction, WorkloadIsTheRuns) {
-  const Plan p = plan_of_run(two_replica_run());
+  const plan::Plan p = plan_of_run(two_replica_run());
   EXPECT_EQ(p.workload.batch, 3);
   EXPECT_EQ(p.workload.input_len, 5);   // (4 + 6 + 5) / 3
   EXPECT_EQ(p.workload.output_len, 3);  // 2 decode steps + 1: mean decode context input + 1.5
   EXPECT_EQ(p.attention.dp, 2);
   EXPECT_EQ(p.prefill_chunk_tokens, 64);
-  Measurements none;
+  plan::Measurements none;
   EXPECT_THROW(plan_of_run(none), std::invalid_argument);
 }
 
 // The prediction is the simulator's own: prefill = the fullest replica's prompts
 // (2 of 3, round robin) x TTFT, decode = TPOT; errors against the measured steps.
 TEST(RunPrediction, MatchesTheSimulatorAndTheMeasuredSteps) {
-  const Measurements m = two_replica_run();
+  const plan::Measurements m = two_replica_run();
   const model::Model model = model::load_model(std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama");
   const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
   const topology::Cluster cluster(
@@ -50,7 +50,7 @@ TEST(RunPrediction, MatchesTheSimulatorAndTheMeasuredSteps) {
   const RunPrediction r = predict_run(m, model, cluster, eff);
 
   Simulator sim(model, cluster, eff);
-  Plan p = plan_of_run(m);
+  plan::Plan p = plan_of_run(m);
   p.cluster = cluster.config().name;
   const Prediction direct = sim.simulate(p);
   EXPECT_EQ(r.prompts_per_replica, 2);
@@ -63,7 +63,7 @@ TEST(RunPrediction, MatchesTheSimulatorAndTheMeasuredSteps) {
   EXPECT_GT(r.predicted_prefill_s, 0);
   EXPECT_GT(r.predicted_decode_step_s, 0);
 
-  Measurements no_decode = m;  // a run without decode steps has no decode error
+  plan::Measurements no_decode = m;  // a run without decode steps has no decode error
   no_decode.decode_step_s.clear();
   EXPECT_TRUE(std::isnan(predict_run(no_decode, model, cluster, eff).decode_error_pct));
 }

@@ -87,7 +87,7 @@ TEST(SimulateTime, TensorParallelAllReducesFromTopology) {
 TEST(SimulateTime, CommOverlapHidesCommunication) {
   const auto m = load_model("Llama-3.1-8B");
   const auto c = load_cluster("h100x8");
-  Plan p = plan(4);
+  plan::Plan p = plan(4);
   const auto a = run(m, c, p);
   p.comm_overlap = 0.75;
   const auto b = run(m, c, p);
@@ -114,7 +114,7 @@ TEST(SimulateTime, MoeDecodeReadsTouchedExperts) {
 TEST(SimulateTime, OffloadFetchOverHostLink) {
   const auto m = load_model("DeepSeek-V3");
   const auto c = load_cluster("h200-2x8");
-  Plan p = plan(1, 16, 1, 16);
+  plan::Plan p = plan(1, 16, 1, 16);
   p.offload.resident_experts = 64;
   const auto pred = run(m, c, p);
   ASSERT_GT(pred.decode.by_kind_s.count("offload_fetch"), 0u);
@@ -132,7 +132,7 @@ TEST(SimulateTime, OffloadFetchOverHostLink) {
 TEST(SimulateTime, PipelineMicroBatchesAndBubble) {
   const auto m = load_model("Llama-3.1-70B");
   const auto c = load_cluster("h200-2x8");
-  Plan p = plan(8, 1, 2);
+  plan::Plan p = plan(8, 1, 2);
   p.workload.batch = 8;
   const auto pred = run(m, c, p);
   EXPECT_EQ(pred.decode.micro_batches, 2);
@@ -148,7 +148,7 @@ TEST(SimulateTime, PipelineMicroBatchesAndBubble) {
 TEST(SimulateTime, Fp8WeightsHalveDecodeGemmTime) {
   const auto m = load_model("Llama-3.1-8B");
   const auto c = load_cluster("h100x8");
-  Plan p = plan(1);
+  plan::Plan p = plan(1);
   const auto bf16 = run(m, c, p);
   p.dtypes.attention = p.dtypes.dense_mlp = "fp8";
   const auto fp8 = run(m, c, p);

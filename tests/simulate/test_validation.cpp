@@ -34,9 +34,9 @@ Efficiency test_eff() {
   return e;
 }
 
-OpMeasurement op(const std::string& phase, const std::string& kind, int64_t flops, int64_t bytes, int64_t calls,
+plan::OpMeasurement op(const std::string& phase, const std::string& kind, int64_t flops, int64_t bytes, int64_t calls,
                  double min_s, int rank = 0) {
-  OpMeasurement o;
+  plan::OpMeasurement o;
   o.rank = rank;
   o.phase = phase;
   o.name = kind + "_op";
@@ -91,8 +91,8 @@ TEST(SimulateValidation, GemmRowsRoundUpToTilesAndDtypeFallsBack) {
   expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, "fp32"), 2e6 / (400e9 * 0.5) + 1e-6);
 }
 
-Measurements two_phase_run() {
-  Measurements m;
+plan::Measurements two_phase_run() {
+  plan::Measurements m;
   m.ops = {op("prefill", "gemm", 2'000'000, 100'000, 2, 50e-6),  // predicted 41 us
            op("prefill", "norm", 0, 40'000, 2, 10e-6),           // predicted 11 us
            op("decode", "gemm", 20'000, 100'000, 4, 15e-6)};     // predicted 13.5 us
@@ -129,10 +129,10 @@ TEST(SimulateValidation, ReportPerOpPerKindAndEndToEnd) {
 }
 
 TEST(SimulateValidation, SlowestRankSetsTheStepAndCollectivesAreApart) {
-  Measurements m = two_phase_run();
+  plan::Measurements m = two_phase_run();
   m.ops.push_back(op("prefill", "gemm", 2'000'000, 100'000, 3, 45e-6, 1));  // rank 1: 3 x 41 = 123 us > 104 us
-  CollectiveMeasurement c;
-  c.collective = "all_reduce";
+  plan::CollectiveMeasurement c;
+  c.collective = core::Collective::all_reduce;
   c.ranks = 2;
   c.calls = 4;
   c.min_s = 5e-6;  // rank 0: 20 us
@@ -172,8 +172,8 @@ TEST(SimulateValidation, SlowestRankSetsTheStepAndCollectivesAreApart) {
 //   gemm_compute 100 / 199; gemm_memory 2 x 100 / (2 x 124);
 //   elementwise_memory (4 x 1 + 10) / (4 x 1 + 20) = 14 / 24; attention_memory 10 / 19;
 //   attention_compute has no op: stays 0.25. No op changes group: one round.
-Measurements calibration_run() {
-  Measurements m;
+plan::Measurements calibration_run() {
+  plan::Measurements m;
   m.ops = {op("prefill", "gemm", 10'000'000, 100'000, 1, 201e-6), op("decode", "gemm", 10'000, 1'000'000, 2, 126e-6),
            op("decode", "norm", 0, 10'000, 4, 3e-6), op("prefill", "rope", 0, 100'000, 1, 22e-6),
            op("decode", "attention", 10'000, 100'000, 1, 21e-6)};
@@ -211,7 +211,7 @@ TEST(SimulateCalibration, FitsEachGroupToItsMeasuredTotal) {
 }
 
 TEST(SimulateCalibration, ClampsWhatIsFasterThanPeakAndNeedsTimings) {
-  Measurements m;
+  plan::Measurements m;
   // 1 MB in 50 us is 20 GB/s, twice the device's 10 GB/s: overhead 0 (clamped), gemm_memory 1 (clamped).
   m.ops = {op("decode", "gemm", 1'000, 1'000'000, 1, 50e-6)};
   const Calibration c = fit_calibration(m, test_device(), test_eff());

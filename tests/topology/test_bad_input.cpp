@@ -1,10 +1,10 @@
-// Bad cluster and catalog files: each must fail with a TopologyError whose message names
+// Bad cluster and catalog files: each must fail with a core::InputError whose message names
 // the file, the field and the value, never crash or be silently accepted.
 #include <gtest/gtest.h>
 
 #include "helpers.h"
 #include "topology/collective_model.h"
-#include "topology/error.h"
+#include "core/error.h"
 
 namespace dayzero::topology {
 namespace {
@@ -151,7 +151,7 @@ TEST(TopologyBadInput, BadGroups) {
   expect_error([&] { m.cost(Collective::send_recv, three, 1e6); }, {"exactly two devices"});
   expect_error([&] { m.cost(Collective::all_reduce, three, -1.0); }, {"field 'size_bytes'"});
   expect_error([&] { m.cost(Collective::all_to_all, three, 1e6, Algorithm::tree); }, {"field 'algorithm' = tree"});
-  EXPECT_THROW(m.cost(Collective::all_reduce, std::vector<DeviceId>{}, 1.0), TopologyError);
+  EXPECT_THROW(m.cost(Collective::all_reduce, std::vector<DeviceId>{}, 1.0), core::InputError);
 }
 
 }  // namespace

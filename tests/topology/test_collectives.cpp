@@ -22,17 +22,6 @@ constexpr double MiB = 1048576.0;
 // Relative tolerance for figures computed by hand in doubles.
 void expect_close(double got, double want) { EXPECT_NEAR(got, want, std::abs(want) * 1e-9) << "want " << want; }
 
-TEST(TopologyCollectives, BusFactorsAreThoseOfNcclTests) {
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::all_reduce, 8), 2.0 * 7 / 8);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::all_gather, 8), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::reduce_scatter, 16), 15.0 / 16);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::all_to_all, 4), 3.0 / 4);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::broadcast, 8), 1.0);
-  EXPECT_DOUBLE_EQ(bus_factor(Collective::send_recv, 2), 1.0);
-  EXPECT_EQ(parse_collective("alltoall"), Collective::all_to_all);
-  EXPECT_FALSE(parse_collective("allreduce").has_value());
-}
-
 TEST(TopologyCollectives, RingAllReduceOneGiBOverEightNvlinkDevices) {
   const Cluster cl = shipped("h100x8");
   CollectiveModel m(cl);

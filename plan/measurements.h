@@ -15,9 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "simulate/plan.h"
+#include "core/collective.h"
+#include "plan/plan.h"
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 
 inline constexpr int kMeasurementsSchemaVersion = 2;
 
@@ -37,26 +38,20 @@ struct OpMeasurement {
   double gbps() const { return min_s > 0 ? static_cast<double>(bytes) / min_s / 1e9 : 0; }
 };
 
-// nccl-tests' bus bandwidth factors (doc/PERFORMANCE.md in NVIDIA/nccl-tests):
-// busbw = algbw x factor, with n ranks: all_reduce 2(n-1)/n; all_gather,
-// reduce_scatter and alltoall (n-1)/n; sendrecv 1. Throws std::invalid_argument
-// for another name.
-double bus_factor(const std::string& collective, int ranks);
-
 // One distinct (rank, collective, group size, size_bytes), timed on a scratch
 // buffer after the first real call (the warm-up). Sizes as nccl-tests reports
 // them: all_reduce the buffer, all_gather the gathered output, reduce_scatter the
 // full input, alltoall the rank's send buffer, sendrecv the message.
 struct CollectiveMeasurement {
   int rank = 0;
-  std::string collective;  // all_reduce | all_gather | reduce_scatter | alltoall | sendrecv
+  core::Collective collective = core::Collective::all_reduce;
   int ranks = 0;           // the group's size
   int64_t size_bytes = 0;
   int64_t calls = 0;   // real calls with this key
   int iterations = 0;  // timed repeats
   double mean_s = 0, min_s = 0;
   double algbw_GBps() const { return min_s > 0 ? static_cast<double>(size_bytes) / min_s / 1e9 : 0; }
-  double busbw_GBps() const { return algbw_GBps() * bus_factor(collective, ranks); }
+  double busbw_GBps() const { return algbw_GBps() * core::bus_factor(collective, ranks); }
 };
 
 struct MachineInfo {
@@ -114,10 +109,10 @@ Measurements merge_rank_measurements(const std::vector<Measurements>& per_rank);
 
 nlohmann::json measurements_to_json(const Measurements& m);
 nlohmann::json collective_to_json(const CollectiveMeasurement& c);  // one entry of "collectives"
-// Strict: unknown or missing fields are model::ConfigError naming `source` and the field.
+// Strict: unknown or missing fields are core::InputError naming `source` and the field.
 Measurements measurements_from_json(const nlohmann::json& j, const std::string& source);
 Measurements load_measurements(const std::filesystem::path& file);
 // Writes via a temporary file in the same directory and a rename.
 void save_measurements(const std::filesystem::path& file, const Measurements& m);
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

@@ -1,11 +1,11 @@
-#include "model/atomic_file.h"
+#include "core/atomic_file.h"
 
 #include <unistd.h>
 
 #include <fstream>
 #include <stdexcept>
 
-namespace dayzero::model {
+namespace dayzero::core {
 
 void write_file_atomically(const std::filesystem::path& file, const std::string& text, const std::string& what) {
   namespace fs = std::filesystem;
@@ -27,4 +27,4 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
   if (ec) fail(file, ec.message());
 }
 
-}  // namespace dayzero::model
+}  // namespace dayzero::core

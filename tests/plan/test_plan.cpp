@@ -5,15 +5,30 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "helpers.h"
-#include "model/error.h"
+#include "core/error.h"
+#include "model/model.h"
+#include "plan/plan_json.h"
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 namespace {
 
-using testing::load_cluster;
-using testing::load_model;
-using testing::plan;
+model::Model load_model(const std::string& name) {
+  return model::load_model(std::string(DAYZERO_DATA_DIR) + "/models/" + name);
+}
+
+// A plan with the given layout and a small default workload.
+Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
+  Plan p;
+  p.pp = pp;
+  p.attention.tp = tp;
+  p.attention.dp = dp;
+  p.moe.ep = ep;
+  p.moe.dp = tp * dp / ep;
+  p.workload.batch = dp;
+  p.workload.input_len = 1000;
+  p.workload.output_len = 200;
+  return p;
+}
 
 TEST(Plan, RankArithmeticForEveryRank) {
   // pp 2 x (attention tp 4 x dp 2) = 16 ranks; MoE: tp 2 x ep 2 x dp 2 on each stage.
@@ -61,7 +76,7 @@ TEST(Plan, JsonRoundTrip) {
 std::string plan_error(nlohmann::json j) {
   try {
     plan_from_json(j, "bad-plan.json");
-  } catch (const model::ConfigError& e) {
+  } catch (const core::InputError& e) {
     return e.what();
   }
   return "";
@@ -88,7 +103,7 @@ TEST(Plan, UnknownFieldsAndVersionsRejected) {
 std::string validate_error(const Plan& p, const model::Model& m, uint32_t devices) {
   try {
     validate_plan(p, m, devices, "bad-plan.json");
-  } catch (const model::ConfigError& e) {
+  } catch (const core::InputError& e) {
     return e.what();
   }
   return "";
@@ -142,4 +157,4 @@ TEST(Plan, SaveWritesAtomically) {
 }
 
 }  // namespace
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

@@ -1,26 +1,20 @@
-#include "simulate/plan_json.h"
+#include "plan/plan_json.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "model/atomic_file.h"
-#include "model/error.h"
-#include "model/json_fields.h"
-#include "simulate/prediction.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/json_fields.h"
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 
 namespace {
 
-using model::ConfigError;
-using model::detail::Fields;
+using core::InputError;
+using core::Fields;
 using nlohmann::json;
-
-void reject_unknown(const Fields& f) {
-  const auto extra = f.unread();
-  if (!extra.empty()) f.fail(extra.front(), "unknown field");
-}
 
 const json& object_or_empty(Fields& f, const std::string& key) {
   static const json empty = json::object();
@@ -36,7 +30,7 @@ int as_int(int64_t v, Fields& f, const std::string& key) {
 }  // namespace
 
 Plan plan_from_json(const json& j, const std::string& file) {
-  if (!j.is_object()) throw ConfigError(file, "", "", "a plan must be a JSON object");
+  if (!j.is_object()) throw core::InputError(file, "", "", "a plan must be a JSON object");
   Fields f(j, file);
   Plan p;
   p.schema_version = static_cast<int>(f.req_int("schema_version"));
@@ -49,14 +43,14 @@ Plan plan_from_json(const json& j, const std::string& file) {
     Fields a(object_or_empty(f, "attention"), file, "attention.");
     p.attention.tp = as_int(a.opt_int("tp", 1), a, "tp");
     p.attention.dp = as_int(a.opt_int("dp", 1), a, "dp");
-    reject_unknown(a);
+    a.reject_unknown();
   }
   {
     Fields m(object_or_empty(f, "moe"), file, "moe.");
     p.moe.tp = as_int(m.opt_int("tp", 1), m, "tp");
     p.moe.ep = as_int(m.opt_int("ep", 1), m, "ep");
     p.moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
-    reject_unknown(m);
+    m.reject_unknown();
   }
   for (int64_t d : f.opt_ints("devices", 0)) p.devices.push_back(static_cast<uint32_t>(std::min<int64_t>(d, UINT32_MAX)));
   p.stage_layers = f.opt_ints("stage_layers", 1);
@@ -68,14 +62,14 @@ Plan plan_from_json(const json& j, const std::string& file) {
     p.dtypes.embedding = d.opt_string("embedding", p.dtypes.embedding);
     p.dtypes.kv_cache = d.opt_string("kv_cache", p.dtypes.kv_cache);
     p.dtypes.activations = d.opt_string("activations", p.dtypes.activations);
-    reject_unknown(d);
+    d.reject_unknown();
   }
   p.kv_block_tokens = f.opt_int("kv_block_tokens", p.kv_block_tokens);
   p.prefill_chunk_tokens = f.opt_int("prefill_chunk_tokens", p.prefill_chunk_tokens);
   {
     Fields o(object_or_empty(f, "offload"), file, "offload.");
     p.offload.resident_experts = o.opt_int("resident_experts", -1, -1);
-    reject_unknown(o);
+    o.reject_unknown();
   }
   {
     Fields w(object_or_empty(f, "workload"), file, "workload.");
@@ -89,28 +83,20 @@ Plan plan_from_json(const json& j, const std::string& file) {
     if (p.workload.routing_zipf_s < 0) w.fail("routing_zipf_s", "must be >= 0");
     p.workload.expert_counts = w.opt_doubles("expert_counts", 0.0);
     p.workload.routing_seed = static_cast<uint64_t>(w.opt_int("routing_seed", 0, 0));
-    reject_unknown(w);
+    w.reject_unknown();
   }
   p.comm_overlap = f.opt_double("comm_overlap", 0);
   if (p.comm_overlap < 0 || p.comm_overlap > 1) f.fail("comm_overlap", "must be in [0, 1]");
   (void)f.opt_object("prediction");  // written by plan/simulate; not an input
-  reject_unknown(f);
+  f.reject_unknown();
   return p;
 }
 
 Plan load_plan(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(file.string(), "", "", "no such file or not readable");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(file.string(), "", "", std::string("not valid JSON (") + e.what() + ")");
-  }
-  return plan_from_json(j, file.string());
+  return plan_from_json(core::read_json_file(file), file.string());
 }
 
-json plan_to_json(const Plan& p, const Prediction* prediction) {
+json plan_to_json(const Plan& p) {
   json j = {{"schema_version", p.schema_version},
             {"model", p.model},
             {"cluster", p.cluster},
@@ -138,12 +124,13 @@ json plan_to_json(const Plan& p, const Prediction* prediction) {
   if (!p.devices.empty()) j["devices"] = p.devices;
   if (!p.stage_layers.empty()) j["stage_layers"] = p.stage_layers;
   if (!p.workload.expert_counts.empty()) j["workload"]["expert_counts"] = p.workload.expert_counts;
-  if (prediction) j["prediction"] = *prediction;
   return j;
 }
 
-void save_plan(const std::filesystem::path& file, const Plan& p, const Prediction* prediction) {
-  model::write_file_atomically(file, plan_to_json(p, prediction).dump(2) + "\n", "the plan");
+void save_plan(const std::filesystem::path& file, const Plan& p, const json* prediction) {
+  json j = plan_to_json(p);
+  if (prediction) j["prediction"] = *prediction;
+  core::write_file_atomically(file, j.dump(2) + "\n", "the plan");
 }
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

@@ -2,14 +2,14 @@
 #include <numeric>
 #include <set>
 
-#include "model/error.h"
-#include "simulate/plan_json.h"
+#include "core/error.h"
+#include "plan/plan_json.h"
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 
 namespace {
 
-using model::ConfigError;
+using core::InputError;
 
 const std::set<std::string> kWeightDtypes = {"bf16", "fp8", "int4", "checkpoint"};
 const std::set<std::string> kKvDtypes = {"bf16", "fp8"};
@@ -20,7 +20,7 @@ void check_dtype(const std::string& file, const std::string& field, const std::s
   if (allowed.count(v)) return;
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw ConfigError(file, field, "\"" + v + "\"", "unknown dtype (one of: " + list + ")");
+  throw core::InputError(file, field, "\"" + v + "\"", "unknown dtype (one of: " + list + ")");
 }
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -30,7 +30,7 @@ std::string str(int64_t v) { return std::to_string(v); }
 void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file) {
   const auto& c = m.config;
   auto fail = [&](const std::string& field, const std::string& value, const std::string& problem) {
-    throw ConfigError(file, field, value, problem);
+    throw core::InputError(file, field, value, problem);
   };
   const int tp = p.attention.tp;
   if (c.num_heads % tp != 0)
@@ -96,4 +96,4 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
     fail("workload.batch", str(p.workload.batch), "is smaller than the " + str(replicas) + " data-parallel replicas");
 }
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

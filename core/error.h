@@ -1,17 +1,18 @@
 #pragma once
-// Errors raised while reading a device catalog or a cluster description, or when a
-// collective is asked for on a group the cluster cannot form. Every message names
-// where it came from (the file), what was wrong (the field) and the offending value,
-// so that the CLI can print it as one line. Library code throws; it never prints.
+// The one error type for bad input, in every library: a file DayZero was given
+// (a config.json, a cluster, a plan, a scenario, a Measurements file) whose
+// content is wrong. It names where (the file), what (the field, as a dotted path)
+// and the offending value, so that `main` prints it as one line. Library code
+// throws it; it never prints or exits (CONTRIBUTING.md, "Errors").
 
 #include <stdexcept>
 #include <string>
 
-namespace dayzero::topology {
+namespace dayzero::core {
 
-class TopologyError : public std::runtime_error {
+class InputError : public std::runtime_error {
  public:
-  TopologyError(std::string file, std::string field, std::string value, const std::string& problem)
+  InputError(std::string file, std::string field, std::string value, const std::string& problem)
       : std::runtime_error(format(file, field, value, problem)),
         file_(std::move(file)),
         field_(std::move(field)),
@@ -24,7 +25,7 @@ class TopologyError : public std::runtime_error {
  private:
   static std::string format(const std::string& file, const std::string& field, const std::string& value,
                             const std::string& problem) {
-    std::string s = file.empty() ? std::string("<cluster>") : file;
+    std::string s = file.empty() ? std::string("<input>") : file;
     if (!field.empty()) s += ": field '" + field + "'";
     if (!value.empty()) s += " = " + value;
     s += ": " + problem;
@@ -33,4 +34,4 @@ class TopologyError : public std::runtime_error {
   std::string file_, field_, value_;
 };
 
-}  // namespace dayzero::topology
+}  // namespace dayzero::core

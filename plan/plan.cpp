@@ -1,6 +1,6 @@
-#include "simulate/plan.h"
+#include "plan/plan.h"
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 
 std::vector<int> Plan::attn_tp_group(int rank) const {
   std::vector<int> g;
@@ -31,4 +31,4 @@ std::vector<int64_t> Plan::layers_per_stage(int64_t num_layers) const {
   return out;
 }
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

@@ -5,27 +5,16 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "model/atomic_file.h"
-#include "model/error.h"
-#include "model/json_fields.h"
-#include "simulate/measurements.h"
-#include "simulate/plan_json.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/json_fields.h"
+#include "plan/measurements.h"
+#include "plan/plan_json.h"
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 
-using model::detail::Fields;
+using core::Fields;
 using nlohmann::json;
-
-double bus_factor(const std::string& collective, int ranks) {
-  // nccl-tests doc/PERFORMANCE.md, "Bus bandwidth": the factor that makes busbw
-  // comparable to the hardware's link bandwidth whatever the rank count.
-  const double n = ranks;
-  if (ranks < 1) throw std::invalid_argument("bus_factor: ranks must be >= 1, not " + std::to_string(ranks));
-  if (collective == "all_reduce") return 2 * (n - 1) / n;
-  if (collective == "all_gather" || collective == "reduce_scatter" || collective == "alltoall") return (n - 1) / n;
-  if (collective == "sendrecv") return 1;
-  throw std::invalid_argument("bus_factor: unknown collective '" + collective + "'");
-}
 
 double Measurements::decode_step_mean_s() const {
   if (decode_step_s.empty()) return 0;
@@ -72,7 +61,7 @@ Measurements merge_rank_measurements(const std::vector<Measurements>& per_rank) 
 
 json collective_to_json(const CollectiveMeasurement& c) {
   return {{"rank", c.rank},
-          {"collective", c.collective},
+          {"collective", std::string(core::collective_name(c.collective))},
           {"ranks", c.ranks},
           {"size_bytes", c.size_bytes},
           {"calls", c.calls},
@@ -80,7 +69,7 @@ json collective_to_json(const CollectiveMeasurement& c) {
           {"iterations", c.iterations},
           {"mean_s", c.mean_s},
           {"min_s", c.min_s},
-          {"bus_factor", bus_factor(c.collective, c.ranks)},
+          {"bus_factor", core::bus_factor(c.collective, c.ranks)},
           {"algbw_GBps", c.algbw_GBps()},
           {"busbw_GBps", c.busbw_GBps()}};
 }
@@ -104,10 +93,6 @@ json op_to_json(const OpMeasurement& o) {
 // Keys a reader skips: values derived from the others, and prose.
 void allow(Fields& f, std::initializer_list<const char*> derived) {
   for (const char* k : derived) f.skip(k);
-}
-void reject_unknown(const Fields& f) {
-  const auto extra = f.unread();
-  if (!extra.empty()) f.fail(extra.front(), "unknown field");
 }
 const json& object(Fields& f, const std::string& key) {
   const json* o = f.opt_object(key);
@@ -145,7 +130,7 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   m.workspace_bytes = f.req_int("workspace_bytes", 0);
   m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0);
   allow(f, {"peak_bytes"});
-  reject_unknown(f);
+  f.reject_unknown();
   return m;
 }
 OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
@@ -166,27 +151,26 @@ OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
   o.bytes = f.req_int("bytes", 0);
   if (o.name.empty() || o.kind.empty()) f.fail("name", "an op needs a name and a kind");
   allow(f, {"warmup_iterations", "gflops_per_s", "gbytes_per_s"});
-  reject_unknown(f);
+  f.reject_unknown();
   return o;
 }
 CollectiveMeasurement collective_from_json(const json& j, const std::string& file, size_t i) {
   Fields f(j, file, "collectives[" + std::to_string(i) + "].");
   CollectiveMeasurement c;
   c.rank = static_cast<int>(f.req_int("rank", 0));
-  c.collective = f.opt_string("collective", "");
+  const std::string name = f.opt_string("collective", "");
+  const auto collective = core::parse_collective(name);
+  if (!collective)
+    f.fail_value("collective", "\"" + name + "\"", "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv");
+  c.collective = *collective;
   c.ranks = static_cast<int>(f.req_int("ranks", 1));
-  try {
-    (void)bus_factor(c.collective, c.ranks);
-  } catch (const std::invalid_argument&) {
-    f.fail_value("collective", "\"" + c.collective + "\"", "all_reduce, all_gather, reduce_scatter, alltoall or sendrecv");
-  }
   c.size_bytes = f.req_int("size_bytes", 0);
   c.calls = f.req_int("calls", 0);
   c.iterations = static_cast<int>(f.req_int("iterations", 0));
   c.mean_s = req_double(j, f, "mean_s");
   c.min_s = req_double(j, f, "min_s");
   allow(f, {"warmup_iterations", "bus_factor", "algbw_GBps", "busbw_GBps"});
-  reject_unknown(f);
+  f.reject_unknown();
   return c;
 }
 }  // namespace
@@ -234,7 +218,7 @@ json measurements_to_json(const Measurements& m) {
 }
 
 Measurements measurements_from_json(const json& j, const std::string& source) {
-  if (!j.is_object()) throw model::ConfigError(source, "", "", "a Measurements file is a JSON object");
+  if (!j.is_object()) throw core::InputError(source, "", "", "a Measurements file is a JSON object");
   Fields f(j, source);
   Measurements m;
   m.schema_version = static_cast<int>(f.req_int("schema_version", 1));
@@ -266,7 +250,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     rm.prefill_s = req_double(r, rf, "prefill_s");
     rm.decode_step_s = rf.opt_doubles("decode_step_s", 0);
     rm.memory = memory_from_json(object(rf, "memory"), source, path + "memory.");
-    reject_unknown(rf);
+    rf.reject_unknown();
     m.ranks.push_back(std::move(rm));
   }
   if (static_cast<int>(m.ranks.size()) != m.world_size)
@@ -279,37 +263,29 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     m.machine.cpu_model = mf.opt_string("cpu_model", "");
     m.machine.cores = static_cast<int>(mf.opt_int("cores", 0, 0));
     m.machine.kernel_threads = static_cast<int>(mf.opt_int("kernel_threads", 0, 0));
-    reject_unknown(mf);
+    mf.reject_unknown();
   }
   {
     Fields tf(object(f, "timing"), source, "timing.");
     m.timing_iterations = static_cast<int>(tf.req_int("iterations", 0));
     allow(tf, {"warmup_iterations", "method"});
-    reject_unknown(tf);
+    tf.reject_unknown();
   }
   size_t i = 0;
   for (const auto& o : array(j, f, "ops")) m.ops.push_back(op_from_json(o, source, i++));
   i = 0;
   for (const auto& c : array(j, f, "collectives")) m.collectives.push_back(collective_from_json(c, source, i++));
   allow(f, {"decode_step_mean_s", "peak_bytes", "notes"});
-  reject_unknown(f);
+  f.reject_unknown();
   return m;
 }
 
 Measurements load_measurements(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw model::ConfigError(file.string(), "", "", "cannot open the Measurements file");
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw model::ConfigError(file.string(), "", "", std::string("not valid JSON: ") + e.what());
-  }
-  return measurements_from_json(j, file.string());
+  return measurements_from_json(core::read_json_file(file), file.string());
 }
 
 void save_measurements(const std::filesystem::path& file, const Measurements& m) {
-  model::write_file_atomically(file, measurements_to_json(m).dump(2) + "\n", "measurements");
+  core::write_file_atomically(file, measurements_to_json(m).dump(2) + "\n", "measurements");
 }
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

@@ -8,21 +8,20 @@
 #include <string>
 
 #include "model/model.h"
-#include "simulate/plan.h"
+#include "plan/plan.h"
 
-namespace dayzero::simulate {
-
-struct Prediction;
+namespace dayzero::plan {
 
 Plan plan_from_json(const nlohmann::json& j, const std::string& file);
 Plan load_plan(const std::filesystem::path& file);
-nlohmann::json plan_to_json(const Plan& p, const Prediction* prediction = nullptr);
-// Writes via a temporary file and a rename.
-void save_plan(const std::filesystem::path& file, const Plan& p, const Prediction* prediction = nullptr);
+nlohmann::json plan_to_json(const Plan& p);
+// Writes via a temporary file and a rename; `prediction` (simulate's, as JSON),
+// when given, is stored under "prediction".
+void save_plan(const std::filesystem::path& file, const Plan& p, const nlohmann::json* prediction = nullptr);
 
 // Checks a plan against a model and a cluster of `num_devices` devices: sizes that
-// divide the model, ranks that exist, known dtypes. Throws model::ConfigError
+// divide the model, ranks that exist, known dtypes. Throws core::InputError
 // naming `file` and the offending field.
 void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

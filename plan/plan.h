@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace dayzero::simulate {
+namespace dayzero::plan {
 
 inline constexpr int kPlanSchemaVersion = 1;
 
@@ -94,4 +94,4 @@ struct Plan {
   std::vector<int64_t> layers_per_stage(int64_t num_layers) const;
 };
 
-}  // namespace dayzero::simulate
+}  // namespace dayzero::plan

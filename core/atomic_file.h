@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <string>
 
-namespace dayzero::model {
+namespace dayzero::core {
 
 // Throws std::runtime_error "cannot write <what> to '<file>': <why>".
 void write_file_atomically(const std::filesystem::path& file, const std::string& text, const std::string& what);
 
-}  // namespace dayzero::model
+}  // namespace dayzero::core

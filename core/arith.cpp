@@ -1,0 +1,19 @@
+#include "core/arith.h"
+
+#include <stdexcept>
+
+namespace dayzero::core {
+
+int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) throw std::overflow_error("size product overflows 64 bits");
+  return r;
+}
+
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) throw std::overflow_error("size sum overflows 64 bits");
+  return r;
+}
+
+}  // namespace dayzero::core
