@@ -13,20 +13,6 @@ namespace dayzero::executor {
 using model::OpKind;
 using namespace detail;
 
-Split tp_split(const model::Op& op) {
-  switch (op.kind) {
-    case OpKind::embedding: return Split::vocab;
-    case OpKind::gemm:
-      if (op.part == model::Part::head) return Split::vocab;
-      if (op.name == "o_proj" || op.name.ends_with("down_proj")) return Split::row;
-      if (op.name == "kv_a_proj_with_mqa" || op.name == "q_a_proj") return Split::replicated;  // MLA latents
-      return Split::column;
-    case OpKind::expert_gemm:  // inside an expert (moe.tp): gate/up by columns, down by rows
-      return op.name.ends_with("down_proj") || op.name == "experts.w2" ? Split::row : Split::column;
-    default: return Split::replicated;
-  }
-}
-
 std::pair<int64_t, int64_t> ParallelContext::expert_range_of(int ep, int64_t experts) const {
   const int64_t per = experts / ep_size;
   return {per * ep, per * (ep + 1)};
@@ -107,7 +93,7 @@ Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor
 // MLA's kv_b (this rank's heads) as float32: decode attends in the latent space
 // through it every step, so a quantized checkpoint's kv_b is dequantized once.
 StoredWeight Forward::float32_kv_b(const model::Op& kv_b_op) {
-  StoredWeight sw = shard(kv_b_op, w_.get(kv_b_op.weights.at(0)), par_.tp_size > 1 ? Split::column : Split::replicated,
+  StoredWeight sw = shard(kv_b_op, w_.get(kv_b_op.weights.at(0)), par_.tp_size > 1 ? kv_b_op.tp_split : TpSplit::replicated,
                           par_.tp_rank, par_.tp_size);
   if (sw.kind == model::StorageKind::plain && sw.dtype == model::DType::f32) return sw;
   auto& copy = shard_copies_[sw.name + "#f32"];
@@ -147,7 +133,7 @@ Tensor Forward::embed(std::span<const int64_t> tokens) {
   StoredWeight table = w_.get(op.weights.at(0));
   const int64_t vocab = table.rows(), T = static_cast<int64_t>(tokens.size());
   const auto [lo, hi] = par_.tp_size > 1 ? out_range(op, vocab, par_.tp_rank, par_.tp_size) : std::pair{int64_t{0}, vocab};
-  table = shard(op, table, par_.tp_size > 1 ? Split::vocab : Split::replicated, par_.tp_rank, par_.tp_size);
+  table = shard(op, table, par_.tp_size > 1 ? op.tp_split : TpSplit::replicated, par_.tp_rank, par_.tp_size);
   std::vector<int64_t> local(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) local[i] = tokens[i] >= lo && tokens[i] < hi ? tokens[i] - lo : 0;
   const KernelEntry& k = be_.kernel(OpKind::embedding, "gather");

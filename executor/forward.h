@@ -38,14 +38,9 @@
 
 namespace dayzero::executor {
 
-// How tensor parallelism splits an op's weight.
-enum class Split {
-  replicated,  // every TP rank holds all of it (norms, router, MLA latent projections, attention sinks)
-  column,      // output features split (q/k/v, gate/up): no communication after
-  row,         // input features split (o_proj, down_proj): partial sums, all-reduced after
-  vocab,       // embedding rows / LM head outputs split by vocabulary
-};
-Split tp_split(const model::Op& op);
+// How TP splits each op is the model's (model::Op::tp_split, the one sharding
+// truth the simulator reads too); the forward only carries it out.
+using model::TpSplit;
 
 // This rank's place in the plan's groups and the communicators that join them.
 struct ParallelContext {
@@ -117,10 +112,11 @@ class Forward {
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);
   void note_workspace(const Tensor& t);
-  // TP: output features [lo, hi) of rank `rank` of `size` for a column- or vocab-split op with `out` outputs.
+  // TP: output features [lo, hi) of rank `rank` of `size` for an op split by outputs
+  // (column, kv_heads or vocab) with `out` outputs.
   std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out, int rank, int size) const;
   // The shard of `sw` that rank `rank` of `size` holds under `split` (whole when replicated or size 1).
-  StoredWeight shard(const model::Op& op, const StoredWeight& sw, Split split, int rank, int size);
+  StoredWeight shard(const model::Op& op, const StoredWeight& sw, TpSplit split, int rank, int size);
   StoredWeight float32_kv_b(const model::Op& kv_b_op);  // forward.cpp
 
   const model::Model& m_;

@@ -13,7 +13,7 @@ using namespace detail;
 
 std::pair<int64_t, int64_t> Forward::out_range(const model::Op& op, int64_t out, int rank, int size) const {
   const int64_t r = rank, tp = size;
-  if (op.kind == OpKind::gemm && (op.name == "k_proj" || op.name == "v_proj")) {
+  if (op.tp_split == TpSplit::kv_heads) {
     const int64_t kv = m_.config.num_kv_heads, per_head = out / kv;
     if (kv < tp) {  // fewer KV heads than ranks: each rank holds the one its query heads read
       const int64_t h = r * kv / tp;
@@ -27,12 +27,12 @@ std::pair<int64_t, int64_t> Forward::out_range(const model::Op& op, int64_t out,
 // the mapping, so a plain weight's shard is a zero-copy view that touches only the
 // shard's pages. Row splits (input columns) and [in, out] or quantized weights are
 // copied once to float32 (only the shard is kept).
-StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split split, int rank, int size) {
-  if (size == 1 || split == Split::replicated) return sw;
+StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit split, int rank, int size) {
+  if (size == 1 || split == TpSplit::replicated) return sw;
   if (sw.matrices() != 1)
     throw std::logic_error("TP shard of '" + sw.name + "': fused multi-matrix weights are not split");
   const int64_t out = sw.input_major ? sw.cols() : sw.rows(), in = sw.input_major ? sw.rows() : sw.cols();
-  const bool by_out = split != Split::row;
+  const bool by_out = split != TpSplit::row;
   const auto [lo, hi] = by_out ? out_range(op, out, rank, size) : std::pair{in * rank / size, in * (rank + 1) / size};
   StoredWeight s = sw;
   if (by_out && !sw.input_major && sw.kind == model::StorageKind::plain && model::dtype_bits(sw.dtype) % 8 == 0) {
@@ -74,8 +74,9 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, Split s
 
 int64_t Forward::prepare() {
   std::set<std::string> done;  // weights whose shard was read (a copy) or touched (a view)
-  auto shard_of = [&](const model::Op& o, const std::string& name, Split split, int rank, int size) {
-    if (size == 1 || split == Split::replicated || !w_.has(name)) return;
+  auto shard_of = [&](const model::Op& o, const std::string& name, int rank, int size) {
+    const TpSplit split = o.tp_split;
+    if (size == 1 || split == TpSplit::replicated || !w_.has(name)) return;
     StoredWeight sw = w_.get(name);
     if (input_major_.count(o.weights.at(0))) sw.input_major = true;
     if (sw.matrices() != 1) return;  // fused experts: not split by TP (check_plan refuses moe.tp for them)
@@ -88,14 +89,14 @@ int64_t Forward::prepare() {
   for (const auto& layer : m_.layers) {
     if (layer.mtp || layer.index < par_.first_layer || layer.index >= par_.end_layer) continue;
     for (const auto& o : layer.ops) {
-      if (o.kind == OpKind::gemm) shard_of(o, o.weights.at(0), tp_split(o), par_.tp_rank, par_.tp_size);
+      if (o.kind == OpKind::gemm) shard_of(o, o.weights.at(0), par_.tp_rank, par_.tp_size);
       if (o.kind == OpKind::gemm && o.name == "kv_b_proj") {  // MLA: read as float32 every step
         float32_kv_b(o);
         done.insert(o.weights.at(0));
       }
       if (o.kind == OpKind::expert_gemm && per_expert(o.weights.at(0)))
         for (int64_t e = lo; e < hi; ++e)
-          shard_of(o, substitute(o.weights.at(0), e), tp_split(o), par_.moe_tp_rank, par_.moe_tp_size);
+          shard_of(o, substitute(o.weights.at(0), e), par_.moe_tp_rank, par_.moe_tp_size);
       if (o.kind == OpKind::expert_gemm && !per_expert(o.weights.at(0)) && par_.ep_size > 1)
         for (const auto& name : o.weights) {  // fused [experts, ...] tensors (gpt-oss): this rank's experts' slices
           if (!w_.has(name) || done.count(name)) continue;
@@ -109,8 +110,9 @@ int64_t Forward::prepare() {
         }
     }
   }
-  if (par_.first_stage) shard_of(m_.pre_ops.at(0), m_.pre_ops.at(0).weights.at(0), Split::vocab, par_.tp_rank, par_.tp_size);
-  if (par_.last_stage) shard_of(m_.post_ops.at(1), m_.post_ops.at(1).weights.at(0), Split::vocab, par_.tp_rank, par_.tp_size);
+  const model::Op &embedding = m_.pre_ops.at(0), &head = m_.post_ops.at(1);
+  if (par_.first_stage) shard_of(embedding, embedding.weights.at(0), par_.tp_rank, par_.tp_size);
+  if (par_.last_stage) shard_of(head, head.weights.at(0), par_.tp_rank, par_.tp_size);
   for (const auto& name : w_.names()) {  // everything else is read whole
     if (done.count(name)) continue;
     const StoredWeight& w = w_.get(name);
@@ -129,17 +131,17 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
   const int64_t index = expert >= 0 && !per_expert(pattern) ? expert : 0;  // a fused [experts, ..] tensor
   const bool dense = op.kind == OpKind::gemm;
   const int rank = dense ? par_.tp_rank : par_.moe_tp_rank, size = dense ? par_.tp_size : par_.moe_tp_size;
-  const Split split = size > 1 ? tp_split(op) : Split::replicated;
+  const TpSplit split = size > 1 ? op.tp_split : TpSplit::replicated;
   const int64_t full_out = sw.input_major ? sw.cols() : sw.rows(), full_in = sw.input_major ? sw.rows() : sw.cols();
   sw = shard(op, sw, split, rank, size);
   std::span<const float> bias;
   if (op.weights.size() > 1) {  // "<module>.bias", or gpt-oss's fused "<name>_bias" [experts, n]
     bias = w_.floats(substitute(op.weights[1], expert));
     if (expert >= 0 && !per_expert(pattern)) bias = bias.subspan(expert * op.n, op.n);
-    if (split == Split::column || split == Split::vocab) {
+    if (split == TpSplit::column || split == TpSplit::kv_heads || split == TpSplit::vocab) {
       const auto [lo, hi] = out_range(op, full_out, rank, size);
       bias = bias.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo));
-    } else if (split == Split::row && rank != 0) {
+    } else if (split == TpSplit::row && rank != 0) {
       bias = {};  // added once (by rank 0 of the group) to the partial sums
     }
   }
@@ -147,8 +149,8 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
   const KernelEntry& k = be_.kernel(op.kind, variant);
   const GemmFn fn = std::get<GemmFn>(k.fn);
   model::Op costed = op.kind == OpKind::expert_gemm ? one_expert(op) : op;
-  if (split != Split::replicated) {  // this rank's shard: its share of the outputs or inputs
-    const bool by_in = split == Split::row;
+  if (split != TpSplit::replicated) {  // this rank's shard: its share of the outputs or inputs
+    const bool by_in = split == TpSplit::row;
     const int64_t part = by_in ? sw.cols() : sw.rows(), whole = by_in ? full_in : full_out;  // shards are [out, in]
     (by_in ? costed.k : costed.n) = (by_in ? costed.k : costed.n) * part / whole;
     costed.weight_bytes = costed.weight_bytes * part / whole;
@@ -156,8 +158,8 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
   const OpCost cost = k.cost(costed, CostShape{x.rows()});
   Tensor y = timer_.run(OpKey{&op, variant, {x.rows(), x.cols()}, cost}, [&] { return fn(x, sw, index, bias); });
   // Row-parallel: each TP rank holds a slice of the inputs, so outputs are partial sums.
-  if (split == Split::row && dense) par_.tp_comm->all_reduce_sum(y.data);
-  if (split == Split::vocab) {  // each rank has its vocabulary slice: gather [tp][T, V/tp] into [T, V]
+  if (split == TpSplit::row && dense) par_.tp_comm->all_reduce_sum(y.data);
+  if (split == TpSplit::vocab) {  // each rank has its vocabulary slice: gather [tp][T, V/tp] into [T, V]
     const int64_t T = y.rows(), part = y.cols(), tp = size;
     std::vector<float> all(static_cast<size_t>(T * part * tp));
     par_.tp_comm->all_gather(y.data, all);

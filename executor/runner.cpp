@@ -43,25 +43,16 @@ void check_plan(const plan::Plan& plan, const model::Model& m, int world_size, c
                                  (world_size == 1 ? " rank runs it" : " ranks run it"));
   plan::validate_plan(plan, m, static_cast<uint32_t>(world_size), plan_source);
   check_plan_model(plan, m, plan_source);
-  // What the shards need beyond validate_plan: even splits of heads, widths and vocabulary.
+  // What the shards need beyond validate_plan (heads, KV heads and FFN widths are
+  // checked there): an even split of the vocabulary, and experts stored one tensor each.
   const auto& c = m.config;
   auto refuse = [&](const char* field, int v, const std::string& why) {
     throw core::InputError(plan_source, field, std::to_string(v), why);
   };
   const int tp = plan.attention.tp;
-  auto divides = [&](const char* what, int64_t n) {
-    if (n > 0 && n % tp != 0)
-      refuse("attention.tp", tp, "does not divide " + std::string(what) + " " + std::to_string(n) +
-                                     " (the executor splits it evenly)");
-  };
-  divides("num_attention_heads", c.num_heads);
-  divides("vocab_size", c.vocab_size);
-  bool any_dense = false;
-  for (int64_t l = 0; l < c.num_layers; ++l) any_dense = any_dense || !c.is_moe_layer(l);
-  if (any_dense) divides("intermediate_size", c.intermediate_size);
-  if (c.attention != model::AttentionKind::mla && c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
-    refuse("attention.tp", tp, "neither divides nor is a multiple of num_key_value_heads " +
-                                   std::to_string(c.num_kv_heads));
+  if (c.vocab_size % tp != 0)
+    refuse("attention.tp", tp, "does not divide vocab_size " + std::to_string(c.vocab_size) +
+                                   " (the executor splits it evenly)");
   if (plan.moe.tp > 1)
     for (const auto& layer : m.layers)
       for (const auto& o : layer.ops)

@@ -8,6 +8,7 @@ void to_json(nlohmann::json& j, const Op& op) {
   j = nlohmann::json{{"name", op.name},
                      {"kind", op_kind_name(op.kind)},
                      {"part", part_name(op.part)},
+                     {"tp_split", tp_split_name(op.tp_split)},
                      {"n", op.n},
                      {"k", op.k},
                      {"params", op.params},

@@ -26,6 +26,17 @@ std::string_view op_kind_name(OpKind k) {
   return "?";
 }
 
+std::string_view tp_split_name(TpSplit s) {
+  switch (s) {
+    case TpSplit::replicated: return "replicated";
+    case TpSplit::column: return "column";
+    case TpSplit::kv_heads: return "kv_heads";
+    case TpSplit::row: return "row";
+    case TpSplit::vocab: return "vocab";
+  }
+  return "?";
+}
+
 int64_t AttentionShape::flops_per_ctx_token(bool absorbed) const {
   if (kind == AttentionKind::mla && absorbed)  // scores over latent+rope, values are the latent
     return 2 * heads * (kv_lora_rank + rope_dim) + 2 * heads * kv_lora_rank;
@@ -67,6 +78,24 @@ int64_t Op::activation_bytes_per_token(int64_t elem_bytes) const {
 
 namespace {
 
+// What an op of each kind splits unless its builder says otherwise: projections by
+// output features, the embedding by vocabulary, attention by heads; the rest
+// (norms, router, element-wise ops) is replicated.
+TpSplit default_split(OpKind k) {
+  switch (k) {
+    case OpKind::embedding: return TpSplit::vocab;
+    case OpKind::gemm:
+    case OpKind::expert_gemm:
+    case OpKind::attention: return TpSplit::column;
+    case OpKind::norm:
+    case OpKind::rope:
+    case OpKind::activation:
+    case OpKind::router:
+    case OpKind::moe_combine: return TpSplit::replicated;
+  }
+  return TpSplit::replicated;
+}
+
 struct OpsBuilder {
   explicit OpsBuilder(std::string p) : prefix(std::move(p)) {}
   std::string prefix;
@@ -78,6 +107,7 @@ struct OpsBuilder {
     op.name = std::move(name);
     op.kind = kind;
     op.part = part;
+    op.tp_split = default_split(kind);
     op.n = n;
     op.k = k;
     for (auto& w : weights) op.weights.push_back(prefix + w);
@@ -112,14 +142,15 @@ void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
     const auto& m = c.mla;
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     if (m.q_lora_rank > 0) {
-      b.linear("self_attn.q_a_proj", m.q_lora_rank, H, c.qkv_bias);
+      b.linear("self_attn.q_a_proj", m.q_lora_rank, H, c.qkv_bias).tp_split = TpSplit::replicated;
       b.norm("self_attn.q_a_layernorm", m.q_lora_rank);
       b.part = Part::attention;
       b.linear("self_attn.q_b_proj", nh * qk, m.q_lora_rank, false);
     } else {
       b.linear("self_attn.q_proj", nh * qk, H, false);
     }
-    b.linear("self_attn.kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, H, c.qkv_bias);
+    b.linear("self_attn.kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, H, c.qkv_bias).tp_split =
+        TpSplit::replicated;
     b.norm("self_attn.kv_a_layernorm", m.kv_lora_rank);
     b.part = Part::attention;
     b.linear("self_attn.kv_b_proj", nh * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, false);
@@ -131,13 +162,13 @@ void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
     a.rope_dim = m.qk_rope_head_dim;
     a.kv_elems_per_token = m.kv_lora_rank + m.qk_rope_head_dim;
     b.add("attention", OpKind::attention, nh * m.v_head_dim, nh * qk, {}).attn = a;
-    b.linear("self_attn.o_proj", H, nh * m.v_head_dim, c.o_bias);
+    b.linear("self_attn.o_proj", H, nh * m.v_head_dim, c.o_bias).tp_split = TpSplit::row;
     return;
   }
   const int64_t hd = c.head_dim, nkv = c.num_kv_heads;
   b.linear("self_attn.q_proj", nh * hd, H, c.qkv_bias);
-  b.linear("self_attn.k_proj", nkv * hd, H, c.qkv_bias);
-  b.linear("self_attn.v_proj", nkv * hd, H, c.qkv_bias);
+  b.linear("self_attn.k_proj", nkv * hd, H, c.qkv_bias).tp_split = TpSplit::kv_heads;
+  b.linear("self_attn.v_proj", nkv * hd, H, c.qkv_bias).tp_split = TpSplit::kv_heads;
   if (c.qk_norm) {
     b.norm("self_attn.q_norm", hd, nh);
     b.norm("self_attn.k_norm", hd, nkv);
@@ -151,23 +182,24 @@ void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
   std::vector<std::string> w;
   if (c.attention_sinks) w.push_back("self_attn.sinks");
   b.add("attention", OpKind::attention, nh * hd, nh * hd, w).attn = a;
-  b.linear("self_attn.o_proj", H, nh * hd, c.o_bias);
+  b.linear("self_attn.o_proj", H, nh * hd, c.o_bias).tp_split = TpSplit::row;
 }
 
 void mlp_ops(OpsBuilder& b, const std::string& module, int64_t I, int64_t H, bool bias) {
   b.linear(module + ".gate_proj", I, H, bias);
   b.linear(module + ".up_proj", I, H, bias);
   b.add("act", OpKind::activation, I, I, {});
-  b.linear(module + ".down_proj", H, I, bias);
+  b.linear(module + ".down_proj", H, I, bias).tp_split = TpSplit::row;
 }
 
 void moe_ops(OpsBuilder& b, const ModelConfig& c) {
   const int64_t H = c.hidden_size, E = c.moe.num_experts, I = c.moe.expert_intermediate;
   const int64_t k = c.moe.experts_per_token;
-  auto expert = [&](std::string name, int64_t n, int64_t kk, std::vector<std::string> w) {
+  auto expert = [&](std::string name, int64_t n, int64_t kk, std::vector<std::string> w) -> Op& {
     Op& op = b.add(std::move(name), OpKind::expert_gemm, n, kk, std::move(w));
     op.experts = E;
     op.active_experts = k;
+    return op;
   };
   b.part = Part::router;
   const bool mixtral = c.family == Family::mixtral, oss = c.family == Family::gpt_oss;
@@ -190,9 +222,10 @@ void moe_ops(OpsBuilder& b, const ModelConfig& c) {
   }
   Op& act = b.add("experts.act", OpKind::activation, I, I, {});
   act.active_experts = k;
-  if (mixtral) expert("experts.w2", H, I, {"block_sparse_moe.experts.{e}.w2.weight"});
-  else if (oss) expert("experts.down_proj", H, I, {"mlp.experts.down_proj", "mlp.experts.down_proj_bias"});
-  else expert("experts.down_proj", H, I, {"mlp.experts.{e}.down_proj.weight"});
+  Op& down = mixtral ? expert("experts.w2", H, I, {"block_sparse_moe.experts.{e}.w2.weight"})
+             : oss    ? expert("experts.down_proj", H, I, {"mlp.experts.down_proj", "mlp.experts.down_proj_bias"})
+                      : expert("experts.down_proj", H, I, {"mlp.experts.{e}.down_proj.weight"});
+  down.tp_split = TpSplit::row;
 
   if (c.moe.num_shared_experts > 0) {
     b.part = Part::shared_experts;
@@ -200,7 +233,9 @@ void moe_ops(OpsBuilder& b, const ModelConfig& c) {
     b.linear("mlp.shared_experts.gate_proj", S, H, false).name = "shared_experts.gate_proj";
     b.linear("mlp.shared_experts.up_proj", S, H, false).name = "shared_experts.up_proj";
     b.add("shared_experts.act", OpKind::activation, S, S, {});
-    b.linear("mlp.shared_experts.down_proj", H, S, false).name = "shared_experts.down_proj";
+    Op& down_shared = b.linear("mlp.shared_experts.down_proj", H, S, false);
+    down_shared.name = "shared_experts.down_proj";
+    down_shared.tp_split = TpSplit::row;
   }
   b.part = Part::experts;
   b.add("moe_combine", OpKind::moe_combine, H, H, {}).active_experts = k;
@@ -222,7 +257,7 @@ Layer layer_ops(const ModelConfig& c, int64_t layer) {
     b.norm("enorm", H);
     b.norm("hnorm", H);
     b.part = Part::mtp_proj;
-    b.linear("eh_proj", H, 2 * H, false);
+    b.linear("eh_proj", H, 2 * H, false).tp_split = TpSplit::replicated;
   }
   b.norm("input_layernorm", H);
   attention_ops(b, c, l.window);
@@ -236,7 +271,9 @@ Layer layer_ops(const ModelConfig& c, int64_t layer) {
   if (l.mtp) {
     b.norm("shared_head.norm", H);
     b.part = Part::head;
-    b.linear("shared_head.head", c.vocab_size, H, false).name = "shared_head";
+    Op& head = b.linear("shared_head.head", c.vocab_size, H, false);
+    head.name = "shared_head";
+    head.tp_split = TpSplit::vocab;
   }
   l.ops = std::move(b.ops);
   return l;
@@ -255,7 +292,8 @@ std::vector<Op> post_ops(const ModelConfig& c) {
   b.part = Part::head;
   // With tied embeddings the head reads the embedding matrix.
   b.add("lm_head", OpKind::gemm, c.vocab_size, c.hidden_size,
-        {c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"});
+        {c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"})
+      .tp_split = TpSplit::vocab;
   return b.ops;
 }
 

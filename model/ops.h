@@ -26,6 +26,20 @@ enum class OpKind {
 };
 std::string_view op_kind_name(OpKind k);
 
+// How tensor parallelism splits an op's weights and work: the one sharding truth.
+// The simulator's per-rank bytes and FLOPs and the executor's shards both read it
+// (set when the inventory is built, in ops.cpp); nothing else decides it. Under
+// attention TP for attention, dense-MLP, shared-expert, embedding and head ops; under
+// moe TP (each expert's width split) for expert GEMMs.
+enum class TpSplit {
+  replicated,  // every rank holds all of it: norms, router, MLA latent projections (q_a, kv_a), MTP eh_proj
+  column,      // output features split (q, gate, up; MLA q_b, kv_b; attention's heads and sinks): no communication after
+  kv_heads,    // GQA k / v: output features split by KV head, one (replicated) head per rank once TP > KV heads
+  row,         // input features split (o_proj, down_proj): partial sums, all-reduced after
+  vocab,       // embedding rows and LM head outputs split by vocabulary
+};
+std::string_view tp_split_name(TpSplit s);
+
 // Shape of an attention op.
 struct AttentionShape {
   AttentionKind kind = AttentionKind::gqa;
@@ -47,7 +61,8 @@ struct AttentionShape {
 struct Op {
   std::string name;  // e.g. "q_proj", "experts.down_proj", "attention"
   OpKind kind = OpKind::gemm;
-  Part part = Part::attention;
+  Part part = Part::attention;     // the class of weight it reads (counts, quantization policy)
+  TpSplit tp_split = TpSplit::replicated;
   int64_t n = 0;  // output features per token (per expert for expert_gemm)
   int64_t k = 0;  // input features per token
   int64_t heads = 0;           // norm over heads (q_norm / k_norm), rope heads

@@ -15,17 +15,29 @@ using model::WeightPrecision;
 constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8, WeightPrecision::int4,
                                               WeightPrecision::checkpoint};
 
-WeightClass class_of(const Op& op, bool mla) {
+// The cost class of an op's weights, from its kind, the part it belongs to and
+// how TP splits it (model::Op::tp_split, the one sharding truth).
+WeightClass class_of(const Op& op) {
   switch (op.kind) {
     case OpKind::router: return WeightClass::router;
     case OpKind::expert_gemm: return WeightClass::expert;
     case OpKind::norm: return WeightClass::norms;
-    default: break;
+    case OpKind::embedding:
+    case OpKind::gemm:
+    case OpKind::rope:
+    case OpKind::attention:
+    case OpKind::activation:
+    case OpKind::moe_combine: break;
   }
   if (op.part == Part::dense_mlp) return WeightClass::dense_mlp;
   if (op.part == Part::shared_experts) return WeightClass::shared_experts;
-  if (mla && (op.name == "q_a_proj" || op.name == "kv_a_proj_with_mqa")) return WeightClass::attn_replicated;
-  if (!mla && (op.name == "k_proj" || op.name == "v_proj")) return WeightClass::attn_kv;
+  switch (op.tp_split) {
+    case model::TpSplit::replicated: return WeightClass::attn_replicated;
+    case model::TpSplit::kv_heads: return WeightClass::attn_kv;
+    case model::TpSplit::column:
+    case model::TpSplit::row:
+    case model::TpSplit::vocab: break;
+  }
   return WeightClass::attn_sharded;
 }
 
@@ -79,7 +91,7 @@ ModelCosts model_costs(const model::Model& m) {
             op.kind == OpKind::moe_combine)
           lc.elementwise_bytes_per_token += op.activation_bytes_per_token();
         if (op.weights.empty() && op.kind != OpKind::attention) continue;
-        const auto cls = static_cast<size_t>(class_of(op, mc.mla));
+        const auto cls = static_cast<size_t>(class_of(op));
         const auto b = op_bytes(m, op, by_name);
         const int64_t div = op.kind == OpKind::expert_gemm ? op.experts : 1;
         for (size_t p = 0; p < kPrecisions; ++p) lc.bytes[cls][p] += b[p] / div;

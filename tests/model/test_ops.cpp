@@ -144,3 +144,48 @@ TEST(OpInventory, GptOssSlidingLayersCapKvAtWindow) {
   EXPECT_EQ(m.kv_cache_bytes(100, 2), 24LL * 100 * 2048);  // below the window every layer grows
   EXPECT_EQ(m.kv_bytes_per_token(2), 24 * 2048);
 }
+
+// The one sharding truth: how TP splits each op, as the simulator costs it and the
+// executor shards it (Megatron-LM's column / row parallel linear layers; vLLM's
+// VocabParallelEmbedding and ParallelLMHead; MLA's latent projections replicated).
+TEST(OpInventory, TpSplitOfEveryOp) {
+  auto splits = [](const Model& m) {
+    std::map<std::string, TpSplit> s;
+    for (const Op* op : all_ops(m))
+      if (!op->weights.empty() || op->kind == OpKind::attention) s[op->name] = op->tp_split;
+    return s;
+  };
+  const auto llama = splits(load("Llama-3.1-8B"));
+  const std::map<std::string, TpSplit> want_llama = {
+      {"embed_tokens", TpSplit::vocab},   {"input_layernorm", TpSplit::replicated},
+      {"q_proj", TpSplit::column},        {"k_proj", TpSplit::kv_heads},
+      {"v_proj", TpSplit::kv_heads},      {"attention", TpSplit::column},
+      {"o_proj", TpSplit::row},           {"post_attention_layernorm", TpSplit::replicated},
+      {"gate_proj", TpSplit::column},     {"up_proj", TpSplit::column},
+      {"down_proj", TpSplit::row},        {"norm", TpSplit::replicated},
+      {"lm_head", TpSplit::vocab}};
+  EXPECT_EQ(llama, want_llama);
+
+  const auto ds = splits(load("DeepSeek-V3"));
+  EXPECT_EQ(ds.at("q_a_proj"), TpSplit::replicated);
+  EXPECT_EQ(ds.at("kv_a_proj_with_mqa"), TpSplit::replicated);
+  EXPECT_EQ(ds.at("q_b_proj"), TpSplit::column);
+  EXPECT_EQ(ds.at("kv_b_proj"), TpSplit::column);
+  EXPECT_EQ(ds.at("o_proj"), TpSplit::row);
+  EXPECT_EQ(ds.at("router"), TpSplit::replicated);
+  EXPECT_EQ(ds.at("experts.gate_proj"), TpSplit::column);
+  EXPECT_EQ(ds.at("experts.down_proj"), TpSplit::row);
+  EXPECT_EQ(ds.at("shared_experts.up_proj"), TpSplit::column);
+  EXPECT_EQ(ds.at("shared_experts.down_proj"), TpSplit::row);
+  EXPECT_EQ(ds.at("eh_proj"), TpSplit::replicated);
+  EXPECT_EQ(ds.at("shared_head"), TpSplit::vocab);
+
+  const auto mixtral = splits(load("Mixtral-8x7B"));
+  EXPECT_EQ(mixtral.at("experts.w1"), TpSplit::column);
+  EXPECT_EQ(mixtral.at("experts.w3"), TpSplit::column);
+  EXPECT_EQ(mixtral.at("experts.w2"), TpSplit::row);
+  const auto oss = splits(load("gpt-oss-20b"));
+  EXPECT_EQ(oss.at("attention"), TpSplit::column);  // its sinks: one per head, split with the heads
+  EXPECT_EQ(oss.at("experts.gate_up_proj"), TpSplit::column);
+  EXPECT_EQ(oss.at("experts.down_proj"), TpSplit::row);
+}
