@@ -54,7 +54,8 @@ std::string csv(const search::SearchResult& r) {
     const auto& p = e.plan;
     const auto& d = e.prediction;
     o << i << ',' << p.world_size() << ',' << p.pp << ',' << p.attention.tp << ',' << p.attention.dp << ','
-      << p.moe.ep << ',' << p.moe.tp << ',' << e.weights << ',' << p.dtypes.kv_cache << ','
+      << p.moe.ep << ',' << p.moe.tp << ',' << search::weight_choice_name(e.weights) << ','
+      << plan::kv_dtype_name(p.dtypes.kv_cache) << ','
       << p.offload.resident_experts << ',' << p.workload.batch << ',' << (d.fits ? 1 : 0) << ','
       << (e.meets_sla ? 1 : 0) << ',' << e.max_memory_bytes << ',';
     if (d.fits) o << d.ttft_s << ',' << d.tpot_s << ',' << d.throughput_tokens_per_s << ',' << d.throughput_tokens_per_s_per_device;

@@ -62,7 +62,7 @@ plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t pro
   }
   p.workload.input_len = prompt;
   p.workload.output_len = decode + 1;
-  p.dtypes.kv_cache = "bf16";  // recorded; the CPU backend keeps float32
+  p.dtypes.kv_cache = plan::KvDtype::bf16;  // recorded; the CPU backend keeps float32
   return p;
 }
 
@@ -192,7 +192,8 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
     const auto& d = plan.dtypes;
     for (const auto& [part, v] : {std::pair{"attention", d.attention}, {"dense_mlp", d.dense_mlp},
                                   {"experts", d.experts}, {"embedding", d.embedding}})
-      if (v != "checkpoint") planned += std::string(planned.empty() ? "" : ", ") + part + " " + v;
+      if (v != model::WeightPrecision::checkpoint)
+        planned += std::string(planned.empty() ? "" : ", ") + part + " " + std::string(model::precision_name(v));
     if (!planned.empty())
       std::cout << "note: the plan's weight dtypes (" << planned << ") are recorded, not applied: the " << ro.backend
                 << " backend runs the weights as the checkpoint stores them, in float32\n";

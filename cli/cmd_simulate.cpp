@@ -33,7 +33,7 @@ void print_step(std::ostream& out, const char* title, const simulate::StepTime& 
   if (st.micro_batches > 1) out << ", " << st.micro_batches << " micro-batches, bubble " << seconds(st.bubble_s);
   out << ")\n";
   std::vector<std::pair<double, std::string>> rows;
-  for (const auto& [k, v] : st.by_kind_s) rows.emplace_back(v, k);
+  for (const auto& [k, v] : st.by_kind_s) rows.emplace_back(v, simulate::cost_kind_name(k));
   std::sort(rows.rbegin(), rows.rend());
   for (const auto& [v, k] : rows)
     out << "  " << pad_right(k, 18) << pad_left(seconds(v), 12) << pad_left(fixed(100 * v / st.time_s, 1) + " %", 9) << '\n';
@@ -45,8 +45,10 @@ void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simula
   out << "Plan for " << m.config.display_family() << " on " << sim.cluster().name() << ": " << p.world_size()
       << " ranks (pp " << p.pp << "; attention tp " << p.attention.tp << " x dp " << p.attention.dp;
   if (m.config.is_moe()) out << "; experts tp " << p.moe.tp << " x ep " << p.moe.ep << " x dp " << p.moe.dp;
-  out << ")\n  weights: attention " << p.dtypes.attention << ", dense " << p.dtypes.dense_mlp << ", experts "
-      << p.dtypes.experts << ", embedding " << p.dtypes.embedding << "; KV cache " << p.dtypes.kv_cache << '\n';
+  out << ")\n  weights: attention " << model::precision_name(p.dtypes.attention) << ", dense "
+      << model::precision_name(p.dtypes.dense_mlp) << ", experts " << model::precision_name(p.dtypes.experts)
+      << ", embedding " << model::precision_name(p.dtypes.embedding) << "; KV cache "
+      << plan::kv_dtype_name(p.dtypes.kv_cache) << '\n';
   out << "  workload: batch " << p.workload.batch << ", input " << p.workload.input_len << ", output "
       << p.workload.output_len << ", prefix hit " << fixed(100 * p.workload.prefix_hit_rate, 0) << " %";
   if (m.config.is_moe()) out << ", routing Zipf s = " << fixed(p.workload.routing_zipf_s, 2);

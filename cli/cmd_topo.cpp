@@ -62,10 +62,10 @@ void print_summary(std::ostream& out, const Cluster& cl, PathOracle& paths) {
   out << "  per device   memory " << gb_and_gib(static_cast<int64_t>(d.mem_bytes)) << ", " << gbps(d.mem_bw_Bps)
       << " memory bandwidth\n";
   out << "               dense peak:";
-  for (const auto& [dtype, f] : d.peak_flops_per_s) out << " " << dtype << " " << fixed(f / 1e12, 1);
+  for (const auto& [dtype, f] : d.peak_flops_per_s) out << " " << compute_dtype_name(dtype) << " " << fixed(f / 1e12, 1);
   out << " TFLOP/s\n";
   out << "  total        memory " << gb_and_gib(static_cast<int64_t>(d.mem_bytes * cl.num_devices()))
-      << ", bf16 " << fixed(d.peak_flops_for("bf16") * cl.num_devices() / 1e15, 2) << " PFLOP/s\n";
+      << ", bf16 " << fixed(d.peak_flops_for(ComputeDtype::bf16) * cl.num_devices() / 1e15, 2) << " PFLOP/s\n";
   out << "  intra-node   " << intra_fabric_name(c.intra_node.fabric);
   if (c.intra_node.fabric == IntraFabric::nvswitch) {
     out << ", " << gbps(cl.intra_link_bw_Bps()) << " per device per direction";

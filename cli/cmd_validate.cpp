@@ -55,7 +55,7 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
   const auto& e = r.efficiency;
   return {{"measurements", in.measurements_file},
           {"device", r.device},
-          {"compute_dtype", r.compute_dtype},
+          {"compute_dtype", topology::compute_dtype_name(r.compute_dtype)},
           {"efficiency",
            {{"gemm_compute", e.gemm_compute}, {"gemm_memory", e.gemm_memory}, {"attention_compute", e.attention_compute},
             {"attention_memory", e.attention_memory}, {"elementwise_memory", e.elementwise_memory},
@@ -71,7 +71,7 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
 void print_report(std::ostream& out, const simulate::ValidationReport& r, const LoopInputs& in, bool per_op) {
   const auto& e = r.efficiency;
   out << "Predicted against measured: " << in.measurements_file << "\n  run: " << describe_run(in.measurements)
-      << "\n  device " << r.device << " (" << r.compute_dtype << "), figures from " << in.table_file << ": GEMM "
+      << "\n  device " << r.device << " (" << topology::compute_dtype_name(r.compute_dtype) << "), figures from " << in.table_file << ": GEMM "
       << fixed(e.gemm_compute, 3) << " compute / " << fixed(e.gemm_memory, 3) << " memory, attention "
       << fixed(e.attention_compute, 3) << " / " << fixed(e.attention_memory, 3) << ", element-wise "
       << fixed(e.elementwise_memory, 3) << ", " << fixed(e.kernel_overhead_s * 1e6, 3) << " us per call, tile rows "

@@ -94,7 +94,24 @@ StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& 
       case model::DType::bf16:
       case model::DType::f16: return w;
       case model::DType::f8_e4m3: break;
-      default:
+      case model::DType::boolean:
+      case model::DType::f4:
+      case model::DType::f6_e2m3:
+      case model::DType::f6_e3m2:
+      case model::DType::u8:
+      case model::DType::i8:
+      case model::DType::f8_e5m2:
+      case model::DType::f8_e8m0:
+      case model::DType::f8_e4m3fnuz:
+      case model::DType::f8_e5m2fnuz:
+      case model::DType::i16:
+      case model::DType::u16:
+      case model::DType::i32:
+      case model::DType::u32:
+      case model::DType::c64:
+      case model::DType::f64:
+      case model::DType::i64:
+      case model::DType::u64:
         fail(fname, name, "dtype " + std::string(model::dtype_name(t->dtype)) + " is not one the CPU backend reads");
     }
     const model::TensorInfo* s = file.find(name + "_scale_inv");
@@ -182,8 +199,10 @@ void dequantize_row_range(const StoredWeight& w, int64_t index, int64_t row, int
       }
       return;
     }
-    default: throw std::runtime_error("weight '" + w.name + "': storage format not supported by the CPU backend");
+    case model::StorageKind::fp8_tensor:
+    case model::StorageKind::int4_group: break;
   }
+  throw std::runtime_error("weight '" + w.name + "': storage format not supported by the CPU backend");
 }
 
 Tensor dequantize_matrix(const StoredWeight& w, int64_t index) {

@@ -181,7 +181,7 @@ void MeasuredView::show(const MeasuredReport& rep) {
                         .arg(m.world_size)
                         .arg(q(m.machine.cpu_model.empty() ? std::string("an unnamed CPU") : m.machine.cpu_model))
                         .arg(r.ops.size())
-                        .arg(q(r.device), q(r.compute_dtype))
+                        .arg(q(r.device), q(std::string(topology::compute_dtype_name(r.compute_dtype))))
                         .arg(e.gemm_compute, 0, 'f', 3)
                         .arg(e.gemm_memory, 0, 'f', 3)
                         .arg(e.attention_compute, 0, 'f', 3)

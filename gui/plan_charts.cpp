@@ -121,7 +121,7 @@ void StepTimeChart::setStep(const simulate::StepTime* s) {
   c->setTitle(tr("%1: %2 ms").arg(title_).arg(s->time_s * 1e3, 0, 'f', s->time_s < 0.1 ? 2 : 1));
   std::vector<std::pair<std::string, double>> kinds;
   for (const auto& [k, t] : s->by_kind_s)
-    if (t > 0) kinds.emplace_back(k, t);
+    if (t > 0) kinds.emplace_back(simulate::cost_kind_name(k), t);
   if (s->bubble_s > 0) kinds.emplace_back("pp_bubble", s->bubble_s);
   std::sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   auto* set = new QBarSet(tr("ms"));

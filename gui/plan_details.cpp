@@ -127,8 +127,8 @@ void PlanDetails::setPlan(const search::Evaluated* e) {
       devices_->setValue(k.devices);
       batch_->setValue(static_cast<int>(k.batch));
       input_len_->setValue(static_cast<int>(k.input_len));
-      weights_->setCurrentText(QString::fromStdString(k.weights));
-      kv_->setCurrentText(QString::fromStdString(k.kv_cache));
+      weights_->setCurrentText(QString::fromStdString(std::string(search::weight_choice_name(k.weights))));
+      kv_->setCurrentText(QString::fromStdString(std::string(plan::kv_dtype_name(k.kv_cache))));
     }
   }
   for (QWidget* w : std::initializer_list<QWidget*>{devices_, batch_, input_len_, weights_, kv_}) w->setEnabled(base_.has_value());
@@ -140,8 +140,10 @@ void PlanDetails::resimulate() {
   prediction_.reset();
   error_.clear();
   if (base_ && sim_) {
-    const Knobs k{batch_->value(), input_len_->value(), weights_->currentText().toStdString(), kv_->currentText().toStdString(),
-                  devices_->value()};
+    // The combos hold exactly the names of search::kAllWeightChoices and plan::kAllKvDtypes.
+    const Knobs k{batch_->value(), input_len_->value(),
+                  search::parse_weight_choice(weights_->currentText().toStdString()).value(),
+                  plan::parse_kv_dtype(kv_->currentText().toStdString()).value(), devices_->value()};
     try {
       plan::Plan p = apply_knobs(base_->plan, k);
       plan::validate_plan(p, session_->model, session_->cluster.num_devices(), "what-if");

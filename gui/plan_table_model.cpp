@@ -43,12 +43,12 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
   const bool timed = d.fits;
   if (role == Qt::DisplayRole || role == SortRole) {
     const bool sort = role == SortRole;
-    switch (index.column()) {
+    switch (static_cast<Column>(index.column())) {  // checkIndex: a valid column
       case Index: return sort ? QVariant(static_cast<qulonglong>(i)) : QVariant(QString::number(i));
       case Devices: return e.plan.world_size();
       case Layout: return layouts_[index.row()];
-      case Weights: return QString::fromStdString(e.weights);
-      case KvCache: return QString::fromStdString(e.plan.dtypes.kv_cache);
+      case Weights: return QString::fromStdString(std::string(search::weight_choice_name(e.weights)));
+      case KvCache: return QString::fromStdString(std::string(plan::kv_dtype_name(e.plan.dtypes.kv_cache)));
       case Batch: return static_cast<qlonglong>(e.plan.workload.batch);
       case MemGB: {
         const double gb = static_cast<double>(e.max_memory_bytes) / 1e9;
@@ -65,7 +65,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
       case Fits: return sort ? QVariant(d.fits ? 1 : 0) : QVariant(d.fits ? tr("yes") : tr("no"));
       case MeetsSla: return sort ? QVariant(e.meets_sla ? 1 : 0) : QVariant(e.meets_sla ? tr("yes") : tr("no"));
       case Pareto: return sort ? QVariant(on_front_[i] ? 1 : 0) : QVariant(on_front_[i] ? tr("front") : QString());
-      default: return {};
+      case ColumnCount: return {};
     }
   }
   if (role == Qt::TextAlignmentRole) {

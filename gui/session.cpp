@@ -59,7 +59,16 @@ plan::Plan apply_knobs(plan::Plan p, const Knobs& k) {
   return p;
 }
 
-std::vector<std::string> weight_choices() { return {"checkpoint", "bf16", "fp8", "int4", "experts-int4"}; }
-std::vector<std::string> kv_choices() { return {"bf16", "fp8"}; }
+std::vector<std::string> weight_choices() {
+  std::vector<std::string> v;
+  for (search::WeightChoice w : search::kAllWeightChoices) v.emplace_back(search::weight_choice_name(w));
+  return v;
+}
+
+std::vector<std::string> kv_choices() {
+  std::vector<std::string> v;
+  for (plan::KvDtype d : plan::kAllKvDtypes) v.emplace_back(plan::kv_dtype_name(d));
+  return v;
+}
 
 }  // namespace dayzero::gui

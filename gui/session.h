@@ -34,8 +34,8 @@ struct Session {
 struct Knobs {
   int64_t batch = 1;
   int64_t input_len = 1024;
-  std::string weights = "checkpoint";  // checkpoint, bf16, fp8, int4, experts-int4
-  std::string kv_cache = "bf16";
+  search::WeightChoice weights = search::WeightChoice::checkpoint;
+  plan::KvDtype kv_cache = plan::KvDtype::bf16;
   int devices = 0;  // world size; 0 = as the plan has it
 };
 
@@ -49,6 +49,7 @@ plan::Plan apply_knobs(plan::Plan p, const Knobs& k);
 // std::invalid_argument when devices is not a multiple of pp x tp; what else
 // does not fit (EP against the expert count, the cluster's size) is for validate_plan.
 plan::Plan with_devices(plan::Plan p, int devices);
+// The combo boxes' entries: every weight choice and KV dtype, by name.
 std::vector<std::string> weight_choices();
 std::vector<std::string> kv_choices();
 

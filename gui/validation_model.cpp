@@ -40,7 +40,7 @@ QVariant ValidationTableModel::data(const QModelIndex& index, int role) const {
   const auto& o = report_->ops[static_cast<size_t>(index.row())];
   if (role == Qt::DisplayRole || role == SortRole) {
     const bool sort = role == SortRole;
-    switch (index.column()) {
+    switch (static_cast<Column>(index.column())) {  // checkIndex: a valid column
       case Rank: return o.rank;
       case Phase: return QString::fromStdString(o.phase);
       case Op: return QString::fromStdString(o.name);
@@ -51,7 +51,7 @@ QVariant ValidationTableModel::data(const QModelIndex& index, int role) const {
       case MeasuredUs: return sort ? QVariant(o.measured_s * 1e6) : QVariant(QString::number(o.measured_s * 1e6, 'f', 3));
       case PredictedUs: return sort ? QVariant(o.predicted_s * 1e6) : QVariant(QString::number(o.predicted_s * 1e6, 'f', 3));
       case ErrorPct: return sort ? QVariant(o.error_pct) : QVariant(error_text(o.error_pct));
-      default: return {};
+      case ColumnCount: return {};
     }
   }
   if (role == Qt::TextAlignmentRole) {
@@ -69,8 +69,9 @@ QVariant ValidationTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant ValidationTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  switch (section) {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole || section < 0 || section >= ColumnCount)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  switch (static_cast<Column>(section)) {
     case Rank: return tr("rank");
     case Phase: return tr("phase");
     case Op: return tr("op");
@@ -81,8 +82,9 @@ QVariant ValidationTableModel::headerData(int section, Qt::Orientation orientati
     case MeasuredUs: return tr("measured us");
     case PredictedUs: return tr("predicted us");
     case ErrorPct: return tr("error %");
-    default: return {};
+    case ColumnCount: break;
   }
+  return {};
 }
 
 ValidationSortProxy::ValidationSortProxy(QObject* parent) : QSortFilterProxyModel(parent) {

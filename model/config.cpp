@@ -160,7 +160,12 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
     case Family::deepseek_v2:
     case Family::deepseek_v3: detail::read_deepseek(f, c); break;
     case Family::gpt_oss: detail::read_gpt_oss(f, c); break;
-    default: detail::read_gqa_family(f, c); break;
+    case Family::llama:
+    case Family::mistral:
+    case Family::qwen2:
+    case Family::qwen3:
+    case Family::qwen3_moe:
+    case Family::mixtral: detail::read_gqa_family(f, c); break;
   }
   // quantization_config sits at the top level, also for wrapped text models.
   detail::read_quantization(text && !top.has("quantization_config") ? f : top, c);

@@ -85,9 +85,15 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
       c.qk_norm = true;
       c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
       break;
-    default:  // Llama / Mistral / Mixtral: attention_bias covers q, k, v and o
+    case Family::llama:  // Llama / Mistral / Mixtral: attention_bias covers q, k, v and o
+    case Family::mistral:
+    case Family::mixtral:
       c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
       c.mlp_bias = f.opt_bool("mlp_bias", false);
+      break;
+    case Family::deepseek_v2:  // not GQA families: read_deepseek / read_gpt_oss
+    case Family::deepseek_v3:
+    case Family::gpt_oss: break;
   }
   if (c.family == Family::mixtral) {
     c.moe.num_experts = f.req_int("num_local_experts");

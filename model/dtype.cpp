@@ -66,6 +66,22 @@ std::string StorageFormat::describe() const {
   return "?";
 }
 
+std::string_view precision_name(WeightPrecision p) {
+  switch (p) {
+    case WeightPrecision::bf16: return "bf16";
+    case WeightPrecision::fp8: return "fp8";
+    case WeightPrecision::int4: return "int4";
+    case WeightPrecision::checkpoint: return "checkpoint";
+  }
+  return "?";
+}
+
+std::optional<WeightPrecision> parse_precision(std::string_view s) {
+  for (WeightPrecision p : kAllPrecisions)
+    if (precision_name(p) == s) return p;
+  return std::nullopt;
+}
+
 int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt) {
   int64_t elems = 1;
   for (int64_t d : shape) elems = core::checked_mul(elems, d);

@@ -42,6 +42,17 @@ struct StorageFormat {
   std::string describe() const;  // e.g. "fp8 e4m3, 128x128 block scales"
 };
 
+// Precisions the weights can be costed at. `checkpoint` is as the published
+// checkpoint stores them; the others convert every projection matrix (attention,
+// dense MLP, experts, shared experts) and keep embeddings, head, routers, norms
+// and biases at BF16 (F32 where the checkpoint keeps F32), the policy of
+// DeepSeek-V3's FP8 release.
+enum class WeightPrecision { bf16, fp8, int4, checkpoint };
+inline constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8,
+                                                     WeightPrecision::int4, WeightPrecision::checkpoint};
+std::string_view precision_name(WeightPrecision p);  // "bf16", "fp8", "int4", "checkpoint"
+std::optional<WeightPrecision> parse_precision(std::string_view s);
+
 // Elements per MXFP4 scale (OCP Microscaling Formats spec v1.0, block size 32).
 inline constexpr int64_t kMxfp4BlockElems = 32;
 // DeepSeek-V3 FP8 checkpoints: 128x128 weight blocks (config.json weight_block_size).

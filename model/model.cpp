@@ -8,23 +8,15 @@
 
 namespace dayzero::model {
 
-std::string_view precision_name(WeightPrecision p) {
-  switch (p) {
-    case WeightPrecision::bf16: return "bf16";
-    case WeightPrecision::fp8: return "fp8";
-    case WeightPrecision::int4: return "int4";
-    case WeightPrecision::checkpoint: return "checkpoint";
-  }
-  return "?";
-}
-
 StorageFormat matrix_format(WeightPrecision p) {
   switch (p) {
     case WeightPrecision::fp8:
       return {StorageKind::fp8_block, DType::f8_e4m3, kFp8DefaultBlock, kFp8DefaultBlock};
     case WeightPrecision::int4: return {StorageKind::int4_group, DType::u8, 0, 0, kInt4DefaultGroup};
-    default: return StorageFormat::plain_of(DType::bf16);
+    case WeightPrecision::bf16:
+    case WeightPrecision::checkpoint: break;  // `checkpoint` keeps each weight's own storage (weight_bytes)
   }
+  return StorageFormat::plain_of(DType::bf16);
 }
 
 namespace {

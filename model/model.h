@@ -15,13 +15,6 @@
 
 namespace dayzero::model {
 
-// Precisions the weights can be costed at. `checkpoint` is as the published
-// checkpoint stores them; the others convert every projection matrix (attention,
-// dense MLP, experts, shared experts) and keep embeddings, head, routers, norms
-// and biases at BF16 (F32 where the checkpoint keeps F32), the policy of
-// DeepSeek-V3's FP8 release.
-enum class WeightPrecision { bf16, fp8, int4, checkpoint };
-std::string_view precision_name(WeightPrecision p);
 // Storage of a converted projection matrix: bf16; fp8 with 128x128 block scales
 // (DeepSeek-V3 recipe); int4 with one BF16 scale per 128 inputs (GPTQ/AWQ-style).
 StorageFormat matrix_format(WeightPrecision p);

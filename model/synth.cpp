@@ -71,7 +71,23 @@ struct Filler {
         case DType::u8:  // MXFP4: any E2M1 nibble pair is valid; E8M0 scales 2^-7..2^-4
           bytes[0] = scale ? static_cast<unsigned char>(120 + r % 4) : static_cast<unsigned char>(r & 0xff);
           break;
-        default: break;  // integer tensors stay zero
+        case DType::boolean:  // integer and other tensors stay zero
+        case DType::f4:
+        case DType::f6_e2m3:
+        case DType::f6_e3m2:
+        case DType::i8:
+        case DType::f8_e5m2:
+        case DType::f8_e8m0:
+        case DType::f8_e4m3fnuz:
+        case DType::f8_e5m2fnuz:
+        case DType::i16:
+        case DType::u16:
+        case DType::i32:
+        case DType::u32:
+        case DType::c64:
+        case DType::f64:
+        case DType::i64:
+        case DType::u64: break;
       }
       const size_t take = std::min(out.size() - b, static_cast<size_t>(esize - (offset + static_cast<int64_t>(b)) % esize));
       std::memcpy(out.data() + b, bytes + (offset + static_cast<int64_t>(b)) % esize, take);

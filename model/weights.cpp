@@ -161,7 +161,13 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
       b.add(p + "mlp.experts.down_proj", {E, I, H}, X, L, true, 1, E);
       b.add(p + "mlp.experts.down_proj_bias", {E, H}, X, L, false, 1, E);
       return;
-    default: break;  // Qwen3-MoE and DeepSeek share HF's per-expert naming
+    case Family::qwen3_moe:  // Qwen3-MoE and DeepSeek share HF's per-expert naming
+    case Family::deepseek_v2:
+    case Family::deepseek_v3: break;
+    case Family::llama:  // dense families: never asked for MoE weights
+    case Family::mistral:
+    case Family::qwen2:
+    case Family::qwen3: break;
   }
   b.add(p + "mlp.gate.weight", {E, H}, Part::router, L, false);
   if (c.moe.score_correction_bias) {

@@ -2,6 +2,50 @@
 
 namespace dayzero::plan {
 
+std::string_view kv_dtype_name(KvDtype d) {
+  switch (d) {
+    case KvDtype::bf16: return "bf16";
+    case KvDtype::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::optional<KvDtype> parse_kv_dtype(std::string_view s) {
+  for (KvDtype d : kAllKvDtypes)
+    if (kv_dtype_name(d) == s) return d;
+  return std::nullopt;
+}
+
+int64_t kv_elem_bytes(KvDtype d) {
+  switch (d) {
+    case KvDtype::bf16: return 2;
+    case KvDtype::fp8: return 1;
+  }
+  return 2;
+}
+
+std::string_view activation_dtype_name(ActivationDtype d) {
+  switch (d) {
+    case ActivationDtype::bf16: return "bf16";
+    case ActivationDtype::fp16: return "fp16";
+  }
+  return "?";
+}
+
+std::optional<ActivationDtype> parse_activation_dtype(std::string_view s) {
+  for (ActivationDtype d : kAllActivationDtypes)
+    if (activation_dtype_name(d) == s) return d;
+  return std::nullopt;
+}
+
+int64_t activation_elem_bytes(ActivationDtype d) {
+  switch (d) {
+    case ActivationDtype::bf16:
+    case ActivationDtype::fp16: return 2;
+  }
+  return 2;
+}
+
 std::vector<int> Plan::attn_tp_group(int rank) const {
   std::vector<int> g;
   const int base = rank - attn_tp_index(rank);

@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "model/dtype.h"
 
 namespace dayzero::plan {
 
@@ -27,14 +30,27 @@ struct MoeLayout {
   int dp = 1;  // replicas of the expert set
 };
 
-// Weight precisions, per part: "bf16", "fp8", "int4", or "checkpoint" (as stored).
+// The KV cache's element type, and what flows between ops and over links.
+enum class KvDtype { bf16, fp8 };
+enum class ActivationDtype { bf16, fp16 };
+inline constexpr KvDtype kAllKvDtypes[] = {KvDtype::bf16, KvDtype::fp8};
+inline constexpr ActivationDtype kAllActivationDtypes[] = {ActivationDtype::bf16, ActivationDtype::fp16};
+std::string_view kv_dtype_name(KvDtype d);  // "bf16" | "fp8"
+std::optional<KvDtype> parse_kv_dtype(std::string_view s);
+int64_t kv_elem_bytes(KvDtype d);
+std::string_view activation_dtype_name(ActivationDtype d);  // "bf16" | "fp16"
+std::optional<ActivationDtype> parse_activation_dtype(std::string_view s);
+int64_t activation_elem_bytes(ActivationDtype d);
+
+// Weight precisions, per part (model::WeightPrecision: bf16, fp8, int4, or
+// checkpoint = as stored), and the KV cache and activation dtypes.
 struct PlanDtypes {
-  std::string attention = "checkpoint";
-  std::string dense_mlp = "checkpoint";  // dense FFN layers and shared experts
-  std::string experts = "checkpoint";    // routed experts
-  std::string embedding = "checkpoint";  // embedding table and LM head
-  std::string kv_cache = "bf16";         // "bf16" | "fp8"
-  std::string activations = "bf16";      // what flows between ops and over links
+  model::WeightPrecision attention = model::WeightPrecision::checkpoint;
+  model::WeightPrecision dense_mlp = model::WeightPrecision::checkpoint;  // dense FFN layers and shared experts
+  model::WeightPrecision experts = model::WeightPrecision::checkpoint;    // routed experts
+  model::WeightPrecision embedding = model::WeightPrecision::checkpoint;  // embedding table and LM head
+  KvDtype kv_cache = KvDtype::bf16;
+  ActivationDtype activations = ActivationDtype::bf16;
 };
 
 struct OffloadPolicy {

@@ -22,6 +22,20 @@ const json& object_or_empty(Fields& f, const std::string& key) {
   return o ? *o : empty;
 }
 
+// A dtype field: one of `all` by name; an unknown name lists the accepted ones.
+template <class E, size_t N, class Name>
+E dtype(Fields& f, const std::string& key, E fallback, const E (&all)[N], Name name) {
+  const std::string s = f.opt_string(key, std::string(name(fallback)));
+  std::set<std::string> names;  // listed in alphabetical order
+  for (E e : all) {
+    if (name(e) == s) return e;
+    names.insert(std::string(name(e)));
+  }
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  f.fail_value(key, "\"" + s + "\"", "unknown dtype (one of: " + list + ")");
+}
+
 int as_int(int64_t v, Fields& f, const std::string& key) {
   if (v > 1'000'000) f.fail(key, "is implausibly large");
   return static_cast<int>(v);
@@ -56,12 +70,12 @@ Plan plan_from_json(const json& j, const std::string& file) {
   p.stage_layers = f.opt_ints("stage_layers", 1);
   {
     Fields d(object_or_empty(f, "dtypes"), file, "dtypes.");
-    p.dtypes.attention = d.opt_string("attention", p.dtypes.attention);
-    p.dtypes.dense_mlp = d.opt_string("dense_mlp", p.dtypes.dense_mlp);
-    p.dtypes.experts = d.opt_string("experts", p.dtypes.experts);
-    p.dtypes.embedding = d.opt_string("embedding", p.dtypes.embedding);
-    p.dtypes.kv_cache = d.opt_string("kv_cache", p.dtypes.kv_cache);
-    p.dtypes.activations = d.opt_string("activations", p.dtypes.activations);
+    p.dtypes.attention = dtype(d, "attention", p.dtypes.attention, model::kAllPrecisions, model::precision_name);
+    p.dtypes.dense_mlp = dtype(d, "dense_mlp", p.dtypes.dense_mlp, model::kAllPrecisions, model::precision_name);
+    p.dtypes.experts = dtype(d, "experts", p.dtypes.experts, model::kAllPrecisions, model::precision_name);
+    p.dtypes.embedding = dtype(d, "embedding", p.dtypes.embedding, model::kAllPrecisions, model::precision_name);
+    p.dtypes.kv_cache = dtype(d, "kv_cache", p.dtypes.kv_cache, kAllKvDtypes, kv_dtype_name);
+    p.dtypes.activations = dtype(d, "activations", p.dtypes.activations, kAllActivationDtypes, activation_dtype_name);
     d.reject_unknown();
   }
   p.kv_block_tokens = f.opt_int("kv_block_tokens", p.kv_block_tokens);
@@ -104,12 +118,12 @@ json plan_to_json(const Plan& p) {
             {"attention", {{"tp", p.attention.tp}, {"dp", p.attention.dp}}},
             {"moe", {{"tp", p.moe.tp}, {"ep", p.moe.ep}, {"dp", p.moe.dp}}},
             {"dtypes",
-             {{"attention", p.dtypes.attention},
-              {"dense_mlp", p.dtypes.dense_mlp},
-              {"experts", p.dtypes.experts},
-              {"embedding", p.dtypes.embedding},
-              {"kv_cache", p.dtypes.kv_cache},
-              {"activations", p.dtypes.activations}}},
+             {{"attention", model::precision_name(p.dtypes.attention)},
+              {"dense_mlp", model::precision_name(p.dtypes.dense_mlp)},
+              {"experts", model::precision_name(p.dtypes.experts)},
+              {"embedding", model::precision_name(p.dtypes.embedding)},
+              {"kv_cache", kv_dtype_name(p.dtypes.kv_cache)},
+              {"activations", activation_dtype_name(p.dtypes.activations)}}},
             {"kv_block_tokens", p.kv_block_tokens},
             {"prefill_chunk_tokens", p.prefill_chunk_tokens},
             {"offload", {{"resident_experts", p.offload.resident_experts}}},

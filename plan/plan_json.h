@@ -20,8 +20,8 @@ nlohmann::json plan_to_json(const Plan& p);
 void save_plan(const std::filesystem::path& file, const Plan& p, const nlohmann::json* prediction = nullptr);
 
 // Checks a plan against a model and a cluster of `num_devices` devices: sizes that
-// divide the model, ranks that exist, known dtypes. Throws core::InputError
-// naming `file` and the offending field.
+// divide the model, ranks that exist (dtypes are enums, checked when read). Throws
+// core::InputError naming `file` and the offending field.
 void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
 
 }  // namespace dayzero::plan

@@ -11,18 +11,6 @@ namespace {
 
 using core::InputError;
 
-const std::set<std::string> kWeightDtypes = {"bf16", "fp8", "int4", "checkpoint"};
-const std::set<std::string> kKvDtypes = {"bf16", "fp8"};
-const std::set<std::string> kActivationDtypes = {"bf16", "fp16"};
-
-void check_dtype(const std::string& file, const std::string& field, const std::string& v,
-                 const std::set<std::string>& allowed) {
-  if (allowed.count(v)) return;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw core::InputError(file, field, "\"" + v + "\"", "unknown dtype (one of: " + list + ")");
-}
-
 std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
@@ -83,13 +71,6 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
       if (!seen.insert(d).second) fail("devices", str(d), "is used by two ranks");
     }
   }
-
-  check_dtype(file, "dtypes.attention", p.dtypes.attention, kWeightDtypes);
-  check_dtype(file, "dtypes.dense_mlp", p.dtypes.dense_mlp, kWeightDtypes);
-  check_dtype(file, "dtypes.experts", p.dtypes.experts, kWeightDtypes);
-  check_dtype(file, "dtypes.embedding", p.dtypes.embedding, kWeightDtypes);
-  check_dtype(file, "dtypes.kv_cache", p.dtypes.kv_cache, kKvDtypes);
-  check_dtype(file, "dtypes.activations", p.dtypes.activations, kActivationDtypes);
 
   const int64_t replicas = static_cast<int64_t>(p.attention.dp);
   if (p.workload.batch < replicas)

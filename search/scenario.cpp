@@ -14,8 +14,6 @@ using core::InputError;
 using core::Fields;
 using nlohmann::json;
 
-const std::vector<std::string> kWeightChoices = {"checkpoint", "bf16", "fp8", "int4", "experts-int4"};
-
 std::vector<int> positive_ints(Fields& f, const std::string& key) {
   std::vector<int> out;
   for (int64_t v : f.opt_ints(key, 1)) {
@@ -39,6 +37,23 @@ std::string_view objective_name(Objective o) {
     case Objective::fewest_devices: return "fewest_devices";
   }
   return "?";
+}
+
+std::string_view weight_choice_name(WeightChoice w) {
+  switch (w) {
+    case WeightChoice::checkpoint: return "checkpoint";
+    case WeightChoice::bf16: return "bf16";
+    case WeightChoice::fp8: return "fp8";
+    case WeightChoice::int4: return "int4";
+    case WeightChoice::experts_int4: return "experts-int4";
+  }
+  return "?";
+}
+
+std::optional<WeightChoice> parse_weight_choice(std::string_view s) {
+  for (WeightChoice w : kAllWeightChoices)
+    if (weight_choice_name(w) == s) return w;
+  return std::nullopt;
 }
 
 std::filesystem::path resolve_scenario(const std::string& arg, const std::filesystem::path& data_dir) {
@@ -113,13 +128,16 @@ Scenario load_scenario(const std::filesystem::path& path) {
     o.tp = positive_ints(sp, "tp");
     o.pp = positive_ints(sp, "pp");
     o.ep = positive_ints(sp, "ep");
-    o.weight_dtypes = sp.opt_strings("weight_dtypes");
-    for (const auto& d : o.weight_dtypes)
-      if (std::find(kWeightChoices.begin(), kWeightChoices.end(), d) == kWeightChoices.end())
-        sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (checkpoint, bf16, fp8, int4, experts-int4)");
-    o.kv_dtypes = sp.opt_strings("kv_dtypes");
-    for (const auto& d : o.kv_dtypes)
-      if (d != "bf16" && d != "fp8") sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
+    for (const auto& d : sp.opt_strings("weight_dtypes")) {
+      const auto w = parse_weight_choice(d);
+      if (!w) sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (checkpoint, bf16, fp8, int4, experts-int4)");
+      o.weight_dtypes.push_back(*w);
+    }
+    for (const auto& d : sp.opt_strings("kv_dtypes")) {
+      const auto kv = plan::parse_kv_dtype(d);
+      if (!kv) sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
+      o.kv_dtypes.push_back(*kv);
+    }
     o.batches = sp.opt_ints("batches", 1);
     o.resident_expert_fractions = sp.opt_doubles("resident_expert_fractions", 0.0);
     for (double x : o.resident_expert_fractions)

@@ -20,6 +20,15 @@ inline constexpr int kScenarioSchemaVersion = 1;
 enum class Objective { throughput_per_device, latency, fewest_devices };
 std::string_view objective_name(Objective o);
 
+// How the search converts a model's weights (apply_weight_choice in search.h): as
+// the checkpoint stores them; every projection matrix at BF16, FP8 or INT4
+// (embeddings stay 16-bit under INT4); or only the routed experts at INT4.
+enum class WeightChoice { checkpoint, bf16, fp8, int4, experts_int4 };
+inline constexpr WeightChoice kAllWeightChoices[] = {WeightChoice::checkpoint, WeightChoice::bf16, WeightChoice::fp8,
+                                                     WeightChoice::int4, WeightChoice::experts_int4};
+std::string_view weight_choice_name(WeightChoice w);  // "checkpoint", "bf16", "fp8", "int4", "experts-int4"
+std::optional<WeightChoice> parse_weight_choice(std::string_view s);
+
 struct Sla {
   double max_ttft_s = 0;  // 0 = no limit
   double max_tpot_s = 0;
@@ -29,10 +38,10 @@ struct Sla {
 struct SpaceOverrides {
   std::vector<int> device_counts;
   std::vector<int> tp, pp, ep;
-  // "checkpoint", "bf16", "fp8", "int4", "experts-int4"; default: the checkpoint's
-  // precision, and fp8 for a 16-bit checkpoint on a device with FP8 (INT4 is opt-in).
-  std::vector<std::string> weight_dtypes;
-  std::vector<std::string> kv_dtypes;      // "bf16", "fp8"
+  // Default: the checkpoint's precision, and FP8 for a 16-bit checkpoint on a
+  // device with FP8 (INT4 is opt-in).
+  std::vector<WeightChoice> weight_dtypes;
+  std::vector<plan::KvDtype> kv_dtypes;
   std::vector<int64_t> batches;            // concurrent sequences
   std::vector<double> resident_expert_fractions;  // 1 = all resident
   bool tp_within_node = true;              // keep TP groups inside a node

@@ -66,7 +66,7 @@ std::string main_cost(const simulate::StepTime& st) {
   for (const auto& [k, t] : st.by_kind_s)
     if (t > v) {
       v = t;
-      best = k;
+      best = simulate::cost_kind_name(k);
     }
   return best + " " + fmt("%.0f", 100 * v / st.time_s) + " %";
 }
@@ -79,8 +79,8 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
   if (pa.pp != pb.pp) d.push_back("pp " + std::to_string(pa.pp));
   if (pa.attention.tp != pb.attention.tp) d.push_back("tp " + std::to_string(pa.attention.tp));
   if (pa.moe.ep != pb.moe.ep) d.push_back("ep " + std::to_string(pa.moe.ep));
-  if (a.weights != b.weights) d.push_back(a.weights + " weights");
-  if (pa.dtypes.kv_cache != pb.dtypes.kv_cache) d.push_back(pa.dtypes.kv_cache + " KV");
+  if (a.weights != b.weights) d.push_back(std::string(weight_choice_name(a.weights)) + " weights");
+  if (pa.dtypes.kv_cache != pb.dtypes.kv_cache) d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
   if (a.resident_fraction != b.resident_fraction) d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
   if (pa.workload.batch != pb.workload.batch) d.push_back("batch " + std::to_string(pa.workload.batch));
   std::string s;
@@ -120,8 +120,8 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
                                 " % of a device" + (pred.fits ? " and fits" : ""));
       };
       try_variant("lower precision (INT4 weights, FP8 KV cache)", [](plan::Plan& p) {
-        p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = "int4";
-        p.dtypes.kv_cache = "fp8";
+        p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = model::WeightPrecision::int4;
+        p.dtypes.kv_cache = plan::KvDtype::fp8;
       });
       if (m.config.is_moe())
         try_variant("offloading (1/16 of the experts resident, the rest in host memory)", [&](plan::Plan& p) {

@@ -19,7 +19,7 @@ namespace dayzero::search {
 
 struct Evaluated {
   plan::Plan plan;
-  std::string weights;  // the weight-precision choice: checkpoint, bf16, fp8, int4, experts-int4
+  WeightChoice weights = WeightChoice::checkpoint;
   double resident_fraction = 1;
   simulate::Prediction prediction;  // per stage (not per rank); no time when it does not fit
   int64_t max_memory_bytes = 0;     // fullest rank's total
@@ -51,9 +51,8 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts = {});
 
-// Sets a plan's per-part weight dtypes from a search weight choice: "checkpoint",
-// "bf16", "fp8", "int4" (embeddings stay 16-bit) or "experts-int4".
-void apply_weight_choice(plan::Plan& p, const std::string& choice);
+// Sets a plan's per-part weight dtypes from a search weight choice.
+void apply_weight_choice(plan::Plan& p, WeightChoice choice);
 
 // The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16".
 std::string layout_name(const Evaluated& e);

@@ -33,18 +33,19 @@ std::vector<int> divisors_pow2(int n) {
 
 // Weight choices worth trying for this model (the checkpoint's own, and the
 // conversions that change its bytes).
-std::vector<std::string> weight_choices(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+std::vector<WeightChoice> weight_choices(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
   if (!s.space.weight_dtypes.empty()) {
-    std::vector<std::string> v;
-    for (const auto& d : s.space.weight_dtypes)
-      if (d != "experts-int4" || m.config.is_moe()) v.push_back(d);
+    std::vector<WeightChoice> v;
+    for (WeightChoice d : s.space.weight_dtypes)
+      if (d != WeightChoice::experts_int4 || m.config.is_moe()) v.push_back(d);
     return v;
   }
   // By default the checkpoint's own precision, and FP8 for a 16-bit checkpoint on a
   // device with an FP8 path. Lossier conversions (INT4) change the model's quality:
   // a scenario opts in through search.weight_dtypes.
-  std::vector<std::string> v = {"checkpoint"};
-  if (m.config.quant.method == model::QuantMethod::none && c.device_spec().peak_flops_for("fp8") > 0) v.push_back("fp8");
+  std::vector<WeightChoice> v = {WeightChoice::checkpoint};
+  if (m.config.quant.method == model::QuantMethod::none && c.device_spec().peak_flops_for(topology::ComputeDtype::fp8) > 0)
+    v.push_back(WeightChoice::fp8);
   return v;
 }
 
@@ -61,7 +62,8 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
   counts = pick(sp.device_counts, counts);
 
   const auto weights = weight_choices(s, m, c);
-  const std::vector<std::string> kvs = sp.kv_dtypes.empty() ? std::vector<std::string>{"bf16", "fp8"} : sp.kv_dtypes;
+  const std::vector<plan::KvDtype> kvs =
+      sp.kv_dtypes.empty() ? std::vector<plan::KvDtype>{plan::KvDtype::bf16, plan::KvDtype::fp8} : sp.kv_dtypes;
   std::vector<double> fractions = sp.resident_expert_fractions;
   if (fractions.empty()) fractions = cfg.is_moe() ? std::vector<double>{1, 0.5, 0.25, 0.125} : std::vector<double>{1};
   if (!cfg.is_moe()) fractions = {1};
@@ -100,8 +102,8 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
             for (int64_t b = dp; b < cap; b *= 2) batches.push_back(b);
             if (cap >= dp) batches.push_back(cap);
           }
-          for (const auto& w : weights)
-            for (const auto& kv : kvs)
+          for (WeightChoice w : weights)
+            for (plan::KvDtype kv : kvs)
               for (double frac : fractions)
                 for (int64_t batch : batches) {
                   Evaluated e;
@@ -129,14 +131,24 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
   return out;
 }
 
-void apply_weight_choice(plan::Plan& p, const std::string& w) {
-  if (w == "experts-int4") {
-    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "checkpoint";
-    p.dtypes.experts = "int4";
-    return;
+void apply_weight_choice(plan::Plan& p, WeightChoice w) {
+  using model::WeightPrecision;
+  auto all = [&](WeightPrecision matrices, WeightPrecision embedding) {
+    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = matrices;
+    p.dtypes.embedding = embedding;
+  };
+  switch (w) {
+    case WeightChoice::checkpoint: all(WeightPrecision::checkpoint, WeightPrecision::checkpoint); return;
+    case WeightChoice::bf16: all(WeightPrecision::bf16, WeightPrecision::bf16); return;
+    case WeightChoice::fp8: all(WeightPrecision::fp8, WeightPrecision::fp8); return;
+    case WeightChoice::int4:  // embeddings stay 16-bit under INT4
+      all(WeightPrecision::int4, WeightPrecision::checkpoint);
+      return;
+    case WeightChoice::experts_int4:
+      all(WeightPrecision::checkpoint, WeightPrecision::checkpoint);
+      p.dtypes.experts = WeightPrecision::int4;
+      return;
   }
-  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = w;
-  p.dtypes.embedding = w == "int4" ? "checkpoint" : w;  // embeddings stay 16-bit under INT4
 }
 
 std::string layout_name(const Evaluated& e) {
@@ -144,7 +156,7 @@ std::string layout_name(const Evaluated& e) {
   std::string s = std::to_string(p.world_size()) + " dev: pp" + std::to_string(p.pp) + " tp" +
                   std::to_string(p.attention.tp) + " dp" + std::to_string(p.attention.dp);
   if (p.moe.ep > 1 || p.moe.tp > 1) s += " | ep" + std::to_string(p.moe.ep) + " etp" + std::to_string(p.moe.tp);
-  s += " | " + e.weights + " kv=" + p.dtypes.kv_cache;
+  s += " | " + std::string(weight_choice_name(e.weights)) + " kv=" + std::string(plan::kv_dtype_name(p.dtypes.kv_cache));
   if (p.offload.resident_experts >= 0) s += " hot=" + std::to_string(p.offload.resident_experts);
   return s;
 }

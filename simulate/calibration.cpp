@@ -19,13 +19,15 @@ constexpr std::array<const char*, kGroups> kGroupNames = {"gemm_compute", "gemm_
                                                           "attention_memory", "elementwise_memory"};
 
 double& figure(Efficiency& e, int g) {
-  switch (g) {
+  switch (static_cast<Group>(g)) {
     case gemm_compute: return e.gemm_compute;
     case gemm_memory: return e.gemm_memory;
     case attention_compute: return e.attention_compute;
     case attention_memory: return e.attention_memory;
-    default: return e.elementwise_memory;
+    case elementwise_memory:
+    case kGroups: break;
   }
+  return e.elementwise_memory;
 }
 
 double figure_of(Efficiency e, int g) { return figure(e, g); }
@@ -42,7 +44,7 @@ struct Timed {
   int group = 0;
 };
 
-int group_of(const Timed& t, const topology::DeviceSpec& dev, const Efficiency& e, std::string_view dtype) {
+int group_of(const Timed& t, const topology::DeviceSpec& dev, const Efficiency& e, topology::ComputeDtype dtype) {
   if (t.cls == OpClass::elementwise) return elementwise_memory;
   const bool compute = bound_of(*t.op, dev, e, dtype) == "compute";
   if (t.cls == OpClass::gemm) return compute ? gemm_compute : gemm_memory;
@@ -56,7 +58,7 @@ double ideal_term(const Timed& t) {
 }  // namespace
 
 Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& start,
-                            std::string_view compute_dtype) {
+                            topology::ComputeDtype compute_dtype) {
   const Roofline peak_rf{dev, Efficiency{}};
   std::vector<Timed> ops;
   for (size_t i = 0; i < m.ops.size(); ++i) {

@@ -60,9 +60,9 @@ struct Calibration {
 // Throws std::invalid_argument when no op has a timing (a run with --iterations 0)
 // or an op's kind is not an op kind.
 Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& start,
-                            std::string_view compute_dtype = kCpuComputeDtype);
+                            topology::ComputeDtype compute_dtype = kCpuComputeDtype);
 inline Efficiency calibrate(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& start,
-                            std::string_view compute_dtype = kCpuComputeDtype) {
+                            topology::ComputeDtype compute_dtype = kCpuComputeDtype) {
   return fit_calibration(m, dev, start, compute_dtype).efficiency;
 }
 

@@ -12,8 +12,6 @@ using model::OpKind;
 using model::Part;
 using model::WeightPrecision;
 
-constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8, WeightPrecision::int4,
-                                              WeightPrecision::checkpoint};
 
 // The cost class of an op's weights, from its kind, the part it belongs to and
 // how TP splits it (model::Op::tp_split, the one sharding truth).
@@ -45,7 +43,7 @@ BytesByPrecision op_bytes(const model::Model& m, const Op& op, const std::map<st
   BytesByPrecision b{};
   for (const auto& name : op.weights) {
     const model::Weight* weight = w.at(name);
-    for (size_t p = 0; p < kPrecisions; ++p) b[p] += m.weight_bytes(*weight, kAllPrecisions[p]);
+    for (size_t p = 0; p < kPrecisions; ++p) b[p] += m.weight_bytes(*weight, model::kAllPrecisions[p]);
   }
   return b;
 }
@@ -89,7 +87,7 @@ ModelCosts model_costs(const model::Model& m) {
         }
         if (op.kind == OpKind::norm || op.kind == OpKind::rope || op.kind == OpKind::activation ||
             op.kind == OpKind::moe_combine)
-          lc.elementwise_bytes_per_token += op.activation_bytes_per_token();
+          lc.elementwise_elems_per_token += op.activation_bytes_per_token(1);
         if (op.weights.empty() && op.kind != OpKind::attention) continue;
         const auto cls = static_cast<size_t>(class_of(op));
         const auto b = op_bytes(m, op, by_name);
@@ -112,9 +110,10 @@ ModelCosts model_costs(const model::Model& m) {
       mc.head_flops_per_token = op.flops_per_token();
     }
   }
-  for (size_t p = 0; p < kPrecisions; ++p) mc.gemm_dtype[p] = "bf16";
-  mc.gemm_dtype[static_cast<size_t>(WeightPrecision::fp8)] = "fp8";
-  if (c.quant.method == model::QuantMethod::fp8) mc.gemm_dtype[static_cast<size_t>(WeightPrecision::checkpoint)] = "fp8";
+  for (size_t p = 0; p < kPrecisions; ++p) mc.gemm_dtype[p] = topology::ComputeDtype::bf16;
+  mc.gemm_dtype[static_cast<size_t>(WeightPrecision::fp8)] = topology::ComputeDtype::fp8;
+  if (c.quant.method == model::QuantMethod::fp8)
+    mc.gemm_dtype[static_cast<size_t>(WeightPrecision::checkpoint)] = topology::ComputeDtype::fp8;
   return mc;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "topology/device.h"
 
 namespace dayzero::simulate {
 
@@ -36,7 +37,7 @@ struct LayerClassCosts {
   int64_t attn_ctx_flops = 0;           // per query token per context token (all heads)
   int64_t attn_ctx_flops_absorbed = 0;  // MLA decode form
   int64_t kv_elems_per_token = 0;       // cached elements per token (all KV heads)
-  int64_t elementwise_bytes_per_token = 0;  // norms, rope, activations, combine (bf16)
+  int64_t elementwise_elems_per_token = 0;  // read + written by norms, rope, activations, combine
   int64_t kernels = 0;                  // ops launched per layer
 };
 
@@ -56,9 +57,9 @@ struct ModelCosts {
   int64_t top_k = 0;
   int64_t expert_intermediate = 0;
   int64_t max_ffn_width = 0;  // widest FFN activation per token (dense, or k experts)
-  // Compute dtype of a part at a precision: "fp8" where weights are FP8 (W8A8),
-  // else "bf16" (INT4/MXFP4 weights are dequantized to BF16 for the math).
-  std::array<const char*, kPrecisions> gemm_dtype{};
+  // Compute dtype of a part at a precision: FP8 where weights are FP8 (W8A8),
+  // else BF16 (INT4/MXFP4 weights are dequantized to BF16 for the math).
+  std::array<topology::ComputeDtype, kPrecisions> gemm_dtype{};
 };
 
 ModelCosts model_costs(const model::Model& m);

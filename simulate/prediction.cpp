@@ -4,6 +4,24 @@
 
 namespace dayzero::simulate {
 
+std::string_view cost_kind_name(CostKind k) {
+  switch (k) {
+    case CostKind::attention: return "attention";
+    case CostKind::elementwise: return "elementwise";
+    case CostKind::embedding: return "embedding";
+    case CostKind::ep_alltoall: return "ep_alltoall";
+    case CostKind::experts: return "experts";
+    case CostKind::gemm: return "gemm";
+    case CostKind::kernel_overhead: return "kernel_overhead";
+    case CostKind::lm_head: return "lm_head";
+    case CostKind::offload_fetch: return "offload_fetch";
+    case CostKind::pp_send: return "pp_send";
+    case CostKind::router: return "router";
+    case CostKind::tp_allreduce: return "tp_allreduce";
+  }
+  return "?";
+}
+
 void to_json(nlohmann::json& j, const RankMemory& r) {
   j = {{"rank", r.rank},
        {"stage", r.stage},
@@ -21,8 +39,10 @@ void to_json(nlohmann::json& j, const RankMemory& r) {
 }
 
 void to_json(nlohmann::json& j, const StepTime& s) {
+  nlohmann::json by_kind = nlohmann::json::object();
+  for (const auto& [k, v] : s.by_kind_s) by_kind[std::string(cost_kind_name(k))] = v;
   j = {{"time_s", s.time_s},
-       {"by_kind_s", s.by_kind_s},
+       {"by_kind_s", by_kind},
        {"bubble_s", s.bubble_s},
        {"micro_batches", s.micro_batches},
        {"tokens_per_replica", s.tokens}};

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dayzero::simulate {
@@ -26,12 +27,28 @@ struct RankMemory {
   bool fits() const { return total_bytes <= capacity_bytes; }
 };
 
-// Time of one step by kind: "gemm", "attention", "experts", "router",
-// "elementwise", "kernel_overhead", "tp_allreduce", "ep_alltoall", "pp_send",
-// "offload_fetch", "embedding", "lm_head".
+// What a step's time is spent on. Declared in the alphabetical order of their
+// names: reports and maps list them in this order.
+enum class CostKind {
+  attention,        // attention over the context (prefill: compute; decode: reading the KV cache)
+  elementwise,      // norms, RoPE, activations, routing combine
+  embedding,        // the embedding lookup (first stage)
+  ep_alltoall,      // expert dispatch and combine
+  experts,          // routed expert GEMMs on the busiest EP rank
+  gemm,             // dense projections: attention, dense MLP, shared experts
+  kernel_overhead,  // fixed launch cost per kernel
+  lm_head,          // the LM head (last stage)
+  offload_fetch,    // cold experts fetched over the host link
+  pp_send,          // activations to the next pipeline stage
+  router,           // MoE gate GEMM
+  tp_allreduce,     // attention-TP and moe-TP all-reduces
+};
+std::string_view cost_kind_name(CostKind k);
+
+// Time of one step, and by kind (the kinds the step has; a kind may be 0).
 struct StepTime {
   double time_s = 0;
-  std::map<std::string, double> by_kind_s;
+  std::map<CostKind, double> by_kind_s;
   double bubble_s = 0;   // pipeline bubble inside time_s
   int micro_batches = 1;
   int64_t tokens = 0;    // tokens per data-parallel replica in the step

@@ -24,13 +24,13 @@ const char* op_class_name(OpClass c) {
   return "?";
 }
 
-double Roofline::peak(std::string_view dtype) const {
-  for (std::string_view d : {dtype, std::string_view("bf16"), std::string_view("fp32")})
+double Roofline::peak(topology::ComputeDtype dtype) const {
+  for (topology::ComputeDtype d : {dtype, topology::ComputeDtype::bf16, topology::ComputeDtype::fp32})
     if (const double p = dev.peak_flops_for(d); p > 0) return p;
   return 0;  // the catalog loader guarantees some dtype; one without bf16 or fp32 is costed as infinitely slow
 }
 
-double Roofline::op(OpClass c, double flops, double bytes, std::string_view dtype) const {
+double Roofline::op(OpClass c, double flops, double bytes, topology::ComputeDtype dtype) const {
   switch (c) {
     case OpClass::gemm: return gemm(flops, bytes, dtype);
     case OpClass::attention: return attention(flops, bytes, dtype);

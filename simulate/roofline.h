@@ -27,17 +27,17 @@ struct Roofline {
 
   // Peak FLOP/s for a compute dtype: the device's figure for it, else its BF16
   // figure (no FP8 path: dequantize to BF16), else its FP32 figure (a CPU).
-  double peak(std::string_view dtype) const;
-  double gemm(double flops, double bytes, std::string_view dtype) const {
+  double peak(topology::ComputeDtype dtype) const;
+  double gemm(double flops, double bytes, topology::ComputeDtype dtype) const {
     return std::max(flops / (peak(dtype) * eff.gemm_compute), bytes / (dev.mem_bw_Bps * eff.gemm_memory));
   }
-  double attention(double flops, double bytes, std::string_view dtype = "bf16") const {
+  double attention(double flops, double bytes, topology::ComputeDtype dtype = topology::ComputeDtype::bf16) const {
     return std::max(flops / (peak(dtype) * eff.attention_compute),
                     bytes / (dev.mem_bw_Bps * eff.attention_memory));
   }
   double memory(double bytes) const { return bytes / (dev.mem_bw_Bps * eff.elementwise_memory); }
   // By class; element-wise ops cost their bytes only.
-  double op(OpClass c, double flops, double bytes, std::string_view dtype) const;
+  double op(OpClass c, double flops, double bytes, topology::ComputeDtype dtype) const;
 };
 
 }  // namespace dayzero::simulate

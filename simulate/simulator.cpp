@@ -10,12 +10,7 @@ namespace dayzero::simulate {
 
 namespace {
 
-size_t precision_index(const std::string& s) {
-  if (s == "bf16") return static_cast<size_t>(model::WeightPrecision::bf16);
-  if (s == "fp8") return static_cast<size_t>(model::WeightPrecision::fp8);
-  if (s == "int4") return static_cast<size_t>(model::WeightPrecision::int4);
-  return static_cast<size_t>(model::WeightPrecision::checkpoint);
-}
+size_t precision_index(model::WeightPrecision p) { return static_cast<size_t>(p); }
 
 std::string gb(int64_t bytes) {
   char buf[64];
@@ -33,8 +28,8 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
   ctx.p_dense = precision_index(p.dtypes.dense_mlp);
   ctx.p_experts = precision_index(p.dtypes.experts);
   ctx.p_embed = precision_index(p.dtypes.embedding);
-  ctx.kv_elem_bytes = p.dtypes.kv_cache == "fp8" ? 1 : 2;
-  ctx.act_bytes = 2;
+  ctx.kv_elem_bytes = plan::kv_elem_bytes(p.dtypes.kv_cache);
+  ctx.act_bytes = plan::activation_elem_bytes(p.dtypes.activations);
   ctx.seqs_per_replica = (p.workload.batch + p.attention.dp - 1) / p.attention.dp;
   ctx.resident_experts = p.offload.resident_experts < 0 ? mc.experts : p.offload.resident_experts;
   const int64_t tp = p.attention.tp;
@@ -110,9 +105,10 @@ struct Simulator::Impl {
     return groups[static_cast<size_t>(stage)];
   }
 
-  detail::Collectives collectives_for(const plan::Plan& p, const detail::Stage& s, double tokens) {
+  detail::Collectives collectives_for(const detail::PlanContext& ctx, const detail::Stage& s, double tokens) {
+    const plan::Plan& p = ctx.plan;
     detail::Collectives c;
-    const double act = 2;
+    const auto act = static_cast<double>(ctx.act_bytes);
     const double hidden_bytes = tokens * static_cast<double>(costs.hidden) * act;
     const StageGroups& g = groups_for(p, s.index);
     if (p.attention.tp > 1)
@@ -127,10 +123,12 @@ struct Simulator::Impl {
     return c;
   }
 
-  double pp_send_s(const plan::Plan& p, int stage, double tokens) {
+  double pp_send_s(const detail::PlanContext& ctx, int stage, double tokens) {
+    const plan::Plan& p = ctx.plan;
     const topology::DeviceId pair[2] = {p.device_of(stage * p.ranks_per_stage()),
                                         p.device_of((stage + 1) * p.ranks_per_stage())};
-    return collectives.cost(topology::Collective::send_recv, pair, tokens * static_cast<double>(costs.hidden) * 2).time_s;
+    const double bytes = tokens * static_cast<double>(costs.hidden * ctx.act_bytes);
+    return collectives.cost(topology::Collective::send_recv, pair, bytes).time_s;
   }
 
   // A whole step through the pipeline: stage times for `in`, summed with the
@@ -142,9 +140,9 @@ struct Simulator::Impl {
     total.micro_batches = micro_batches;
     double sum = 0, slowest = 0;
     for (const auto& s : ctx.stages) {
-      const auto coll = collectives_for(p, s, static_cast<double>(in.tokens));
+      const auto coll = collectives_for(ctx, s, static_cast<double>(in.tokens));
       StepTime st = detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
-      if (!s.last) st.by_kind_s["pp_send"] += static_cast<double>(in.chunks) * pp_send_s(p, s.index, static_cast<double>(in.tokens));
+      if (!s.last) st.by_kind_s[CostKind::pp_send] += static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
       st.time_s = 0;
       for (const auto& [k, v] : st.by_kind_s) {
         st.time_s += v;

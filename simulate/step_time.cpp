@@ -35,15 +35,15 @@ StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in
   const double rows = ceil_div(t, tile) * tile;  // GEMM rows rounded up to whole tiles
   const double chunks = static_cast<double>(in.chunks);
   const double seqs = static_cast<double>(in.seqs);
-  const char* dt_attn = mc.gemm_dtype[ctx.p_attn];
-  const char* dt_dense = mc.gemm_dtype[ctx.p_dense];
-  const char* dt_exp = mc.gemm_dtype[ctx.p_experts];
+  const topology::ComputeDtype dt_attn = mc.gemm_dtype[ctx.p_attn];
+  const topology::ComputeDtype dt_dense = mc.gemm_dtype[ctx.p_dense];
+  const topology::ComputeDtype dt_exp = mc.gemm_dtype[ctx.p_experts];
   const double kv_bytes = static_cast<double>(ctx.kv_elem_bytes);
   const double overlap = 1 - p.comm_overlap;
 
   StepTime st;
   st.tokens = in.tokens * in.chunks;
-  auto add = [&](const char* kind, double s_) { st.by_kind_s[kind] += s_; };
+  auto add = [&](CostKind kind, double s_) { st.by_kind_s[kind] += s_; };
 
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     const double n = static_cast<double>(s.class_counts[c]);
@@ -58,7 +58,7 @@ StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in
                           bytes(WeightClass::attn_replicated, ctx.p_attn);
     const double attn_f = flops(WeightClass::attn_sharded) / tp + flops(WeightClass::attn_kv) * ctx.kv_frac +
                           flops(WeightClass::attn_replicated);
-    add("gemm", n * chunks * rf.gemm(attn_f * rows, attn_w, dt_attn));
+    add(CostKind::gemm, n * chunks * rf.gemm(attn_f * rows, attn_w, dt_attn));
 
     // Attention over the context: heads split over TP; the cache a rank reads is
     // its KV heads (GQA) or the whole latent (MLA, replicated over TP).
@@ -70,44 +70,44 @@ StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in
                                                     static_cast<double>(in.prefix_per_seq), window);
       const double seen = std::min(static_cast<double>(in.new_per_seq + in.prefix_per_seq),
                                    window > 0 ? window : 1e300);
-      add("attention", n * rf.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp,
+      add(CostKind::attention, n * rf.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp,
                                         seqs * seen * kv_elems * kv_bytes));
     } else {
       const double c_len = window > 0 ? std::min(in.decode_ctx, window) : in.decode_ctx;
       const double f = static_cast<double>(mc.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
-      add("attention", n * rf.attention(seqs * c_len * f / tp, seqs * c_len * kv_elems * kv_bytes));
+      add(CostKind::attention, n * rf.attention(seqs * c_len * f / tp, seqs * c_len * kv_elems * kv_bytes));
     }
 
     if (!lc.moe) {
-      add("gemm", n * chunks * rf.gemm(flops(WeightClass::dense_mlp) / tp * rows,
+      add(CostKind::gemm, n * chunks * rf.gemm(flops(WeightClass::dense_mlp) / tp * rows,
                                        bytes(WeightClass::dense_mlp, ctx.p_dense) / tp, dt_dense));
     } else {
-      add("router", n * chunks * rf.gemm(flops(WeightClass::router) * rows,
-                                         bytes(WeightClass::router, ctx.p_dense), "bf16"));
+      add(CostKind::router, n * chunks * rf.gemm(flops(WeightClass::router) * rows,
+                                         bytes(WeightClass::router, ctx.p_dense), topology::ComputeDtype::bf16));
       if (flops(WeightClass::shared_experts) > 0)
-        add("gemm", n * chunks * rf.gemm(flops(WeightClass::shared_experts) / tp * rows,
+        add(CostKind::gemm, n * chunks * rf.gemm(flops(WeightClass::shared_experts) / tp * rows,
                                          bytes(WeightClass::shared_experts, ctx.p_dense) / tp, dt_dense));
       // Routed experts: the busiest EP rank sets the pace. Tokens entering one
       // MoE replica: every attention replica's tokens, split over MoE DP.
       const double assignments = t * p.attention.dp / p.moe.dp * static_cast<double>(mc.top_k);
       const auto load = ctx.routing.busiest_rank_load(p.moe.ep, assignments, ctx.eff.tile_rows, ctx.resident_experts);
       const double expert_w = bytes(WeightClass::expert, ctx.p_experts) / moe_tp;
-      add("experts", n * chunks * rf.gemm(flops(WeightClass::expert) / moe_tp * load.padded_rows,
+      add(CostKind::experts, n * chunks * rf.gemm(flops(WeightClass::expert) / moe_tp * load.padded_rows,
                                           load.experts_touched * expert_w, dt_exp));
-      if (load.cold_touched > 0) add("offload_fetch", n * chunks * load.cold_touched * expert_w / host_bw_Bps);
-      if (p.moe.ep > 1) add("ep_alltoall", n * chunks * 2 * coll.ep_alltoall_s * overlap);
-      if (p.moe.tp > 1) add("tp_allreduce", n * chunks * coll.moe_tp_allreduce_s * overlap);
+      if (load.cold_touched > 0) add(CostKind::offload_fetch, n * chunks * load.cold_touched * expert_w / host_bw_Bps);
+      if (p.moe.ep > 1) add(CostKind::ep_alltoall, n * chunks * 2 * coll.ep_alltoall_s * overlap);
+      if (p.moe.tp > 1) add(CostKind::tp_allreduce, n * chunks * coll.moe_tp_allreduce_s * overlap);
     }
-    add("elementwise", n * chunks * rf.memory(t * static_cast<double>(lc.elementwise_bytes_per_token)));
-    add("kernel_overhead", n * chunks * static_cast<double>(lc.kernels) * ctx.eff.kernel_overhead_s);
-    if (p.attention.tp > 1) add("tp_allreduce", n * chunks * 2 * coll.tp_allreduce_s * overlap);
+    add(CostKind::elementwise, n * chunks * rf.memory(t * static_cast<double>(lc.elementwise_elems_per_token * ctx.act_bytes)));
+    add(CostKind::kernel_overhead, n * chunks * static_cast<double>(lc.kernels) * ctx.eff.kernel_overhead_s);
+    if (p.attention.tp > 1) add(CostKind::tp_allreduce, n * chunks * 2 * coll.tp_allreduce_s * overlap);
   }
   if (s.first)
-    add("embedding", chunks * (rf.memory(t * static_cast<double>(mc.hidden * ctx.act_bytes)) + ctx.eff.kernel_overhead_s));
+    add(CostKind::embedding, chunks * (rf.memory(t * static_cast<double>(mc.hidden * ctx.act_bytes)) + ctx.eff.kernel_overhead_s));
   if (s.last) {
     // Logits only for each sequence's last position (prefill) or its one new token.
     const double head_rows = ceil_div(seqs, tile) * tile;
-    add("lm_head", rf.gemm(static_cast<double>(mc.head_flops_per_token) / tp * head_rows,
+    add(CostKind::lm_head, rf.gemm(static_cast<double>(mc.head_flops_per_token) / tp * head_rows,
                            static_cast<double>(mc.head_bytes[ctx.p_embed]) / tp, mc.gemm_dtype[ctx.p_embed]) +
                        ctx.eff.kernel_overhead_s);
   }

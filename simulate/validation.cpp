@@ -57,14 +57,14 @@ double costed_flops(const plan::OpMeasurement& op, const Efficiency& eff) {
 }
 
 double predict_op_s(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
-                    std::string_view compute_dtype) {
+                    topology::ComputeDtype compute_dtype) {
   const Roofline rf{dev, eff};
   return rf.op(op_class(op.kind), costed_flops(op, eff), static_cast<double>(op.bytes), compute_dtype) +
          eff.kernel_overhead_s;
 }
 
 std::string_view bound_of(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
-                          std::string_view compute_dtype) {
+                          topology::ComputeDtype compute_dtype) {
   const OpClass c = op_class(op.kind);
   if (c == OpClass::elementwise) return "memory";
   const Roofline rf{dev, eff};
@@ -81,10 +81,10 @@ double error_pct(double predicted_s, double measured_s) {
 }
 
 ValidationReport validate(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& eff,
-                          std::string_view compute_dtype) {
+                          topology::ComputeDtype compute_dtype) {
   ValidationReport r;
   r.device = dev.name;
-  r.compute_dtype = std::string(compute_dtype);
+  r.compute_dtype = compute_dtype;
   r.efficiency = eff;
   std::map<std::pair<int, std::string>, GroupValidation> groups;
   for (size_t i = 0; i < m.ops.size(); ++i) {

@@ -25,7 +25,7 @@ namespace dayzero::simulate {
 
 // The dtype the executor's CPU backend computes in, whatever the checkpoint stores
 // (executor/registry.h: float32 activations, weights dequantized to float32).
-inline constexpr std::string_view kCpuComputeDtype = "fp32";
+inline constexpr topology::ComputeDtype kCpuComputeDtype = topology::ComputeDtype::fp32;
 
 // The FLOPs the roofline charges one call of a measured op: GEMM-class ops
 // (gemm, expert_gemm, router) with their rows (shape[0]) rounded up to whole
@@ -35,12 +35,12 @@ double costed_flops(const plan::OpMeasurement& op, const Efficiency& eff);
 // One call's time: Roofline::op(class, costed FLOPs, bytes) + eff.kernel_overhead_s.
 // Throws std::invalid_argument when op.kind is not an op kind.
 double predict_op_s(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
-                    std::string_view compute_dtype = kCpuComputeDtype);
+                    topology::ComputeDtype compute_dtype = kCpuComputeDtype);
 
 // Which roofline term sets an op's time: "compute" or "memory" (element-wise ops
 // are always "memory").
 std::string_view bound_of(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
-                          std::string_view compute_dtype = kCpuComputeDtype);
+                          topology::ComputeDtype compute_dtype = kCpuComputeDtype);
 
 // 100 x (predicted - measured) / measured; 0 when both are 0, +inf when only
 // measured is 0.
@@ -85,7 +85,7 @@ struct PhaseValidation {
 
 struct ValidationReport {
   std::string device;
-  std::string compute_dtype;
+  topology::ComputeDtype compute_dtype = kCpuComputeDtype;
   Efficiency efficiency;
   std::vector<OpValidation> ops;        // in Measurements::ops order (ops with calls > 0)
   std::vector<GroupValidation> groups;  // by phase (prefill first), then kind
@@ -96,6 +96,6 @@ struct ValidationReport {
 // Throws std::invalid_argument naming the op (index, name) when an op's kind is
 // not an op kind.
 ValidationReport validate(const plan::Measurements& m, const topology::DeviceSpec& dev, const Efficiency& eff,
-                          std::string_view compute_dtype = kCpuComputeDtype);
+                          topology::ComputeDtype compute_dtype = kCpuComputeDtype);
 
 }  // namespace dayzero::simulate

@@ -10,13 +10,27 @@ namespace dayzero::topology {
 
 using core::Fields;
 
-const std::vector<std::string>& known_dtypes() {
-  static const std::vector<std::string> dtypes = {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4"};
-  return dtypes;
+std::string_view compute_dtype_name(ComputeDtype d) {
+  switch (d) {
+    case ComputeDtype::bf16: return "bf16";
+    case ComputeDtype::fp16: return "fp16";
+    case ComputeDtype::fp32: return "fp32";
+    case ComputeDtype::fp4: return "fp4";
+    case ComputeDtype::fp8: return "fp8";
+    case ComputeDtype::int8: return "int8";
+    case ComputeDtype::tf32: return "tf32";
+  }
+  return "?";
 }
 
-double DeviceSpec::peak_flops_for(std::string_view dtype) const {
-  auto it = peak_flops_per_s.find(std::string(dtype));
+std::optional<ComputeDtype> parse_compute_dtype(std::string_view s) {
+  for (ComputeDtype d : kAllComputeDtypes)
+    if (compute_dtype_name(d) == s) return d;
+  return std::nullopt;
+}
+
+double DeviceSpec::peak_flops_for(ComputeDtype dtype) const {
+  auto it = peak_flops_per_s.find(dtype);
   return it == peak_flops_per_s.end() ? 0.0 : it->second;
 }
 
@@ -57,8 +71,8 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
   d.mem_bw_Bps = r.req_positive("mem_bw_Bps");
   const auto& flops = r.req("peak_flops_per_s");
   Fields fr(flops, file, path + "peak_flops_per_s.");
-  for (const auto& dtype : known_dtypes())
-    if (auto v = fr.opt_positive(dtype)) d.peak_flops_per_s[dtype] = *v;
+  for (ComputeDtype dtype : kAllComputeDtypes)
+    if (auto v = fr.opt_positive(std::string(compute_dtype_name(dtype)))) d.peak_flops_per_s[dtype] = *v;
   fr.reject_unknown();  // an unknown dtype key is an error, not a silently dropped figure
   if (d.peak_flops_per_s.empty()) r.fail("peak_flops_per_s", flops, "needs at least one dtype");
   d.host_link = host_link_from_json(r.req("host_link"), file, path + "host_link.");
@@ -70,11 +84,13 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
 }
 
 void to_json(nlohmann::json& j, const DeviceSpec& d) {
+  nlohmann::json flops = nlohmann::json::object();
+  for (const auto& [dtype, f] : d.peak_flops_per_s) flops[std::string(compute_dtype_name(dtype))] = f;
   j = nlohmann::json{{"name", d.name},
                      {"vendor", d.vendor},
                      {"mem_bytes", d.mem_bytes},
                      {"mem_bw_Bps", d.mem_bw_Bps},
-                     {"peak_flops_per_s", d.peak_flops_per_s},
+                     {"peak_flops_per_s", flops},
                      {"host_link", {{"kind", d.host_link.kind}, {"bw_Bps", d.host_link.bw_Bps}}},
                      {"intra_node_link",
                       {{"kind", d.intra_node_link.kind},

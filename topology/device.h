@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,15 @@
 #include <nlohmann/json_fwd.hpp>
 
 namespace dayzero::topology {
+
+// The element types a device computes GEMMs in (tensor-core paths). Declared in the
+// alphabetical order of their names, the order reports list them in.
+enum class ComputeDtype { bf16, fp16, fp32, fp4, fp8, int8, tf32 };
+inline constexpr ComputeDtype kAllComputeDtypes[] = {ComputeDtype::bf16, ComputeDtype::fp16, ComputeDtype::fp32,
+                                                     ComputeDtype::fp4,  ComputeDtype::fp8,  ComputeDtype::int8,
+                                                     ComputeDtype::tf32};
+std::string_view compute_dtype_name(ComputeDtype d);  // the catalog's keys: "bf16", "fp8", ...
+std::optional<ComputeDtype> parse_compute_dtype(std::string_view s);
 
 // The device's link to its host CPU (PCIe, or a coherent link such as NVLink-C2C);
 // "host-memory" where the device is the host CPU itself (host memory is its own
@@ -36,19 +46,16 @@ struct DeviceSpec {
   double mem_bytes = 0;
   double mem_bw_Bps = 0;
   // Peak dense (no structured sparsity) tensor throughput per dtype; a dtype that the
-  // device has no tensor-core path for is absent. Keys: fp32 tf32 bf16 fp16 fp8 int8 fp4.
-  std::map<std::string, double> peak_flops_per_s;
+  // device has no tensor-core path for is absent.
+  std::map<ComputeDtype, double> peak_flops_per_s;
   HostLink host_link;
   IntraNodeLink intra_node_link;
   std::string source;  // datasheet(s) every figure is from, or the stated assumption
   std::string notes;   // how marketing figures were converted (optional)
 
   // 0 when the device has no such dtype.
-  double peak_flops_for(std::string_view dtype) const;
+  double peak_flops_for(ComputeDtype dtype) const;
 };
-
-// The dtype keys accepted in `peak_flops_per_s`.
-const std::vector<std::string>& known_dtypes();
 
 class DeviceCatalog {
  public:

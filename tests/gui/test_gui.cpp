@@ -178,7 +178,7 @@ class TestGui : public QObject {
     QCOMPARE(d->plan()->workload.batch, batch * 2);
     QVERIFY(d->prediction()->tpot_s != tpot);
     d->kvBox()->setCurrentText("fp8");
-    QCOMPARE(d->plan()->dtypes.kv_cache, std::string("fp8"));
+    QCOMPARE(d->plan()->dtypes.kv_cache, plan::KvDtype::fp8);
     // The exported plan is the one shown.
     QTemporaryDir dir;
     QVERIFY(w_->exportPlan(dir.filePath("p.json")));

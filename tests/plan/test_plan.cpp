@@ -61,7 +61,7 @@ TEST(Plan, JsonRoundTrip) {
   Plan p = plan(2, 4, 1, 8);
   p.stage_layers = {61};
   p.devices = {7, 6, 5, 4, 3, 2, 1, 0};
-  p.dtypes.experts = "int4";
+  p.dtypes.experts = model::WeightPrecision::int4;
   p.offload.resident_experts = 32;
   p.workload.routing_zipf_s = 0.8;
   p.workload.expert_counts = {1, 2, 3};
@@ -116,13 +116,14 @@ TEST(Plan, BadPlansNameTheField) {
   EXPECT_NE(validate_error(plan(3), llama, 8).find("'attention.tp' = 3: does not divide the model's 32 attention heads"), std::string::npos);
   // More ranks than devices.
   EXPECT_NE(validate_error(plan(8, 2), llama, 8).find("needs more ranks than the cluster's 8 devices"), std::string::npos);
-  // Unknown dtype.
+  // Unknown dtype: dtypes are enums, so a plan file's unknown name is refused when it is read.
+  nlohmann::json j = plan_to_json(plan(1));
+  j["dtypes"]["attention"] = "fp6";
+  EXPECT_NE(plan_error(j).find("'dtypes.attention' = \"fp6\": unknown dtype"), std::string::npos) << plan_error(j);
+  j = plan_to_json(plan(1));
+  j["dtypes"]["kv_cache"] = "int4";
+  EXPECT_NE(plan_error(j).find("dtypes.kv_cache"), std::string::npos);
   Plan p = plan(1);
-  p.dtypes.attention = "fp6";
-  EXPECT_NE(validate_error(p, llama, 8).find("'dtypes.attention' = \"fp6\": unknown dtype"), std::string::npos);
-  p = plan(1);
-  p.dtypes.kv_cache = "int4";
-  EXPECT_NE(validate_error(p, llama, 8).find("dtypes.kv_cache"), std::string::npos);
   // EP on a dense model; EP that does not divide 256 experts; MoE ranks != attention ranks.
   EXPECT_NE(validate_error(plan(1, 2, 1, 2), llama, 8).find("the model has no experts"), std::string::npos);
   EXPECT_NE(validate_error(plan(1, 6, 1, 6), ds, 8).find("'moe.ep' = 6: does not divide the 256 routed experts"), std::string::npos);

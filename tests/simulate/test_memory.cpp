@@ -22,7 +22,7 @@ TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
   const auto m = load_model("Llama-3.1-8B");
   const auto c = load_cluster("h100x8");
   plan::Plan p = plan(1);
-  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = "bf16";
+  p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.embedding = model::WeightPrecision::bf16;
   const auto pred = run(m, c, p);
   ASSERT_EQ(pred.ranks.size(), 1u);
   const auto& r = pred.ranks[0];
@@ -76,7 +76,7 @@ TEST(SimulateMemory, MlaKvReplicatedOverTp) {
   // 4 sequences x 1,200 tokens (75 blocks) x 70,272 B.
   EXPECT_EQ(pred.ranks[0].kv_cache_bytes, 4LL * 1200 * 70'272);
   plan::Plan fp8 = p;
-  fp8.dtypes.kv_cache = "fp8";
+  fp8.dtypes.kv_cache = plan::KvDtype::fp8;
   EXPECT_EQ(run(m, c, fp8).ranks[0].kv_cache_bytes, 4LL * 1200 * 35'136);
 }
 

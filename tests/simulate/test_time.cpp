@@ -27,15 +27,15 @@ TEST(SimulateTime, Llama8BDecodeIsWeightStreaming) {
   const auto pred = run(m, c, plan(1));
   const auto& d = pred.decode.by_kind_s;
   // 1 token -> 64 rows: 2 x 6.98e9 x 64 / (989.5e12 x 0.7) = 1.29 ms < memory time:
-  expect_close(d.at("gemm"), 13'958'643'712.0 / (3.35e12 * 0.8));  // 5.2085 ms
+  expect_close(d.at(CostKind::gemm), 13'958'643'712.0 / (3.35e12 * 0.8));  // 5.2085 ms
   // Attention, mean context 1000 + 200/2 = 1,100 tokens; per layer it reads
   // 1,100 x 2,048 elements x 2 B = 4,505,600 B at 0.7 x 3.35 TB/s (FLOPs: 1,100 x
   // 4 x 32 x 128 = 18.0 MFLOP, far below); 32 layers.
-  expect_close(d.at("attention"), 32 * 4'505'600.0 / (3.35e12 * 0.7));
+  expect_close(d.at(CostKind::attention), 32 * 4'505'600.0 / (3.35e12 * 0.7));
   // 12 ops per layer x 32 layers x 3 us (embedding and head add one each, apart).
-  expect_close(d.at("kernel_overhead"), 32 * 12 * 3e-6);
+  expect_close(d.at(CostKind::kernel_overhead), 32 * 12 * 3e-6);
   // LM head: 128,256 x 4096 x 2 B = 1,050,673,152 B streamed + one kernel.
-  expect_close(d.at("lm_head"), 1'050'673'152.0 / (3.35e12 * 0.8) + 3e-6);
+  expect_close(d.at(CostKind::lm_head), 1'050'673'152.0 / (3.35e12 * 0.8) + 3e-6);
   expect_close(pred.tpot_s, pred.decode.time_s);
   // One sequence: 200 tokens every prefill + 200 decode steps.
   expect_close(pred.throughput_tokens_per_s, 200 / (pred.ttft_s + 200 * pred.tpot_s));
@@ -48,10 +48,10 @@ TEST(SimulateTime, Llama8BPrefillIsComputeBound) {
   const auto& pf = pred.prefill.by_kind_s;
   // 1,000 tokens -> 1,024 rows: 2 x 6,979,321,856 x 1,024 / (989.5e12 x 0.7) = 20.64 ms,
   // above the 5.2 ms of weight reads.
-  expect_close(pf.at("gemm"), 2.0 * 6'979'321'856 * 1024 / (989.5e12 * 0.7));
+  expect_close(pf.at(CostKind::gemm), 2.0 * 6'979'321'856 * 1024 / (989.5e12 * 0.7));
   // Causal attention: token i of 1,000 sees i keys: sum = 1000 x 1001 / 2 = 500,500;
   // x 4 x 32 x 128 FLOPs x 32 layers at 0.5 x 989.5 TFLOP/s.
-  expect_close(pf.at("attention"), 32 * (500'500.0 * 16'384) / (989.5e12 * 0.5));
+  expect_close(pf.at(CostKind::attention), 32 * (500'500.0 * 16'384) / (989.5e12 * 0.5));
   EXPECT_EQ(pred.prefill.tokens, 1000);
 }
 
@@ -64,7 +64,7 @@ TEST(SimulateTime, SlidingWindowPrefillAttention) {
   // 64 heads x (64 + 64) x 2 = 16,384 FLOPs per context token; 12 full + 12 sliding layers.
   const double full = 500'500.0 * 16'384, sliding = 119'872.0 * 16'384;
   // Compute-bound: reading the 1,000-token cache of a layer (2 MB) takes far less.
-  expect_close(pred.prefill.by_kind_s.at("attention"), 12 * (full + sliding) / (989.5e12 * 0.5));
+  expect_close(pred.prefill.by_kind_s.at(CostKind::attention), 12 * (full + sliding) / (989.5e12 * 0.5));
 }
 
 // TP all-reduces: two per layer, each the cost topology/ gives for the TP group.
@@ -77,10 +77,10 @@ TEST(SimulateTime, TensorParallelAllReducesFromTopology) {
   // Decode: 1 token x 4096 x 2 B per all-reduce; prefill: 1,000 tokens.
   const double dec = cm.cost(topology::Collective::all_reduce, group, 4096 * 2).time_s;
   const double pre = cm.cost(topology::Collective::all_reduce, group, 1000 * 4096 * 2).time_s;
-  expect_close(pred.decode.by_kind_s.at("tp_allreduce"), 32 * 2 * dec);
-  expect_close(pred.prefill.by_kind_s.at("tp_allreduce"), 32 * 2 * pre);
+  expect_close(pred.decode.by_kind_s.at(CostKind::tp_allreduce), 32 * 2 * dec);
+  expect_close(pred.prefill.by_kind_s.at(CostKind::tp_allreduce), 32 * 2 * pre);
   // Half the weights per rank: decode GEMMs take half as long.
-  expect_close(pred.decode.by_kind_s.at("gemm"), 13'958'643'712.0 / 2 / (3.35e12 * 0.8));
+  expect_close(pred.decode.by_kind_s.at(CostKind::gemm), 13'958'643'712.0 / 2 / (3.35e12 * 0.8));
 }
 
 // Overlap hides that share of the communication.
@@ -91,7 +91,7 @@ TEST(SimulateTime, CommOverlapHidesCommunication) {
   const auto a = run(m, c, p);
   p.comm_overlap = 0.75;
   const auto b = run(m, c, p);
-  expect_close(b.decode.by_kind_s.at("tp_allreduce"), a.decode.by_kind_s.at("tp_allreduce") * 0.25);
+  expect_close(b.decode.by_kind_s.at(CostKind::tp_allreduce), a.decode.by_kind_s.at(CostKind::tp_allreduce) * 0.25);
 }
 
 // MoE decode: with few tokens, the experts' cost is the distinct experts touched.
@@ -105,8 +105,8 @@ TEST(SimulateTime, MoeDecodeReadsTouchedExperts) {
   const double touched = 1 - std::pow(7.0 / 8.0, 16);
   const double expert_bytes = 3.0 * 4096 * 14336 * 2;  // BF16
   // Memory-bound: touched x 352 MB at 0.8 x 3.35 TB/s beats 64 padded rows of FLOPs.
-  expect_close(pred.decode.by_kind_s.at("experts"), 32 * touched * expert_bytes / (3.35e12 * 0.8));
-  EXPECT_GT(pred.decode.by_kind_s.at("ep_alltoall"), 0);
+  expect_close(pred.decode.by_kind_s.at(CostKind::experts), 32 * touched * expert_bytes / (3.35e12 * 0.8));
+  EXPECT_GT(pred.decode.by_kind_s.at(CostKind::ep_alltoall), 0);
 }
 
 // Offload: cold experts that a step touches come over the host link (PCIe Gen5,
@@ -117,15 +117,15 @@ TEST(SimulateTime, OffloadFetchOverHostLink) {
   plan::Plan p = plan(1, 16, 1, 16);
   p.offload.resident_experts = 64;
   const auto pred = run(m, c, p);
-  ASSERT_GT(pred.decode.by_kind_s.count("offload_fetch"), 0u);
+  ASSERT_GT(pred.decode.by_kind_s.count(CostKind::offload_fetch), 0u);
   // 16 tokens x 8 = 128 assignments over 256 uniform experts; per rank 16 experts,
   // 12 cold, each touched with 1 - (255/256)^128; 58 MoE layers; 44,050,944 B each.
   const double touched = 1 - std::pow(255.0 / 256.0, 128);
   // Uniform routing: every rank is as busy; which 12 are cold depends on the
   // permutation, so bound it: between 12 and 16 of the rank's experts may be cold.
   const double per_expert = 58 * touched * 44'050'944.0 / 64e9;
-  EXPECT_GE(pred.decode.by_kind_s.at("offload_fetch"), 8 * per_expert * 0.999);
-  EXPECT_LE(pred.decode.by_kind_s.at("offload_fetch"), 16 * per_expert * 1.001);
+  EXPECT_GE(pred.decode.by_kind_s.at(CostKind::offload_fetch), 8 * per_expert * 0.999);
+  EXPECT_LE(pred.decode.by_kind_s.at(CostKind::offload_fetch), 16 * per_expert * 1.001);
 }
 
 // Pipeline: m micro-batches through pp stages take sum + (m - 1) x slowest.
@@ -137,7 +137,7 @@ TEST(SimulateTime, PipelineMicroBatchesAndBubble) {
   const auto pred = run(m, c, p);
   EXPECT_EQ(pred.decode.micro_batches, 2);
   EXPECT_EQ(pred.prefill.micro_batches, 1);
-  EXPECT_GT(pred.decode.by_kind_s.at("pp_send"), 0);
+  EXPECT_GT(pred.decode.by_kind_s.at(CostKind::pp_send), 0);
   EXPECT_GE(pred.decode.bubble_s, 0);
   // 8 sequences x 200 tokens every 200 decode steps and 8 prefills.
   expect_close(pred.throughput_tokens_per_s, 8 * 200 / (200 * pred.tpot_s + 8 * pred.ttft_s));
@@ -150,9 +150,9 @@ TEST(SimulateTime, Fp8WeightsHalveDecodeGemmTime) {
   const auto c = load_cluster("h100x8");
   plan::Plan p = plan(1);
   const auto bf16 = run(m, c, p);
-  p.dtypes.attention = p.dtypes.dense_mlp = "fp8";
+  p.dtypes.attention = p.dtypes.dense_mlp = model::WeightPrecision::fp8;
   const auto fp8 = run(m, c, p);
-  const double ratio = fp8.decode.by_kind_s.at("gemm") / bf16.decode.by_kind_s.at("gemm");
+  const double ratio = fp8.decode.by_kind_s.at(CostKind::gemm) / bf16.decode.by_kind_s.at(CostKind::gemm);
   EXPECT_NEAR(ratio, 0.5, 0.01);  // + 128x128 block scales: 4 B per 16,384 elements
 }
 

@@ -18,7 +18,7 @@ topology::DeviceSpec test_device() {
   d.name = "test-cpu";
   d.mem_bytes = 1e9;
   d.mem_bw_Bps = 10e9;
-  d.peak_flops_per_s = {{"fp32", 100e9}};
+  d.peak_flops_per_s = {{topology::ComputeDtype::fp32, 100e9}};
   return d;
 }
 
@@ -84,11 +84,11 @@ TEST(SimulateValidation, GemmRowsRoundUpToTilesAndDtypeFallsBack) {
   expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e), 321e-6);
   expect_close(costed_flops(op("prefill", "attention", 2'000'000, 100, 1, 0), e), 2e6);
   // A bf16 figure is used when asked for; fp32 asked of a bf16-only device falls back to bf16.
-  d.peak_flops_per_s = {{"fp32", 100e9}, {"bf16", 400e9}};
+  d.peak_flops_per_s = {{topology::ComputeDtype::fp32, 100e9}, {topology::ComputeDtype::bf16, 400e9}};
   e.tile_rows = 1;
-  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, "bf16"), 2e6 / (400e9 * 0.5) + 1e-6);
-  d.peak_flops_per_s = {{"bf16", 400e9}};
-  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, "fp32"), 2e6 / (400e9 * 0.5) + 1e-6);
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, topology::ComputeDtype::bf16), 2e6 / (400e9 * 0.5) + 1e-6);
+  d.peak_flops_per_s = {{topology::ComputeDtype::bf16, 400e9}};
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, topology::ComputeDtype::fp32), 2e6 / (400e9 * 0.5) + 1e-6);
 }
 
 plan::Measurements two_phase_run() {

@@ -19,7 +19,7 @@ TEST(TopologyCatalog, ShipsTheRequiredDevicesEachWithASource) {
     EXPECT_FALSE(d->source.empty()) << name;
     EXPECT_GT(d->mem_bytes, 0) << name;
     EXPECT_GT(d->mem_bw_Bps, 0) << name;
-    EXPECT_GT(d->peak_flops_for("bf16"), 0) << name;
+    EXPECT_GT(d->peak_flops_for(ComputeDtype::bf16), 0) << name;
     EXPECT_GT(d->host_link.bw_Bps, 0) << name;
     EXPECT_GT(d->intra_node_link.bw_Bps, 0) << name;
   }
@@ -28,12 +28,12 @@ TEST(TopologyCatalog, ShipsTheRequiredDevicesEachWithASource) {
 TEST(TopologyCatalog, FiguresFollowTheDatasheets) {
   const DeviceSpec& h100 = *catalog().find("H100-SXM");
   EXPECT_DOUBLE_EQ(h100.mem_bytes, 80.0 * (1ull << 30));        // "80GB" = 80 GiB of HBM3
-  EXPECT_DOUBLE_EQ(h100.peak_flops_for("bf16"), 1979e12 / 2);    // 1,979 TFLOPS with sparsity
-  EXPECT_DOUBLE_EQ(h100.peak_flops_for("fp4"), 0.0);             // no FP4 before Blackwell
+  EXPECT_DOUBLE_EQ(h100.peak_flops_for(ComputeDtype::bf16), 1979e12 / 2);    // 1,979 TFLOPS with sparsity
+  EXPECT_DOUBLE_EQ(h100.peak_flops_for(ComputeDtype::fp4), 0.0);             // no FP4 before Blackwell
   EXPECT_DOUBLE_EQ(h100.intra_node_link.bw_Bps, 900e9 / 2);      // 900 GB/s bidirectional
   EXPECT_EQ(h100.host_link.pcie_gen, 5);
-  EXPECT_GT(catalog().find("B200")->peak_flops_for("fp4"), 0.0);
-  EXPECT_DOUBLE_EQ(catalog().find("A100-80GB-SXM")->peak_flops_for("fp8"), 0.0);
+  EXPECT_GT(catalog().find("B200")->peak_flops_for(ComputeDtype::fp4), 0.0);
+  EXPECT_DOUBLE_EQ(catalog().find("A100-80GB-SXM")->peak_flops_for(ComputeDtype::fp8), 0.0);
   EXPECT_EQ(catalog().find("GB200")->host_link.kind, "nvlink-c2c");
   EXPECT_NE(catalog().find("generic-300GB-PCIe")->source.find("ASSUMPTION"), std::string::npos);
 }
@@ -59,8 +59,8 @@ TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
 TEST(TopologyCatalog, CpuHostIsTheNominalCiVm) {
   const DeviceSpec* d = catalog().find("cpu-host");
   ASSERT_NE(d, nullptr);
-  EXPECT_DOUBLE_EQ(d->peak_flops_for("fp32"), 2.0 * 2 * 8 * 2 * 3.0e9);
-  EXPECT_DOUBLE_EQ(d->peak_flops_for("bf16"), 0.0);  // no bf16 figure: the simulator falls back to fp32
+  EXPECT_DOUBLE_EQ(d->peak_flops_for(ComputeDtype::fp32), 2.0 * 2 * 8 * 2 * 3.0e9);
+  EXPECT_DOUBLE_EQ(d->peak_flops_for(ComputeDtype::bf16), 0.0);  // no bf16 figure: the simulator falls back to fp32
   EXPECT_DOUBLE_EQ(d->mem_bw_Bps, 2 * 10e9);
   EXPECT_EQ(d->host_link.kind, "host-memory");
   EXPECT_EQ(d->host_link.pcie_gen, 0);
