@@ -7,18 +7,17 @@
 #include <thread>
 
 #include "search/search.h"
-#include "simulate/efficiency.h"
-#include "topology/device.h"
+#include "search/session.h"
 
 using namespace dayzero;
 
 int main(int argc, char** argv) {
   const std::string file = argc > 1 ? argv[1] : std::string(DAYZERO_DATA_DIR) + "/3t-moe-h200-64x8.json";
-  const search::Scenario s = search::load_scenario(file);
-  const auto m = search::load_scenario_model(s);
-  const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
-  const auto c = topology::Cluster::load(s.cluster_path, catalog);
-  const auto eff = simulate::EfficiencyTable::load_builtin(DAYZERO_DATA_DIR).for_device(c.device_spec().name);
+  const search::Session session = search::load_session(file, DAYZERO_DATA_DIR);
+  const auto& s = session.scenario;
+  const auto& m = session.model;
+  const auto& c = session.cluster;
+  const auto& eff = session.efficiency;
   std::printf("scenario %s: %.2f T params on %u x %s\n", s.name.c_str(), static_cast<double>(m.params_total()) / 1e12,
               c.num_devices(), c.device_spec().name.c_str());
   for (int threads : {static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), 1}) {

@@ -3,27 +3,18 @@
 #include <stdexcept>
 
 #include "cli/format.h"
+#include "core/data_dir.h"
 
 namespace dayzero::cli {
 
 LoopInputs load_loop_inputs(const std::string& measurements_file, const std::string& device,
                             const std::string& catalog_file, const std::string& calibration_file) {
-  LoopInputs in;
-  in.measurements_file = measurements_file;
-  in.measurements = plan::load_measurements(measurements_file);
-  topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir());
-  if (!catalog_file.empty()) catalog.add_file(catalog_file);
-  const topology::DeviceSpec* d = catalog.find(device);
-  if (!d) {
-    std::string known;
-    for (const auto& n : catalog.names()) known += (known.empty() ? "" : ", ") + n;
-    throw std::runtime_error("option '--device' = \"" + device + "\": not in the device catalog (" + known + ")");
+  LoopInputs in{simulate::load_measured_run(measurements_file, core::data_dir(), catalog_file), {}};
+  try {
+    in.figures = simulate::device_figures(in.run, device, calibration_file);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("option '--device': ") + e.what());
   }
-  in.device = *d;
-  in.table_file = calibration_file.empty() ? (data_dir() / "devices" / "efficiency.json").string() : calibration_file;
-  in.table = simulate::EfficiencyTable::load(in.table_file);
-  in.efficiency = in.table.for_device(device);
-  in.efficiency_source = in.table.source_for(device);
   return in;
 }
 

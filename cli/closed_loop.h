@@ -1,23 +1,17 @@
 #pragma once
-// What `calibrate` and `validate` share: a Measurements file, the catalog device
-// its ops are re-costed on, and the efficiency figures to cost them with.
+// What `calibrate` and `validate` share: a measured run and the figures of the
+// catalog device its ops are re-costed on, loaded by the library's one call
+// (simulate/measured_run.h), and the run described in one line.
 
 #include <string>
 
-#include "simulate/efficiency.h"
-#include "plan/measurements.h"
-#include "topology/device.h"
+#include "simulate/measured_run.h"
 
 namespace dayzero::cli {
 
 struct LoopInputs {
-  std::string measurements_file;
-  plan::Measurements measurements;
-  topology::DeviceSpec device;
-  simulate::EfficiencyTable table;  // the shipped table, or the --calibration file
-  std::string table_file;
-  simulate::Efficiency efficiency;  // the table's figures for the device
-  std::string efficiency_source;
+  simulate::MeasuredRun run;
+  simulate::DeviceFigures figures;
 };
 
 // Loads the Measurements (strict), the device from the shipped catalog plus

@@ -37,21 +37,21 @@ void run_calibrate(const CalibrateOptions& o) {
   const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, "");
   simulate::Calibration c;
   try {
-    c = simulate::fit_calibration(in.measurements, in.device, in.efficiency);
+    c = simulate::fit_calibration(in.run.measurements, in.figures.device, in.figures.efficiency);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(o.measurements + ": " + e.what());
   }
-  const auto& m = in.measurements;
+  const auto& m = in.run.measurements;
   std::ostringstream src;
   src << "dayzero calibrate, " << today() << ", from " << o.measurements << " ("
       << describe_run(m);
   if (!m.machine.hostname.empty()) src << ", host " << m.machine.hostname;
   src << "): the fit of simulate/calibration.h over " << c.ops << " measured ops, starting from: "
-      << in.efficiency_source;
-  simulate::save_calibration(o.out, c, src.str(), in.table.default_efficiency(), in.table.default_source());
+      << in.figures.efficiency_source;
+  simulate::save_calibration(o.out, c, src.str(), in.figures.table.default_efficiency(), in.figures.table.default_source());
 
   std::ostringstream out;
-  out << "Calibration of " << in.device.name << " from " << o.measurements << "\n  run: " << describe_run(m) << "\n  "
+  out << "Calibration of " << in.figures.device.name << " from " << o.measurements << "\n  run: " << describe_run(m) << "\n  "
       << c.ops << " ops, " << c.rounds << " round(s) of grouping by bound\n\n";
   out << "  " << pad_right("figure", 20) << pad_left("start", 12) << pad_left("fitted", 12) << pad_left("ops", 6)
       << pad_left("ideal us", 14) << pad_left("measured us", 14) << "  note\n";

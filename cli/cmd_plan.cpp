@@ -12,7 +12,9 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "core/data_dir.h"
 #include "search/search.h"
+#include "search/session.h"
 #include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
@@ -66,13 +68,13 @@ std::string csv(const search::SearchResult& r) {
 }
 
 void run_plan(const PlanOptions& o) {
-  search::Scenario s = search::load_scenario(search::resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario, data_dir()));
+  const auto file = search::resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario, core::data_dir());
+  search::Session session = search::load_session(file, core::data_dir(), o.catalog);
+  search::Scenario& s = session.scenario;
   if (o.top > 0) s.space.top = o.top;
-  const model::Model m = search::load_scenario_model(s);
-  topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir());
-  if (!o.catalog.empty()) catalog.add_file(o.catalog);
-  const topology::Cluster c = topology::Cluster::load(s.cluster_path, catalog);
-  const auto eff = simulate::EfficiencyTable::load_builtin(data_dir()).for_device(c.device_spec().name);
+  const model::Model& m = session.model;
+  const topology::Cluster& c = session.cluster;
+  const simulate::Efficiency& eff = session.efficiency;
 
   search::SearchOptions so;
   so.threads = o.threads;

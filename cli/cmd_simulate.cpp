@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "core/data_dir.h"
 #include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
@@ -76,12 +77,12 @@ void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simula
 
 void run_simulate(const SimulateOptions& o) {
   const model::Model m = model::load_model(resolve_model_path(o.model));
-  topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir());
+  topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(core::data_dir());
   if (!o.catalog.empty()) catalog.add_file(o.catalog);
   const topology::Cluster cluster = topology::Cluster::load(resolve_cluster_path(o.cluster), catalog);
   const plan::Plan plan = plan::load_plan(o.plan);
   plan::validate_plan(plan, m, cluster.num_devices(), o.plan);
-  const auto table = simulate::EfficiencyTable::load_builtin(data_dir());
+  const auto table = simulate::EfficiencyTable::load_builtin(core::data_dir());
   simulate::Simulator sim(m, cluster, table.for_device(cluster.device_spec().name));
   const simulate::Prediction pred = sim.simulate(plan);
   std::ostringstream out;

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "core/data_dir.h"
 #include "topology/cluster.h"
 #include "topology/collective_model.h"
 #include "topology/device.h"
@@ -121,7 +122,7 @@ void print_table(std::ostream& out, const Cluster& cl, const Group& g, const std
 }
 
 void run_topo(const TopoOptions& o) {
-  DeviceCatalog catalog = DeviceCatalog::load_builtin(data_dir());
+  DeviceCatalog catalog = DeviceCatalog::load_builtin(core::data_dir());
   if (!o.catalog.empty()) catalog.add_file(o.catalog);
   const Cluster cl = Cluster::load(resolve_cluster_path(o.cluster), catalog);
   CollectiveModel model(cl);

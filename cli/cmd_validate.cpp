@@ -53,14 +53,14 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
                    {"shape", o.shape}, {"calls", o.calls}, {"bound", o.bound}, {"measured_s", o.measured_s},
                    {"predicted_s", o.predicted_s}, {"error_pct", num(o.error_pct)}});
   const auto& e = r.efficiency;
-  return {{"measurements", in.measurements_file},
+  return {{"measurements", in.run.file.string()},
           {"device", r.device},
           {"compute_dtype", topology::compute_dtype_name(r.compute_dtype)},
           {"efficiency",
            {{"gemm_compute", e.gemm_compute}, {"gemm_memory", e.gemm_memory}, {"attention_compute", e.attention_compute},
             {"attention_memory", e.attention_memory}, {"elementwise_memory", e.elementwise_memory},
-            {"kernel_overhead_s", e.kernel_overhead_s}, {"tile_rows", e.tile_rows}, {"file", in.table_file},
-            {"source", in.efficiency_source}}},
+            {"kernel_overhead_s", e.kernel_overhead_s}, {"tile_rows", e.tile_rows}, {"file", in.figures.table_file.string()},
+            {"source", in.figures.efficiency_source}}},
           {"groups", groups},
           {"prefill", phase_json(r.prefill)},
           {"decode", phase_json(r.decode)},
@@ -70,8 +70,8 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
 
 void print_report(std::ostream& out, const simulate::ValidationReport& r, const LoopInputs& in, bool per_op) {
   const auto& e = r.efficiency;
-  out << "Predicted against measured: " << in.measurements_file << "\n  run: " << describe_run(in.measurements)
-      << "\n  device " << r.device << " (" << topology::compute_dtype_name(r.compute_dtype) << "), figures from " << in.table_file << ": GEMM "
+  out << "Predicted against measured: " << in.run.file.string() << "\n  run: " << describe_run(in.run.measurements)
+      << "\n  device " << r.device << " (" << topology::compute_dtype_name(r.compute_dtype) << "), figures from " << in.figures.table_file.string() << ": GEMM "
       << fixed(e.gemm_compute, 3) << " compute / " << fixed(e.gemm_memory, 3) << " memory, attention "
       << fixed(e.attention_compute, 3) << " / " << fixed(e.attention_memory, 3) << ", element-wise "
       << fixed(e.elementwise_memory, 3) << ", " << fixed(e.kernel_overhead_s * 1e6, 3) << " us per call, tile rows "
@@ -117,22 +117,15 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
 
 void run_validate(const ValidateOptions& o) {
   const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, o.calibration);
-  simulate::ValidationReport r;
-  try {
-    r = simulate::validate(in.measurements, in.device, in.efficiency);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(o.measurements + ": " + e.what());
-  }
-  if (r.ops.empty()) throw std::runtime_error(o.measurements + ": field 'ops': no op with calls > 0 to validate");
-  const RunPredictionResult whole = predict_whole_run(in);
+  const simulate::RunValidation v = simulate::validate_measured_run(in.run, in.figures);
   std::ostringstream out;
   if (o.json) {
-    nlohmann::json j = report_json(r, in);
-    j["run_prediction"] = run_prediction_json(whole);
+    nlohmann::json j = report_json(v.report, in);
+    j["run_prediction"] = run_prediction_json(v);
     out << j.dump(2) << '\n';
   } else {
-    print_report(out, r, in, o.ops);
-    print_run_prediction(out, whole, in);
+    print_report(out, v.report, in, o.ops);
+    print_run_prediction(out, v, in);
   }
   std::cout << out.str() << std::flush;
 }

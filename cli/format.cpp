@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/data_dir.h"
+
 namespace dayzero::cli {
 
 std::string with_commas(int64_t n) {
@@ -44,15 +46,10 @@ std::string pad_left(const std::string& s, size_t width) {
   return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
-std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("DAYZERO_DATA_DIR"); env && *env) return env;
-  return DAYZERO_DATA_DIR;
-}
-
 std::filesystem::path resolve_model_path(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::exists(arg, ec)) return arg;
-  const auto bundled = data_dir() / "models" / arg;
+  const auto bundled = core::data_dir() / "models" / arg;
   if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
   return arg;  // let the loader report the missing file by its given name
 }
@@ -60,7 +57,7 @@ std::filesystem::path resolve_model_path(const std::string& arg) {
 std::filesystem::path resolve_cluster_path(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::exists(arg, ec)) return arg;
-  const auto bundled = data_dir() / "clusters" / (arg + ".json");
+  const auto bundled = core::data_dir() / "clusters" / (arg + ".json");
   if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
   return arg;  // the loader reports the missing file by its given name
 }

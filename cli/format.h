@@ -15,9 +15,6 @@ std::string gb_and_gib(int64_t bytes);          // "1,342.05 GB (1,249.88 GiB)"
 std::string pad_right(const std::string& s, size_t width);
 std::string pad_left(const std::string& s, size_t width);
 
-// The folder of shipped data (model configs, clusters, scenarios): the
-// DAYZERO_DATA_DIR environment variable, else the source tree's scenarios/.
-std::filesystem::path data_dir();
 // A model argument: an existing path, else the name of a bundled model folder.
 std::filesystem::path resolve_model_path(const std::string& arg);
 // A cluster argument: an existing path, else a bundled cluster name (scenarios/clusters/NAME.json).

@@ -11,18 +11,6 @@
 namespace dayzero::cli {
 
 namespace {
-namespace fs = std::filesystem;
-
-std::optional<fs::path> find_model(const LoopInputs& in) {
-  if (auto found = simulate::find_run_model(in.measurements, in.measurements_file)) return found;
-  try {
-    const fs::path bundled = resolve_model_path(in.measurements.model);  // a bundled model's name
-    if (fs::exists(bundled)) return bundled;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 std::string pct(double p) {
   if (!std::isfinite(p)) return "-";
   return p > 0 ? std::string(1, '+').append(fixed(p, 1)) : fixed(p, 1);
@@ -30,27 +18,14 @@ std::string pct(double p) {
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 }  // namespace
 
-RunPredictionResult predict_whole_run(const LoopInputs& in) {
-  RunPredictionResult r;
-  const auto config = find_model(in);
-  if (!config) {
-    r.skipped = std::string("the run's model config '").append(in.measurements.model).append("' was not found");
-    return r;
-  }
-  const model::Model m = model::load_model(*config);
-  const topology::Cluster cluster = simulate::one_node_cluster(in.device, in.measurements.world_size);
-  r.prediction = simulate::predict_run(in.measurements, m, cluster, in.efficiency);
-  return r;
-}
-
-void print_run_prediction(std::ostream& out, const RunPredictionResult& r, const LoopInputs& in) {
-  out << "\nWhole run, as the simulator predicts it (the run's plan and workload on " << in.measurements.world_size
-      << " x " << in.device.name << " in one node: collectives, pipeline, overheads included)\n";
-  if (!r.prediction) {
-    out << "  not predicted: " << r.skipped << '\n';
+void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, const LoopInputs& in) {
+  out << "\nWhole run, as the simulator predicts it (the run's plan and workload on " << in.run.measurements.world_size
+      << " x " << in.figures.device.name << " in one node: collectives, pipeline, overheads included)\n";
+  if (!v.whole_run) {
+    out << "  not predicted: " << v.whole_run_skipped << '\n';
     return;
   }
-  const auto& p = *r.prediction;
+  const auto& p = *v.whole_run;
   const auto& w = p.plan.workload;
   out << "  workload: " << w.batch << " sequences of " << w.input_len << " prompt tokens (mean), "
       << w.output_len - 1 << " decode steps\n";
@@ -66,9 +41,9 @@ void print_run_prediction(std::ostream& out, const RunPredictionResult& r, const
       << pad_left(fixed(p.predicted_decode_step_s * 1e3, 3), 14) << pad_left(pct(p.decode_error_pct), 10) << '\n';
 }
 
-nlohmann::json run_prediction_json(const RunPredictionResult& r) {
-  if (!r.prediction) return {{"predicted", false}, {"skipped", r.skipped}};
-  const auto& p = *r.prediction;
+nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
+  if (!v.whole_run) return {{"predicted", false}, {"skipped", v.whole_run_skipped}};
+  const auto& p = *v.whole_run;
   return {{"predicted", true},
           {"batch", p.plan.workload.batch},
           {"input_len", p.plan.workload.input_len},

@@ -8,19 +8,13 @@
 #include <string>
 
 #include "cli/closed_loop.h"
-#include "simulate/run_prediction.h"
+#include "simulate/measured_run.h"
 
 namespace dayzero::cli {
 
-struct RunPredictionResult {
-  std::optional<simulate::RunPrediction> prediction;
-  std::string skipped;  // why there is none (the model config cannot be found, ...)
-};
-
-// The model config comes from the Measurements' `model` path (as written, or
-// relative to the Measurements file's directory) or a bundled model name.
-RunPredictionResult predict_whole_run(const LoopInputs& in);
-void print_run_prediction(std::ostream& out, const RunPredictionResult& r, const LoopInputs& in);
-nlohmann::json run_prediction_json(const RunPredictionResult& r);
+// The whole-run part of a validation (simulate::validate_measured_run): printed,
+// or as JSON.
+void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, const LoopInputs& in);
+nlohmann::json run_prediction_json(const simulate::RunValidation& v);
 
 }  // namespace dayzero::cli

@@ -19,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QVBoxLayout>
 
+#include "core/data_dir.h"
 #include "gui/measured_view.h"
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
@@ -145,7 +146,7 @@ MainWindow::~MainWindow() = default;
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open scenario..."), QKeySequence::Open, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString::fromStdString(data_dir().string()),
+    const QString f = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString::fromStdString(core::data_dir().string()),
                                                    tr("Scenario (*.json)"));
     if (!f.isEmpty()) openScenario(f);
   });
@@ -191,7 +192,7 @@ void MainWindow::openScenario(const QString& file) {
 
 ScenarioDialog* MainWindow::scenarioDialog() {
   if (!scenario_dialog_) {
-    scenario_dialog_ = new ScenarioDialog(data_dir(), this);
+    scenario_dialog_ = new ScenarioDialog(core::data_dir(), this);
     scenario_dialog_->setSubmit([this](const ScenarioSpec& spec, QString* error) { return openSpec(spec, error); });
   }
   return scenario_dialog_;
@@ -208,7 +209,7 @@ bool MainWindow::openSpec(const ScenarioSpec& spec, QString* error) {
   }
   try {
     const auto file = write_scenario(spec, built_dir_->path().toStdString(),
-                                     "scenario-" + std::to_string(++built_count_), data_dir());
+                                     "scenario-" + std::to_string(++built_count_), core::data_dir());
     openScenario(QString::fromStdString(file.string()));
     return true;
   } catch (const std::exception& e) {

@@ -1,35 +1,23 @@
 #pragma once
 // What the "Predicted vs measured" tab works on: one Measurements file (from
-// `dayzero run`), the device catalog and the shipped efficiency table, and the
-// report simulate::validate makes of them for a device and an optional
-// calibration file. Plain C++ (no Qt), loaded through the same library calls as
-// `dayzero validate`.
+// `dayzero run`) loaded with its device catalog, and the report the library's one
+// validation call (simulate/measured_run.h, as `dayzero validate` makes it) gives
+// for a device and an optional calibration file. Plain C++ (no Qt).
 
 #include <filesystem>
-#include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "simulate/efficiency.h"
-#include "plan/measurements.h"
-#include "simulate/run_prediction.h"
-#include "simulate/validation.h"
-#include "topology/device.h"
+#include "simulate/measured_run.h"
 
 namespace dayzero::gui {
 
 // The device a CPU run is validated on unless the user picks another.
 inline constexpr const char* kDefaultMeasuredDevice = "cpu-host";
 
-struct MeasuredRun {
-  // Throws what load_measurements and the catalog loaders throw (file, field, value).
-  explicit MeasuredRun(const std::filesystem::path& measurements_file);
-  std::filesystem::path file;
-  plan::Measurements measurements;
-  topology::DeviceCatalog catalog;
-  simulate::EfficiencyTable shipped;  // scenarios/devices/efficiency.json
-};
+using simulate::MeasuredRun;
+// The run and the shipped catalog; throws what the loaders throw (file, field, value).
+MeasuredRun load_measured(const std::filesystem::path& measurements_file);
 
 struct MeasuredReport {
   simulate::ValidationReport report;
@@ -42,8 +30,7 @@ struct MeasuredReport {
 };
 
 // The report on `device` (a catalog name) with the shipped figures, or those of
-// `calibration_file` when not empty. Throws std::runtime_error naming the device
-// or the file and field.
+// `calibration_file` when not empty. Throws naming the device or the file and field.
 MeasuredReport validate_run(const MeasuredRun& run, const std::string& device,
                             const std::filesystem::path& calibration_file);
 

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "core/data_dir.h"
 #include "gui/session.h"
 #include "gui/validation_chart.h"
 #include "gui/validation_model.h"
@@ -53,7 +54,7 @@ MeasuredView::MeasuredView(QWidget* parent)
   table_->setWordWrap(false);
   table_->horizontalHeader()->setStretchLastSection(true);
   try {
-    for (const auto& d : topology::DeviceCatalog::load_builtin(data_dir()).names()) device_->addItem(q(d));
+    for (const auto& d : topology::DeviceCatalog::load_builtin(core::data_dir()).names()) device_->addItem(q(d));
   } catch (const std::exception& e) {
     summary_->setText(q(e.what()));
   }
@@ -121,7 +122,7 @@ void MeasuredView::warn(const QString& message) {
 
 bool MeasuredView::open(const QString& measurements_file, QString* error) {
   try {
-    return refresh(std::make_unique<MeasuredRun>(measurements_file.toStdString()), shown_device_, calibration_, error);
+    return refresh(std::make_unique<MeasuredRun>(load_measured(measurements_file.toStdString())), shown_device_, calibration_, error);
   } catch (const std::exception& e) {
     if (error) *error = q(e.what());
     return false;

@@ -23,7 +23,7 @@ void SearchRunner::start(const QString& scenario_file) {
   const int threads = threads_;
   QThread* t = QThread::create([this, gen, file, threads] {
     try {
-      auto session = std::make_shared<const Session>(resolve_scenario(file));
+      auto session = std::make_shared<const Session>(load_session(resolve_scenario(file)));
       search::SearchOptions so;
       so.threads = threads;
       so.progress = [this, gen](size_t done, size_t total, double elapsed) {

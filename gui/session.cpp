@@ -5,22 +5,16 @@
 #include <set>
 #include <stdexcept>
 
+#include "core/data_dir.h"
 #include "topology/device.h"
 
 namespace dayzero::gui {
 
-std::filesystem::path data_dir() {
-  if (const char* env = std::getenv("DAYZERO_DATA_DIR"); env && *env) return env;
-  return DAYZERO_DATA_DIR;
+std::filesystem::path resolve_scenario(const std::string& arg) { return search::resolve_scenario(arg, core::data_dir()); }
+
+Session load_session(const std::filesystem::path& scenario_file) {
+  return search::load_session(scenario_file, core::data_dir());
 }
-
-std::filesystem::path resolve_scenario(const std::string& arg) { return search::resolve_scenario(arg, data_dir()); }
-
-Session::Session(const std::filesystem::path& scenario_file)
-    : scenario(search::load_scenario(scenario_file)),
-      model(search::load_scenario_model(scenario)),
-      cluster(topology::Cluster::load(scenario.cluster_path, topology::DeviceCatalog::load_builtin(data_dir()))),
-      efficiency(simulate::EfficiencyTable::load_builtin(data_dir()).for_device(cluster.device_spec().name)) {}
 
 Knobs knobs_of(const search::Evaluated& e) {
   return Knobs{e.plan.workload.batch, e.plan.workload.input_len, e.weights, e.plan.dtypes.kv_cache, e.plan.world_size()};

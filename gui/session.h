@@ -11,24 +11,19 @@
 #include "model/model.h"
 #include "search/scenario.h"
 #include "search/search.h"
+#include "search/session.h"
 #include "simulate/efficiency.h"
 #include "plan/plan.h"
 #include "topology/cluster.h"
 
 namespace dayzero::gui {
 
-// The shipped data (scenarios/): $DAYZERO_DATA_DIR, else the build-time path.
-std::filesystem::path data_dir();
 // A scenario file, or the name of a bundled scenario (as `dayzero plan` takes it).
 std::filesystem::path resolve_scenario(const std::string& arg);
 
-struct Session {
-  explicit Session(const std::filesystem::path& scenario_file);
-  search::Scenario scenario;
-  model::Model model;
-  topology::Cluster cluster;
-  simulate::Efficiency efficiency;
-};
+// The scenario with its model, cluster and efficiencies: the library's one loader.
+using search::Session;
+Session load_session(const std::filesystem::path& scenario_file);  // on core::data_dir()
 
 // The knobs of the what-if panel.
 struct Knobs {

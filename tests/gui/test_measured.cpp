@@ -17,6 +17,7 @@
 #include <QtTest>
 #include <fstream>
 
+#include "core/data_dir.h"
 #include "gui/main_window.h"
 #include "gui/measured_view.h"
 #include "gui/session.h"
@@ -35,8 +36,8 @@ const QString kCalibration = QStringLiteral(DAYZERO_FIXTURES_DIR "/measurements/
 // The report the tab must show, made here with the library alone.
 simulate::ValidationReport expected(const std::string& device, const std::string& efficiency_file = "") {
   const auto m = plan::load_measurements(kMeasurements.toStdString());
-  const auto catalog = topology::DeviceCatalog::load_builtin(gui::data_dir());
-  const auto table = efficiency_file.empty() ? simulate::EfficiencyTable::load_builtin(gui::data_dir())
+  const auto catalog = topology::DeviceCatalog::load_builtin(core::data_dir());
+  const auto table = efficiency_file.empty() ? simulate::EfficiencyTable::load_builtin(core::data_dir())
                                              : simulate::EfficiencyTable::load(efficiency_file);
   return simulate::validate(m, *catalog.find(device), table.for_device(device));
 }

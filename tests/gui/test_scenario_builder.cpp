@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/data_dir.h"
 #include "gui/main_window.h"
 #include "gui/plan_details.h"
 #include "gui/scenario_builder.h"
@@ -66,9 +67,9 @@ class TestScenarioBuilder : public QObject {
     const gui::ScenarioSpec spec = d->spec();
     QVERIFY(spec.cluster_edit);
     QTemporaryDir dir;
-    const auto file = gui::write_scenario(spec, dir.path().toStdString(), "s", gui::data_dir());
+    const auto file = gui::write_scenario(spec, dir.path().toStdString(), "s", core::data_dir());
     const search::Scenario s = search::load_scenario(file);
-    const auto c = topology::Cluster::load(s.cluster_path, topology::DeviceCatalog::load_builtin(gui::data_dir()));
+    const auto c = topology::Cluster::load(s.cluster_path, topology::DeviceCatalog::load_builtin(core::data_dir()));
     QCOMPARE(c.config().nodes, 4);
     QCOMPARE(c.config().devices_per_node, 4);
     QCOMPARE(c.config().device, std::string("H100-SXM"));
@@ -79,9 +80,9 @@ class TestScenarioBuilder : public QObject {
     d->clusterBox()->setCurrentText("h100x1");
     d->nodesBox()->setValue(2);
     QVERIFY(d->nicsBox()->isEnabled());
-    const auto file2 = gui::write_scenario(d->spec(), dir.path().toStdString(), "s2", gui::data_dir());
+    const auto file2 = gui::write_scenario(d->spec(), dir.path().toStdString(), "s2", core::data_dir());
     const auto c2 = topology::Cluster::load(search::load_scenario(file2).cluster_path,
-                                            topology::DeviceCatalog::load_builtin(gui::data_dir()));
+                                            topology::DeviceCatalog::load_builtin(core::data_dir()));
     QCOMPARE(c2.num_devices(), 2u);
     QVERIFY(c2.config().inter_node.fabric != topology::InterFabric::none);
   }

@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "search/search.h"
-#include "topology/device.h"
+#include "search/session.h"
 
 namespace dayzero::search {
 namespace {
@@ -99,17 +99,13 @@ std::vector<fs::path> bundled_scenarios() {
 
 TEST(ExpectedPlans, EveryBundledScenarioRecommendsWhatItsFileSays) {
   const bool update = std::getenv("DAYZERO_UPDATE_EXPECTED") != nullptr;
-  const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
   const auto scenarios = bundled_scenarios();
   ASSERT_GE(scenarios.size(), 5u);
   for (const auto& file : scenarios) {
     const std::string name = file.stem().string();
     SCOPED_TRACE(name);
-    const Scenario s = load_scenario(file);
-    const model::Model m = load_scenario_model(s);
-    const topology::Cluster c = topology::Cluster::load(s.cluster_path, catalog);
-    const auto eff = simulate::EfficiencyTable::load_builtin(DAYZERO_DATA_DIR).for_device(c.device_spec().name);
-    const json got = summarize(name, run_search(s, m, c, eff));
+    const Session l = load_session(file, DAYZERO_DATA_DIR);
+    const json got = summarize(name, run_search(l.scenario, l.model, l.cluster, l.efficiency));
     const fs::path expected = fs::path(DAYZERO_EXPECTED_DIR) / (name + ".json");
     if (update) {
       std::ofstream(expected) << got.dump(2) << '\n';

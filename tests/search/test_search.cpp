@@ -8,25 +8,17 @@
 
 #include "core/error.h"
 #include "search/search.h"
+#include "search/session.h"
 #include "plan/plan_json.h"
 #include "topology/device.h"
 
 namespace dayzero::search {
 namespace {
 
-struct Loaded {
-  Scenario s;
-  model::Model m;
-  topology::Cluster c;
-};
-
-Loaded load(const std::filesystem::path& file) {
-  Scenario s = load_scenario(file);
-  model::Model m = load_scenario_model(s);
-  auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
-  topology::Cluster c = topology::Cluster::load(s.cluster_path, catalog);
-  return {std::move(s), std::move(m), std::move(c)};
-}
+// The searches below cost plans with the built-in default efficiencies ({}), not
+// the shipped table: what they check does not depend on those figures.
+using Loaded = Session;
+Loaded load(const std::filesystem::path& file) { return load_session(file, DAYZERO_DATA_DIR); }
 
 Loaded bundled(const std::string& name) { return load(std::string(DAYZERO_DATA_DIR) + "/" + name + ".json"); }
 
@@ -53,18 +45,18 @@ TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
   for (const char* name : {"deepseek-v3-h200-2x8", "llama-3.1-70b-h100x8", "qwen3-30b-a3b-h100x1", "3t-moe-acc300-1x8"}) {
     SCOPED_TRACE(name);
     const Loaded l = bundled(name);
-    const SearchResult r = run_search(l.s, l.m, l.c, {});
+    const SearchResult r = run_search(l.scenario, l.model, l.cluster, {});
     ASSERT_TRUE(r.feasible());
     std::vector<size_t> returned = r.top;
     returned.insert(returned.end(), r.pareto.begin(), r.pareto.end());
     for (size_t i : returned) {
       const Evaluated& e = r.all[i];
-      EXPECT_NO_THROW(plan::validate_plan(e.plan, l.m, l.c.num_devices(), "returned"));
+      EXPECT_NO_THROW(plan::validate_plan(e.plan, l.model, l.cluster.num_devices(), "returned"));
       EXPECT_TRUE(e.prediction.fits);
       EXPECT_TRUE(e.meets_sla);
       for (const auto& rank : e.prediction.ranks) EXPECT_LE(rank.total_bytes, rank.capacity_bytes);
-      if (l.s.sla.max_tpot_s > 0) {
-        EXPECT_LE(e.prediction.tpot_s, l.s.sla.max_tpot_s);
+      if (l.scenario.sla.max_tpot_s > 0) {
+        EXPECT_LE(e.prediction.tpot_s, l.scenario.sla.max_tpot_s);
       }
     }
     EXPECT_EQ(r.reasons.size(), r.top.size());
@@ -73,7 +65,7 @@ TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
 
 TEST(Search, ParetoFrontIsTrue) {
   const Loaded l = bundled("deepseek-v3-h200-2x8");
-  const SearchResult r = run_search(l.s, l.m, l.c, {});
+  const SearchResult r = run_search(l.scenario, l.model, l.cluster, {});
   ASSERT_FALSE(r.pareto.empty());
   std::vector<bool> on_front(r.all.size(), false);
   for (size_t i : r.pareto) on_front[i] = true;
@@ -103,8 +95,8 @@ TEST(Search, SameResultWhateverTheThreads) {
   SearchOptions one, two;
   one.threads = 1;
   two.threads = 2;
-  const SearchResult a = run_search(l.s, l.m, l.c, {}, one);
-  const SearchResult b = run_search(l.s, l.m, l.c, {}, two);
+  const SearchResult a = run_search(l.scenario, l.model, l.cluster, {}, one);
+  const SearchResult b = run_search(l.scenario, l.model, l.cluster, {}, two);
   ASSERT_EQ(a.all.size(), b.all.size());
   EXPECT_EQ(a.top, b.top);
   EXPECT_EQ(a.pareto, b.pareto);
@@ -117,7 +109,7 @@ TEST(Search, UnmeetableSlaExplainsWhatWould) {
       "cluster": "clusters/h100x8.json", "workload": {"input_len": 1024, "output_len": 128, "concurrency": 8},
       "sla": {"max_tpot_s": 0.0001}})");
   const Loaded l = load(file);
-  const SearchResult r = run_search(l.s, l.m, l.c, {});
+  const SearchResult r = run_search(l.scenario, l.model, l.cluster, {});
   EXPECT_FALSE(r.feasible());
   ASSERT_GE(r.suggestions.size(), 2u);
   EXPECT_NE(r.suggestions[0].find("no plan meets the SLA; the fastest decode is TPOT"), std::string::npos) << r.suggestions[0];
@@ -128,7 +120,7 @@ TEST(Search, NothingFitsSuggestsMoreDevicesPrecisionOffload) {
   const auto file = write_scenario("fit", R"({"schema_version": 1, "model": "models/DeepSeek-V3",
       "cluster": "clusters/h100x1.json", "workload": {"input_len": 1024, "output_len": 128, "concurrency": 1}})");
   const Loaded l = load(file);
-  const SearchResult r = run_search(l.s, l.m, l.c, {});
+  const SearchResult r = run_search(l.scenario, l.model, l.cluster, {});
   EXPECT_FALSE(r.feasible());
   std::string all;
   for (const auto& s : r.suggestions) all += s + "\n";
