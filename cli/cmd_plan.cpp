@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "core/atomic_file.h"
 #include "core/data_dir.h"
 #include "search/search.h"
 #include "search/session.h"
@@ -37,16 +37,6 @@ struct PlanOptions {
 
 std::string ms(double s) { return fixed(s * 1e3, 1); }
 
-void write_atomically(const std::filesystem::path& file, const std::string& text) {
-  const auto tmp = std::filesystem::path(file.string() + ".tmp");
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out.flush()) throw std::runtime_error(tmp.string() + ": write failed");
-  }
-  std::filesystem::rename(tmp, file);
-}
-
 std::string csv(const search::SearchResult& r) {
   std::ostringstream o;
   o << "index,devices,pp,tp,dp,ep,expert_tp,weights,kv_cache,resident_experts,batch,fits,meets_sla,"
@@ -67,110 +57,137 @@ std::string csv(const search::SearchResult& r) {
   return o.str();
 }
 
-void run_plan(const PlanOptions& o) {
-  const auto file = search::resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario, core::data_dir());
-  search::Session session = search::load_session(file, core::data_dir(), o.catalog);
-  search::Scenario& s = session.scenario;
-  if (o.top > 0) s.space.top = o.top;
-  const model::Model& m = session.model;
-  const topology::Cluster& c = session.cluster;
-  const simulate::Efficiency& eff = session.efficiency;
+// What the report shows: the top plans, then the Pareto plans not among them,
+// each fully re-simulated (every rank, with its explanation); and the counts.
+struct Report {
+  std::vector<size_t> shown;
+  std::map<size_t, simulate::Prediction> full;
+  size_t fits = 0, meets = 0;
+};
 
+Report report_of(const search::Session& session, const search::SearchResult& r) {
+  Report rep;
+  for (const auto& e : r.all) {
+    rep.fits += e.prediction.fits ? 1 : 0;
+    rep.meets += e.meets_sla ? 1 : 0;
+  }
+  simulate::Simulator sim(session.model, session.cluster, session.efficiency);
+  rep.shown = r.top;
+  for (size_t i : r.pareto)
+    if (std::find(rep.shown.begin(), rep.shown.end(), i) == rep.shown.end()) rep.shown.push_back(i);
+  for (size_t i : rep.shown) rep.full[i] = sim.simulate(r.all[i].plan);
+  return rep;
+}
+
+void print_json(std::ostream& out, const search::Scenario& s, const search::SearchResult& r, const Report& rep) {
+  nlohmann::json j;
+  j["scenario"] = s.name;
+  j["plans"] = nlohmann::json::array();
+  for (size_t i : rep.shown) {
+    nlohmann::json pj = plan::plan_to_json(r.all[i].plan);
+    pj["prediction"] = rep.full.at(i);
+    j["plans"].push_back(std::move(pj));
+  }
+  j["pareto"] = nlohmann::json::array();
+  for (size_t i : r.pareto) j["pareto"].push_back(std::find(rep.shown.begin(), rep.shown.end(), i) - rep.shown.begin());
+  j["top"] = nlohmann::json::array();
+  for (size_t k = 0; k < r.top.size(); ++k) j["top"].push_back(k);
+  j["reasons"] = r.reasons;
+  j["suggestions"] = r.suggestions;
+  j["plans_evaluated"] = r.candidates;
+  j["plans_fitting"] = rep.fits;
+  j["plans_meeting_sla"] = rep.meets;
+  out << j.dump(2) << '\n';
+}
+
+void print_plans(std::ostream& out, const search::SearchResult& r) {
+  out << "\nTop plans (memory: fullest device, GB = 1e9 bytes)\n";
+  out << "  " << pad_right("#", 3) << pad_right("layout", 52) << pad_left("batch", 7) << pad_left("mem GB", 9)
+      << pad_left("TTFT s", 9) << pad_left("TPOT ms", 9) << pad_left("tok/s", 10) << pad_left("tok/s/dev", 11) << '\n';
+  for (size_t k = 0; k < r.top.size(); ++k) {
+    const auto& e = r.all[r.top[k]];
+    const auto& d = e.prediction;
+    out << "  " << pad_right(std::to_string(k + 1), 3) << pad_right(search::layout_name(e), 52)
+        << pad_left(std::to_string(e.plan.workload.batch), 7)
+        << pad_left(fixed(static_cast<double>(e.max_memory_bytes) / 1e9, 1), 9) << pad_left(fixed(d.ttft_s, 3), 9)
+        << pad_left(ms(d.tpot_s), 9) << pad_left(fixed(d.throughput_tokens_per_s, 0), 10)
+        << pad_left(fixed(d.throughput_tokens_per_s_per_device, 1), 11) << '\n';
+    out << "       " << r.reasons[k] << '\n';
+  }
+  out << "\nPareto front: throughput per device against TPOT (feasible plans)\n";
+  out << "  " << pad_left("TPOT ms", 9) << pad_left("tok/s/dev", 11) << "  layout, batch\n";
+  for (size_t i : r.pareto) {
+    const auto& e = r.all[i];
+    out << "  " << pad_left(ms(e.prediction.tpot_s), 9)
+        << pad_left(fixed(e.prediction.throughput_tokens_per_s_per_device, 1), 11) << "  " << search::layout_name(e)
+        << ", batch " << e.plan.workload.batch << '\n';
+  }
+}
+
+void print_text(std::ostream& out, const search::Session& session, const search::SearchResult& r, const Report& rep) {
+  const auto& s = session.scenario;
+  const auto& m = session.model;
+  const auto& c = session.cluster;
+  out << "Scenario " << s.name << ": " << m.config.display_family() << " (" << billions(m.params_total())
+      << " params) on " << c.name() << " (" << c.num_devices() << " x " << c.device_spec().name << ")\n";
+  if (!s.description.empty()) out << "  " << s.description << '\n';
+  out << "  SLA: TTFT <= " << (s.sla.max_ttft_s > 0 ? fixed(s.sla.max_ttft_s, 2) + " s" : "any") << ", TPOT <= "
+      << (s.sla.max_tpot_s > 0 ? ms(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
+      << search::objective_name(s.objective) << '\n';
+  out << "  " << with_commas(static_cast<int64_t>(r.candidates)) << " plans evaluated: "
+      << with_commas(static_cast<int64_t>(rep.fits)) << " fit, " << with_commas(static_cast<int64_t>(rep.meets))
+      << " also meet the SLA; " << r.pareto.size() << " on the Pareto front\n";
+  if (!r.top.empty()) {
+    print_plans(out, r);
+  } else {
+    out << "\nNo plan fits and meets the SLA. What would:\n";
+    for (const auto& sug : r.suggestions) out << "  - " << sug << '\n';
+  }
+}
+
+// The top plans as Plan JSON (with their predictions) and every plan as CSV, each
+// written atomically.
+void write_outputs(const std::filesystem::path& dir, const search::SearchResult& r, const Report& rep) {
+  std::filesystem::create_directories(dir);
+  for (size_t k = 0; k < r.top.size(); ++k) {
+    char name[32];
+    std::snprintf(name, sizeof name, "plan-%02zu.json", k + 1);
+    const nlohmann::json prediction = rep.full.at(r.top[k]);
+    plan::save_plan(dir / name, r.all[r.top[k]].plan, &prediction);
+  }
+  core::write_file_atomically(dir / "evaluated.csv", csv(r), "the evaluated plans");
+}
+
+search::SearchResult search_with_progress(const search::Session& session, int threads) {
   search::SearchOptions so;
-  so.threads = o.threads;
+  so.threads = threads;
   const bool tty = ::isatty(2) != 0;
   bool progressed = false;
   so.progress = [&](size_t done, size_t total, double elapsed) {
     if (!tty || elapsed < 1.0) return;
-    std::cerr << "\rsearching: " << with_commas(static_cast<int64_t>(done)) << " / " << with_commas(static_cast<int64_t>(total))
-              << " plans (" << fixed(elapsed, 1) << " s)" << std::flush;
+    std::cerr << "\rsearching: " << with_commas(static_cast<int64_t>(done)) << " / "
+              << with_commas(static_cast<int64_t>(total)) << " plans (" << fixed(elapsed, 1) << " s)" << std::flush;
     progressed = true;
   };
-  const search::SearchResult r = search::run_search(s, m, c, eff, so);
+  search::SearchResult r =
+      search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
   if (progressed) std::cerr << '\n';
-  size_t fits = 0, meets = 0;
-  for (const auto& e : r.all) {
-    fits += e.prediction.fits ? 1 : 0;
-    meets += e.meets_sla ? 1 : 0;
-  }
   std::cerr << "dayzero plan: " << with_commas(static_cast<int64_t>(r.candidates)) << " plans evaluated in "
             << fixed(r.wall_s, 2) << " s on " << r.threads << " thread(s)\n";
+  return r;
+}
 
-  // Full predictions (every rank, with reasons) for the plans we show or write.
-  simulate::Simulator sim(m, c, eff);
-  std::vector<size_t> shown = r.top;
-  for (size_t i : r.pareto)
-    if (std::find(shown.begin(), shown.end(), i) == shown.end()) shown.push_back(i);
-  std::map<size_t, simulate::Prediction> full;
-  for (size_t i : shown) full[i] = sim.simulate(r.all[i].plan);
-
+void run_plan(const PlanOptions& o) {
+  const auto file = search::resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario, core::data_dir());
+  search::Session session = search::load_session(file, core::data_dir(), o.catalog);
+  if (o.top > 0) session.scenario.space.top = o.top;
+  const search::SearchResult r = search_with_progress(session, o.threads);
+  const Report rep = report_of(session, r);
   std::ostringstream out;
-  if (o.json) {
-    nlohmann::json j;
-    j["scenario"] = s.name;
-    j["plans"] = nlohmann::json::array();
-    for (size_t i : shown) {
-      nlohmann::json pj = plan::plan_to_json(r.all[i].plan);
-      pj["prediction"] = full[i];
-      j["plans"].push_back(std::move(pj));
-    }
-    j["pareto"] = nlohmann::json::array();
-    for (size_t i : r.pareto) j["pareto"].push_back(std::find(shown.begin(), shown.end(), i) - shown.begin());
-    j["top"] = nlohmann::json::array();
-    for (size_t k = 0; k < r.top.size(); ++k) j["top"].push_back(k);
-    j["reasons"] = r.reasons;
-    j["suggestions"] = r.suggestions;
-    j["plans_evaluated"] = r.candidates;
-    j["plans_fitting"] = fits;
-    j["plans_meeting_sla"] = meets;
-    out << j.dump(2) << '\n';
-  } else {
-    out << "Scenario " << s.name << ": " << m.config.display_family() << " (" << billions(m.params_total())
-        << " params) on " << c.name() << " (" << c.num_devices() << " x " << c.device_spec().name << ")\n";
-    if (!s.description.empty()) out << "  " << s.description << '\n';
-    out << "  SLA: TTFT <= " << (s.sla.max_ttft_s > 0 ? fixed(s.sla.max_ttft_s, 2) + " s" : "any") << ", TPOT <= "
-        << (s.sla.max_tpot_s > 0 ? ms(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
-        << search::objective_name(s.objective) << '\n';
-    out << "  " << with_commas(static_cast<int64_t>(r.candidates)) << " plans evaluated: " << with_commas(static_cast<int64_t>(fits))
-        << " fit, " << with_commas(static_cast<int64_t>(meets)) << " also meet the SLA; " << r.pareto.size()
-        << " on the Pareto front\n";
-    if (!r.top.empty()) {
-      out << "\nTop plans (memory: fullest device, GB = 1e9 bytes)\n";
-      out << "  " << pad_right("#", 3) << pad_right("layout", 52) << pad_left("batch", 7) << pad_left("mem GB", 9)
-          << pad_left("TTFT s", 9) << pad_left("TPOT ms", 9) << pad_left("tok/s", 10) << pad_left("tok/s/dev", 11) << '\n';
-      for (size_t k = 0; k < r.top.size(); ++k) {
-        const auto& e = r.all[r.top[k]];
-        const auto& d = e.prediction;
-        out << "  " << pad_right(std::to_string(k + 1), 3) << pad_right(search::layout_name(e), 52)
-            << pad_left(std::to_string(e.plan.workload.batch), 7) << pad_left(fixed(static_cast<double>(e.max_memory_bytes) / 1e9, 1), 9)
-            << pad_left(fixed(d.ttft_s, 3), 9) << pad_left(ms(d.tpot_s), 9) << pad_left(fixed(d.throughput_tokens_per_s, 0), 10)
-            << pad_left(fixed(d.throughput_tokens_per_s_per_device, 1), 11) << '\n';
-        out << "       " << r.reasons[k] << '\n';
-      }
-      out << "\nPareto front: throughput per device against TPOT (feasible plans)\n";
-      out << "  " << pad_left("TPOT ms", 9) << pad_left("tok/s/dev", 11) << "  layout, batch\n";
-      for (size_t i : r.pareto) {
-        const auto& e = r.all[i];
-        out << "  " << pad_left(ms(e.prediction.tpot_s), 9) << pad_left(fixed(e.prediction.throughput_tokens_per_s_per_device, 1), 11)
-            << "  " << search::layout_name(e) << ", batch " << e.plan.workload.batch << '\n';
-      }
-    } else {
-      out << "\nNo plan fits and meets the SLA. What would:\n";
-      for (const auto& sug : r.suggestions) out << "  - " << sug << '\n';
-    }
-  }
+  if (o.json) print_json(out, session.scenario, r, rep);
+  else print_text(out, session, r, rep);
   std::cout << out.str() << std::flush;
-
-  if (!o.out.empty()) {
-    std::filesystem::create_directories(o.out);
-    for (size_t k = 0; k < r.top.size(); ++k) {
-      char name[32];
-      std::snprintf(name, sizeof name, "plan-%02zu.json", k + 1);
-      const nlohmann::json prediction = full[r.top[k]];
-      plan::save_plan(std::filesystem::path(o.out) / name, r.all[r.top[k]].plan, &prediction);
-    }
-    write_atomically(std::filesystem::path(o.out) / "evaluated.csv", csv(r));
-  }
+  if (!o.out.empty()) write_outputs(o.out, r, rep);
   if (r.top.empty()) throw ExitStatus{2};
 }
 

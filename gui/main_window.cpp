@@ -1,7 +1,6 @@
 #include "gui/main_window.h"
 
 #include <QCheckBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -19,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QVBoxLayout>
 
+#include "core/atomic_file.h"
 #include "core/data_dir.h"
 #include "gui/measured_view.h"
 #include "gui/pareto_chart.h"
@@ -309,18 +309,16 @@ bool MainWindow::exportPlan(const QString& file, QString* error) {
   }
 }
 
+// Written as plans are (a temporary file, then a rename): a failed export never
+// leaves a half-written table in place of an earlier one.
 bool MainWindow::exportCsv(const QString& file, QString* error) {
-  QFile f(file);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate | QIODevice::Text)) {
-    if (error) *error = tr("%1: %2").arg(file, f.errorString());
+  try {
+    core::write_file_atomically(file.toStdString(), table_to_csv(*proxy_).toStdString(), "the plan table");
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
     return false;
   }
-  const QByteArray bytes = table_to_csv(*proxy_).toUtf8();
-  if (f.write(bytes) != bytes.size()) {
-    if (error) *error = tr("%1: %2").arg(file, f.errorString());
-    return false;
-  }
-  return true;
 }
 
 }  // namespace dayzero::gui

@@ -2,42 +2,26 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <set>
+#include <memory>
 #include <thread>
 
 #include "plan/plan_json.h"
+#include "search/parallel.h"
+#include "search/ranking.h"
 #include "simulate/simulator.h"
 
 namespace dayzero::search {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-// Higher is better, per objective; ties broken by enumeration order (stable sort).
-bool better(const Evaluated& a, const Evaluated& b, Objective o) {
-  const auto& pa = a.prediction;
-  const auto& pb = b.prediction;
-  switch (o) {
-    case Objective::latency:
-      if (pa.tpot_s != pb.tpot_s) return pa.tpot_s < pb.tpot_s;
-      return pa.ttft_s < pb.ttft_s;
-    case Objective::fewest_devices:
-      if (a.plan.world_size() != b.plan.world_size()) return a.plan.world_size() < b.plan.world_size();
-      return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
-    case Objective::throughput_per_device:
-      break;
-  }
-  return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
 }
 
 void check_sla(Evaluated& e, const Scenario& s) {
@@ -58,34 +42,6 @@ void check_sla(Evaluated& e, const Scenario& s) {
     return;
   }
   e.meets_sla = true;
-}
-
-std::string main_cost(const simulate::StepTime& st) {
-  std::string best;
-  double v = -1;
-  for (const auto& [k, t] : st.by_kind_s)
-    if (t > v) {
-      v = t;
-      best = simulate::cost_kind_name(k);
-    }
-  return best + " " + fmt("%.0f", 100 * v / st.time_s) + " %";
-}
-
-std::string differences(const Evaluated& a, const Evaluated& b) {
-  std::vector<std::string> d;
-  const auto& pa = a.plan;
-  const auto& pb = b.plan;
-  if (pa.world_size() != pb.world_size()) d.push_back(std::to_string(pa.world_size()) + " devices");
-  if (pa.pp != pb.pp) d.push_back("pp " + std::to_string(pa.pp));
-  if (pa.attention.tp != pb.attention.tp) d.push_back("tp " + std::to_string(pa.attention.tp));
-  if (pa.moe.ep != pb.moe.ep) d.push_back("ep " + std::to_string(pa.moe.ep));
-  if (a.weights != b.weights) d.push_back(std::string(weight_choice_name(a.weights)) + " weights");
-  if (pa.dtypes.kv_cache != pb.dtypes.kv_cache) d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
-  if (a.resident_fraction != b.resident_fraction) d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
-  if (pa.workload.batch != pb.workload.batch) d.push_back("batch " + std::to_string(pa.workload.batch));
-  std::string s;
-  for (size_t i = 0; i < d.size() && i < 4; ++i) s += (i ? ", " : "") + d[i];
-  return s;
 }
 
 void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& m, const topology::Cluster& c,
@@ -146,101 +102,47 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
                             " admits the plan above; or more or faster devices");
 }
 
+// Evaluates every plan on r.threads workers, each with its own simulator (its
+// caches are per thread); a worker's exception is rethrown here (parallel.h).
+void evaluate_all(SearchResult& r, const Scenario& s, const model::Model& m, const topology::Cluster& c,
+                  const simulate::Efficiency& eff, const SearchOptions& opts, Clock::time_point t0) {
+  constexpr size_t kBlock = 256;
+  std::vector<std::unique_ptr<simulate::Simulator>> sims(static_cast<size_t>(r.threads));
+  auto body = [&](int w, size_t begin, size_t end) {
+    auto& sim = sims[static_cast<size_t>(w)];
+    if (!sim) sim = std::make_unique<simulate::Simulator>(m, c, eff);
+    for (size_t i = begin; i < end; ++i) {
+      Evaluated& e = r.all[i];
+      e.prediction = sim->simulate(e.plan, {false, false, false});
+      for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
+      check_sla(e, s);
+    }
+  };
+  std::function<void(size_t)> progress;
+  if (opts.progress)
+    progress = [&](size_t done) {
+      opts.progress(done, r.all.size(), std::chrono::duration<double>(Clock::now() - t0).count());
+    };
+  parallel_blocks(r.all.size(), r.threads, kBlock, body, progress);
+}
+
 }  // namespace
 
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   SearchResult r;
   r.all = enumerate_plans(s, m, c);
   r.candidates = r.all.size();
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   r.threads = opts.threads > 0 ? opts.threads : static_cast<int>(hw);
   r.threads = std::max(1, std::min<int>(r.threads, static_cast<int>(r.all.size() / 64 + 1)));
-
-  // Workers take interleaved blocks, each with its own simulator (its caches are
-  // per thread); the calling thread reports progress until they are done.
-  std::atomic<size_t> done{0};
-  int finished = 0;
-  std::mutex mu;
-  std::condition_variable cv;
-  constexpr size_t kBlock = 256;
-  auto work = [&](int w) {
-    simulate::Simulator sim(m, c, eff);
-    for (size_t b = static_cast<size_t>(w) * kBlock; b < r.all.size(); b += static_cast<size_t>(r.threads) * kBlock) {
-      const size_t end = std::min(r.all.size(), b + kBlock);
-      for (size_t i = b; i < end; ++i) {
-        Evaluated& e = r.all[i];
-        e.prediction = sim.simulate(e.plan, {false, false, false});
-        for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
-        check_sla(e, s);
-      }
-      done += end - b;
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    ++finished;
-    cv.notify_one();
-  };
-  std::vector<std::thread> pool;
-  for (int w = 0; w < r.threads; ++w) pool.emplace_back(work, w);
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return finished == r.threads; }))
-      if (opts.progress)
-        opts.progress(done.load(), r.all.size(), std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  for (auto& t : pool) t.join();
-
-  // Ranking: feasible plans, best first; keep the best batch of each distinct layout.
-  std::vector<size_t> feasible;
-  for (size_t i = 0; i < r.all.size(); ++i)
-    if (r.all[i].meets_sla) feasible.push_back(i);
-  std::stable_sort(feasible.begin(), feasible.end(),
-                   [&](size_t a, size_t b) { return better(r.all[a], r.all[b], s.objective); });
-  std::set<std::string> seen;
-  for (size_t i : feasible) {
-    if (r.top.size() >= static_cast<size_t>(s.space.top)) break;
-    if (!seen.insert(layout_name(r.all[i])).second) continue;
-    r.top.push_back(i);
-  }
-  // Pareto front: no other feasible plan has both lower TPOT and higher throughput per device.
-  std::vector<size_t> by_tpot = feasible;
-  std::stable_sort(by_tpot.begin(), by_tpot.end(), [&](size_t a, size_t b) {
-    const auto& pa = r.all[a].prediction;
-    const auto& pb = r.all[b].prediction;
-    if (pa.tpot_s != pb.tpot_s) return pa.tpot_s < pb.tpot_s;
-    return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
-  });
-  double best_thr = -1;
-  for (size_t i : by_tpot) {
-    const double thr = r.all[i].prediction.throughput_tokens_per_s_per_device;
-    if (thr > best_thr) {
-      r.pareto.push_back(i);
-      best_thr = thr;
-    }
-  }
-  // Reasons.
-  for (size_t k = 0; k < r.top.size(); ++k) {
-    const Evaluated& e = r.all[r.top[k]];
-    const Evaluated& first = r.all[r.top[0]];
-    std::string why;
-    if (k == 0) {
-      why = "best " + std::string(objective_name(s.objective)) + " within the SLA";
-    } else {
-      const double a = e.prediction.throughput_tokens_per_s_per_device;
-      const double b = first.prediction.throughput_tokens_per_s_per_device;
-      why = s.objective == Objective::latency
-                ? fmt("TPOT +%.0f %%", 100 * (e.prediction.tpot_s / first.prediction.tpot_s - 1))
-                : fmt("%.0f %% less throughput/device", 100 * (1 - a / b));
-      const std::string diff = differences(e, first);
-      if (!diff.empty()) why += " (" + diff + ")";
-    }
-    why += "; decode bound by " + main_cost(e.prediction.decode);
-    if (std::find(r.pareto.begin(), r.pareto.end(), r.top[k]) != r.pareto.end()) why += "; on the Pareto front";
-    r.reasons.push_back(why);
-  }
+  evaluate_all(r, s, m, c, eff, opts, t0);
+  r.top = rank_plans(r.all, s.objective, s.space.top);
+  r.pareto = pareto_front(r.all);
+  r.reasons = ranking_reasons(r.all, r.top, r.pareto, s.objective);
   if (r.top.empty()) explain_infeasible(r, s, m, c, eff);
-  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }
 

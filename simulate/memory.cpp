@@ -11,51 +11,52 @@ namespace {
 using core::ceil_div;
 using core::round_up;
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
-}  // namespace
 
-RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
+// Weights one rank of the stage holds in device memory, and its offloaded experts
+// kept in host memory.
+struct StageWeights {
+  double device_bytes = 0, host_bytes = 0;
+};
+
+StageWeights stage_weights(const PlanContext& ctx, const Stage& s) {
   const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
-  const int64_t tp = p.attention.tp;
-  const int64_t ep = p.moe.ep, moe_tp = p.moe.tp;
-  RankMemory r;
-  r.stage = s.index;
-  r.rank = s.first_rank;
-  r.capacity_bytes = static_cast<int64_t>(capacity_bytes);
-
-  // Weights.
+  const int64_t tp = p.attention.tp, ep = p.moe.ep, moe_tp = p.moe.tp;
   const int64_t experts_per_rank = mc.experts > 0 ? mc.experts / ep : 0;
   const int64_t resident_per_rank = std::min(experts_per_rank, ceil_div(ctx.resident_experts, ep));
-  double weights = 0, host = 0;
+  StageWeights w;
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     const auto n = static_cast<double>(s.class_counts[c]);
     if (n == 0) continue;
     const auto& lc = mc.classes[c];
-    double w = static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::attn_sharded)][ctx.p_attn], tp)) +
-               static_cast<double>(lc.bytes[idx(WeightClass::attn_kv)][ctx.p_attn]) * ctx.kv_frac +
-               static_cast<double>(lc.bytes[idx(WeightClass::attn_replicated)][ctx.p_attn]) +
-               static_cast<double>(lc.bytes[idx(WeightClass::norms)][ctx.p_attn]);
+    double layer = static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::attn_sharded)][ctx.p_attn], tp)) +
+                   static_cast<double>(lc.bytes[idx(WeightClass::attn_kv)][ctx.p_attn]) * ctx.kv_frac +
+                   static_cast<double>(lc.bytes[idx(WeightClass::attn_replicated)][ctx.p_attn]) +
+                   static_cast<double>(lc.bytes[idx(WeightClass::norms)][ctx.p_attn]);
     if (!lc.moe) {
-      w += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::dense_mlp)][ctx.p_dense], tp));
+      layer += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::dense_mlp)][ctx.p_dense], tp));
     } else {
       const auto expert = static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::expert)][ctx.p_experts], moe_tp));
-      w += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::shared_experts)][ctx.p_dense], tp)) +
-           static_cast<double>(lc.bytes[idx(WeightClass::router)][ctx.p_dense]) +
-           static_cast<double>(resident_per_rank) * expert;
-      host += n * static_cast<double>(experts_per_rank - resident_per_rank) * expert;
+      layer += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::shared_experts)][ctx.p_dense], tp)) +
+               static_cast<double>(lc.bytes[idx(WeightClass::router)][ctx.p_dense]) +
+               static_cast<double>(resident_per_rank) * expert;
+      w.host_bytes += n * static_cast<double>(experts_per_rank - resident_per_rank) * expert;
     }
-    weights += n * w;
+    w.device_bytes += n * layer;
   }
-  if (s.first) weights += static_cast<double>(ceil_div(mc.embedding_bytes[ctx.p_embed], tp));
+  if (s.first) w.device_bytes += static_cast<double>(ceil_div(mc.embedding_bytes[ctx.p_embed], tp));
   if (s.last) {
     // A tied head shares the embedding table when both sit on the same stage.
-    if (!(mc.tied && s.first)) weights += static_cast<double>(ceil_div(mc.head_bytes[ctx.p_embed], tp));
-    weights += static_cast<double>(mc.final_norm_bytes[ctx.p_embed]);
+    if (!(mc.tied && s.first)) w.device_bytes += static_cast<double>(ceil_div(mc.head_bytes[ctx.p_embed], tp));
+    w.device_bytes += static_cast<double>(mc.final_norm_bytes[ctx.p_embed]);
   }
-  r.weights_bytes = static_cast<int64_t>(weights);
-  r.host_bytes = static_cast<int64_t>(host);
+  return w;
+}
 
-  // KV cache: every sequence of the replica at full length, in whole blocks.
+// KV cache: every sequence of the replica at full length, in whole blocks.
+int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
+  const plan::Plan& p = ctx.plan;
+  const ModelCosts& mc = ctx.mc;
   const int64_t block = p.kv_block_tokens;
   const int64_t full = round_up(p.workload.input_len + p.workload.output_len, block);
   double kv = 0;
@@ -68,14 +69,36 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
                                 : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
     kv += static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(tokens);
   }
-  r.kv_cache_bytes = static_cast<int64_t>(kv * static_cast<double>(ctx.seqs_per_replica * ctx.kv_elem_bytes));
+  return static_cast<int64_t>(kv * static_cast<double>(ctx.seqs_per_replica * ctx.kv_elem_bytes));
+}
 
-  // Activations of the largest step (a prefill chunk): the residual stream, the
-  // normed input, one op's output and the widest intermediate, plus FP32 logits
-  // of the last position of every sequence.
+// Tokens of the largest step (a prefill chunk) of a replica.
+int64_t largest_step_tokens(const PlanContext& ctx) {
+  const plan::Plan& p = ctx.plan;
   const int64_t new_tokens = ctx.seqs_per_replica * std::max<int64_t>(
       1, static_cast<int64_t>(std::ceil(static_cast<double>(p.workload.input_len) * (1 - p.workload.prefix_hit_rate))));
-  const int64_t chunk = std::min(new_tokens, p.prefill_chunk_tokens);
+  return std::min(new_tokens, p.prefill_chunk_tokens);
+}
+
+}  // namespace
+
+RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
+  const plan::Plan& p = ctx.plan;
+  const ModelCosts& mc = ctx.mc;
+  const int64_t tp = p.attention.tp, ep = p.moe.ep, moe_tp = p.moe.tp;
+  RankMemory r;
+  r.stage = s.index;
+  r.rank = s.first_rank;
+  r.capacity_bytes = static_cast<int64_t>(capacity_bytes);
+  const StageWeights w = stage_weights(ctx, s);
+  r.weights_bytes = static_cast<int64_t>(w.device_bytes);
+  r.host_bytes = static_cast<int64_t>(w.host_bytes);
+  r.kv_cache_bytes = stage_kv_bytes(ctx, s);
+
+  // Activations of the largest step: the residual stream, the normed input, one
+  // op's output and the widest intermediate, plus FP32 logits of the last position
+  // of every sequence.
+  const int64_t chunk = largest_step_tokens(ctx);
   const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
   r.activation_bytes = chunk * width * ctx.act_bytes +
                        (s.last ? ctx.seqs_per_replica * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
@@ -93,6 +116,49 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
   r.overhead_bytes = kRuntimeOverheadBytes;
   r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes;
   return r;
+}
+
+}  // namespace dayzero::simulate::detail
+
+namespace dayzero::simulate::detail {
+
+Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster, bool per_rank) {
+  const plan::Plan& p = ctx.plan;
+  Prediction pred;
+  // One representative per stage, expanded to every rank on request.
+  std::vector<RankMemory> stage_mem;
+  for (const auto& s : ctx.stages) stage_mem.push_back(stage_memory(ctx, s, cluster.device_spec().mem_bytes));
+  pred.fits = std::all_of(stage_mem.begin(), stage_mem.end(), [](const RankMemory& r) { return r.fits(); });
+  // Offloaded experts live in the host memory of each rank's node.
+  const double host_capacity = cluster.config().host.mem_bytes;
+  if (host_capacity > 0) {
+    std::vector<double> per_node(cluster.num_nodes(), 0.0);
+    for (int r = 0; r < p.world_size(); ++r)
+      per_node[cluster.node_of(p.device_of(r))] += static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
+    pred.host_bytes_per_node = *std::max_element(per_node.begin(), per_node.end());
+    pred.host_fits = pred.host_bytes_per_node <= host_capacity;
+    pred.fits = pred.fits && pred.host_fits;
+  }
+  const auto fullest = std::max_element(stage_mem.begin(), stage_mem.end(), [](const RankMemory& a, const RankMemory& b) {
+    return static_cast<double>(a.total_bytes) / static_cast<double>(a.capacity_bytes) <
+           static_cast<double>(b.total_bytes) / static_cast<double>(b.capacity_bytes);
+  });
+  pred.fullest_rank = fullest->rank;
+  if (per_rank) {
+    for (int r = 0; r < p.world_size(); ++r) {
+      RankMemory m = stage_mem[static_cast<size_t>(p.stage_of(r))];
+      m.rank = r;
+      m.device = p.device_of(r);
+      m.device_name = cluster.device_name(m.device);
+      pred.ranks.push_back(std::move(m));
+    }
+  } else {
+    for (auto& m : stage_mem) {
+      m.device = p.device_of(m.rank);
+      pred.ranks.push_back(m);
+    }
+  }
+  return pred;
 }
 
 }  // namespace dayzero::simulate::detail

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "simulate/routing.h"
@@ -41,6 +42,9 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
 
 // Memory of a representative rank of a stage (all ranks of a stage hold the same).
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);
+// The memory part of a Prediction: every rank (per_rank) or one per stage, whether
+// the plan fits the devices and the nodes' host memory, and the fullest rank.
+Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster, bool per_rank);
 
 // Time of one stage for one step of `tokens` per replica (`seqs` sequences).
 struct StepInputs {
@@ -59,5 +63,14 @@ struct Collectives {  // costs of the stage's collectives, per call
 };
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
                     const topology::DeviceSpec& dev, double host_bw_Bps);
+
+// The serving formula (steady_state.cpp): the step TTFT stands for (one new
+// request's prompt per replica, chunked, its cached prefix skipped), the step TPOT
+// stands for (one token for every sequence of a replica at the mean context, as
+// min(pp, sequences) micro-batches), and the steady state they imply.
+StepInputs prefill_inputs(const plan::Plan& p);
+std::pair<StepInputs, int> decode_inputs(const plan::Plan& p, int64_t seqs_per_replica);  // inputs, micro-batches
+// Fills ttft_s, tpot_s, throughput and request latency from pred.prefill and pred.decode.
+void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pred);
 
 }  // namespace dayzero::simulate::detail

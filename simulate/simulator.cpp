@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include "simulate/explain.h"
 #include "simulate/sim_internal.h"
 
 namespace dayzero::simulate {
@@ -11,12 +11,6 @@ namespace dayzero::simulate {
 namespace {
 
 size_t precision_index(model::WeightPrecision p) { return static_cast<size_t>(p); }
-
-std::string gb(int64_t bytes) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
-  return buf;
-}
 
 }  // namespace
 
@@ -176,97 +170,14 @@ const Efficiency& Simulator::efficiency() const { return impl_->eff; }
 
 Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   Impl& im = *impl_;
-  const Routing& routing = im.routing_for(p.workload);
-  const auto ctx = detail::make_context(p, im.costs, im.eff, routing);
-  const auto& dev = im.cluster.device_spec();
-  Prediction pred;
-
-  // Memory: one representative per stage, expanded to every rank on request.
-  std::vector<RankMemory> stage_mem;
-  for (const auto& s : ctx.stages) stage_mem.push_back(detail::stage_memory(ctx, s, dev.mem_bytes));
-  pred.fits = std::all_of(stage_mem.begin(), stage_mem.end(), [](const RankMemory& r) { return r.fits(); });
-  // Offloaded experts live in the host memory of each rank's node.
-  const double host_capacity = im.cluster.config().host.mem_bytes;
-  if (host_capacity > 0) {
-    std::vector<double> per_node(im.cluster.num_nodes(), 0.0);
-    for (int r = 0; r < p.world_size(); ++r)
-      per_node[im.cluster.node_of(p.device_of(r))] += static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
-    pred.host_bytes_per_node = *std::max_element(per_node.begin(), per_node.end());
-    pred.host_fits = pred.host_bytes_per_node <= host_capacity;
-    pred.fits = pred.fits && pred.host_fits;
-  }
-  const auto fullest = std::max_element(stage_mem.begin(), stage_mem.end(), [](const RankMemory& a, const RankMemory& b) {
-    return static_cast<double>(a.total_bytes) / static_cast<double>(a.capacity_bytes) <
-           static_cast<double>(b.total_bytes) / static_cast<double>(b.capacity_bytes);
-  });
-  pred.fullest_rank = fullest->rank;
-  if (opts.explain) {
-    const RankMemory& f = *fullest;
-    std::vector<std::pair<int64_t, const char*>> parts = {{f.weights_bytes, "weights"},
-                                                          {f.kv_cache_bytes, "KV cache"},
-                                                          {f.activation_bytes, "activations"},
-                                                          {f.buffer_bytes, "comm buffers"},
-                                                          {f.overhead_bytes, "runtime overhead"}};
-    std::sort(parts.begin(), parts.end(), [](auto& a, auto& b) { return a.first > b.first; });
-    pred.fullest_reason = "rank " + std::to_string(f.rank) + " (stage " + std::to_string(f.stage) + ") holds " +
-                          gb(f.total_bytes) + " of " + gb(f.capacity_bytes) + ": " + parts[0].second + " " +
-                          gb(parts[0].first) + ", " + parts[1].second + " " + gb(parts[1].first);
-    if (!f.fits()) pred.fullest_reason += "; over by " + gb(f.total_bytes - f.capacity_bytes);
-    if (!pred.host_fits)
-      pred.fullest_reason += "; offloaded experts need " + gb(static_cast<int64_t>(pred.host_bytes_per_node)) +
-                             " of host memory per node, more than its " + gb(static_cast<int64_t>(host_capacity));
-  }
-  if (opts.per_rank) {
-    for (int r = 0; r < p.world_size(); ++r) {
-      RankMemory m = stage_mem[static_cast<size_t>(p.stage_of(r))];
-      m.rank = r;
-      m.device = p.device_of(r);
-      m.device_name = im.cluster.device_name(m.device);
-      pred.ranks.push_back(std::move(m));
-    }
-  } else {
-    for (auto& m : stage_mem) {
-      m.device = p.device_of(m.rank);
-      pred.ranks.push_back(m);
-    }
-  }
-
+  const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload));
+  Prediction pred = detail::plan_memory(ctx, im.cluster, opts.per_rank);
+  if (opts.explain) pred.fullest_reason = explain_memory(pred, im.cluster.config().host.mem_bytes);
   if (!pred.fits && !opts.time_if_not_fits) return pred;
-
-  // Prefill (TTFT): one new request's prompt on each replica, in chunks of at most
-  // prefill_chunk_tokens, its cached prefix skipped.
-  const auto& w = p.workload;
-  const int64_t seqs = ctx.seqs_per_replica;
-  const int64_t prefix = static_cast<int64_t>(std::floor(static_cast<double>(w.input_len) * w.prefix_hit_rate));
-  const int64_t new_per_seq = std::max<int64_t>(1, w.input_len - prefix);
-  const int64_t prompt_tokens = new_per_seq;
-  detail::StepInputs pre;
-  pre.prefill = true;
-  pre.seqs = 1;
-  pre.new_per_seq = new_per_seq;
-  pre.prefix_per_seq = prefix;
-  pre.chunks = (prompt_tokens + p.prefill_chunk_tokens - 1) / p.prefill_chunk_tokens;
-  pre.tokens = (prompt_tokens + pre.chunks - 1) / pre.chunks;
-  pred.prefill = im.pipeline_step(ctx, pre, 1);
-
-  // Decode: one token per sequence, at the mean context over the output; with PP
-  // the replica's sequences form up to pp micro-batches.
-  const int micro = static_cast<int>(std::min<int64_t>(p.pp, seqs));
-  detail::StepInputs dec;
-  dec.seqs = (seqs + micro - 1) / micro;
-  dec.tokens = dec.seqs;
-  dec.decode_ctx = static_cast<double>(w.input_len) + static_cast<double>(w.output_len) / 2;
-  pred.decode = im.pipeline_step(ctx, dec, micro);
-
-  pred.ttft_s = pred.prefill.time_s;
-  pred.tpot_s = pred.decode.time_s;
-  // Steady state: a replica's `seqs` requests each need a prefill and output_len
-  // decode steps, run one after the other (no overlap of prefill and decode).
-  const double out = static_cast<double>(w.output_len);
-  const double cycle_s = out * pred.tpot_s + static_cast<double>(seqs) * pred.ttft_s;
-  pred.throughput_tokens_per_s = static_cast<double>(seqs * p.attention.dp) * out / cycle_s;
-  pred.throughput_tokens_per_s_per_device = pred.throughput_tokens_per_s / p.world_size();
-  pred.request_latency_s = pred.ttft_s + static_cast<double>(w.output_len) * pred.tpot_s;
+  pred.prefill = im.pipeline_step(ctx, detail::prefill_inputs(p), 1);
+  const auto [decode, micro_batches] = detail::decode_inputs(p, ctx.seqs_per_replica);
+  pred.decode = im.pipeline_step(ctx, decode, micro_batches);
+  detail::steady_state(p, ctx.seqs_per_replica, pred);
   return pred;
 }
 

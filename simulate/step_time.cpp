@@ -22,97 +22,129 @@ double prefill_ctx_sum(double n, double p, double window) {
   return k * p + k * (k + 1) / 2 + (n - k) * window;
 }
 
+// One stage's step, costed layer class by layer class. The phases add to the same
+// breakdown in a fixed order (attention, then the FFN, then per-layer fixed costs;
+// the stage's embedding and head last), so sums are reproducible to the bit.
+class StageCoster {
+ public:
+  StageCoster(const PlanContext& ctx, const StepInputs& in, const Collectives& coll, const topology::DeviceSpec& dev,
+              double host_bw_Bps)
+      : ctx_(ctx), p_(ctx.plan), mc_(ctx.mc), in_(in), coll_(coll), rf_{dev, ctx.eff}, host_bw_Bps_(host_bw_Bps) {
+    t_ = static_cast<double>(in.tokens);
+    rows_ = ceil_div(t_, tile_) * tile_;
+    chunks_ = static_cast<double>(in.chunks);
+    seqs_ = static_cast<double>(in.seqs);
+    st_.tokens = in.tokens * in.chunks;
+  }
+
+  StepTime cost(const Stage& s) {
+    for (size_t c = 0; c < mc_.classes.size(); ++c) {
+      const double n = static_cast<double>(s.class_counts[c]);
+      if (n == 0) continue;
+      const auto& lc = mc_.classes[c];
+      attention(lc, n);
+      if (lc.moe) moe(lc, n);
+      else add(CostKind::gemm, n * chunks_ * rf_.gemm(flops(lc, WeightClass::dense_mlp) / tp_ * rows_,
+                                                      bytes(lc, WeightClass::dense_mlp, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
+      add(CostKind::elementwise,
+          n * chunks_ * rf_.memory(t_ * static_cast<double>(lc.elementwise_elems_per_token * ctx_.act_bytes)));
+      add(CostKind::kernel_overhead, n * chunks_ * static_cast<double>(lc.kernels) * ctx_.eff.kernel_overhead_s);
+      if (p_.attention.tp > 1) add(CostKind::tp_allreduce, n * chunks_ * 2 * coll_.tp_allreduce_s * overlap_);
+    }
+    ends(s);
+    for (const auto& [k, v] : st_.by_kind_s) st_.time_s += v;
+    return st_;
+  }
+
+ private:
+  void add(CostKind kind, double s) { st_.by_kind_s[kind] += s; }
+  double bytes(const LayerClassCosts& lc, WeightClass w, size_t prec) const {
+    return static_cast<double>(lc.bytes[idx(w)][prec]);
+  }
+  double flops(const LayerClassCosts& lc, WeightClass w) const { return static_cast<double>(lc.flops_per_token[idx(w)]); }
+  topology::ComputeDtype dt(size_t precision) const { return mc_.gemm_dtype[precision]; }
+
+  // Attention projections, then attention over the context: heads split over TP;
+  // the cache a rank reads is its KV heads (GQA) or the whole latent (MLA,
+  // replicated over TP).
+  void attention(const LayerClassCosts& lc, double n) {
+    const double attn_w = bytes(lc, WeightClass::attn_sharded, ctx_.p_attn) / tp_ +
+                          bytes(lc, WeightClass::attn_kv, ctx_.p_attn) * ctx_.kv_frac +
+                          bytes(lc, WeightClass::attn_replicated, ctx_.p_attn);
+    const double attn_f = flops(lc, WeightClass::attn_sharded) / tp_ + flops(lc, WeightClass::attn_kv) * ctx_.kv_frac +
+                          flops(lc, WeightClass::attn_replicated);
+    add(CostKind::gemm, n * chunks_ * rf_.gemm(attn_f * rows_, attn_w, dt(ctx_.p_attn)));
+    const double kv_elems = mc_.mla ? static_cast<double>(lc.kv_elems_per_token)
+                                    : static_cast<double>(lc.kv_elems_per_token) * ctx_.kv_frac;
+    const double kv_bytes = static_cast<double>(ctx_.kv_elem_bytes);
+    const double window = static_cast<double>(lc.window);
+    if (in_.prefill) {
+      const double ctx_sum = seqs_ * prefill_ctx_sum(static_cast<double>(in_.new_per_seq),
+                                                     static_cast<double>(in_.prefix_per_seq), window);
+      const double seen = std::min(static_cast<double>(in_.new_per_seq + in_.prefix_per_seq),
+                                   window > 0 ? window : 1e300);
+      add(CostKind::attention, n * rf_.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_,
+                                                 seqs_ * seen * kv_elems * kv_bytes));
+    } else {
+      const double c_len = window > 0 ? std::min(in_.decode_ctx, window) : in_.decode_ctx;
+      const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
+      add(CostKind::attention, n * rf_.attention(seqs_ * c_len * f / tp_, seqs_ * c_len * kv_elems * kv_bytes));
+    }
+  }
+
+  // Router, shared experts, routed experts on the busiest EP rank, cold experts
+  // fetched from the host, and the MoE collectives.
+  void moe(const LayerClassCosts& lc, double n) {
+    add(CostKind::router, n * chunks_ * rf_.gemm(flops(lc, WeightClass::router) * rows_,
+                                                 bytes(lc, WeightClass::router, ctx_.p_dense), topology::ComputeDtype::bf16));
+    if (flops(lc, WeightClass::shared_experts) > 0)
+      add(CostKind::gemm, n * chunks_ * rf_.gemm(flops(lc, WeightClass::shared_experts) / tp_ * rows_,
+                                                 bytes(lc, WeightClass::shared_experts, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
+    // Tokens entering one MoE replica: every attention replica's tokens, split over MoE DP.
+    const double assignments = t_ * p_.attention.dp / p_.moe.dp * static_cast<double>(mc_.top_k);
+    const auto load = ctx_.routing.busiest_rank_load(p_.moe.ep, assignments, ctx_.eff.tile_rows, ctx_.resident_experts);
+    const double moe_tp = p_.moe.tp;
+    const double expert_w = bytes(lc, WeightClass::expert, ctx_.p_experts) / moe_tp;
+    add(CostKind::experts, n * chunks_ * rf_.gemm(flops(lc, WeightClass::expert) / moe_tp * load.padded_rows,
+                                                  load.experts_touched * expert_w, dt(ctx_.p_experts)));
+    if (load.cold_touched > 0) add(CostKind::offload_fetch, n * chunks_ * load.cold_touched * expert_w / host_bw_Bps_);
+    if (p_.moe.ep > 1) add(CostKind::ep_alltoall, n * chunks_ * 2 * coll_.ep_alltoall_s * overlap_);
+    if (p_.moe.tp > 1) add(CostKind::tp_allreduce, n * chunks_ * coll_.moe_tp_allreduce_s * overlap_);
+  }
+
+  // The embedding on the first stage; the LM head on the last, for each
+  // sequence's last position (prefill) or its one new token (decode).
+  void ends(const Stage& s) {
+    if (s.first)
+      add(CostKind::embedding, chunks_ * (rf_.memory(t_ * static_cast<double>(mc_.hidden * ctx_.act_bytes)) +
+                                          ctx_.eff.kernel_overhead_s));
+    if (s.last) {
+      const double head_rows = ceil_div(seqs_, tile_) * tile_;
+      add(CostKind::lm_head, rf_.gemm(static_cast<double>(mc_.head_flops_per_token) / tp_ * head_rows,
+                                      static_cast<double>(mc_.head_bytes[ctx_.p_embed]) / tp_, dt(ctx_.p_embed)) +
+                                 ctx_.eff.kernel_overhead_s);
+    }
+  }
+
+  const PlanContext& ctx_;
+  const plan::Plan& p_;
+  const ModelCosts& mc_;
+  const StepInputs& in_;
+  const Collectives& coll_;
+  const Roofline rf_;
+  const double host_bw_Bps_;
+  const double tp_ = p_.attention.tp;
+  const double tile_ = ctx_.eff.tile_rows;
+  const double overlap_ = 1 - p_.comm_overlap;  // share of communication not hidden behind compute
+  double t_ = 0, rows_ = 0, chunks_ = 0, seqs_ = 0;  // tokens, GEMM rows rounded up to whole tiles
+  StepTime st_;
+};
+
 }  // namespace
 
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
                     const topology::DeviceSpec& dev, double host_bw_Bps) {
-  const plan::Plan& p = ctx.plan;
-  const ModelCosts& mc = ctx.mc;
-  const Roofline rf{dev, ctx.eff};
-  const double tp = p.attention.tp, moe_tp = p.moe.tp;
-  const double tile = ctx.eff.tile_rows;
-  const double t = static_cast<double>(in.tokens);
-  const double rows = ceil_div(t, tile) * tile;  // GEMM rows rounded up to whole tiles
-  const double chunks = static_cast<double>(in.chunks);
-  const double seqs = static_cast<double>(in.seqs);
-  const topology::ComputeDtype dt_attn = mc.gemm_dtype[ctx.p_attn];
-  const topology::ComputeDtype dt_dense = mc.gemm_dtype[ctx.p_dense];
-  const topology::ComputeDtype dt_exp = mc.gemm_dtype[ctx.p_experts];
-  const double kv_bytes = static_cast<double>(ctx.kv_elem_bytes);
-  const double overlap = 1 - p.comm_overlap;
-
-  StepTime st;
-  st.tokens = in.tokens * in.chunks;
-  auto add = [&](CostKind kind, double s_) { st.by_kind_s[kind] += s_; };
-
-  for (size_t c = 0; c < mc.classes.size(); ++c) {
-    const double n = static_cast<double>(s.class_counts[c]);
-    if (n == 0) continue;
-    const auto& lc = mc.classes[c];
-    const auto bytes = [&](WeightClass w, size_t prec) { return static_cast<double>(lc.bytes[idx(w)][prec]); };
-    const auto flops = [&](WeightClass w) { return static_cast<double>(lc.flops_per_token[idx(w)]); };
-
-    // Attention projections.
-    const double attn_w = bytes(WeightClass::attn_sharded, ctx.p_attn) / tp +
-                          bytes(WeightClass::attn_kv, ctx.p_attn) * ctx.kv_frac +
-                          bytes(WeightClass::attn_replicated, ctx.p_attn);
-    const double attn_f = flops(WeightClass::attn_sharded) / tp + flops(WeightClass::attn_kv) * ctx.kv_frac +
-                          flops(WeightClass::attn_replicated);
-    add(CostKind::gemm, n * chunks * rf.gemm(attn_f * rows, attn_w, dt_attn));
-
-    // Attention over the context: heads split over TP; the cache a rank reads is
-    // its KV heads (GQA) or the whole latent (MLA, replicated over TP).
-    const double kv_elems = mc.mla ? static_cast<double>(lc.kv_elems_per_token)
-                                   : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
-    const double window = static_cast<double>(lc.window);
-    if (in.prefill) {
-      const double ctx_sum = seqs * prefill_ctx_sum(static_cast<double>(in.new_per_seq),
-                                                    static_cast<double>(in.prefix_per_seq), window);
-      const double seen = std::min(static_cast<double>(in.new_per_seq + in.prefix_per_seq),
-                                   window > 0 ? window : 1e300);
-      add(CostKind::attention, n * rf.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp,
-                                        seqs * seen * kv_elems * kv_bytes));
-    } else {
-      const double c_len = window > 0 ? std::min(in.decode_ctx, window) : in.decode_ctx;
-      const double f = static_cast<double>(mc.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
-      add(CostKind::attention, n * rf.attention(seqs * c_len * f / tp, seqs * c_len * kv_elems * kv_bytes));
-    }
-
-    if (!lc.moe) {
-      add(CostKind::gemm, n * chunks * rf.gemm(flops(WeightClass::dense_mlp) / tp * rows,
-                                       bytes(WeightClass::dense_mlp, ctx.p_dense) / tp, dt_dense));
-    } else {
-      add(CostKind::router, n * chunks * rf.gemm(flops(WeightClass::router) * rows,
-                                         bytes(WeightClass::router, ctx.p_dense), topology::ComputeDtype::bf16));
-      if (flops(WeightClass::shared_experts) > 0)
-        add(CostKind::gemm, n * chunks * rf.gemm(flops(WeightClass::shared_experts) / tp * rows,
-                                         bytes(WeightClass::shared_experts, ctx.p_dense) / tp, dt_dense));
-      // Routed experts: the busiest EP rank sets the pace. Tokens entering one
-      // MoE replica: every attention replica's tokens, split over MoE DP.
-      const double assignments = t * p.attention.dp / p.moe.dp * static_cast<double>(mc.top_k);
-      const auto load = ctx.routing.busiest_rank_load(p.moe.ep, assignments, ctx.eff.tile_rows, ctx.resident_experts);
-      const double expert_w = bytes(WeightClass::expert, ctx.p_experts) / moe_tp;
-      add(CostKind::experts, n * chunks * rf.gemm(flops(WeightClass::expert) / moe_tp * load.padded_rows,
-                                          load.experts_touched * expert_w, dt_exp));
-      if (load.cold_touched > 0) add(CostKind::offload_fetch, n * chunks * load.cold_touched * expert_w / host_bw_Bps);
-      if (p.moe.ep > 1) add(CostKind::ep_alltoall, n * chunks * 2 * coll.ep_alltoall_s * overlap);
-      if (p.moe.tp > 1) add(CostKind::tp_allreduce, n * chunks * coll.moe_tp_allreduce_s * overlap);
-    }
-    add(CostKind::elementwise, n * chunks * rf.memory(t * static_cast<double>(lc.elementwise_elems_per_token * ctx.act_bytes)));
-    add(CostKind::kernel_overhead, n * chunks * static_cast<double>(lc.kernels) * ctx.eff.kernel_overhead_s);
-    if (p.attention.tp > 1) add(CostKind::tp_allreduce, n * chunks * 2 * coll.tp_allreduce_s * overlap);
-  }
-  if (s.first)
-    add(CostKind::embedding, chunks * (rf.memory(t * static_cast<double>(mc.hidden * ctx.act_bytes)) + ctx.eff.kernel_overhead_s));
-  if (s.last) {
-    // Logits only for each sequence's last position (prefill) or its one new token.
-    const double head_rows = ceil_div(seqs, tile) * tile;
-    add(CostKind::lm_head, rf.gemm(static_cast<double>(mc.head_flops_per_token) / tp * head_rows,
-                           static_cast<double>(mc.head_bytes[ctx.p_embed]) / tp, mc.gemm_dtype[ctx.p_embed]) +
-                       ctx.eff.kernel_overhead_s);
-  }
-  for (const auto& [k, v] : st.by_kind_s) st.time_s += v;
-  return st;
+  return StageCoster(ctx, in, coll, dev, host_bw_Bps).cost(s);
 }
 
 }  // namespace dayzero::simulate::detail

@@ -166,6 +166,11 @@ class TestGui : public QObject {
     const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
     QCOMPARE(lines.size(), w_->proxy()->rowCount() + 1);
     QVERIFY(lines.front().contains("TPOT ms"));
+    // Into a folder that does not exist: an error naming the file, nothing written.
+    const QString missing = dir.filePath("no-such-folder/plans.csv");
+    QVERIFY(!w_->exportCsv(missing, &error));
+    QVERIFY2(error.contains("no-such-folder"), qPrintable(error));
+    QVERIFY(!QFile::exists(missing));
   }
 
   void whatIfResimulates() {

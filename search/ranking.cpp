@@ -1,0 +1,128 @@
+#include "search/ranking.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace dayzero::search {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+// The kind of cost that takes most of a step, and its share.
+std::string main_cost(const simulate::StepTime& st) {
+  std::string best;
+  double v = -1;
+  for (const auto& [k, t] : st.by_kind_s)
+    if (t > v) {
+      v = t;
+      best = simulate::cost_kind_name(k);
+    }
+  return best + " " + fmt("%.0f", 100 * v / st.time_s) + " %";
+}
+
+// What `a` changes from `b`, the first four differences.
+std::string differences(const Evaluated& a, const Evaluated& b) {
+  std::vector<std::string> d;
+  const auto& pa = a.plan;
+  const auto& pb = b.plan;
+  if (pa.world_size() != pb.world_size()) d.push_back(std::to_string(pa.world_size()) + " devices");
+  if (pa.pp != pb.pp) d.push_back("pp " + std::to_string(pa.pp));
+  if (pa.attention.tp != pb.attention.tp) d.push_back("tp " + std::to_string(pa.attention.tp));
+  if (pa.moe.ep != pb.moe.ep) d.push_back("ep " + std::to_string(pa.moe.ep));
+  if (a.weights != b.weights) d.push_back(std::string(weight_choice_name(a.weights)) + " weights");
+  if (pa.dtypes.kv_cache != pb.dtypes.kv_cache) d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
+  if (a.resident_fraction != b.resident_fraction) d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
+  if (pa.workload.batch != pb.workload.batch) d.push_back("batch " + std::to_string(pa.workload.batch));
+  std::string s;
+  for (size_t i = 0; i < d.size() && i < 4; ++i) s += (i ? ", " : "") + d[i];
+  return s;
+}
+
+}  // namespace
+
+bool better(const Evaluated& a, const Evaluated& b, Objective o) {
+  const auto& pa = a.prediction;
+  const auto& pb = b.prediction;
+  switch (o) {
+    case Objective::latency:
+      if (pa.tpot_s != pb.tpot_s) return pa.tpot_s < pb.tpot_s;
+      return pa.ttft_s < pb.ttft_s;
+    case Objective::fewest_devices:
+      if (a.plan.world_size() != b.plan.world_size()) return a.plan.world_size() < b.plan.world_size();
+      return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
+    case Objective::throughput_per_device:
+      break;
+  }
+  return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
+}
+
+std::vector<size_t> rank_plans(const std::vector<Evaluated>& all, Objective o, int top) {
+  std::vector<size_t> feasible;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].meets_sla) feasible.push_back(i);
+  std::stable_sort(feasible.begin(), feasible.end(), [&](size_t a, size_t b) { return better(all[a], all[b], o); });
+  std::vector<size_t> out;
+  std::set<std::string> seen;
+  for (size_t i : feasible) {
+    if (out.size() >= static_cast<size_t>(std::max(top, 0))) break;
+    if (!seen.insert(layout_name(all[i])).second) continue;
+    out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<size_t> pareto_front(const std::vector<Evaluated>& all) {
+  std::vector<size_t> by_tpot;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (all[i].meets_sla) by_tpot.push_back(i);
+  std::stable_sort(by_tpot.begin(), by_tpot.end(), [&](size_t a, size_t b) {
+    const auto& pa = all[a].prediction;
+    const auto& pb = all[b].prediction;
+    if (pa.tpot_s != pb.tpot_s) return pa.tpot_s < pb.tpot_s;
+    return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
+  });
+  // Walking by increasing TPOT, a plan is on the front when it beats every faster
+  // plan's throughput per device.
+  std::vector<size_t> front;
+  double best_thr = -1;
+  for (size_t i : by_tpot) {
+    const double thr = all[i].prediction.throughput_tokens_per_s_per_device;
+    if (thr > best_thr) {
+      front.push_back(i);
+      best_thr = thr;
+    }
+  }
+  return front;
+}
+
+std::vector<std::string> ranking_reasons(const std::vector<Evaluated>& all, const std::vector<size_t>& top,
+                                         const std::vector<size_t>& pareto, Objective o) {
+  std::vector<std::string> reasons;
+  for (size_t k = 0; k < top.size(); ++k) {
+    const Evaluated& e = all[top[k]];
+    const Evaluated& first = all[top[0]];
+    std::string why;
+    if (k == 0) {
+      why = "best " + std::string(objective_name(o)) + " within the SLA";
+    } else {
+      const double a = e.prediction.throughput_tokens_per_s_per_device;
+      const double b = first.prediction.throughput_tokens_per_s_per_device;
+      why = o == Objective::latency ? fmt("TPOT +%.0f %%", 100 * (e.prediction.tpot_s / first.prediction.tpot_s - 1))
+                                    : fmt("%.0f %% less throughput/device", 100 * (1 - a / b));
+      const std::string diff = differences(e, first);
+      if (!diff.empty()) why += " (" + diff + ")";
+    }
+    why += "; decode bound by " + main_cost(e.prediction.decode);
+    if (std::find(pareto.begin(), pareto.end(), top[k]) != pareto.end()) why += "; on the Pareto front";
+    reasons.push_back(why);
+  }
+  return reasons;
+}
+
+}  // namespace dayzero::search

@@ -1,0 +1,39 @@
+#include "simulate/explain.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+namespace dayzero::simulate {
+
+namespace {
+std::string gb(int64_t bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return buf;
+}
+}  // namespace
+
+std::string explain_memory(const Prediction& pred, double host_capacity_bytes) {
+  const auto it = std::find_if(pred.ranks.begin(), pred.ranks.end(),
+                               [&](const RankMemory& r) { return r.rank == pred.fullest_rank; });
+  if (it == pred.ranks.end()) return "";
+  const RankMemory& f = *it;
+  std::vector<std::pair<int64_t, const char*>> parts = {{f.weights_bytes, "weights"},
+                                                        {f.kv_cache_bytes, "KV cache"},
+                                                        {f.activation_bytes, "activations"},
+                                                        {f.buffer_bytes, "comm buffers"},
+                                                        {f.overhead_bytes, "runtime overhead"}};
+  std::sort(parts.begin(), parts.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  std::string s = "rank " + std::to_string(f.rank) + " (stage " + std::to_string(f.stage) + ") holds " +
+                  gb(f.total_bytes) + " of " + gb(f.capacity_bytes) + ": " + parts[0].second + " " + gb(parts[0].first) +
+                  ", " + parts[1].second + " " + gb(parts[1].first);
+  if (!f.fits()) s += "; over by " + gb(f.total_bytes - f.capacity_bytes);
+  if (!pred.host_fits)
+    s += "; offloaded experts need " + gb(static_cast<int64_t>(pred.host_bytes_per_node)) +
+         " of host memory per node, more than its " + gb(static_cast<int64_t>(host_capacity_bytes));
+  return s;
+}
+
+}  // namespace dayzero::simulate
