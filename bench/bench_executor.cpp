@@ -234,6 +234,40 @@ int64_t count_tokens(const json& j, const char* key) {  // a token list, or a li
   return n;
 }
 
+// The GEMMs of rank 0 in one phase, by total time, against this CPU's peaks.
+void report_gemms(const json& m, const char* phase, double step, double peak, double peak_sse2, double achievable) {
+  std::vector<const json*> gemms;
+  for (const auto& op : m["ops"]) {
+    const std::string kind = str(op, "kind");
+    if ((kind == "gemm" || kind == "expert_gemm") && str(op, "phase") == phase && num(op, "rank", 0) == 0 &&
+        num(op, "min_s") > 0)
+      gemms.push_back(&op);
+  }
+  if (gemms.empty()) return;
+  auto total_s = [](const json* o) { return num(*o, "min_s") * num(*o, "calls", 1); };
+  std::stable_sort(gemms.begin(), gemms.end(), [&](auto* a, auto* b) { return total_s(a) > total_s(b); });
+  std::printf("\n%s GEMMs of rank 0 (min of the timed iterations; by total time = min x calls):\n", phase);
+  std::printf("%-26s %-12s %-14s %6s %10s %9s %8s %8s %8s\n", "op", "kind", "shape", "calls", "min ms", "GFLOP/s",
+              "%FMA", "%SSE2", "%sgemm");
+  double flops = 0, secs = 0;
+  for (size_t i = 0; i < gemms.size(); ++i) {
+    const json& o = *gemms[i];
+    const double calls = num(o, "calls", 1), min_s = num(o, "min_s"), gf = op_flops(o) / min_s / 1e9;
+    flops += op_flops(o) * calls;
+    secs += min_s * calls;
+    if (i < 16)
+      std::printf("%-26s %-12s %-14s %6.0f %10.3f %9.2f %7.1f%% %7.1f%% %7.1f%%\n", str(o, "name").c_str(),
+                  str(o, "kind").c_str(), shape_of(o).c_str(), calls, min_s * 1e3, gf, 100 * gf / peak,
+                  100 * gf / peak_sse2, 100 * gf / achievable);
+  }
+  if (gemms.size() > 16) std::printf("... %zu more rows (in the averages below)\n", gemms.size() - 16);
+  const double avg = flops / secs / 1e9;
+  std::printf("time-weighted: %.2f GFLOP/s = %.1f%% of FMA peak, %.1f%% of SSE2 peak, %.1f%% of Eigen sgemm; GEMMs "
+              "%.3f s of the phase's %.3f s (%.0f%%)\n",
+              avg, 100 * avg / peak, 100 * avg / peak_sse2, 100 * avg / achievable, secs, step,
+              step > 0 ? 100 * secs / step : 0.0);
+}
+
 void report(const std::string& file, const Peak& fma, const Peak& sse2, const Peak& sgemm) {
   std::ifstream in(file);
   if (!in) {
@@ -289,39 +323,9 @@ void report(const std::string& file, const Peak& fma, const Peak& sse2, const Pe
   const double peak = fma.at(threads), peak_sse2 = sse2.at(threads), achievable = sgemm.at(threads);
   std::printf("peaks for %d thread(s): FMA %.1f GFLOP/s, SSE2 mul+add %.1f, Eigen sgemm %.1f\n", threads, peak,
               peak_sse2, achievable);
-  for (const char* phase : {"prefill", "decode"}) {
-    std::vector<const json*> gemms;
-    for (const auto& op : m["ops"]) {
-      const std::string kind = str(op, "kind");
-      if ((kind == "gemm" || kind == "expert_gemm") && str(op, "phase") == phase && num(op, "rank", 0) == 0 &&
-          num(op, "min_s") > 0)
-        gemms.push_back(&op);
-    }
-    if (gemms.empty()) continue;
-    auto total_s = [](const json* o) { return num(*o, "min_s") * num(*o, "calls", 1); };
-    std::stable_sort(gemms.begin(), gemms.end(), [&](auto* a, auto* b) { return total_s(a) > total_s(b); });
-    std::printf("\n%s GEMMs of rank 0 (min of the timed iterations; by total time = min x calls):\n", phase);
-    std::printf("%-26s %-12s %-14s %6s %10s %9s %8s %8s %8s\n", "op", "kind", "shape", "calls", "min ms", "GFLOP/s",
-                "%FMA", "%SSE2", "%sgemm");
-    double flops = 0, secs = 0;
-    for (size_t i = 0; i < gemms.size(); ++i) {
-      const json& o = *gemms[i];
-      const double calls = num(o, "calls", 1), min_s = num(o, "min_s"), gf = op_flops(o) / min_s / 1e9;
-      flops += op_flops(o) * calls;
-      secs += min_s * calls;
-      if (i < 16)
-        std::printf("%-26s %-12s %-14s %6.0f %10.3f %9.2f %7.1f%% %7.1f%% %7.1f%%\n", str(o, "name").c_str(),
-                    str(o, "kind").c_str(), shape_of(o).c_str(), calls, min_s * 1e3, gf, 100 * gf / peak,
-                    100 * gf / peak_sse2, 100 * gf / achievable);
-    }
-    if (gemms.size() > 16) std::printf("... %zu more rows (in the averages below)\n", gemms.size() - 16);
-    const double avg = flops / secs / 1e9;
-    const double step = std::string(phase) == "prefill" ? num(m, "prefill_s") : decode_sum;
-    std::printf("time-weighted: %.2f GFLOP/s = %.1f%% of FMA peak, %.1f%% of SSE2 peak, %.1f%% of Eigen sgemm; GEMMs "
-                "%.3f s of the phase's %.3f s (%.0f%%)\n",
-                avg, 100 * avg / peak, 100 * avg / peak_sse2, 100 * avg / achievable, secs, step,
-                step > 0 ? 100 * secs / step : 0.0);
-  }
+  for (const char* phase : {"prefill", "decode"})
+    report_gemms(m, phase, std::string(phase) == "prefill" ? num(m, "prefill_s") : decode_sum, peak, peak_sse2,
+                 achievable);
 }
 
 }  // namespace

@@ -64,6 +64,25 @@ MainWindow::MainWindow(QWidget* parent)
   feasible_only_->setChecked(true);
   proxy_->setFeasibleOnly(true);
 
+  auto* measured = new QWidget;
+  auto* mv = new QVBoxLayout(measured);
+  mv->setContentsMargins(6, 6, 6, 6);
+  mv->addWidget(measured_);
+  tabs_->addTab(buildPlansTab(), tr("Plans"));
+  tabs_->addTab(measured, tr("Predicted vs measured"));
+  tabs_->setDocumentMode(true);
+  setCentralWidget(tabs_);
+  statusBar()->addWidget(status_, 1);
+  progress_->setFormat(tr("%v / %m plans"));
+  setBusy(false);
+  buildMenus();
+  connectSignals();
+  status_->setText(tr("Open a scenario (File > Open) or build one (File > New scenario)."));
+}
+
+MainWindow::~MainWindow() = default;
+
+QWidget* MainWindow::buildPlansTab() {
   auto* left = new QWidget;
   auto* lv = new QVBoxLayout(left);
   lv->setContentsMargins(0, 0, 0, 0);
@@ -96,19 +115,10 @@ MainWindow::MainWindow(QWidget* parent)
   cv->setContentsMargins(6, 6, 6, 6);
   cv->addLayout(top);
   cv->addWidget(hsplit, 1);
-  auto* measured = new QWidget;
-  auto* mv = new QVBoxLayout(measured);
-  mv->setContentsMargins(6, 6, 6, 6);
-  mv->addWidget(measured_);
-  tabs_->addTab(plans, tr("Plans"));
-  tabs_->addTab(measured, tr("Predicted vs measured"));
-  tabs_->setDocumentMode(true);
-  setCentralWidget(tabs_);
-  statusBar()->addWidget(status_, 1);
-  progress_->setFormat(tr("%v / %m plans"));
-  setBusy(false);
-  buildMenus();
+  return plans;
+}
 
+void MainWindow::connectSignals() {
   connect(filter_, &QLineEdit::textChanged, proxy_, &QSortFilterProxyModel::setFilterFixedString);
   connect(feasible_only_, &QCheckBox::toggled, proxy_, &PlanFilterProxy::setFeasibleOnly);
   connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &MainWindow::onTableCurrentChanged);
@@ -138,10 +148,7 @@ MainWindow::MainWindow(QWidget* parent)
     setBusy(false);
     status_->setText(tr("Search cancelled (the previous result, if any, is still shown)"));
   });
-  status_->setText(tr("Open a scenario (File > Open) or build one (File > New scenario)."));
 }
-
-MainWindow::~MainWindow() = default;
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));

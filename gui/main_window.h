@@ -77,7 +77,9 @@ class MainWindow : public QMainWindow {
   void selectionChanged(qulonglong plan);
 
  private:
+  QWidget* buildPlansTab();  // the table, the Pareto chart and the details
   void buildMenus();
+  void connectSignals();
   void onFinished(const SearchOutcome& outcome);
   void onTableCurrentChanged();
   void setBusy(bool busy);

@@ -75,19 +75,12 @@ bool CheckReport::ok() const {
   return missing.empty() && unexpected.empty() && misshaped.empty() && wrong_dtype.empty() && file_errors.empty();
 }
 
-CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
-  CheckReport r;
-  const auto expected = expected_tensors(m);
-  r.tensors_expected = static_cast<int64_t>(expected.size());
-  std::unordered_map<std::string, const TensorSpec*> by_name;
-  for (const auto& t : expected) {
-    by_name.emplace(t.name, &t);
-    r.expected_bytes_by_dtype[std::string(dtype_name(t.dtype))] += t.bytes();
-  }
+namespace {
 
-  // Which shards to read: the index's, or the single model.safetensors.
+// Which shards to read: the index's, or the single model.safetensors. Problems
+// with the index go to r.file_errors.
+std::vector<std::string> shards_of(const std::filesystem::path& dir, std::optional<ShardIndex>& index, CheckReport& r) {
   std::vector<std::string> shards;
-  std::optional<ShardIndex> index;
   const auto index_path = dir / "model.safetensors.index.json";
   std::error_code ec;
   if (std::filesystem::exists(index_path, ec)) {
@@ -104,6 +97,36 @@ CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
   } else {
     r.file_errors.push_back((dir / "model.safetensors").string() + ": no model.safetensors and no model.safetensors.index.json");
   }
+  return shards;
+}
+
+// The index against what the shards hold: every mapped tensor found in its shard,
+// and metadata.total_size equal to the tensors' bytes.
+void check_index(const std::filesystem::path& dir, const ShardIndex& index, const std::set<std::string>& found,
+                 const std::set<std::string>& read_ok, int64_t total_bytes, CheckReport& r) {
+  const auto index_path = dir / "model.safetensors.index.json";
+  for (const auto& [name, shard] : index.weight_map)
+    if (!found.count(name) && read_ok.count(shard))
+      r.file_errors.push_back(index_path.string() + ": weight_map puts '" + name + "' in " + shard +
+                              ", which does not hold it");
+  if (index.total_size && r.file_errors.empty() && *index.total_size != total_bytes)
+    r.file_errors.push_back(index_path.string() + ": metadata.total_size " + std::to_string(*index.total_size) +
+                            " differs from the shards' tensor bytes " + std::to_string(total_bytes));
+}
+
+}  // namespace
+
+CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
+  CheckReport r;
+  const auto expected = expected_tensors(m);
+  r.tensors_expected = static_cast<int64_t>(expected.size());
+  std::unordered_map<std::string, const TensorSpec*> by_name;
+  for (const auto& t : expected) {
+    by_name.emplace(t.name, &t);
+    r.expected_bytes_by_dtype[std::string(dtype_name(t.dtype))] += t.bytes();
+  }
+  std::optional<ShardIndex> index;
+  const std::vector<std::string> shards = shards_of(dir, index, r);
   r.shards = static_cast<int64_t>(shards.size());
 
   std::set<std::string> found, read_ok;
@@ -143,15 +166,7 @@ CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
         r.wrong_dtype.push_back({t.name, std::string(dtype_name(e->second->dtype)), std::string(dtype_name(t.dtype)), shard});
     }
   }
-  if (index) {
-    for (const auto& [name, shard] : index->weight_map)
-      if (!found.count(name) && read_ok.count(shard))
-        r.file_errors.push_back(index_path.string() + ": weight_map puts '" + name + "' in " + shard +
-                                ", which does not hold it");
-    if (index->total_size && r.file_errors.empty() && *index->total_size != total_bytes)
-      r.file_errors.push_back(index_path.string() + ": metadata.total_size " + std::to_string(*index->total_size) +
-                              " differs from the shards' tensor bytes " + std::to_string(total_bytes));
-  }
+  if (index) check_index(dir, *index, found, read_ok, total_bytes, r);
   for (const auto& t : expected)
     if (!found.count(t.name)) r.missing.push_back(t.name);
   return r;

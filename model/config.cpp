@@ -91,6 +91,53 @@ std::string ModelConfig::display_family() const {
   return "?";
 }
 
+namespace {
+
+// The fields every family has (at the top of config.json, or in text_config).
+void read_common(core::Fields& f, core::Fields& top, ModelConfig& c) {
+  c.hidden_size = f.req_int("hidden_size");
+  c.num_layers = f.req_int("num_hidden_layers");
+  c.num_heads = f.req_int("num_attention_heads");
+  c.vocab_size = f.req_int("vocab_size");
+  c.num_kv_heads = f.opt_int("num_key_value_heads", c.num_heads);
+  c.max_position_embeddings = f.opt_int("max_position_embeddings", 0, 0);
+  c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", top.opt_bool("tie_word_embeddings", false));
+  // transformers' config defaults: 1e-5 for Mixtral, Mistral and gpt-oss, 1e-6 for the others.
+  const bool eps5 = c.family == Family::mixtral || c.family == Family::mistral || c.family == Family::gpt_oss;
+  c.rms_norm_eps = f.opt_double("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
+  if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) f.fail("rms_norm_eps", "must be in (0, 1)");
+  if (f.has("head_dim")) {
+    c.head_dim = f.req_int("head_dim");
+  } else {
+    if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 &&
+        c.hidden_size % c.num_heads != 0)
+      f.fail_value("num_attention_heads", std::to_string(c.num_heads),
+                   "hidden_size " + std::to_string(c.hidden_size) +
+                       " is not divisible by the number of heads and no head_dim is given");
+    c.head_dim = c.hidden_size / c.num_heads;
+  }
+  const std::string dtype = f.opt_string("torch_dtype", top.opt_string("torch_dtype", f.opt_string("dtype", "bfloat16")));
+  if (auto t = dtype_from_torch(dtype)) c.torch_dtype = *t;
+  else f.fail_value("torch_dtype", "\"" + dtype + "\"", "unsupported dtype (bfloat16, float16, float32)");
+}
+
+// The family's own keys (MLA dims, expert counts, layer types, ...).
+void read_family(core::Fields& f, ModelConfig& c) {
+  switch (c.family) {
+    case Family::deepseek_v2:
+    case Family::deepseek_v3: detail::read_deepseek(f, c); break;
+    case Family::gpt_oss: detail::read_gpt_oss(f, c); break;
+    case Family::llama:
+    case Family::mistral:
+    case Family::qwen2:
+    case Family::qwen3:
+    case Family::qwen3_moe:
+    case Family::mixtral: detail::read_gqa_family(f, c); break;
+  }
+}
+
+}  // namespace
+
 ModelConfig parse_config(std::string_view json_text, const std::string& source) {
   nlohmann::json root;
   try {
@@ -131,42 +178,8 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
   core::Fields f = text ? core::Fields(*text, source, "text_config.") : top;
   if (text && !text_type.empty()) c.model_type = text_type;
 
-  c.hidden_size = f.req_int("hidden_size");
-  c.num_layers = f.req_int("num_hidden_layers");
-  c.num_heads = f.req_int("num_attention_heads");
-  c.vocab_size = f.req_int("vocab_size");
-  c.num_kv_heads = f.opt_int("num_key_value_heads", c.num_heads);
-  c.max_position_embeddings = f.opt_int("max_position_embeddings", 0, 0);
-  c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", top.opt_bool("tie_word_embeddings", false));
-  // transformers' config defaults: 1e-5 for Mixtral, Mistral and gpt-oss, 1e-6 for the others.
-  const bool eps5 = c.family == Family::mixtral || c.family == Family::mistral || c.family == Family::gpt_oss;
-  c.rms_norm_eps = f.opt_double("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
-  if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) f.fail("rms_norm_eps", "must be in (0, 1)");
-  if (f.has("head_dim")) {
-    c.head_dim = f.req_int("head_dim");
-  } else {
-    if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 &&
-        c.hidden_size % c.num_heads != 0)
-      f.fail_value("num_attention_heads", std::to_string(c.num_heads),
-                   "hidden_size " + std::to_string(c.hidden_size) +
-                       " is not divisible by the number of heads and no head_dim is given");
-    c.head_dim = c.hidden_size / c.num_heads;
-  }
-  const std::string dtype = f.opt_string("torch_dtype", top.opt_string("torch_dtype", f.opt_string("dtype", "bfloat16")));
-  if (auto t = dtype_from_torch(dtype)) c.torch_dtype = *t;
-  else f.fail_value("torch_dtype", "\"" + dtype + "\"", "unsupported dtype (bfloat16, float16, float32)");
-
-  switch (c.family) {
-    case Family::deepseek_v2:
-    case Family::deepseek_v3: detail::read_deepseek(f, c); break;
-    case Family::gpt_oss: detail::read_gpt_oss(f, c); break;
-    case Family::llama:
-    case Family::mistral:
-    case Family::qwen2:
-    case Family::qwen3:
-    case Family::qwen3_moe:
-    case Family::mixtral: detail::read_gqa_family(f, c); break;
-  }
+  read_common(f, top, c);
+  read_family(f, c);
   // quantization_config sits at the top level, also for wrapped text models.
   detail::read_quantization(text && !top.has("quantization_config") ? f : top, c);
   detail::validate(f, c);

@@ -64,49 +64,29 @@ std::filesystem::path resolve_scenario(const std::string& arg, const std::filesy
   return arg;
 }
 
-Scenario load_scenario(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const json j = core::read_json_file(path);
-  if (!j.is_object()) throw core::InputError(file, "", "", "a scenario must be a JSON object");
-  Fields f(j, file);
-  Scenario s;
-  s.file = path;
-  const auto base = path.parent_path();
-  if (f.req_int("schema_version") != kScenarioSchemaVersion)
-    f.fail("schema_version", "unsupported scenario schema (this DayZero reads version " + std::to_string(kScenarioSchemaVersion) + ")");
-  s.name = f.opt_string("name", path.stem().string());
-  s.description = f.opt_string("description", "");
-  if (!f.has("model")) f.fail("model", "required field is missing (a config.json or model directory, relative to the scenario, or an inline config)");
-  std::error_code ec;
-  if (j["model"].is_object()) {
-    s.inline_config = f.opt_object("model")->dump();
-  } else {
-    s.model_path = resolve(base, f.opt_string("model", ""));
-    if (!std::filesystem::exists(s.model_path, ec)) f.fail_value("model", "\"" + s.model_path.string() + "\"", "no such file or directory");
-  }
-  if (!f.has("cluster")) f.fail("cluster", "required field is missing (a cluster JSON file, relative to the scenario)");
-  s.cluster_path = resolve(base, f.opt_string("cluster", ""));
-  if (!std::filesystem::exists(s.cluster_path, ec)) f.fail_value("cluster", "\"" + s.cluster_path.string() + "\"", "no such file");
+namespace {
 
-  {
-    const json* wj = f.opt_object("workload");
-    if (!wj) f.fail("workload", "required field is missing");
-    Fields w(*wj, file, "workload.");
-    s.workload.input_len = w.req_int("input_len");
-    s.workload.output_len = w.req_int("output_len");
-    if (w.has("concurrency") && w.has("request_rate_per_s"))
-      w.fail("request_rate_per_s", "give concurrency or request_rate_per_s, not both");
-    s.workload.batch = w.opt_int("concurrency", 0, 1);
-    s.request_rate_per_s = w.opt_double("request_rate_per_s", 0);
-    if (s.request_rate_per_s < 0) w.fail("request_rate_per_s", "must be positive");
-    if (s.workload.batch == 0 && s.request_rate_per_s == 0) w.fail("concurrency", "give concurrency or request_rate_per_s");
-    s.workload.prefix_hit_rate = w.opt_double("prefix_hit_rate", 0);
-    if (s.workload.prefix_hit_rate < 0 || s.workload.prefix_hit_rate >= 1) w.fail("prefix_hit_rate", "must be in [0, 1)");
-    s.workload.routing_zipf_s = w.opt_double("routing_zipf_s", 0);
-    if (s.workload.routing_zipf_s < 0 || s.workload.routing_zipf_s > 5) w.fail("routing_zipf_s", "must be in [0, 5]");
-    s.workload.routing_seed = static_cast<uint64_t>(w.opt_int("routing_seed", 0, 0));
-    w.reject_unknown();
-  }
+void read_workload(Fields& f, const std::string& file, Scenario& s) {
+  const json* wj = f.opt_object("workload");
+  if (!wj) f.fail("workload", "required field is missing");
+  Fields w(*wj, file, "workload.");
+  s.workload.input_len = w.req_int("input_len");
+  s.workload.output_len = w.req_int("output_len");
+  if (w.has("concurrency") && w.has("request_rate_per_s"))
+    w.fail("request_rate_per_s", "give concurrency or request_rate_per_s, not both");
+  s.workload.batch = w.opt_int("concurrency", 0, 1);
+  s.request_rate_per_s = w.opt_double("request_rate_per_s", 0);
+  if (s.request_rate_per_s < 0) w.fail("request_rate_per_s", "must be positive");
+  if (s.workload.batch == 0 && s.request_rate_per_s == 0) w.fail("concurrency", "give concurrency or request_rate_per_s");
+  s.workload.prefix_hit_rate = w.opt_double("prefix_hit_rate", 0);
+  if (s.workload.prefix_hit_rate < 0 || s.workload.prefix_hit_rate >= 1) w.fail("prefix_hit_rate", "must be in [0, 1)");
+  s.workload.routing_zipf_s = w.opt_double("routing_zipf_s", 0);
+  if (s.workload.routing_zipf_s < 0 || s.workload.routing_zipf_s > 5) w.fail("routing_zipf_s", "must be in [0, 5]");
+  s.workload.routing_seed = static_cast<uint64_t>(w.opt_int("routing_seed", 0, 0));
+  w.reject_unknown();
+}
+
+void read_sla_and_objective(Fields& f, const std::string& file, Scenario& s) {
   if (const json* sj = f.opt_object("sla")) {
     Fields sl(*sj, file, "sla.");
     s.sla.max_ttft_s = sl.opt_double("max_ttft_s", 0);
@@ -120,33 +100,69 @@ Scenario load_scenario(const std::filesystem::path& path) {
   else if (obj == "latency") s.objective = Objective::latency;
   else if (obj == "fewest_devices") s.objective = Objective::fewest_devices;
   else f.fail("objective", "unknown objective (throughput_per_device, latency, fewest_devices)");
+}
 
-  if (const json* sj = f.opt_object("search")) {
-    Fields sp(*sj, file, "search.");
-    auto& o = s.space;
-    o.device_counts = positive_ints(sp, "device_counts");
-    o.tp = positive_ints(sp, "tp");
-    o.pp = positive_ints(sp, "pp");
-    o.ep = positive_ints(sp, "ep");
-    for (const auto& d : sp.opt_strings("weight_dtypes")) {
-      const auto w = parse_weight_choice(d);
-      if (!w) sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (checkpoint, bf16, fp8, int4, experts-int4)");
-      o.weight_dtypes.push_back(*w);
-    }
-    for (const auto& d : sp.opt_strings("kv_dtypes")) {
-      const auto kv = plan::parse_kv_dtype(d);
-      if (!kv) sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
-      o.kv_dtypes.push_back(*kv);
-    }
-    o.batches = sp.opt_ints("batches", 1);
-    o.resident_expert_fractions = sp.opt_doubles("resident_expert_fractions", 0.0);
-    for (double x : o.resident_expert_fractions)
-      if (x <= 0 || x > 1) sp.fail("resident_expert_fractions", "entries must be in (0, 1]");
-    o.tp_within_node = sp.opt_bool("tp_within_node", true);
-    o.top = static_cast<int>(sp.opt_int("top", 10));
-    if (o.top > 1000) sp.fail("top", "at most 1000");
-    sp.reject_unknown();
+void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
+  const json* sj = f.opt_object("search");
+  if (!sj) return;
+  Fields sp(*sj, file, "search.");
+  o.device_counts = positive_ints(sp, "device_counts");
+  o.tp = positive_ints(sp, "tp");
+  o.pp = positive_ints(sp, "pp");
+  o.ep = positive_ints(sp, "ep");
+  for (const auto& d : sp.opt_strings("weight_dtypes")) {
+    const auto w = parse_weight_choice(d);
+    if (!w) sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (checkpoint, bf16, fp8, int4, experts-int4)");
+    o.weight_dtypes.push_back(*w);
   }
+  for (const auto& d : sp.opt_strings("kv_dtypes")) {
+    const auto kv = plan::parse_kv_dtype(d);
+    if (!kv) sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
+    o.kv_dtypes.push_back(*kv);
+  }
+  o.batches = sp.opt_ints("batches", 1);
+  o.resident_expert_fractions = sp.opt_doubles("resident_expert_fractions", 0.0);
+  for (double x : o.resident_expert_fractions)
+    if (x <= 0 || x > 1) sp.fail("resident_expert_fractions", "entries must be in (0, 1]");
+  o.tp_within_node = sp.opt_bool("tp_within_node", true);
+  o.top = static_cast<int>(sp.opt_int("top", 10));
+  if (o.top > 1000) sp.fail("top", "at most 1000");
+  sp.reject_unknown();
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  const json j = core::read_json_file(path);
+  if (!j.is_object()) throw core::InputError(file, "", "", "a scenario must be a JSON object");
+  Fields f(j, file);
+  Scenario s;
+  s.file = path;
+  const auto base = path.parent_path();
+  if (f.req_int("schema_version") != kScenarioSchemaVersion)
+    f.fail("schema_version",
+           "unsupported scenario schema (this DayZero reads version " + std::to_string(kScenarioSchemaVersion) + ")");
+  s.name = f.opt_string("name", path.stem().string());
+  s.description = f.opt_string("description", "");
+  if (!f.has("model"))
+    f.fail("model", "required field is missing (a config.json or model directory, relative to the scenario, or an "
+                    "inline config)");
+  std::error_code ec;
+  if (j["model"].is_object()) {
+    s.inline_config = f.opt_object("model")->dump();
+  } else {
+    s.model_path = resolve(base, f.opt_string("model", ""));
+    if (!std::filesystem::exists(s.model_path, ec))
+      f.fail_value("model", "\"" + s.model_path.string() + "\"", "no such file or directory");
+  }
+  if (!f.has("cluster")) f.fail("cluster", "required field is missing (a cluster JSON file, relative to the scenario)");
+  s.cluster_path = resolve(base, f.opt_string("cluster", ""));
+  if (!std::filesystem::exists(s.cluster_path, ec))
+    f.fail_value("cluster", "\"" + s.cluster_path.string() + "\"", "no such file");
+  read_workload(f, file, s);
+  read_sla_and_objective(f, file, s);
+  read_search_space(f, file, s.space);
   f.reject_unknown();
   return s;
 }
