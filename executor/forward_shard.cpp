@@ -88,12 +88,13 @@ int64_t Forward::prepare() {
   const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
   for (const auto& layer : m_.layers) {
     if (layer.mtp || layer.index < par_.first_layer || layer.index >= par_.end_layer) continue;
+    if (m_.config.attention == model::AttentionKind::mla) {  // MLA decode reads kv_b (its shard) as float32
+      const model::Op& kv_b = op(layer, "kv_b_proj");
+      float32_kv_b(kv_b);
+      done.insert(kv_b.weights.at(0));
+    }
     for (const auto& o : layer.ops) {
       if (o.kind == OpKind::gemm) shard_of(o, o.weights.at(0), par_.tp_rank, par_.tp_size);
-      if (o.kind == OpKind::gemm && o.name == "kv_b_proj") {  // MLA: read as float32 every step
-        float32_kv_b(o);
-        done.insert(o.weights.at(0));
-      }
       if (o.kind == OpKind::expert_gemm && per_expert(o.weights.at(0)))
         for (int64_t e = lo; e < hi; ++e)
           shard_of(o, substitute(o.weights.at(0), e), par_.moe_tp_rank, par_.moe_tp_size);
