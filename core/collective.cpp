@@ -1,5 +1,7 @@
 #include "core/collective.h"
 
+#include "core/enum_names.h"
+
 namespace dayzero::core {
 
 std::string_view collective_name(Collective c) {
@@ -15,9 +17,7 @@ std::string_view collective_name(Collective c) {
 }
 
 std::optional<Collective> parse_collective(std::string_view name) {
-  for (Collective c : kAllCollectives)
-    if (collective_name(c) == name) return c;
-  return std::nullopt;
+  return parse_enum(name, kAllCollectives, collective_name);
 }
 
 double bus_factor(Collective c, int64_t ranks) {

@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/arith.h"
 #include "executor/kernels.h"
 #include "executor/threads.h"
-#include "core/arith.h"
 
 namespace dayzero::executor {
 

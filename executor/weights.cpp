@@ -1,11 +1,12 @@
 #include "executor/weights.h"
-#include "core/arith.h"
 
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+
+#include "core/arith.h"
 
 namespace dayzero::executor {
 

@@ -4,8 +4,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "model/safetensors.h"
 #include "core/arith.h"
+#include "model/safetensors.h"
 
 namespace dayzero::model {
 

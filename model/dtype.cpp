@@ -1,7 +1,9 @@
 #include "model/dtype.h"
-#include "core/arith.h"
 
 #include <stdexcept>
+
+#include "core/arith.h"
+#include "core/enum_names.h"
 
 namespace dayzero::model {
 
@@ -77,9 +79,7 @@ std::string_view precision_name(WeightPrecision p) {
 }
 
 std::optional<WeightPrecision> parse_precision(std::string_view s) {
-  for (WeightPrecision p : kAllPrecisions)
-    if (precision_name(p) == s) return p;
-  return std::nullopt;
+  return core::parse_enum(s, kAllPrecisions, precision_name);
 }
 
 int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "core/error.h"
 #include "core/arith.h"
+#include "core/error.h"
 
 namespace dayzero::model {
 

@@ -1,12 +1,11 @@
 #include "model/weights.h"
 
 #include <fnmatch.h>
-
 #include <stdexcept>
 #include <utility>
 
-#include "core/error.h"
 #include "core/arith.h"
+#include "core/error.h"
 
 namespace dayzero::model {
 

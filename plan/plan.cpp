@@ -1,5 +1,7 @@
 #include "plan/plan.h"
 
+#include "core/enum_names.h"
+
 namespace dayzero::plan {
 
 std::string_view kv_dtype_name(KvDtype d) {
@@ -10,11 +12,7 @@ std::string_view kv_dtype_name(KvDtype d) {
   return "?";
 }
 
-std::optional<KvDtype> parse_kv_dtype(std::string_view s) {
-  for (KvDtype d : kAllKvDtypes)
-    if (kv_dtype_name(d) == s) return d;
-  return std::nullopt;
-}
+std::optional<KvDtype> parse_kv_dtype(std::string_view s) { return core::parse_enum(s, kAllKvDtypes, kv_dtype_name); }
 
 int64_t kv_elem_bytes(KvDtype d) {
   switch (d) {
@@ -33,9 +31,7 @@ std::string_view activation_dtype_name(ActivationDtype d) {
 }
 
 std::optional<ActivationDtype> parse_activation_dtype(std::string_view s) {
-  for (ActivationDtype d : kAllActivationDtypes)
-    if (activation_dtype_name(d) == s) return d;
-  return std::nullopt;
+  return core::parse_enum(s, kAllActivationDtypes, activation_dtype_name);
 }
 
 int64_t activation_elem_bytes(ActivationDtype d) {

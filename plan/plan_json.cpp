@@ -1,10 +1,9 @@
 #include "plan/plan_json.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "core/atomic_file.h"
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 
@@ -26,14 +25,8 @@ const json& object_or_empty(Fields& f, const std::string& key) {
 template <class E, size_t N, class Name>
 E dtype(Fields& f, const std::string& key, E fallback, const E (&all)[N], Name name) {
   const std::string s = f.opt_string(key, std::string(name(fallback)));
-  std::set<std::string> names;  // listed in alphabetical order
-  for (E e : all) {
-    if (name(e) == s) return e;
-    names.insert(std::string(name(e)));
-  }
-  std::string list;
-  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-  f.fail_value(key, "\"" + s + "\"", "unknown dtype (one of: " + list + ")");
+  if (const auto e = core::parse_enum(s, all, name)) return *e;
+  f.fail_value(key, "\"" + s + "\"", "unknown dtype (one of: " + core::enum_names(all, name) + ")");
 }
 
 int as_int(int64_t v, Fields& f, const std::string& key) {

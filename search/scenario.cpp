@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 
@@ -51,9 +52,7 @@ std::string_view weight_choice_name(WeightChoice w) {
 }
 
 std::optional<WeightChoice> parse_weight_choice(std::string_view s) {
-  for (WeightChoice w : kAllWeightChoices)
-    if (weight_choice_name(w) == s) return w;
-  return std::nullopt;
+  return core::parse_enum(s, kAllWeightChoices, weight_choice_name);
 }
 
 std::filesystem::path resolve_scenario(const std::string& arg, const std::filesystem::path& data_dir) {

@@ -1,9 +1,9 @@
 #include "topology/device.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/json_fields.h"
 
 namespace dayzero::topology {
@@ -24,9 +24,7 @@ std::string_view compute_dtype_name(ComputeDtype d) {
 }
 
 std::optional<ComputeDtype> parse_compute_dtype(std::string_view s) {
-  for (ComputeDtype d : kAllComputeDtypes)
-    if (compute_dtype_name(d) == s) return d;
-  return std::nullopt;
+  return core::parse_enum(s, kAllComputeDtypes, compute_dtype_name);
 }
 
 double DeviceSpec::peak_flops_for(ComputeDtype dtype) const {

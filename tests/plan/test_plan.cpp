@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "helpers.h"
 #include "model/model.h"
 #include "plan/plan_json.h"
 
@@ -16,19 +17,7 @@ model::Model load_model(const std::string& name) {
   return model::load_model(std::string(DAYZERO_DATA_DIR) + "/models/" + name);
 }
 
-// A plan with the given layout and a small default workload.
-Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
-  Plan p;
-  p.pp = pp;
-  p.attention.tp = tp;
-  p.attention.dp = dp;
-  p.moe.ep = ep;
-  p.moe.dp = tp * dp / ep;
-  p.workload.batch = dp;
-  p.workload.input_len = 1000;
-  p.workload.output_len = 200;
-  return p;
-}
+using testing::plan;
 
 TEST(Plan, RankArithmeticForEveryRank) {
   // pp 2 x (attention tp 4 x dp 2) = 16 ranks; MoE: tp 2 x ep 2 x dp 2 on each stage.

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "../plan/helpers.h"
 #include "model/model.h"
 #include "plan/plan_json.h"
 #include "simulate/simulator.h"
@@ -20,19 +21,7 @@ inline topology::Cluster load_cluster(const std::string& name) {
   return topology::Cluster::load(std::string(DAYZERO_DATA_DIR) + "/clusters/" + name + ".json", catalog);
 }
 
-// A plan with the given layout and a small default workload.
-inline plan::Plan plan(int tp, int dp = 1, int pp = 1, int ep = 1) {
-  plan::Plan p;
-  p.pp = pp;
-  p.attention.tp = tp;
-  p.attention.dp = dp;
-  p.moe.ep = ep;
-  p.moe.dp = tp * dp / ep;
-  p.workload.batch = dp;
-  p.workload.input_len = 1000;
-  p.workload.output_len = 200;
-  return p;
-}
+using plan::testing::plan;  // tests/plan/helpers.h
 
 // Validates and simulates.
 inline Prediction run(const model::Model& m, const topology::Cluster& c, const plan::Plan& p) {
