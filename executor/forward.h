@@ -108,6 +108,20 @@ class Forward {
                       int64_t out_cols, Kernel&& kernel);
   Tensor mlp(const model::Layer& L, const Tensor& h, const std::string& prefix);
   Tensor moe(const model::Layer& L, const Tensor& h);
+  // One MoE layer's expert exchange on this rank (forward_moe.cpp); sizes in floats.
+  struct Dispatch {
+    int64_t own_lo = 0, own_hi = 0;                 // the tokens [lo, hi) this rank dispatches
+    std::vector<std::pair<int, int64_t>> back;      // pair p = (t - own_lo) K + k's moe-TP partial j: (rank, row)
+    std::vector<int64_t> send_counts, recv_counts;  // per stage rank: rows [e, x...], hidden + 1 floats each
+    std::vector<float> received;                    // the rows this rank's experts run, by source rank
+  };
+  // The router GEMM and top-k: each token's experts and weights.
+  Routing routing(const model::Layer& L, const Tensor& h);
+  // This rank's tokens' (token, slot) pairs to the ranks holding their experts (all-to-alls: counts, rows).
+  Dispatch dispatch(const Tensor& h, const Routing& r);
+  // The experts' outputs `y` back to their dispatchers (all-to-all), then each pair's moe-TP partials summed and
+  // out[t] += w y over slots, in fixed orders: this rank's rows of the layer's routed output.
+  Tensor combine(const model::Layer& L, const Tensor& h, const Routing& r, const Dispatch& d, const Tensor& y);
   Tensor experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden);  // forward_moe.cpp
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);

@@ -79,6 +79,16 @@ Tensor Forward::experts(const model::Layer& L, const std::vector<float>& rows, i
 }
 
 Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
+  const Routing r = routing(L, h);
+  const Dispatch d = dispatch(h, r);
+  const Tensor y = experts(L, d.received, h.cols());
+  Tensor out = combine(L, h, r, d, y);
+  if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(out.data);  // every TP rank gets every row
+  if (m_.config.moe.num_shared_experts > 0) add(out, mlp(L, h, "shared_experts."));
+  return out;
+}
+
+Routing Forward::routing(const model::Layer& L, const Tensor& h) {
   const auto& c = m_.config;
   const model::Op& r_op = op(L, "router");
   RouterParams rp;
@@ -97,64 +107,71 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
   const std::string variant = router_variant(c);
   const KernelEntry& rk = be_.kernel(OpKind::router, variant);
   const RouterFn route = std::get<RouterFn>(rk.fn);
-  const Routing r = timer_.run(OpKey{&r_op, variant, {h.rows(), h.cols()}, rk.cost(r_op, {h.rows()})},
-                               [&] { return route(logits_fn(h, gate, 0, bias), rp); });
+  return timer_.run(OpKey{&r_op, variant, {h.rows(), h.cols()}, rk.cost(r_op, {h.rows()})},
+                    [&] { return route(logits_fn(h, gate, 0, bias), rp); });
+}
 
-  // Dispatch: this rank's tokens' (token, slot) pairs to the ranks holding their experts.
+Forward::Dispatch Forward::dispatch(const Tensor& h, const Routing& r) {
   const int64_t T = h.rows(), H = h.cols(), K = r.top_k, width = H + 1;
-  const int64_t own_lo = T * par_.tp_rank / par_.tp_size, own_hi = T * (par_.tp_rank + 1) / par_.tp_size;
+  Dispatch d;
+  d.own_lo = T * par_.tp_rank / par_.tp_size;
+  d.own_hi = T * (par_.tp_rank + 1) / par_.tp_size;
   const int S = par_.stage_size, mtp = par_.moe_tp_size;
-  const int64_t per_ep = c.moe.num_experts / par_.ep_size;
+  const int64_t per_ep = m_.config.moe.num_experts / par_.ep_size;
   const int base = par_.moe_dp_rank * mtp * par_.ep_size;
   std::vector<std::vector<float>> to(static_cast<size_t>(S));
-  // Where pair p = (t - own_lo) * K + k's moe-TP partial j comes back: (rank, row).
-  std::vector<std::pair<int, int64_t>> back(static_cast<size_t>((own_hi - own_lo) * K * mtp));
-  for (int64_t t = own_lo; t < own_hi; ++t)
+  d.back.resize(static_cast<size_t>((d.own_hi - d.own_lo) * K * mtp));
+  for (int64_t t = d.own_lo; t < d.own_hi; ++t)
     for (int64_t k = 0; k < K; ++k) {
       const int64_t e = r.experts[static_cast<size_t>(t * K + k)];
       for (int j = 0; j < mtp; ++j) {
         const int dest = base + static_cast<int>(e / per_ep) * mtp + j;
         auto& buf = to[static_cast<size_t>(dest)];
-        back[static_cast<size_t>(((t - own_lo) * K + k) * mtp + j)] = {dest, static_cast<int64_t>(buf.size()) / width};
+        const int64_t row = static_cast<int64_t>(buf.size()) / width;
+        d.back[static_cast<size_t>(((t - d.own_lo) * K + k) * mtp + j)] = {dest, row};
         buf.push_back(static_cast<float>(e));  // expert ids are exact in float32 (< 2^24)
         buf.insert(buf.end(), h.row(t), h.row(t) + H);
       }
     }
-  std::vector<int64_t> send_counts(static_cast<size_t>(S));
+  d.send_counts.resize(static_cast<size_t>(S));
   std::vector<float> send;
-  for (int d = 0; d < S; ++d) {
-    send_counts[static_cast<size_t>(d)] = static_cast<int64_t>(to[static_cast<size_t>(d)].size());
-    send.insert(send.end(), to[static_cast<size_t>(d)].begin(), to[static_cast<size_t>(d)].end());
+  for (int dest = 0; dest < S; ++dest) {
+    d.send_counts[static_cast<size_t>(dest)] = static_cast<int64_t>(to[static_cast<size_t>(dest)].size());
+    send.insert(send.end(), to[static_cast<size_t>(dest)].begin(), to[static_cast<size_t>(dest)].end());
   }
   Communicator& comm = *par_.stage_comm;
-  const std::vector<int64_t> recv_counts = exchange_counts(comm, send_counts);
+  d.recv_counts = exchange_counts(comm, d.send_counts);
   int64_t recv_total = 0;
-  for (int64_t n : recv_counts) recv_total += n;
-  std::vector<float> received(static_cast<size_t>(recv_total));
-  comm.all_to_all_v(send, send_counts, received, recv_counts);
+  for (int64_t n : d.recv_counts) recv_total += n;
+  d.received.resize(static_cast<size_t>(recv_total));
+  comm.all_to_all_v(send, d.send_counts, d.received, d.recv_counts);
+  return d;
+}
 
-  // The experts, then the outputs back to their dispatchers (same counts, in rows of H).
-  const Tensor y = experts(L, received, H);
+Tensor Forward::combine(const model::Layer& L, const Tensor& h, const Routing& r, const Dispatch& d, const Tensor& y) {
+  // The outputs back to their dispatchers (the dispatch's counts, in rows of H).
+  const int64_t H = h.cols(), K = r.top_k, width = H + 1;
+  const int S = par_.stage_size, mtp = par_.moe_tp_size;
   std::vector<int64_t> ret_send(static_cast<size_t>(S)), ret_recv(static_cast<size_t>(S));
-  for (size_t d = 0; d < static_cast<size_t>(S); ++d) {
-    ret_send[d] = recv_counts[d] / width * H;
-    ret_recv[d] = send_counts[d] / width * H;
+  for (size_t s = 0; s < static_cast<size_t>(S); ++s) {
+    ret_send[s] = d.recv_counts[s] / width * H;
+    ret_recv[s] = d.send_counts[s] / width * H;
   }
   std::vector<int64_t> ret_offset(static_cast<size_t>(S) + 1, 0);
-  for (size_t d = 0; d < static_cast<size_t>(S); ++d) ret_offset[d + 1] = ret_offset[d] + ret_recv[d];
+  for (size_t s = 0; s < static_cast<size_t>(S); ++s) ret_offset[s + 1] = ret_offset[s] + ret_recv[s];
   std::vector<float> returned(static_cast<size_t>(ret_offset.back()));
-  comm.all_to_all_v(y.data, ret_send, returned, ret_recv);
+  par_.stage_comm->all_to_all_v(y.data, ret_send, returned, ret_recv);
 
-  // Combine at the dispatcher: each pair's partials summed in moe-TP order, then
-  // out[t] += w y over slots in order (the moe_combine kernel).
-  const int64_t pairs = (own_hi - own_lo) * K;
+  // Each pair's partials summed in moe-TP order, then out[t] += w y over slots in
+  // order (the moe_combine kernel).
+  const int64_t own_lo = d.own_lo, own_hi = d.own_hi, pairs = (own_hi - own_lo) * K;
   Tensor ypairs({pairs, H});
   std::vector<int64_t> rows(static_cast<size_t>(pairs));
   std::vector<float> weights(static_cast<size_t>(pairs));
   for (int64_t p = 0; p < pairs; ++p) {
     float* dst = ypairs.row(p);
     for (int j = 0; j < mtp; ++j) {
-      const auto [rank, row] = back[static_cast<size_t>(p * mtp + j)];
+      const auto [rank, row] = d.back[static_cast<size_t>(p * mtp + j)];
       const float* src = returned.data() + ret_offset[static_cast<size_t>(rank)] + row * H;
       if (j == 0) std::copy_n(src, H, dst);
       else for (int64_t i = 0; i < H; ++i) dst[i] += src[i];
@@ -163,13 +180,11 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
     weights[static_cast<size_t>(p)] = r.weights[static_cast<size_t>(own_lo * K + p)];
   }
   const model::Op& comb = op(L, "moe_combine");
-  const CombineFn combine = be_.fn<CombineFn>(OpKind::moe_combine, "weighted_sum");
+  const CombineFn combine_fn = be_.fn<CombineFn>(OpKind::moe_combine, "weighted_sum");
   Tensor out(h.shape);
   timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, H}, op_cost(comb, {own_hi - own_lo})}, out,
-                     [&](Tensor& o) { combine(o, ypairs, rows, weights); });
+                     [&](Tensor& o) { combine_fn(o, ypairs, rows, weights); });
   note_workspace(ypairs);
-  if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(out.data);  // every TP rank gets every row
-  if (c.moe.num_shared_experts > 0) add(out, mlp(L, h, "shared_experts."));
   return out;
 }
 

@@ -71,6 +71,25 @@ class Runner {
   const WeightStore& weights() const { return *weights_; }
 
  private:
+  // This rank's replica during a run, by local sequence index (runner_run.cpp).
+  struct Replica {
+    std::vector<int64_t> sequences;  // indices in the run's prompts (replica_sequences)
+    std::vector<int> kv_ids;         // each sequence's KV cache id
+    std::vector<int64_t> next;       // each sequence's last chosen token: its next input
+  };
+  // The run's prompts and decode steps checked (std::runtime_error); returns the prefill chunks every replica runs.
+  int64_t check_prompts(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps) const;
+  // Chunked prefill of the replica's prompts and its tokens' exchange; returns its seconds (timing excluded).
+  double prefill(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, Replica& rep,
+                 std::vector<SequenceResult>& out);
+  // `decode_steps` greedy steps in micro-batches (`n_seq`: the run's sequences); each step's seconds (timing excluded).
+  std::vector<double> decode(int64_t n_seq, int64_t decode_steps, Replica& rep, std::vector<SequenceResult>& out);
+  // This rank's Measurements of the finished run (one entry in `ranks`).
+  Measurements measurements(const std::vector<std::vector<int64_t>>& prompts, const Replica& rep,
+                            const std::vector<SequenceResult>& sequences, double prefill_s,
+                            const std::vector<double>& decode_s) const;
+  // Seconds spent timing (op repeats, collective repeats), taken out of the phases' wall times.
+  double timing_overhead_s() const;
   // One step of this replica: `tokens` (first stage) at the next positions of
   // `seqs` (counts each); on the last stage the logits of the rows `keep` (all
   // when null; no head at all when empty).

@@ -57,6 +57,23 @@ void append_rows(Tensor& all, const Tensor& rows, int64_t lo, int64_t n) {
 RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps) {
   if (ran_) throw std::logic_error("Runner::run: a Runner runs once (its KV cache is full)");
   ran_ = true;
+  const int64_t n_chunks = check_prompts(prompts, decode_steps);
+  const auto n_seq = static_cast<int64_t>(prompts.size());
+  Replica rep;
+  rep.sequences = replica_sequences(n_seq, plan_.attention.dp, plan_.attn_dp_index(comm_.rank()));
+  RunResult res;
+  for (int64_t i : rep.sequences) {
+    res.sequences.push_back(SequenceResult{i, {}, {}, {}});
+    rep.kv_ids.push_back(forward_->add_sequence());
+  }
+  rep.next.assign(rep.sequences.size(), 0);
+  const double prefill_s = prefill(prompts, n_chunks, rep, res.sequences);
+  const std::vector<double> decode_s = decode(n_seq, decode_steps, rep, res.sequences);
+  res.measurements = measurements(prompts, rep, res.sequences, prefill_s, decode_s);
+  return res;
+}
+
+int64_t Runner::check_prompts(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps) const {
   const int dp = plan_.attention.dp;
   if (prompts.empty()) throw std::runtime_error("no prompts");
   if (static_cast<int>(prompts.size()) < dp)
@@ -75,104 +92,107 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   const int64_t chunk_tokens = plan_.prefill_chunk_tokens, n_seq = static_cast<int64_t>(prompts.size());
   int64_t n_chunks = 1;
   std::vector<int64_t> totals(static_cast<size_t>(dp), 0);
-  for (int64_t i = 0; i < n_seq; ++i) totals[static_cast<size_t>(i % dp)] += static_cast<int64_t>(prompts[static_cast<size_t>(i)].size());
+  for (int64_t i = 0; i < n_seq; ++i)
+    totals[static_cast<size_t>(i % dp)] += static_cast<int64_t>(prompts[static_cast<size_t>(i)].size());
   for (int64_t t : totals) n_chunks = std::max(n_chunks, (t + chunk_tokens - 1) / chunk_tokens);
   for (int64_t t : totals)
     if (t < n_chunks)
       throw std::runtime_error("the replicas' prompts are too uneven for chunked prefill: one holds " +
                                std::to_string(t) + " tokens, another needs " + std::to_string(n_chunks) +
                                " chunks of prefill_chunk_tokens " + std::to_string(chunk_tokens));
+  return n_chunks;
+}
 
-  const int r = comm_.rank();
-  const std::vector<int64_t> mine = replica_sequences(n_seq, dp, plan_.attn_dp_index(r));
-  RunResult res;
-  std::vector<int> kv_ids;
-  for (int64_t i : mine) {
-    res.sequences.push_back(SequenceResult{i, {}, {}, {}});
-    kv_ids.push_back(forward_->add_sequence());
-  }
-  auto overhead = [&] {
-    return timer_.overhead_s() + timed_world_->overhead_s() + timed_tp_->overhead_s() + timed_stage_->overhead_s();
-  };
-  Measurements& ms = res.measurements;
+double Runner::timing_overhead_s() const {
+  return timer_.overhead_s() + timed_world_->overhead_s() + timed_tp_->overhead_s() + timed_stage_->overhead_s();
+}
 
-  // Prefill, chunk by chunk.
+double Runner::prefill(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, Replica& rep,
+                       std::vector<SequenceResult>& out) {
   timer_.set_phase("prefill");
-  std::vector<int64_t> next(mine.size(), 0);
-  auto t0 = Clock::now();
-  double o0 = overhead();
-  for (const Chunk& c : chunks_of(prompts, mine, n_chunks)) {
+  const auto t0 = Clock::now();
+  const double o0 = timing_overhead_s();
+  for (const Chunk& c : chunks_of(prompts, rep.sequences, n_chunks)) {
     std::vector<int> seqs;
-    for (int j : c.seqs) seqs.push_back(kv_ids[static_cast<size_t>(j)]);
+    for (int j : c.seqs) seqs.push_back(rep.kv_ids[static_cast<size_t>(j)]);
     const Tensor logits = step(seqs, c.counts, c.tokens, options_.keep_logits ? nullptr : &c.last_rows);
     if (!par_.last_stage) continue;
     if (options_.keep_logits) {
       int64_t row = 0;
       for (size_t i = 0; i < c.seqs.size(); ++i) {
-        append_rows(res.sequences[static_cast<size_t>(c.seqs[i])].prefill_logits, logits, row, c.counts[i]);
+        append_rows(out[static_cast<size_t>(c.seqs[i])].prefill_logits, logits, row, c.counts[i]);
         row += c.counts[i];
       }
     }
     for (size_t i = 0; i < c.last_rows.size(); ++i) {
       const int64_t row = options_.keep_logits ? c.last_rows[i] : static_cast<int64_t>(i);
-      next[static_cast<size_t>(c.last_seqs[i])] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
+      rep.next[static_cast<size_t>(c.last_seqs[i])] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
     }
   }
-  if (par_.last_stage) send_tokens(next);
-  else recv_tokens(next);
-  const double prefill_s = since(t0) - (overhead() - o0);
-  for (size_t j = 0; j < mine.size(); ++j) res.sequences[j].tokens.push_back(next[j]);
+  if (par_.last_stage) send_tokens(rep.next);
+  else recv_tokens(rep.next);
+  const double prefill_s = since(t0) - (timing_overhead_s() - o0);
+  for (size_t j = 0; j < rep.sequences.size(); ++j) out[j].tokens.push_back(rep.next[j]);
+  return prefill_s;
+}
 
-  // Decode: one row per sequence per step. With PP the replica's sequences form
-  // m = min(pp, sequences) micro-batches that follow each other through the
-  // stages (the simulator's decode step): while the last stage runs micro-batch
-  // g, the first already runs g + 1; a micro-batch's next step starts when its
-  // tokens come back. m is the same on every replica (the expert all-to-alls pair
-  // up across replicas).
+// With PP the replica's sequences form m = min(pp, sequences) micro-batches that
+// follow each other through the stages (the simulator's decode step): while the
+// last stage runs micro-batch g, the first already runs g + 1; a micro-batch's
+// next step starts when its tokens come back. m is the same on every replica (the
+// expert all-to-alls pair up across replicas).
+std::vector<double> Runner::decode(int64_t n_seq, int64_t decode_steps, Replica& rep,
+                                   std::vector<SequenceResult>& out) {
   timer_.set_phase("decode");
   std::vector<double> decode_s;
-  const int64_t fewest = n_seq / dp;  // sequences of the smallest replica (round robin)
+  const size_t n_local = rep.sequences.size();
+  const int64_t fewest = n_seq / plan_.attention.dp;  // sequences of the smallest replica (round robin)
   const int64_t micro = std::max<int64_t>(1, std::min<int64_t>(plan_.pp, fewest));
   std::vector<std::pair<size_t, size_t>> groups;  // local sequences [first, end) of each micro-batch
   for (int64_t g = 0; g < micro; ++g)
-    groups.emplace_back(mine.size() * static_cast<size_t>(g) / static_cast<size_t>(micro),
-                        mine.size() * static_cast<size_t>(g + 1) / static_cast<size_t>(micro));
+    groups.emplace_back(n_local * static_cast<size_t>(g) / static_cast<size_t>(micro),
+                        n_local * static_cast<size_t>(g + 1) / static_cast<size_t>(micro));
   // A micro-batch's tokens, once known on this rank, onto its sequences.
   auto record = [&](size_t lo, size_t hi) {
-    for (size_t j = lo; j < hi; ++j) res.sequences[j].tokens.push_back(next[j]);
+    for (size_t j = lo; j < hi; ++j) out[j].tokens.push_back(rep.next[j]);
   };
   for (int64_t s = 0; s < decode_steps; ++s) {
-    t0 = Clock::now();
-    o0 = overhead();
+    const auto t0 = Clock::now();
+    const double o0 = timing_overhead_s();
     for (const auto& [lo, hi] : groups) {
-      const std::span<int64_t> tok(next.data() + lo, hi - lo);
+      const std::span<int64_t> tok(rep.next.data() + lo, hi - lo);
       if (!par_.last_stage && s > 0) {  // the micro-batch's tokens of step s - 1
         recv_tokens(tok);
         record(lo, hi);
       }
-      const std::vector<int> seqs(kv_ids.begin() + static_cast<std::ptrdiff_t>(lo),
-                                  kv_ids.begin() + static_cast<std::ptrdiff_t>(hi));
+      const std::vector<int> seqs(rep.kv_ids.begin() + static_cast<std::ptrdiff_t>(lo),
+                                  rep.kv_ids.begin() + static_cast<std::ptrdiff_t>(hi));
       const Tensor logits = step(seqs, std::vector<int64_t>(hi - lo, 1), tok, nullptr);
       if (!par_.last_stage) continue;
       for (size_t j = lo; j < hi; ++j) {
         const auto row = static_cast<int64_t>(j - lo);
         if (options_.keep_logits)
-          res.sequences[j].decode_logits.push_back(Tensor({1, logits.cols()},
-                                                          std::vector<float>(logits.row(row), logits.row(row) + logits.cols())));
-        next[j] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
+          out[j].decode_logits.push_back(
+              Tensor({1, logits.cols()}, std::vector<float>(logits.row(row), logits.row(row) + logits.cols())));
+        rep.next[j] = argmax({logits.row(row), static_cast<size_t>(logits.cols())});
       }
       send_tokens(tok);
       record(lo, hi);
     }
-    decode_s.push_back(since(t0) - (overhead() - o0));
+    decode_s.push_back(since(t0) - (timing_overhead_s() - o0));
   }
   if (!par_.last_stage && decode_steps > 0)  // the last step's tokens
     for (const auto& [lo, hi] : groups) {
-      recv_tokens(std::span<int64_t>(next.data() + lo, hi - lo));
+      recv_tokens(std::span<int64_t>(rep.next.data() + lo, hi - lo));
       record(lo, hi);
     }
+  return decode_s;
+}
 
-  // This rank's Measurements.
+Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& prompts, const Replica& rep,
+                                  const std::vector<SequenceResult>& sequences, double prefill_s,
+                                  const std::vector<double>& decode_s) const {
+  Measurements ms;
   {  // the config, by an absolute path when it is a file (validate reloads it from anywhere)
     std::error_code ec;
     const auto abs = std::filesystem::absolute(m_.config.source, ec);
@@ -183,16 +203,17 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   ms.backend = std::string(backend_->name);
   ms.prompts = prompts;
   ms.tokens.assign(prompts.size(), {});
-  for (const auto& sr : res.sequences) ms.tokens[static_cast<size_t>(sr.index)] = sr.tokens;
+  for (const auto& sr : sequences) ms.tokens[static_cast<size_t>(sr.index)] = sr.tokens;
   ms.prefill_s = prefill_s;
   ms.decode_step_s = decode_s;
+  const int r = comm_.rank();
   RankMeasurements rm;
   rm.rank = r;
   rm.stage = stage_;
   rm.attn_tp = par_.tp_rank;
   rm.attn_dp = plan_.attn_dp_index(r);
   rm.ep = par_.ep_rank;
-  rm.sequences = mine;
+  rm.sequences = rep.sequences;
   rm.load_s = load_s_;
   rm.prefill_s = prefill_s;
   rm.decode_step_s = decode_s;
@@ -214,7 +235,7 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
       c.rank = r;
       ms.collectives.push_back(c);
     }
-  return res;
+  return ms;
 }
 
 }  // namespace dayzero::executor
