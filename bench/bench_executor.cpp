@@ -21,9 +21,9 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -46,7 +46,7 @@ double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock:
 
 // ---- (a) peak --------------------------------------------------------------
 constexpr int64_t kPeakIters = 10'000'000;  // chain steps per run: ~50-80 ms at 3-4 GHz
-constexpr int kPeakRuns = 7;  // best of: short runs find the gaps in another process's load
+constexpr int kPeakRuns = 7;                // best of: short runs find the gaps in another process's load
 
 volatile float g_one = 1.0f, g_zero = 0.0f;  // opaque to the compiler: x * 1 and x + 0 are not folded
 
@@ -196,9 +196,7 @@ struct Peak {
   double per_thread = 0, all = 0;
   int cores = 1;
   bool contended = false;
-  double at(int threads) const {
-    return threads >= cores ? all : std::max(per_thread, all * threads / cores);
-  }
+  double at(int threads) const { return threads >= cores ? all : std::max(per_thread, all * threads / cores); }
 };
 Peak peak_of(const Rates& one, const Rates& all, int cores) {
   Peak p{one.wall > 0 ? one.wall : one.cpu, all.wall, cores, all.wall == 0 || one.wall == 0};
@@ -262,10 +260,11 @@ void report_gemms(const json& m, const char* phase, double step, double peak, do
   }
   if (gemms.size() > 16) std::printf("... %zu more rows (in the averages below)\n", gemms.size() - 16);
   const double avg = flops / secs / 1e9;
-  std::printf("time-weighted: %.2f GFLOP/s = %.1f%% of FMA peak, %.1f%% of SSE2 peak, %.1f%% of Eigen sgemm; GEMMs "
-              "%.3f s of the phase's %.3f s (%.0f%%)\n",
-              avg, 100 * avg / peak, 100 * avg / peak_sse2, 100 * avg / achievable, secs, step,
-              step > 0 ? 100 * secs / step : 0.0);
+  std::printf(
+      "time-weighted: %.2f GFLOP/s = %.1f%% of FMA peak, %.1f%% of SSE2 peak, %.1f%% of Eigen sgemm; GEMMs "
+      "%.3f s of the phase's %.3f s (%.0f%%)\n",
+      avg, 100 * avg / peak, 100 * avg / peak_sse2, 100 * avg / achievable, secs, step,
+      step > 0 ? 100 * secs / step : 0.0);
 }
 
 void report(const std::string& file, const Peak& fma, const Peak& sse2, const Peak& sgemm) {
@@ -291,7 +290,9 @@ void report(const std::string& file, const Peak& fma, const Peak& sse2, const Pe
                                    : std::max(1, fma.cores / std::max(1, world));
   std::printf("\n== %s: model %s, %d rank(s), %d kernel thread(s) per rank (%s)\n", file.c_str(),
               str(m, "model").c_str(), world, threads,
-              recorded > 0 ? "recorded" : env ? "DAYZERO_THREADS" : "assumed: cores / ranks");
+              recorded > 0 ? "recorded"
+              : env        ? "DAYZERO_THREADS"
+                           : "assumed: cores / ranks");
   std::vector<double> decode;
   if (m.contains("decode_step_s") && m["decode_step_s"].is_array())
     for (const auto& d : m["decode_step_s"]) decode.push_back(d.is_number() ? d.get<double>() : 0);
@@ -349,10 +350,11 @@ int main(int argc, char** argv) {
   std::printf("CPU: %d hardware threads; this build's Eigen uses: %s; load average (1 min) %s\n", cores,
               Eigen::SimdInstructionSetsInUse(), load1.c_str());
   if (peak_run) {
-    std::printf("\n(a) float32 peak, GFLOP/s (multiply-add = 2 FLOPs; best of 7 runs, sgemm 3, in which the threads\n"
-                "    ran together; last column: per thread by its own CPU time, all threads running)\n"
-                "%-32s %12s %12s %14s\n", "kernel", "1 thread", (std::to_string(cores) + " threads").c_str(),
-                "per thread");
+    std::printf(
+        "\n(a) float32 peak, GFLOP/s (multiply-add = 2 FLOPs; best of 7 runs, sgemm 3, in which the threads\n"
+        "    ran together; last column: per thread by its own CPU time, all threads running)\n"
+        "%-32s %12s %12s %14s\n",
+        "kernel", "1 thread", (std::to_string(cores) + " threads").c_str(), "per thread");
     auto print = [&](const char* name, const Rates& one, const Rates& all) {
       const Peak p = peak_of(one, all, cores);
       std::printf("%-32s %12.1f %12.1f %14.1f%s\n", name, p.per_thread, p.all, all.cpu / cores,
@@ -375,7 +377,11 @@ int main(int argc, char** argv) {
     std::printf("(%d threads: when the figure is ~1 thread's, the cores share their FP units, as SMT siblings do)\n",
                 cores);
     std::printf("executor linear, its kernel pool:\n");
-    struct Case { const char* name; int64_t T, in, out; bool fp8; };
+    struct Case {
+      const char* name;
+      int64_t T, in, out;
+      bool fp8;
+    };
     for (const Case c : {Case{"  f32 [64,7168] x [2048,7168]^T", 64, 7168, 2048, false},
                          Case{"  f32 [1,7168] x [2048,7168]^T", 1, 7168, 2048, false},
                          Case{"  fp8 [64,7168] x [2048,7168]^T", 64, 7168, 2048, true},

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     size_t feasible = 0;
     for (const auto& e : r.all) feasible += e.meets_sla ? 1 : 0;
     std::printf("%d thread(s): %zu plans evaluated in %.3f s = %.0f plans/s; %zu feasible, %zu on the Pareto front\n",
-                r.threads, r.candidates, r.wall_s, static_cast<double>(r.candidates) / r.wall_s, feasible, r.pareto.size());
+                r.threads, r.candidates, r.wall_s, static_cast<double>(r.candidates) / r.wall_s, feasible,
+                r.pareto.size());
   }
   return 0;
 }

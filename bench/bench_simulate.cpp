@@ -50,8 +50,8 @@ int main() {
               cluster.num_devices());
   std::printf("simulator setup (model costs): %.3f ms; first plan (cold collective caches): %.3f ms\n", setup_s * 1e3,
               cold_s * 1e3);
-  std::printf("first plan: fits %s, TTFT %.3f s, TPOT %.2f ms, %.0f tokens/s\n", first.fits ? "yes" : "no", first.ttft_s,
-              first.tpot_s * 1e3, first.throughput_tokens_per_s);
+  std::printf("first plan: fits %s, TTFT %.3f s, TPOT %.2f ms, %.0f tokens/s\n", first.fits ? "yes" : "no",
+              first.ttft_s, first.tpot_s * 1e3, first.throughput_tokens_per_s);
   std::printf("%d warm evaluations in %.3f s: %.0f plans/s on one core (%.2f us each)  [checksum %.6f]\n", kIters,
               warm_s, kIters / warm_s, warm_s / kIters * 1e6, checksum);
   return 0;

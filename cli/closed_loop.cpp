@@ -22,8 +22,7 @@ std::string describe_run(const plan::Measurements& m) {
   std::string s = m.model + ", " + std::to_string(m.world_size) + " rank" + (m.world_size == 1 ? "" : "s");
   if (!m.machine.cpu_model.empty()) s += ", on " + m.machine.cpu_model;
   if (m.machine.kernel_threads > 0) s += " (" + std::to_string(m.machine.kernel_threads) + " kernel threads per rank)";
-  s += ", " + std::to_string(m.ops.size()) + " timed ops (" + std::to_string(m.timing_iterations) +
-       " iterations each)";
+  s += ", " + std::to_string(m.ops.size()) + " timed ops (" + std::to_string(m.timing_iterations) + " iterations each)";
   return s;
 }
 

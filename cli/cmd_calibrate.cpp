@@ -43,24 +43,28 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   const auto& m = in.run.measurements;
   std::ostringstream src;
-  src << "dayzero calibrate, " << today() << ", from " << o.measurements << " ("
-      << describe_run(m);
+  src << "dayzero calibrate, " << today() << ", from " << o.measurements << " (" << describe_run(m);
   if (!m.machine.hostname.empty()) src << ", host " << m.machine.hostname;
-  src << "): the fit of simulate/calibration.h over " << c.ops << " measured ops, starting from: "
-      << in.figures.efficiency_source;
-  simulate::save_calibration(o.out, c, src.str(), in.figures.table.default_efficiency(), in.figures.table.default_source());
+  src << "): the fit of simulate/calibration.h over " << c.ops
+      << " measured ops, starting from: " << in.figures.efficiency_source;
+  simulate::save_calibration(o.out, c, src.str(), in.figures.table.default_efficiency(),
+                             in.figures.table.default_source());
 
   std::ostringstream out;
-  out << "Calibration of " << in.figures.device.name << " from " << o.measurements << "\n  run: " << describe_run(m) << "\n  "
-      << c.ops << " ops, " << c.rounds << " round(s) of grouping by bound\n\n";
+  out << "Calibration of " << in.figures.device.name << " from " << o.measurements << "\n  run: " << describe_run(m)
+      << "\n  " << c.ops << " ops, " << c.rounds << " round(s) of grouping by bound\n\n";
   out << "  " << pad_right("figure", 20) << pad_left("start", 12) << pad_left("fitted", 12) << pad_left("ops", 6)
       << pad_left("ideal us", 14) << pad_left("measured us", 14) << "  note\n";
   for (const auto& f : c.figures) {
     const bool overhead = f.name == "kernel_overhead_s";
-    out << "  " << pad_right(f.name, 20) << pad_left(figure(f.name, f.start), 12) << pad_left(figure(f.name, f.value), 12)
-        << pad_left(std::to_string(f.ops), 6) << pad_left(overhead || f.ops == 0 ? "-" : fixed(f.ideal_s * 1e6, 2), 14)
+    out << "  " << pad_right(f.name, 20) << pad_left(figure(f.name, f.start), 12)
+        << pad_left(figure(f.name, f.value), 12) << pad_left(std::to_string(f.ops), 6)
+        << pad_left(overhead || f.ops == 0 ? "-" : fixed(f.ideal_s * 1e6, 2), 14)
         << pad_left(overhead || f.ops == 0 ? "-" : fixed(f.measured_s * 1e6, 2), 14) << "  "
-        << (f.ops == 0 ? "no op of this group: kept" : f.clamped ? "clamped to the allowed range" : "") << '\n';
+        << (f.ops == 0  ? "no op of this group: kept"
+            : f.clamped ? "clamped to the allowed range"
+                        : "")
+        << '\n';
   }
   out << "\n  (ideal us: the group's time at the device's peak; measured us: its measured time less the fitted\n"
          "  overhead per call; fitted = ideal / measured. Times are min_s x calls, us = 1e-6 s.)\n";
@@ -72,8 +76,9 @@ void run_calibrate(const CalibrateOptions& o) {
 
 void add_calibrate_command(CLI::App& app) {
   auto opts = std::make_shared<CalibrateOptions>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "Fit a device's efficiency figures to a run's measured ops and "
-                                                  "write them as an efficiency table");
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "Fit a device's efficiency figures to a run's measured ops and "
+                                     "write them as an efficiency table");
   cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`")->required();
   cmd->add_option("--device", opts->device, "Catalog device the run ran on (default: cpu-host)");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");

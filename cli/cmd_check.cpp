@@ -62,7 +62,8 @@ void print_coverage(std::ostream& out, const std::vector<executor::OpCoverage>& 
 nlohmann::json to_json(const model::CheckReport& r) {
   auto mismatches = [](const std::vector<model::TensorMismatch>& ms) {
     nlohmann::json a = nlohmann::json::array();
-    for (const auto& m : ms) a.push_back({{"name", m.name}, {"expected", m.expected}, {"found", m.found}, {"file", m.file}});
+    for (const auto& m : ms)
+      a.push_back({{"name", m.name}, {"expected", m.expected}, {"found", m.found}, {"file", m.file}});
     return a;
   };
   return {{"ok", r.ok()},
@@ -116,9 +117,10 @@ void run_check(const CheckOptions& o) {
 void add_check_command(CLI::App& app) {
   auto opts = std::make_shared<CheckOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "check", "Check a checkpoint directory against its config.json: missing, unexpected, misshaped and "
-               "wrong-dtype tensors, bytes per dtype (reads only the safetensors headers), and which executor backends "
-               "implement each op the model needs. Exit 2 on a tensor mismatch");
+      "check",
+      "Check a checkpoint directory against its config.json: missing, unexpected, misshaped and "
+      "wrong-dtype tensors, bytes per dtype (reads only the safetensors headers), and which executor backends "
+      "implement each op the model needs. Exit 2 on a tensor mismatch");
   cmd->add_option("model_dir", opts->dir, "Directory with config.json and model.safetensors (or an index and shards)")
       ->required();
   cmd->add_flag("--json", opts->json, "Print one JSON object");

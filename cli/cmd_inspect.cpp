@@ -25,10 +25,11 @@ void print_ops(std::ostream& out, const model::Layer& l) {
   out << "  " << pad_right("op", 28) << pad_right("kind", 12) << pad_left("n x k", 22) << pad_left("params", 16)
       << pad_left("weight bytes", 16) << pad_left("MFLOP/token", 13) << pad_left("act B/token", 13) << '\n';
   for (const auto& op : l.ops) {
-    const bool gemm = op.kind == model::OpKind::gemm || op.kind == model::OpKind::router ||
-                      op.kind == model::OpKind::expert_gemm;
+    const bool gemm =
+        op.kind == model::OpKind::gemm || op.kind == model::OpKind::router || op.kind == model::OpKind::expert_gemm;
     std::string shape = gemm ? std::to_string(op.n) + " x " + std::to_string(op.k) : std::to_string(op.n);
-    if (op.heads > 0) shape = std::to_string(op.heads) + " x " + std::to_string(op.n / (op.kind == model::OpKind::rope ? op.heads : 1));
+    if (op.heads > 0)
+      shape = std::to_string(op.heads) + " x " + std::to_string(op.n / (op.kind == model::OpKind::rope ? op.heads : 1));
     if (op.kind == model::OpKind::expert_gemm)
       shape = std::to_string(op.active_experts) + "/" + std::to_string(op.experts) + " x " + shape;
     std::string flops = fixed(static_cast<double>(op.flops_per_token()) / 1e6, 3);
@@ -79,7 +80,8 @@ void print_summary(std::ostream& out, const Model& m) {
       << '\n';
 
   out << "\nParameters (B = 1e9)\n";
-  out << "  total           " << pad_left(with_commas(m.params_total()), 20) << "  " << billions(m.params_total()) << '\n';
+  out << "  total           " << pad_left(with_commas(m.params_total()), 20) << "  " << billions(m.params_total())
+      << '\n';
   out << "  active/token    " << pad_left(with_commas(m.params_active()), 20) << "  " << billions(m.params_active())
       << "  (embedding and head included)\n";
   const int64_t no_embed = m.params_active() - m.params_embedding();
@@ -104,8 +106,8 @@ void print_summary(std::ostream& out, const Model& m) {
   out << "  bf16  " << with_commas(m.kv_bytes_per_token(2)) << " bytes\n";
   out << "  fp8   " << with_commas(m.kv_bytes_per_token(1)) << " bytes\n";
   if (c.sliding_window > 0)
-    out << "  (sliding layers stop growing at " << c.sliding_window << " tokens: 128k context at bf16 = "
-        << gb_and_gib(m.kv_cache_bytes(131072, 2)) << ")\n";
+    out << "  (sliding layers stop growing at " << c.sliding_window
+        << " tokens: 128k context at bf16 = " << gb_and_gib(m.kv_cache_bytes(131072, 2)) << ")\n";
 
   // One dense and one MoE layer, where the model has them.
   const model::Layer* dense = nullptr;
@@ -138,8 +140,9 @@ void run_inspect(const InspectOptions& o) {
 
 void add_inspect_command(CLI::App& app) {
   auto opts = std::make_shared<InspectOptions>();
-  CLI::App* cmd = app.add_subcommand("inspect", "Describe a model from its config.json: sizes, parameters, "
-                                                "weight bytes, KV cache per token, op inventory");
+  CLI::App* cmd = app.add_subcommand("inspect",
+                                     "Describe a model from its config.json: sizes, parameters, "
+                                     "weight bytes, KV cache per token, op inventory");
   cmd->add_option("path", opts->path,
                   "config.json, a model directory holding one, or the name of a bundled model (default: " +
                       std::string(kDefaultModel) + ")");

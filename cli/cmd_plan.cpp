@@ -13,9 +13,9 @@
 #include "cli/format.h"
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
+#include "plan/plan_json.h"
 #include "search/search.h"
 #include "search/session.h"
-#include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
 
@@ -45,12 +45,13 @@ std::string csv(const search::SearchResult& r) {
     const auto& e = r.all[i];
     const auto& p = e.plan;
     const auto& d = e.prediction;
-    o << i << ',' << p.world_size() << ',' << p.pp << ',' << p.attention.tp << ',' << p.attention.dp << ','
-      << p.moe.ep << ',' << p.moe.tp << ',' << search::weight_choice_name(e.weights) << ','
-      << plan::kv_dtype_name(p.dtypes.kv_cache) << ','
-      << p.offload.resident_experts << ',' << p.workload.batch << ',' << (d.fits ? 1 : 0) << ','
-      << (e.meets_sla ? 1 : 0) << ',' << e.max_memory_bytes << ',';
-    if (d.fits) o << d.ttft_s << ',' << d.tpot_s << ',' << d.throughput_tokens_per_s << ',' << d.throughput_tokens_per_s_per_device;
+    o << i << ',' << p.world_size() << ',' << p.pp << ',' << p.attention.tp << ',' << p.attention.dp << ',' << p.moe.ep
+      << ',' << p.moe.tp << ',' << search::weight_choice_name(e.weights) << ','
+      << plan::kv_dtype_name(p.dtypes.kv_cache) << ',' << p.offload.resident_experts << ',' << p.workload.batch << ','
+      << (d.fits ? 1 : 0) << ',' << (e.meets_sla ? 1 : 0) << ',' << e.max_memory_bytes << ',';
+    if (d.fits)
+      o << d.ttft_s << ',' << d.tpot_s << ',' << d.throughput_tokens_per_s << ','
+        << d.throughput_tokens_per_s_per_device;
     else o << ",,,";
     o << '\n';
   }
@@ -131,12 +132,13 @@ void print_text(std::ostream& out, const search::Session& session, const search:
   out << "Scenario " << s.name << ": " << m.config.display_family() << " (" << billions(m.params_total())
       << " params) on " << c.name() << " (" << c.num_devices() << " x " << c.device_spec().name << ")\n";
   if (!s.description.empty()) out << "  " << s.description << '\n';
-  out << "  SLA: TTFT <= " << (s.sla.max_ttft_s > 0 ? fixed(s.sla.max_ttft_s, 2) + " s" : "any") << ", TPOT <= "
-      << (s.sla.max_tpot_s > 0 ? ms(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
+  out << "  SLA: TTFT <= " << (s.sla.max_ttft_s > 0 ? fixed(s.sla.max_ttft_s, 2) + " s" : "any")
+      << ", TPOT <= " << (s.sla.max_tpot_s > 0 ? ms(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
       << search::objective_name(s.objective) << '\n';
-  out << "  " << with_commas(static_cast<int64_t>(r.candidates)) << " plans evaluated: "
-      << with_commas(static_cast<int64_t>(rep.fits)) << " fit, " << with_commas(static_cast<int64_t>(rep.meets))
-      << " also meet the SLA; " << r.pareto.size() << " on the Pareto front\n";
+  out << "  " << with_commas(static_cast<int64_t>(r.candidates))
+      << " plans evaluated: " << with_commas(static_cast<int64_t>(rep.fits)) << " fit, "
+      << with_commas(static_cast<int64_t>(rep.meets)) << " also meet the SLA; " << r.pareto.size()
+      << " on the Pareto front\n";
   if (!r.top.empty()) {
     print_plans(out, r);
   } else {
@@ -169,8 +171,7 @@ search::SearchResult search_with_progress(const search::Session& session, int th
               << with_commas(static_cast<int64_t>(total)) << " plans (" << fixed(elapsed, 1) << " s)" << std::flush;
     progressed = true;
   };
-  search::SearchResult r =
-      search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
+  search::SearchResult r = search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
   if (progressed) std::cerr << '\n';
   std::cerr << "dayzero plan: " << with_commas(static_cast<int64_t>(r.candidates)) << " plans evaluated in "
             << fixed(r.wall_s, 2) << " s on " << r.threads << " thread(s)\n";

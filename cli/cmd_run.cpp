@@ -55,7 +55,8 @@ plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t pro
   if (m.config.is_moe()) {
     const int ranks = o.tp * o.dp;
     if (ranks % o.ep != 0)
-      throw std::runtime_error("--ep " + std::to_string(o.ep) + " does not divide --tp x --dp = " + std::to_string(ranks));
+      throw std::runtime_error("--ep " + std::to_string(o.ep) +
+                               " does not divide --tp x --dp = " + std::to_string(ranks));
     p.moe = {1, o.ep, ranks / o.ep};
   } else if (o.ep != 1) {
     throw std::runtime_error("--ep " + std::to_string(o.ep) + ": the model has no experts");
@@ -70,21 +71,23 @@ std::string us(double s) { return fixed(s * 1e6, 1); }
 
 void print_table(const plan::Measurements& ms) {
   for (size_t i = 0; i < ms.tokens.size(); ++i) {
-    std::cout << (ms.tokens.size() == 1 ? std::string("generated tokens:") : "sequence " + std::to_string(i) + " tokens:");
+    std::cout << (ms.tokens.size() == 1 ? std::string("generated tokens:")
+                                        : "sequence " + std::to_string(i) + " tokens:");
     for (int64_t t : ms.tokens[i]) std::cout << ' ' << t;
     std::cout << '\n';
   }
   int64_t prompt_tokens = 0;
   for (const auto& p : ms.prompts) prompt_tokens += static_cast<int64_t>(p.size());
-  std::cout << "prefill " << fixed(ms.prefill_s * 1e3, 3) << " ms (" << prompt_tokens << " tokens, " << ms.prompts.size()
-            << " sequence(s)), decode " << fixed(ms.decode_step_mean_s() * 1e3, 3) << " ms/step ("
+  std::cout << "prefill " << fixed(ms.prefill_s * 1e3, 3) << " ms (" << prompt_tokens << " tokens, "
+            << ms.prompts.size() << " sequence(s)), decode " << fixed(ms.decode_step_mean_s() * 1e3, 3) << " ms/step ("
             << ms.decode_step_s.size() << " steps; the slowest rank's)\n";
   for (const auto& r : ms.ranks) {
     const auto& mem = r.memory;
     std::cout << "rank " << r.rank << " (stage " << r.stage << ", tp " << r.attn_tp << ", dp " << r.attn_dp << ", ep "
-              << r.ep << "): weights loaded in " << fixed(r.load_s * 1e3, 1) << " ms; peak " << with_commas(mem.peak_bytes()) << " bytes (weights "
-              << with_commas(mem.weights_bytes) << " + KV " << with_commas(mem.kv_bytes) << " + workspace "
-              << with_commas(mem.workspace_bytes) << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
+              << r.ep << "): weights loaded in " << fixed(r.load_s * 1e3, 1) << " ms; peak "
+              << with_commas(mem.peak_bytes()) << " bytes (weights " << with_commas(mem.weights_bytes) << " + KV "
+              << with_commas(mem.kv_bytes) << " + workspace " << with_commas(mem.workspace_bytes)
+              << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
   }
   if (ms.ops.empty() || ms.timing_iterations == 0) return;
   std::cout << "(rank 0's ops below; every rank's are in the file)\n";
@@ -107,14 +110,14 @@ void print_table(const plan::Measurements& ms) {
   std::cout << "\ncollectives (nccl-tests sizes and bus factors; min of " << ms.timing_iterations
             << " timed iterations after 1 warm-up):\n"
             << pad_right("collective", 16) << pad_left("ranks", 6) << pad_left("bytes", 12) << pad_left("calls", 6)
-            << pad_left("mean us", 10) << pad_left("min us", 10) << pad_left("algbw GB/s", 12) << pad_left("busbw GB/s", 12)
-            << '\n';
+            << pad_left("mean us", 10) << pad_left("min us", 10) << pad_left("algbw GB/s", 12)
+            << pad_left("busbw GB/s", 12) << '\n';
   for (const auto& c : ms.collectives)
     if (c.rank == 0)
-    std::cout << pad_right(std::string(core::collective_name(c.collective)), 16) << pad_left(std::to_string(c.ranks), 6)
-              << pad_left(with_commas(c.size_bytes), 12) << pad_left(std::to_string(c.calls), 6)
-              << pad_left(us(c.mean_s), 10) << pad_left(us(c.min_s), 10) << pad_left(fixed(c.algbw_GBps(), 3), 12)
-              << pad_left(fixed(c.busbw_GBps(), 3), 12) << '\n';
+      std::cout << pad_right(std::string(core::collective_name(c.collective)), 16)
+                << pad_left(std::to_string(c.ranks), 6) << pad_left(with_commas(c.size_bytes), 12)
+                << pad_left(std::to_string(c.calls), 6) << pad_left(us(c.mean_s), 10) << pad_left(us(c.min_s), 10)
+                << pad_left(fixed(c.algbw_GBps(), 3), 12) << pad_left(fixed(c.busbw_GBps(), 3), 12) << '\n';
 }
 
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm);
@@ -146,15 +149,16 @@ void run_run(const RunCliOptions& o) {
     comm.abort(1);
   }
 #else
-  throw std::runtime_error("launched on several ranks, but this dayzero was built without MPI "
-                           "(install libopenmpi-dev and rebuild)");
+  throw std::runtime_error(
+      "launched on several ranks, but this dayzero was built without MPI "
+      "(install libopenmpi-dev and rebuild)");
 #endif
 }
 
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   namespace fs = std::filesystem;
   const bool lead = comm.rank() == 0;  // rank 0 writes the files and prints
-  {  // before any work: the results must have somewhere to go
+  {                                    // before any work: the results must have somewhere to go
     const fs::path dir = fs::absolute(fs::path(o.out)).parent_path();
     if (!fs::is_directory(dir))
       throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
@@ -190,8 +194,10 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   if (lead) {  // say what the CPU backend does not apply of the plan
     std::string planned;
     const auto& d = plan.dtypes;
-    for (const auto& [part, v] : {std::pair{"attention", d.attention}, {"dense_mlp", d.dense_mlp},
-                                  {"experts", d.experts}, {"embedding", d.embedding}})
+    for (const auto& [part, v] : {std::pair{"attention", d.attention},
+                                  {"dense_mlp", d.dense_mlp},
+                                  {"experts", d.experts},
+                                  {"embedding", d.embedding}})
       if (v != model::WeightPrecision::checkpoint)
         planned += std::string(planned.empty() ? "" : ", ") + part + " " + std::string(model::precision_name(v));
     if (!planned.empty())
@@ -220,13 +226,14 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
 
 void add_run_command(CLI::App& app) {
   auto opts = std::make_shared<RunCliOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Run a plan for real on this machine's CPU: prefill, greedy decode, "
-                                            "per-op timing; writes Measurements JSON");
+  CLI::App* cmd = app.add_subcommand("run",
+                                     "Run a plan for real on this machine's CPU: prefill, greedy decode, "
+                                     "per-op timing; writes Measurements JSON");
   cmd->add_option("plan", opts->plan, "Plan file (from `plan`); without it, --tp/--pp/--ep/--dp build one");
   cmd->add_option("--weights", opts->weights, "Checkpoint directory (config.json + safetensors), real or from `synth`")
       ->required();
-  auto* tokens = cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt token ids, comma-separated")
-                     ->delimiter(',');
+  auto* tokens =
+      cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt token ids, comma-separated")->delimiter(',');
   cmd->add_option("--prompt-len", opts->prompt_len, "Length of a reproducible pseudo-random prompt")
       ->check(CLI::PositiveNumber)
       ->excludes(tokens);
@@ -234,7 +241,8 @@ void add_run_command(CLI::App& app) {
                   "Sequences run together (each the prompt, or its own pseudo-random one); default: the plan's "
                   "workload batch, or --dp")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--decode-steps", opts->decode_steps, "Greedy decode steps after prefill")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--decode-steps", opts->decode_steps, "Greedy decode steps after prefill")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", opts->out, "Measurements JSON to write (atomically)");
   cmd->add_option("--backend", opts->backend, "Kernels to run on (`dayzero check` lists each backend's coverage)");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")

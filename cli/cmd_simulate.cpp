@@ -37,7 +37,8 @@ void print_step(std::ostream& out, const char* title, const simulate::StepTime& 
   for (const auto& [k, v] : st.by_kind_s) rows.emplace_back(v, simulate::cost_kind_name(k));
   std::sort(rows.rbegin(), rows.rend());
   for (const auto& [v, k] : rows)
-    out << "  " << pad_right(k, 18) << pad_left(seconds(v), 12) << pad_left(fixed(100 * v / st.time_s, 1) + " %", 9) << '\n';
+    out << "  " << pad_right(k, 18) << pad_left(seconds(v), 12) << pad_left(fixed(100 * v / st.time_s, 1) + " %", 9)
+        << '\n';
 }
 
 void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simulator& sim,
@@ -60,11 +61,12 @@ void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simula
       << pad_left("host", 10) << '\n';
   for (int s = 0; s < p.pp; ++s) {
     const auto& r = pred.ranks[static_cast<size_t>(s * p.ranks_per_stage())];
-    const std::string ranks = std::to_string(s * p.ranks_per_stage()) + "-" + std::to_string((s + 1) * p.ranks_per_stage() - 1);
+    const std::string ranks =
+        std::to_string(s * p.ranks_per_stage()) + "-" + std::to_string((s + 1) * p.ranks_per_stage() - 1);
     out << "  " << pad_right(ranks, 12) << pad_left(gb(r.weights_bytes), 10) << pad_left(gb(r.kv_cache_bytes), 10)
-        << pad_left(gb(r.activation_bytes), 10) << pad_left(gb(r.buffer_bytes), 10) << pad_left(gb(r.overhead_bytes), 10)
-        << pad_left(gb(r.total_bytes), 10) << pad_left(gb(r.capacity_bytes), 10) << pad_left(gb(r.host_bytes), 10)
-        << (r.fits() ? "" : "  DOES NOT FIT") << '\n';
+        << pad_left(gb(r.activation_bytes), 10) << pad_left(gb(r.buffer_bytes), 10)
+        << pad_left(gb(r.overhead_bytes), 10) << pad_left(gb(r.total_bytes), 10) << pad_left(gb(r.capacity_bytes), 10)
+        << pad_left(gb(r.host_bytes), 10) << (r.fits() ? "" : "  DOES NOT FIT") << '\n';
   }
   out << "  fullest: " << pred.fullest_reason << '\n';
   print_step(out, "Prefill of one prompt per replica (TTFT)", pred.prefill);
@@ -96,8 +98,9 @@ void run_simulate(const SimulateOptions& o) {
 
 void add_simulate_command(CLI::App& app) {
   auto opts = std::make_shared<SimulateOptions>();
-  CLI::App* cmd = app.add_subcommand("simulate", "Memory per rank and prefill/decode time of one plan "
-                                                 "(exit 2 when it does not fit)");
+  CLI::App* cmd = app.add_subcommand("simulate",
+                                     "Memory per rank and prefill/decode time of one plan "
+                                     "(exit 2 when it does not fit)");
   cmd->add_option("--model", opts->model, "config.json, model directory, or bundled model name")->required();
   cmd->add_option("--cluster", opts->cluster, "Cluster JSON file, or bundled cluster name (e.g. h200-2x8)")->required();
   cmd->add_option("--plan", opts->plan, "Plan JSON file")->required();

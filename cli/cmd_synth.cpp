@@ -24,15 +24,16 @@ void run_synth(const SynthCliOptions& o) {
   so.seed = o.seed;
   so.max_shard_bytes = static_cast<int64_t>(o.shard_gb * 1e9);
   const auto r = model::write_synthetic_checkpoint(resolve_model_path(o.config), o.out, so);
-  std::cout << "wrote " << with_commas(r.tensors) << " tensors, " << gb_and_gib(r.bytes) << ", in "
-            << r.files.size() << " file(s) to " << o.out << '\n';
+  std::cout << "wrote " << with_commas(r.tensors) << " tensors, " << gb_and_gib(r.bytes) << ", in " << r.files.size()
+            << " file(s) to " << o.out << '\n';
 }
 }  // namespace
 
 void add_synth_command(CLI::App& app) {
   auto opts = std::make_shared<SynthCliOptions>();
-  CLI::App* cmd = app.add_subcommand("synth", "Write a checkpoint of random weights at a model's real shapes, "
-                                              "dtypes and Hugging Face names");
+  CLI::App* cmd = app.add_subcommand("synth",
+                                     "Write a checkpoint of random weights at a model's real shapes, "
+                                     "dtypes and Hugging Face names");
   cmd->add_option("config", opts->config, "config.json, a model directory, or a bundled model name")->required();
   cmd->add_option("--out", opts->out, "Output directory (created)")->required();
   cmd->add_option("--layers", opts->layers, "Keep only the first N decoder layers")->check(CLI::PositiveNumber);

@@ -63,10 +63,11 @@ void print_summary(std::ostream& out, const Cluster& cl, PathOracle& paths) {
   out << "  per device   memory " << gb_and_gib(static_cast<int64_t>(d.mem_bytes)) << ", " << gbps(d.mem_bw_Bps)
       << " memory bandwidth\n";
   out << "               dense peak:";
-  for (const auto& [dtype, f] : d.peak_flops_per_s) out << " " << compute_dtype_name(dtype) << " " << fixed(f / 1e12, 1);
+  for (const auto& [dtype, f] : d.peak_flops_per_s)
+    out << " " << compute_dtype_name(dtype) << " " << fixed(f / 1e12, 1);
   out << " TFLOP/s\n";
-  out << "  total        memory " << gb_and_gib(static_cast<int64_t>(d.mem_bytes * cl.num_devices()))
-      << ", bf16 " << fixed(d.peak_flops_for(ComputeDtype::bf16) * cl.num_devices() / 1e15, 2) << " PFLOP/s\n";
+  out << "  total        memory " << gb_and_gib(static_cast<int64_t>(d.mem_bytes * cl.num_devices())) << ", bf16 "
+      << fixed(d.peak_flops_for(ComputeDtype::bf16) * cl.num_devices() / 1e15, 2) << " PFLOP/s\n";
   out << "  intra-node   " << intra_fabric_name(c.intra_node.fabric);
   if (c.intra_node.fabric == IntraFabric::nvswitch) {
     out << ", " << gbps(cl.intra_link_bw_Bps()) << " per device per direction";
@@ -80,7 +81,8 @@ void print_summary(std::ostream& out, const Cluster& cl, PathOracle& paths) {
   if (d.host_link.pcie_gen > 0) out << " gen" << d.host_link.pcie_gen;
   out << ", " << gbps(cl.host_link_bw_Bps()) << " per device per direction, " << c.host.pcie_switches
       << " PCIe switch(es) per node";
-  if (c.host.mem_bytes > 0) out << ", host memory " << gb_and_gib(static_cast<int64_t>(c.host.mem_bytes)) << " per node";
+  if (c.host.mem_bytes > 0)
+    out << ", host memory " << gb_and_gib(static_cast<int64_t>(c.host.mem_bytes)) << " per node";
   out << "\n";
   if (c.nics.per_node > 0)
     out << "  NICs         " << c.nics.per_node << " per node x " << gbps(c.nics.bw_Bps) << " ("
@@ -101,19 +103,19 @@ void print_summary(std::ostream& out, const Cluster& cl, PathOracle& paths) {
   auto show_route = [&](DeviceId a, DeviceId b) {
     const Route r = paths.route(a, b);
     out << "  route        " << cl.device_name(a) << " -> " << cl.device_name(b) << ": " << r.channels.size()
-        << " links, bottleneck " << gbps(r.bottleneck_bw_Bps) << ", latency " << fixed(r.latency_s * 1e6, 2)
-        << " us\n";
+        << " links, bottleneck " << gbps(r.bottleneck_bw_Bps) << ", latency " << fixed(r.latency_s * 1e6, 2) << " us\n";
   };
   if (cl.devices_per_node() > 1) show_route(cl.device(0, 0), cl.device(0, 1));
   if (cl.num_nodes() > 1) show_route(cl.device(0, 0), cl.device(cl.num_nodes() - 1, 0));
 }
 
 void print_table(std::ostream& out, const Cluster& cl, const Group& g, const std::vector<CollectiveCost>& rows) {
-  out << "\nCollectives over " << g.label << ": " << g.devices.size() << " devices, " << cl.device_name(g.devices.front())
-      << " .. " << cl.device_name(g.devices.back()) << " (sendrecv: first -> last)\n";
+  out << "\nCollectives over " << g.label << ": " << g.devices.size() << " devices, "
+      << cl.device_name(g.devices.front()) << " .. " << cl.device_name(g.devices.back())
+      << " (sendrecv: first -> last)\n";
   out << "  sizes in KiB/MiB/GiB (2^10, 2^20, 2^30 B); bandwidths in GB/s (1e9 B/s)\n";
-  out << "  " << pad_right("collective", 16) << pad_left("size", 9) << pad_left("time_us", 13)
-      << pad_left("algbw", 10) << pad_left("busbw", 10) << "  algorithm\n";
+  out << "  " << pad_right("collective", 16) << pad_left("size", 9) << pad_left("time_us", 13) << pad_left("algbw", 10)
+      << pad_left("busbw", 10) << "  algorithm\n";
   for (const auto& r : rows)
     out << "  " << pad_right(std::string(collective_name(r.collective)), 16) << pad_left(size_label(r.size_bytes), 9)
         << pad_left(fixed(r.time_s * 1e6, 2), 13) << pad_left(fixed(r.algbw_Bps / 1e9, 2), 10)
@@ -174,9 +176,10 @@ void run_topo(const TopoOptions& o) {
 
 void add_topo_command(CLI::App& app) {
   auto opts = std::make_shared<TopoOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "topo", "Describe a cluster (devices, fabrics, graph) and tabulate collective times, algbw and busbw "
-              "(nccl-tests definitions) from 1 KiB to 1 GiB for one node and for all devices");
+  CLI::App* cmd =
+      app.add_subcommand("topo",
+                         "Describe a cluster (devices, fabrics, graph) and tabulate collective times, algbw and busbw "
+                         "(nccl-tests definitions) from 1 KiB to 1 GiB for one node and for all devices");
   cmd->add_option("cluster", opts->cluster,
                   "Cluster JSON file, or the name of a bundled cluster in scenarios/clusters (e.g. h200-2x8)")
       ->required();

@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "cli/closed_loop.h"
-#include "cli/run_prediction_report.h"
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/run_prediction_report.h"
 #include "simulate/validation.h"
 
 namespace dayzero::cli {
@@ -37,29 +37,50 @@ std::string shape(const std::vector<int64_t>& s) {
 }
 
 nlohmann::json phase_json(const simulate::PhaseValidation& p) {
-  return {{"measured", p.measured},         {"steps", p.steps},
-          {"rank", p.rank},                 {"measured_s", p.measured_s},
-          {"measured_ops_s", p.measured_ops_s}, {"predicted_s", p.predicted_s},
+  return {{"measured", p.measured},
+          {"steps", p.steps},
+          {"rank", p.rank},
+          {"measured_s", p.measured_s},
+          {"measured_ops_s", p.measured_ops_s},
+          {"predicted_s", p.predicted_s},
           {"error_pct", num(p.error_pct)}};
 }
 
 nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs& in) {
   nlohmann::json groups = nlohmann::json::array(), ops = nlohmann::json::array();
   for (const auto& g : r.groups)
-    groups.push_back({{"phase", g.phase}, {"kind", g.kind}, {"ops", g.ops}, {"calls", g.calls},
-                      {"measured_s", g.measured_s}, {"predicted_s", g.predicted_s}, {"error_pct", num(g.error_pct)}});
+    groups.push_back({{"phase", g.phase},
+                      {"kind", g.kind},
+                      {"ops", g.ops},
+                      {"calls", g.calls},
+                      {"measured_s", g.measured_s},
+                      {"predicted_s", g.predicted_s},
+                      {"error_pct", num(g.error_pct)}});
   for (const auto& o : r.ops)
-    ops.push_back({{"rank", o.rank}, {"phase", o.phase}, {"name", o.name}, {"kind", o.kind}, {"variant", o.variant},
-                   {"shape", o.shape}, {"calls", o.calls}, {"bound", o.bound}, {"measured_s", o.measured_s},
-                   {"predicted_s", o.predicted_s}, {"error_pct", num(o.error_pct)}});
+    ops.push_back({{"rank", o.rank},
+                   {"phase", o.phase},
+                   {"name", o.name},
+                   {"kind", o.kind},
+                   {"variant", o.variant},
+                   {"shape", o.shape},
+                   {"calls", o.calls},
+                   {"bound", o.bound},
+                   {"measured_s", o.measured_s},
+                   {"predicted_s", o.predicted_s},
+                   {"error_pct", num(o.error_pct)}});
   const auto& e = r.efficiency;
   return {{"measurements", in.run.file.string()},
           {"device", r.device},
           {"compute_dtype", topology::compute_dtype_name(r.compute_dtype)},
           {"efficiency",
-           {{"gemm_compute", e.gemm_compute}, {"gemm_memory", e.gemm_memory}, {"attention_compute", e.attention_compute},
-            {"attention_memory", e.attention_memory}, {"elementwise_memory", e.elementwise_memory},
-            {"kernel_overhead_s", e.kernel_overhead_s}, {"tile_rows", e.tile_rows}, {"file", in.figures.table_file.string()},
+           {{"gemm_compute", e.gemm_compute},
+            {"gemm_memory", e.gemm_memory},
+            {"attention_compute", e.attention_compute},
+            {"attention_memory", e.attention_memory},
+            {"elementwise_memory", e.elementwise_memory},
+            {"kernel_overhead_s", e.kernel_overhead_s},
+            {"tile_rows", e.tile_rows},
+            {"file", in.figures.table_file.string()},
             {"source", in.figures.efficiency_source}}},
           {"groups", groups},
           {"prefill", phase_json(r.prefill)},
@@ -71,11 +92,11 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
 void print_report(std::ostream& out, const simulate::ValidationReport& r, const LoopInputs& in, bool per_op) {
   const auto& e = r.efficiency;
   out << "Predicted against measured: " << in.run.file.string() << "\n  run: " << describe_run(in.run.measurements)
-      << "\n  device " << r.device << " (" << topology::compute_dtype_name(r.compute_dtype) << "), figures from " << in.figures.table_file.string() << ": GEMM "
-      << fixed(e.gemm_compute, 3) << " compute / " << fixed(e.gemm_memory, 3) << " memory, attention "
-      << fixed(e.attention_compute, 3) << " / " << fixed(e.attention_memory, 3) << ", element-wise "
-      << fixed(e.elementwise_memory, 3) << ", " << fixed(e.kernel_overhead_s * 1e6, 3) << " us per call, tile rows "
-      << e.tile_rows << "\n\n";
+      << "\n  device " << r.device << " (" << topology::compute_dtype_name(r.compute_dtype) << "), figures from "
+      << in.figures.table_file.string() << ": GEMM " << fixed(e.gemm_compute, 3) << " compute / "
+      << fixed(e.gemm_memory, 3) << " memory, attention " << fixed(e.attention_compute, 3) << " / "
+      << fixed(e.attention_memory, 3) << ", element-wise " << fixed(e.elementwise_memory, 3) << ", "
+      << fixed(e.kernel_overhead_s * 1e6, 3) << " us per call, tile rows " << e.tile_rows << "\n\n";
   out << "Per phase and op kind, all ranks (measured = min_s x calls; us = 1e-6 s; error = (predicted - measured) / "
          "measured)\n";
   out << "  " << pad_right("phase", 9) << pad_right("kind", 13) << pad_left("ops", 5) << pad_left("calls", 8)
@@ -111,8 +132,8 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
   for (const auto& o : r.ops)
     out << "  " << pad_left(std::to_string(o.rank), 4) << "  " << pad_right(o.phase, 8) << pad_right(o.name, 26)
         << pad_right(o.kind, 12) << pad_right(shape(o.shape), 14) << pad_left(std::to_string(o.calls), 6)
-        << pad_left(o.bound, 9) << pad_left(fixed(o.measured_s * 1e6, 3), 13) << pad_left(fixed(o.predicted_s * 1e6, 3), 14)
-        << pad_left(pct(o.error_pct), 10) << '\n';
+        << pad_left(o.bound, 9) << pad_left(fixed(o.measured_s * 1e6, 3), 13)
+        << pad_left(fixed(o.predicted_s * 1e6, 3), 14) << pad_left(pct(o.error_pct), 10) << '\n';
 }
 
 void run_validate(const ValidateOptions& o) {
@@ -134,8 +155,9 @@ void run_validate(const ValidateOptions& o) {
 
 void add_validate_command(CLI::App& app) {
   auto opts = std::make_shared<ValidateOptions>();
-  CLI::App* cmd = app.add_subcommand("validate", "A run's measured ops against the simulator's prediction of them: "
-                                                 "per phase and op kind, and end to end");
+  CLI::App* cmd = app.add_subcommand("validate",
+                                     "A run's measured ops against the simulator's prediction of them: "
+                                     "per phase and op kind, and end to end");
   cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`")->required();
   cmd->add_option("--device", opts->device, "Catalog device to predict on (default: cpu-host)");
   cmd->add_option("--calibration", opts->calibration,

@@ -27,8 +27,8 @@ void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, c
   }
   const auto& p = *v.whole_run;
   const auto& w = p.plan.workload;
-  out << "  workload: " << w.batch << " sequences of " << w.input_len << " prompt tokens (mean), "
-      << w.output_len - 1 << " decode steps\n";
+  out << "  workload: " << w.batch << " sequences of " << w.input_len << " prompt tokens (mean), " << w.output_len - 1
+      << " decode steps\n";
   std::string prefill = "prefill (";
   prefill += std::to_string(p.prompts_per_replica);
   prefill += " x TTFT per replica)";
@@ -51,10 +51,14 @@ nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
           {"prompts_per_replica", p.prompts_per_replica},
           {"ttft_s", p.prediction.ttft_s},
           {"tpot_s", p.prediction.tpot_s},
-          {"prefill", {{"measured_s", p.measured_prefill_s}, {"predicted_s", p.predicted_prefill_s},
-                       {"error_pct", num(p.prefill_error_pct)}}},
-          {"decode_step", {{"measured_s", p.measured_decode_step_s}, {"predicted_s", p.predicted_decode_step_s},
-                           {"error_pct", num(p.decode_error_pct)}}}};
+          {"prefill",
+           {{"measured_s", p.measured_prefill_s},
+            {"predicted_s", p.predicted_prefill_s},
+            {"error_pct", num(p.prefill_error_pct)}}},
+          {"decode_step",
+           {{"measured_s", p.measured_decode_step_s},
+            {"predicted_s", p.predicted_decode_step_s},
+            {"error_pct", num(p.decode_error_pct)}}}};
 }
 
 }  // namespace dayzero::cli

@@ -10,9 +10,9 @@
 namespace dayzero::core {
 
 enum class Collective : uint8_t { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
-inline constexpr Collective kAllCollectives[] = {Collective::all_reduce, Collective::all_gather,
+inline constexpr Collective kAllCollectives[] = {Collective::all_reduce,     Collective::all_gather,
                                                  Collective::reduce_scatter, Collective::all_to_all,
-                                                 Collective::broadcast, Collective::send_recv};
+                                                 Collective::broadcast,      Collective::send_recv};
 
 // nccl-tests names: all_reduce, all_gather, reduce_scatter, alltoall, broadcast, sendrecv.
 std::string_view collective_name(Collective c);

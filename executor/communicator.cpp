@@ -13,8 +13,9 @@ void same_size(size_t a, size_t b, const char* what) {
                                 std::to_string(a) + " vs " + std::to_string(b) + ")");
 }
 void self_rank(int r, const char* what) {
-  if (r != 0) throw std::invalid_argument(std::string("SelfCommunicator::") + what + ": rank " + std::to_string(r) +
-                                          " does not exist (size 1)");
+  if (r != 0)
+    throw std::invalid_argument(std::string("SelfCommunicator::") + what + ": rank " + std::to_string(r) +
+                                " does not exist (size 1)");
 }
 }  // namespace
 

@@ -115,18 +115,20 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
     for (int64_t h = h0; h < h1; ++h) {
       const Strided q_nope(q.row(0) + h * qk, T, p.nope_dim, Eigen::OuterStride<>(q.cols()));
       const Strided q_rope(q.row(0) + h * qk + p.nope_dim, T, p.rope_dim, Eigen::OuterStride<>(q.cols()));
-      const Eigen::Map<const RowMatrix> w_uk(w + h * hw * R, p.nope_dim, R), w_uv(w + (h * hw + p.nope_dim) * R, p.v_dim, R);
-      const RowMatrix q_lat = q_nope * w_uk;                                               // [T, R]
-      RowMatrix scores = q_lat * lat.transpose() + q_rope * rope.transpose();              // [T, C]
-      for (int64_t t = 0; t < T; ++t) {  // causal softmax in double
+      const Eigen::Map<const RowMatrix> w_uk(w + h * hw * R, p.nope_dim, R),
+          w_uv(w + (h * hw + p.nope_dim) * R, p.v_dim, R);
+      const RowMatrix q_lat = q_nope * w_uk;                                   // [T, R]
+      RowMatrix scores = q_lat * lat.transpose() + q_rope * rope.transpose();  // [T, C]
+      for (int64_t t = 0; t < T; ++t) {                                        // causal softmax in double
         const int64_t pos = q_positions[t];
         double max_s = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j <= pos; ++j) max_s = std::max(max_s, static_cast<double>(scores(t, j)) * p.scale);
         double denom = 0.0;
         for (int64_t j = 0; j <= pos; ++j) denom += std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s);
         for (int64_t j = 0; j < C; ++j)
-          scores(t, j) = j <= pos ? static_cast<float>(std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s) / denom)
-                                  : 0.0f;
+          scores(t, j) = j <= pos
+                             ? static_cast<float>(std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s) / denom)
+                             : 0.0f;
       }
       const RowMatrix o = (scores * lat) * w_uv.transpose();  // [T, v]
       for (int64_t t = 0; t < T; ++t) std::copy_n(o.row(t).data(), p.v_dim, out.row(t) + h * p.v_dim);
@@ -141,9 +143,9 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
   if (q.cols() != p.heads * qk || cache.k_width != p.kv_lora_rank || cache.v_width != p.rope_dim)
     throw std::invalid_argument("mla_attention: q " + q.shape_string() + ", cache rows of latent " +
                                 std::to_string(cache.k_width) + ", rope key " + std::to_string(cache.v_width) +
-                                " do not fit " + std::to_string(p.heads) +
-                                " heads of nope " + std::to_string(p.nope_dim) + " + rope " +
-                                std::to_string(p.rope_dim) + ", rank " + std::to_string(p.kv_lora_rank));
+                                " do not fit " + std::to_string(p.heads) + " heads of nope " +
+                                std::to_string(p.nope_dim) + " + rope " + std::to_string(p.rope_dim) + ", rank " +
+                                std::to_string(p.kv_lora_rank));
   if (kv_b.rows() != p.heads * (p.nope_dim + p.v_dim) || kv_b.cols() != p.kv_lora_rank)
     throw std::invalid_argument("mla_attention: kv_b_proj " + shape_string(kv_b.shape) + " is not [" +
                                 std::to_string(p.heads * (p.nope_dim + p.v_dim)) + ", " +

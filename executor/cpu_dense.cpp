@@ -95,9 +95,8 @@ Tensor product(const Tensor& x, const float* wdata, const StoredWeight& w, int64
   Tensor whole;  // input-major quantized: dequantized first, rows split across threads
   if (!wdata && w.input_major) {
     whole = Tensor({in, out});
-    parallel_for(in, kDequantWork * static_cast<double>(out), [&](int64_t r0, int64_t r1) {
-      dequantize_rows(w, index, r0, r1 - r0, whole.row(r0));
-    });
+    parallel_for(in, kDequantWork * static_cast<double>(out),
+                 [&](int64_t r0, int64_t r1) { dequantize_rows(w, index, r0, r1 - r0, whole.row(r0)); });
     wdata = whole.data.data();
   }
   const int64_t blocks = (out + kOutBlock - 1) / kOutBlock;
@@ -132,7 +131,8 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
     if (tokens[t] < 0 || tokens[t] >= vocab)
       throw std::out_of_range("embedding '" + table.name + "': token " + std::to_string(tokens[t]) +
                               " outside the vocabulary of " + std::to_string(vocab));
-    dequantize_row(table, 0, tokens[t], std::span<float>(out.row(static_cast<int64_t>(t)), static_cast<size_t>(hidden)));
+    dequantize_row(table, 0, tokens[t],
+                   std::span<float>(out.row(static_cast<int64_t>(t)), static_cast<size_t>(hidden)));
   }
   return out;
 }

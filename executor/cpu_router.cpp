@@ -88,22 +88,23 @@ Routing route_sigmoid_group_topk(const Tensor& logits, const RouterParams& p) {
   Routing r = start(logits, p, "route_sigmoid_group_topk");
   const int64_t E = logits.cols(), G = p.n_group;
   if (G < 1 || E % G != 0 || p.topk_group < 1 || p.topk_group > G || p.topk_group * (E / G) < p.top_k)
-    throw std::invalid_argument("route_sigmoid_group_topk: " + std::to_string(E) + " experts in " +
-                                std::to_string(G) + " groups, keeping " + std::to_string(p.topk_group) +
-                                ", cannot hold top_k " + std::to_string(p.top_k));
+    throw std::invalid_argument("route_sigmoid_group_topk: " + std::to_string(E) + " experts in " + std::to_string(G) +
+                                " groups, keeping " + std::to_string(p.topk_group) + ", cannot hold top_k " +
+                                std::to_string(p.top_k));
   if (!p.correction_bias.empty() && static_cast<int64_t>(p.correction_bias.size()) != E)
     throw std::invalid_argument("route_sigmoid_group_topk: correction bias of " +
                                 std::to_string(p.correction_bias.size()) + " for " + std::to_string(E) + " experts");
   const int64_t per_group = E / G;
-  std::vector<double> score(static_cast<size_t>(E)), biased(static_cast<size_t>(E)), group_score(static_cast<size_t>(G));
+  std::vector<double> score(static_cast<size_t>(E)), biased(static_cast<size_t>(E)),
+      group_score(static_cast<size_t>(G));
   for (int64_t t = 0; t < r.tokens; ++t) {
     for (int64_t e = 0; e < E; ++e) {
       score[e] = 1.0 / (1.0 + std::exp(-static_cast<double>(logits.row(t)[e])));
       biased[e] = score[e] + (p.correction_bias.empty() ? 0.0 : p.correction_bias[e]);
     }
     for (int64_t g = 0; g < G; ++g) {
-      const auto best = top_k(std::span<const double>(biased).subspan(g * per_group, per_group),
-                              std::min(kGroupScoreTop, per_group));
+      const auto best =
+          top_k(std::span<const double>(biased).subspan(g * per_group, per_group), std::min(kGroupScoreTop, per_group));
       group_score[g] = 0.0;
       for (int64_t i : best) group_score[g] += biased[g * per_group + i];
     }

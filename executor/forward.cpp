@@ -93,8 +93,8 @@ Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor
 // MLA's kv_b (this rank's heads) as float32: decode attends in the latent space
 // through it every step, so a quantized checkpoint's kv_b is dequantized once.
 StoredWeight Forward::float32_kv_b(const model::Op& kv_b_op) {
-  StoredWeight sw = shard(kv_b_op, w_.get(kv_b_op.weights.at(0)), par_.tp_size > 1 ? kv_b_op.tp_split : TpSplit::replicated,
-                          par_.tp_rank, par_.tp_size);
+  StoredWeight sw = shard(kv_b_op, w_.get(kv_b_op.weights.at(0)),
+                          par_.tp_size > 1 ? kv_b_op.tp_split : TpSplit::replicated, par_.tp_rank, par_.tp_size);
   if (sw.kind == model::StorageKind::plain && sw.dtype == model::DType::f32) return sw;
   auto& copy = shard_copies_[sw.name + "#f32"];
   if (!copy) {
@@ -132,7 +132,8 @@ Tensor Forward::embed(std::span<const int64_t> tokens) {
   const model::Op& op = m_.pre_ops.at(0);
   StoredWeight table = w_.get(op.weights.at(0));
   const int64_t vocab = table.rows(), T = static_cast<int64_t>(tokens.size());
-  const auto [lo, hi] = par_.tp_size > 1 ? out_range(op, vocab, par_.tp_rank, par_.tp_size) : std::pair{int64_t{0}, vocab};
+  const auto [lo, hi] =
+      par_.tp_size > 1 ? out_range(op, vocab, par_.tp_rank, par_.tp_size) : std::pair{int64_t{0}, vocab};
   table = shard(op, table, par_.tp_size > 1 ? op.tp_split : TpSplit::replicated, par_.tp_rank, par_.tp_size);
   std::vector<int64_t> local(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) local[i] = tokens[i] >= lo && tokens[i] < hi ? tokens[i] - lo : 0;
@@ -143,7 +144,8 @@ Tensor Forward::embed(std::span<const int64_t> tokens) {
   Tensor x = timer_.run(OpKey{&op, "gather", {T, op.n}, k.cost(costed, {T})}, [&] { return fn(table, local); });
   if (par_.tp_size > 1) {
     for (int64_t t = 0; t < T; ++t)
-      if (tokens[static_cast<size_t>(t)] < lo || tokens[static_cast<size_t>(t)] >= hi) std::fill_n(x.row(t), x.cols(), 0.0f);
+      if (tokens[static_cast<size_t>(t)] < lo || tokens[static_cast<size_t>(t)] >= hi)
+        std::fill_n(x.row(t), x.cols(), 0.0f);
     par_.tp_comm->all_reduce_sum(x.data);
   }
   return x;
@@ -219,7 +221,9 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
   p.v_dim = as.v_head_dim;
   p.scale = 1.0 / std::sqrt(static_cast<double>(as.qk_head_dim));
   p.window = as.window;
-  if (as.sinks) p.sinks = w_.floats(a_op.weights.at(0)).subspan(static_cast<size_t>(heads * par_.tp_rank), static_cast<size_t>(heads));
+  if (as.sinks)
+    p.sinks =
+        w_.floats(a_op.weights.at(0)).subspan(static_cast<size_t>(heads * par_.tp_rank), static_cast<size_t>(heads));
   attention_cost_op_ = a_op;  // this rank's heads
   attention_cost_op_.attn.heads = heads;
   attention_cost_op_.attn.kv_elems_per_token = as.kv_elems_per_token * kv_heads / as.kv_heads;
@@ -254,17 +258,18 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
   const int64_t qk = md.qk_nope_head_dim + md.qk_rope_head_dim, heads = c.num_heads / par_.tp_size;
   const model::Op& rope_op = op(L, "rope");
   std::array<Tensor, 2> qr{std::move(q), std::move(k_rope)};
-  timer_.run_inplace(OpKey{&rope_op, c.rope.type, {qr[0].rows(), rope_op.n}, rope_cost(be_, rope_op, qr[0].rows(), c.rope.type)}, qr,
-                     [&](std::array<Tensor, 2>& t) {
-                       apply_rope(t[0], heads, qk, md.qk_nope_head_dim, b.positions, rope_, layout);
-                       apply_rope(t[1], 1, md.qk_rope_head_dim, 0, b.positions, rope_, layout);
-                     });
+  timer_.run_inplace(
+      OpKey{&rope_op, c.rope.type, {qr[0].rows(), rope_op.n}, rope_cost(be_, rope_op, qr[0].rows(), c.rope.type)}, qr,
+      [&](std::array<Tensor, 2>& t) {
+        apply_rope(t[0], heads, qk, md.qk_nope_head_dim, b.positions, rope_, layout);
+        apply_rope(t[1], 1, md.qk_rope_head_dim, 0, b.positions, rope_, layout);
+      });
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)
     kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], latent.row(b.offsets[i]),
                qr[1].row(b.offsets[i]), b.offsets[i + 1] - b.offsets[i]);
-  const MlaParams p{heads, md.qk_nope_head_dim, md.qk_rope_head_dim, md.kv_lora_rank, md.v_head_dim,
-                    mla_softmax_scale(c)};
+  const MlaParams p{heads,           md.qk_nope_head_dim, md.qk_rope_head_dim,
+                    md.kv_lora_rank, md.v_head_dim,       mla_softmax_scale(c)};
   const model::Op& a_op = op(L, "attention");
   const model::Op& kv_b_op = op(L, "kv_b_proj");
   const StoredWeight kv_b = float32_kv_b(kv_b_op);

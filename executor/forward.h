@@ -44,13 +44,13 @@ using model::TpSplit;
 
 // This rank's place in the plan's groups and the communicators that join them.
 struct ParallelContext {
-  int tp_rank = 0, tp_size = 1;          // attention TP
-  int stage_rank = 0, stage_size = 1;    // this rank among its PP stage's ranks
-  int moe_tp_rank = 0, moe_tp_size = 1;  // each expert's width split
-  int ep_rank = 0, ep_size = 1;          // experts spread
-  int moe_dp_rank = 0;                   // which copy of the expert set serves this rank
-  Communicator* tp_comm = nullptr;       // the attention-TP group
-  Communicator* stage_comm = nullptr;    // every rank of the stage (expert dispatch and combine)
+  int tp_rank = 0, tp_size = 1;            // attention TP
+  int stage_rank = 0, stage_size = 1;      // this rank among its PP stage's ranks
+  int moe_tp_rank = 0, moe_tp_size = 1;    // each expert's width split
+  int ep_rank = 0, ep_size = 1;            // experts spread
+  int moe_dp_rank = 0;                     // which copy of the expert set serves this rank
+  Communicator* tp_comm = nullptr;         // the attention-TP group
+  Communicator* stage_comm = nullptr;      // every rank of the stage (expert dispatch and combine)
   int64_t first_layer = 0, end_layer = 0;  // this PP stage's decoder layers [first, end)
   bool first_stage = true, last_stage = true;
   // Routed experts [begin, end) EP rank `ep` holds, of `experts`.

@@ -174,7 +174,8 @@ Tensor Forward::combine(const model::Layer& L, const Tensor& h, const Routing& r
       const auto [rank, row] = d.back[static_cast<size_t>(p * mtp + j)];
       const float* src = returned.data() + ret_offset[static_cast<size_t>(rank)] + row * H;
       if (j == 0) std::copy_n(src, H, dst);
-      else for (int64_t i = 0; i < H; ++i) dst[i] += src[i];
+      else
+        for (int64_t i = 0; i < H; ++i) dst[i] += src[i];
     }
     rows[static_cast<size_t>(p)] = own_lo + p / K;
     weights[static_cast<size_t>(p)] = r.weights[static_cast<size_t>(own_lo * K + p)];

@@ -56,7 +56,8 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
     for (int64_t r = r0; r < r1; ++r) {
       dequantize_row_range(sw, 0, r, c0, c1, row);
       for (int64_t c = c0; c < c1; ++c) {
-        const int64_t o = (sw.input_major ? c : r) - (by_out ? lo : 0), i = (sw.input_major ? r : c) - (by_out ? 0 : lo);
+        const int64_t o = (sw.input_major ? c : r) - (by_out ? lo : 0),
+                      i = (sw.input_major ? r : c) - (by_out ? 0 : lo);
         copy->data[static_cast<size_t>(o * n_in + i)] = row[static_cast<size_t>(c - c0)];
       }
     }
@@ -168,8 +169,7 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
     full_shape.back() = part * tp;
     Tensor full(full_shape);
     for (int64_t r = 0; r < tp; ++r)
-      for (int64_t t = 0; t < T; ++t)
-        std::copy_n(all.data() + (r * T + t) * part, part, full.row(t) + r * part);
+      for (int64_t t = 0; t < T; ++t) std::copy_n(all.data() + (r * T + t) * part, part, full.row(t) + r * part);
     y = std::move(full);
   }
   note_workspace(y);

@@ -54,8 +54,8 @@ void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 struct AttentionParams {
   int64_t heads = 0, kv_heads = 0, qk_dim = 0, v_dim = 0;
   double scale = 0.0;
-  int64_t window = 0;             // sliding window in tokens; 0 = full
-  std::span<const float> sinks;   // gpt-oss: one logit per head joining the softmax denominator; empty = none
+  int64_t window = 0;            // sliding window in tokens; 0 = full
+  std::span<const float> sinks;  // gpt-oss: one logit per head joining the softmax denominator; empty = none
 };
 Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 
@@ -82,7 +82,7 @@ double mla_softmax_scale(const model::ModelConfig& c);
 // ---- router: top-k experts per token from router logits [tokens, experts].
 struct RouterParams {
   int64_t top_k = 0;
-  bool normalize = false;             // renormalize the selected weights to sum 1
+  bool normalize = false;               // renormalize the selected weights to sum 1
   int64_t n_group = 1, topk_group = 1;  // DeepSeek group-limited selection
   double routed_scaling_factor = 1.0;
   std::span<const float> correction_bias;  // DeepSeek e_score_correction_bias (selection only)

@@ -21,12 +21,14 @@ struct KvPages {
   const float* v = nullptr;
   int64_t k_width = 0, v_width = 0;  // floats per row
   int64_t block_tokens = 1;
-  int64_t tokens = 0;                // positions 0..tokens-1 are filled
+  int64_t tokens = 0;  // positions 0..tokens-1 are filled
   std::span<const int32_t> blocks;
 
   const float* k_row(int64_t j) const { return k + slot(j) * k_width; }
   const float* v_row(int64_t j) const { return v + slot(j) * v_width; }
-  int64_t slot(int64_t j) const { return blocks[static_cast<size_t>(j / block_tokens)] * block_tokens + j % block_tokens; }
+  int64_t slot(int64_t j) const {
+    return blocks[static_cast<size_t>(j / block_tokens)] * block_tokens + j % block_tokens;
+  }
 
   // One block holding all rows of contiguous k and v ([C, k_width], [C, v_width]);
   // `one_block` must outlive the view.
@@ -38,9 +40,9 @@ class KvCache {
   // `layers` pools of blocks with rows of k_width and v_width floats.
   KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
 
-  int add_sequence();                   // a new, empty sequence; its id
+  int add_sequence();  // a new, empty sequence; its id
   int sequences() const { return static_cast<int>(tables_.size()); }
-  int64_t length(int seq) const;        // positions reserved so far
+  int64_t length(int seq) const;  // positions reserved so far
   // Reserves `n` more positions for `seq` (taking free blocks as needed) and
   // returns the first of them.
   int64_t extend(int seq, int64_t n);
@@ -58,7 +60,7 @@ class KvCache {
   int64_t layers_, block_tokens_, k_width_, v_width_;
   int64_t blocks_ = 0;
   std::vector<std::vector<float>> k_pool_, v_pool_;  // per layer: [blocks * block_tokens, width]
-  std::vector<std::vector<int32_t>> tables_;          // per sequence: block ids
+  std::vector<std::vector<int32_t>> tables_;         // per sequence: block ids
   std::vector<int64_t> lengths_;
 };
 

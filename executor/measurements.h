@@ -18,14 +18,14 @@ namespace dayzero::executor {
 
 // The Measurements types live in plan/ (the cost model reads them back);
 // the executor fills them.
+using plan::collective_to_json;
 using plan::CollectiveMeasurement;
 using plan::MachineInfo;
 using plan::Measurements;
+using plan::measurements_to_json;
 using plan::MemoryUse;
 using plan::OpMeasurement;
 using plan::RankMeasurements;
-using plan::collective_to_json;
-using plan::measurements_to_json;
 using plan::save_measurements;
 
 // This machine (hostname, /proc/cpuinfo model name, hardware threads).
@@ -52,7 +52,10 @@ class OpTimer {
   auto run(const OpKey& key, Fn&& fn) {
     auto result = fn();
     if (OpMeasurement* m = note(key))
-      time(*m, [&] { auto r = fn(); (void)r; });
+      time(*m, [&] {
+        auto r = fn();
+        (void)r;
+      });
     return result;
   }
   // For in-place kernels (x: a Tensor or several): timed repeats work on a copy of
@@ -62,7 +65,8 @@ class OpTimer {
     State copy;
     if (OpMeasurement* m = note(key)) {
       copy = x;
-      time(*m, [&] { fn(copy); }, [&] { copy = x; });
+      time(
+          *m, [&] { fn(copy); }, [&] { copy = x; });
     }
     fn(x);
   }

@@ -122,8 +122,7 @@ void MpiCommunicator::send(std::span<const float> data, int dest) {
 
 void MpiCommunicator::recv(std::span<float> data, int source) {
   MPI_Status status;
-  check(MPI_Recv(data.data(), count_of(data.size(), "recv"), MPI_FLOAT, source, 0, comm_->comm, &status),
-        "MPI_Recv");
+  check(MPI_Recv(data.data(), count_of(data.size(), "recv"), MPI_FLOAT, source, 0, comm_->comm, &status), "MPI_Recv");
   int got = 0;
   MPI_Get_count(&status, MPI_FLOAT, &got);
   sizes(static_cast<size_t>(got) == data.size(), "recv",

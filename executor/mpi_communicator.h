@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <memory>
 #include <span>
-#include <vector>
 #include <string>
+#include <vector>
 
 #include "executor/communicator.h"
 

@@ -118,7 +118,8 @@ const Backend& find_backend(std::string_view name) {
     if (b.available) built += (built.empty() ? "" : ", ") + b.name;
   for (const auto& b : backend_registry())
     if (b.name == name)
-      throw std::runtime_error("backend '" + std::string(name) + "' is not built into this dayzero (built: " + built + ")");
+      throw std::runtime_error("backend '" + std::string(name) + "' is not built into this dayzero (built: " + built +
+                               ")");
   throw std::runtime_error("unknown backend '" + std::string(name) + "' (built: " + built + ")");
 }
 
@@ -164,7 +165,8 @@ OpVariant op_variant(const model::Model& m, const model::Op& op) {
     case OpKind::rope: return {op.kind, m.config.rope.type};
     case OpKind::attention: return {op.kind, attention_variant(op.attn)};
     case OpKind::activation:
-      return {op.kind, m.config.family == model::Family::gpt_oss && op.active_experts > 0 ? "swiglu_clamped" : "swiglu"};
+      return {op.kind,
+              m.config.family == model::Family::gpt_oss && op.active_experts > 0 ? "swiglu_clamped" : "swiglu"};
     case OpKind::router: return {op.kind, router_variant(m.config)};
     case OpKind::moe_combine: return {op.kind, "weighted_sum"};
   }

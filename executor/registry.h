@@ -47,12 +47,13 @@ using EmbeddingFn = Tensor (*)(const StoredWeight&, std::span<const int64_t>);
 using NormFn = void (*)(Tensor&, std::span<const float>, double);
 using GemmFn = Tensor (*)(const Tensor&, const StoredWeight&, int64_t, std::span<const float>);
 using AttentionFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const KvPages&, const AttentionParams&);
-using MlaFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const KvPages&, const StoredWeight&, const MlaParams&);
+using MlaFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const KvPages&, const StoredWeight&,
+                         const MlaParams&);
 using ActivationFn = Tensor (*)(const Tensor&, const Tensor&, const ActivationParams&);
 using RouterFn = Routing (*)(const Tensor&, const RouterParams&);
 using CombineFn = void (*)(Tensor&, const Tensor&, std::span<const int64_t>, std::span<const float>);
-using KernelFn = std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn,
-                              CombineFn>;
+using KernelFn =
+    std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn, CombineFn>;
 
 struct KernelEntry {
   model::OpKind kind;
@@ -97,7 +98,7 @@ Fn cpu_kernel(model::OpKind kind, std::string_view variant) {
 
 struct BackendInfo {
   std::string name;
-  bool available = false;   // built into this binary
+  bool available = false;      // built into this binary
   std::vector<OpVariant> ops;  // from its kernel table
   bool supports(const OpVariant& op) const;
 };
@@ -105,7 +106,7 @@ struct BackendInfo {
 const std::vector<BackendInfo>& backend_registry();
 
 // Variant names of the model's ops.
-std::string storage_variant(const model::StorageFormat& f);  // "f32", "bf16", "fp8_block", "mxfp4", ...
+std::string storage_variant(const model::StorageFormat& f);     // "f32", "bf16", "fp8_block", "mxfp4", ...
 std::string attention_variant(const model::AttentionShape& a);  // "gqa", "gqa+sliding+sinks", "mla"
 std::string router_variant(const model::ModelConfig& c);
 // The op variant of one op of the model (throws if a gemm's weight is unknown).

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "executor/registry.h"
 #include "core/error.h"
+#include "executor/registry.h"
 #include "plan/plan_json.h"
 
 namespace dayzero::executor {
@@ -21,12 +21,12 @@ void check_plan_model(const plan::Plan& plan, const model::Model& m, const std::
   auto differ = [&](const char* what, int64_t planned, int64_t actual) {
     if (planned != actual)
       throw core::InputError(source, "model", "\"" + plan.model + "\"",
-                               std::string("the plan is for another model: its ") + what + " is " +
-                                   std::to_string(planned) + ", the model run has " + std::to_string(actual));
+                             std::string("the plan is for another model: its ") + what + " is " +
+                                 std::to_string(planned) + ", the model run has " + std::to_string(actual));
   };
   if (p.architecture != c.architecture)
     throw core::InputError(source, "model", "\"" + plan.model + "\"",
-                             "the plan is for another model: " + p.architecture + ", the model run is " + c.architecture);
+                           "the plan is for another model: " + p.architecture + ", the model run is " + c.architecture);
   differ("hidden_size", p.hidden_size, c.hidden_size);
   differ("num_attention_heads", p.num_heads, c.num_heads);
   differ("num_key_value_heads", p.num_kv_heads, c.num_kv_heads);
@@ -39,8 +39,8 @@ void check_plan(const plan::Plan& plan, const model::Model& m, int world_size, c
   const int world = plan.world_size();
   if (world != world_size)
     throw core::InputError(plan_source, "pp x attention.tp x attention.dp", std::to_string(world),
-                             "the plan needs " + std::to_string(world) + " ranks but " + std::to_string(world_size) +
-                                 (world_size == 1 ? " rank runs it" : " ranks run it"));
+                           "the plan needs " + std::to_string(world) + " ranks but " + std::to_string(world_size) +
+                               (world_size == 1 ? " rank runs it" : " ranks run it"));
   plan::validate_plan(plan, m, static_cast<uint32_t>(world_size), plan_source);
   check_plan_model(plan, m, plan_source);
   // What the shards need beyond validate_plan (heads, KV heads and FFN widths are
@@ -51,19 +51,18 @@ void check_plan(const plan::Plan& plan, const model::Model& m, int world_size, c
   };
   const int tp = plan.attention.tp;
   if (c.vocab_size % tp != 0)
-    refuse("attention.tp", tp, "does not divide vocab_size " + std::to_string(c.vocab_size) +
-                                   " (the executor splits it evenly)");
+    refuse("attention.tp", tp,
+           "does not divide vocab_size " + std::to_string(c.vocab_size) + " (the executor splits it evenly)");
   if (plan.moe.tp > 1)
     for (const auto& layer : m.layers)
       for (const auto& o : layer.ops)
         if (o.kind == model::OpKind::expert_gemm && o.weights.at(0).find("{e}") == std::string::npos)
-          refuse("moe.tp", plan.moe.tp, "the experts are fused tensors (" + o.weights.at(0) +
-                                           "): the executor splits experts by EP only here");
+          refuse(
+              "moe.tp", plan.moe.tp,
+              "the experts are fused tensors (" + o.weights.at(0) + "): the executor splits experts by EP only here");
 }
 
-int64_t argmax(std::span<const float> row) {
-  return std::max_element(row.begin(), row.end()) - row.begin();
-}
+int64_t argmax(std::span<const float> row) { return std::max_element(row.begin(), row.end()) - row.begin(); }
 
 std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
   std::vector<int64_t> out;
@@ -71,8 +70,8 @@ std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
   return out;
 }
 
-Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm,
-               const std::filesystem::path& weights, const RunnerOptions& options)
+Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm, const std::filesystem::path& weights,
+               const RunnerOptions& options)
     : m_(m), plan_(plan), comm_(comm), weights_dir_(weights), options_(options), timer_(options.timing_iterations) {
   // Every rank checks the plan and the kernels, then reads its weights; a failure
   // on any rank is reported by every rank (AllRanksError), never left waiting.
@@ -126,7 +125,8 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
   raise_on_every_rank(comm, error);
   // Pages resident and TP shards built before the first step: step times exclude
   // reading and preparing the weights (load_s in the Measurements).
-  forward_ = std::make_unique<Forward>(m, *backend_, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
+  forward_ =
+      std::make_unique<Forward>(m, *backend_, *weights_, par_, timer_, m.config.rms_norm_eps, plan.kv_block_tokens);
   forward_->prepare();
   load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 }

@@ -23,8 +23,8 @@ Tensor::Tensor(std::vector<int64_t> s) : shape(std::move(s)), data(static_cast<s
 
 Tensor::Tensor(std::vector<int64_t> s, std::vector<float> d) : shape(std::move(s)), data(std::move(d)) {
   if (shape_elems(shape) != numel())
-    throw std::invalid_argument("tensor of shape " + executor::shape_string(shape) + " given " + std::to_string(numel()) +
-                                " values");
+    throw std::invalid_argument("tensor of shape " + executor::shape_string(shape) + " given " +
+                                std::to_string(numel()) + " values");
 }
 
 std::string Tensor::shape_string() const { return executor::shape_string(shape); }

@@ -14,7 +14,7 @@ struct Tensor {
   std::vector<float> data;
 
   Tensor() = default;
-  explicit Tensor(std::vector<int64_t> s);  // zeros
+  explicit Tensor(std::vector<int64_t> s);               // zeros
   Tensor(std::vector<int64_t> s, std::vector<float> d);  // throws if sizes disagree
 
   int64_t numel() const { return static_cast<int64_t>(data.size()); }

@@ -78,7 +78,7 @@ struct Job {
   int64_t n = 0, chunks = 0;
   detail::ChunkFn fn = nullptr;
   const void* ctx = nullptr;
-  std::atomic<int64_t> next{0}, done{0};    // the next chunk to claim; chunks finished
+  std::atomic<int64_t> next{0}, done{0};   // the next chunk to claim; chunks finished
   std::vector<std::exception_ptr> errors;  // by chunk
 };
 

@@ -67,7 +67,7 @@ class TimedCommunicator final : public Communicator {
   double overhead_s_ = 0;
   std::map<std::tuple<core::Collective, int, int64_t>, CollectiveMeasurement> entries_;
   std::vector<std::tuple<core::Collective, int, int64_t>> order_;
-  std::map<std::string, bool> seen_;  // repeat keys already timed
+  std::map<std::string, bool> seen_;                                    // repeat keys already timed
   std::map<std::tuple<core::Collective, int, int64_t>, double> sum_s_;  // over all timed repeats of an entry
 };
 

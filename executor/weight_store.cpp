@@ -4,8 +4,8 @@
 
 namespace dayzero::executor {
 
-WeightStore::WeightStore(const std::filesystem::path& dir, const std::set<std::string>& needed,
-                         int64_t fp8_block_rows, int64_t fp8_block_cols)
+WeightStore::WeightStore(const std::filesystem::path& dir, const std::set<std::string>& needed, int64_t fp8_block_rows,
+                         int64_t fp8_block_cols)
     : dir_(dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw std::runtime_error("weights directory '" + dir.string() + "' does not exist");

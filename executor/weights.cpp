@@ -55,7 +55,7 @@ float fp8_e4m3_to_float(uint8_t bits) {
   float v;
   if (exp == 0xF && mant == 0x7) v = std::numeric_limits<float>::quiet_NaN();
   else if (exp == 0) v = std::ldexp(static_cast<float>(mant), 1 - kFp8E4M3Bias - 3);  // mant/8 * 2^-6
-  else v = std::ldexp(static_cast<float>(mant + 8), exp - kFp8E4M3Bias - 3);       // (1 + mant/8) * 2^(exp-7)
+  else v = std::ldexp(static_cast<float>(mant + 8), exp - kFp8E4M3Bias - 3);          // (1 + mant/8) * 2^(exp-7)
   return sign ? -v : v;
 }
 
@@ -126,9 +126,9 @@ StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& 
     expect.push_back(core::ceil_div(w.rows(), fp8_block_rows));
     expect.push_back(core::ceil_div(w.cols(), fp8_block_cols));
     if (s->shape != expect)
-      fail(fname, name + "_scale_inv", "shape " + shape_string(s->shape) + ", expected " + shape_string(expect) +
-                                           " for " + std::to_string(fp8_block_rows) + "x" +
-                                           std::to_string(fp8_block_cols) + " blocks");
+      fail(fname, name + "_scale_inv",
+           "shape " + shape_string(s->shape) + ", expected " + shape_string(expect) + " for " +
+               std::to_string(fp8_block_rows) + "x" + std::to_string(fp8_block_cols) + " blocks");
     w.scales = file.data(*s);
     return w;
   }
@@ -140,8 +140,8 @@ StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& 
   if (b->shape.size() < 3 || b->shape.back() != kMxfp4BytesPerBlock)
     fail(fname, name + "_blocks", "shape " + shape_string(b->shape) + " is not [.., rows, cols/32, 16]");
   if (std::vector<int64_t>(b->shape.begin(), b->shape.end() - 1) != s->shape)
-    fail(fname, name + "_scales", "shape " + shape_string(s->shape) + " does not match the blocks " +
-                                      shape_string(b->shape));
+    fail(fname, name + "_scales",
+         "shape " + shape_string(s->shape) + " does not match the blocks " + shape_string(b->shape));
   w.kind = model::StorageKind::mxfp4;
   w.dtype = model::DType::u8;
   w.shape.assign(b->shape.begin(), b->shape.end() - 2);

@@ -35,8 +35,9 @@ struct StoredWeight {
   model::StorageKind kind = model::StorageKind::plain;
   model::DType dtype = model::DType::f32;  // plain: element type
   std::vector<int64_t> shape;
-  std::span<const std::byte> data;    // elements; FP8 codes; MXFP4 blocks [.., rows, cols/32, 16]
-  std::span<const std::byte> scales;  // FP8: F32 scale_inv [.., ceil(rows/br), ceil(cols/bc)]; MXFP4: E8M0 [.., rows, cols/32]
+  std::span<const std::byte> data;  // elements; FP8 codes; MXFP4 blocks [.., rows, cols/32, 16]
+  std::span<const std::byte>
+      scales;  // FP8: F32 scale_inv [.., ceil(rows/br), ceil(cols/bc)]; MXFP4: E8M0 [.., rows, cols/32]
   int64_t block_rows = model::kFp8DefaultBlock;
   int64_t block_cols = model::kFp8DefaultBlock;
   bool input_major = false;  // matrices are [in, out] (gpt-oss unquantized experts), not [out, in]

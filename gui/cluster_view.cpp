@@ -106,7 +106,8 @@ void ClusterView::rebuild() {
     const double x0 = (n % node_cols) * (node_w + 10), y0 = (n / node_cols) * (node_h + 10);
     s->addRect(x0, y0, node_w, node_h, QPen(QColor(90, 90, 90)), QBrush(QColor(245, 245, 245)));
     const auto& names = cluster_->config().node_names;
-    const QString node_name = names.size() > static_cast<size_t>(n) ? QString::fromStdString(names[n]) : QString("n%1").arg(n);
+    const QString node_name =
+        names.size() > static_cast<size_t>(n) ? QString::fromStdString(names[n]) : QString("n%1").arg(n);
     if (node_labels) {
       auto* label = s->addSimpleText(node_name);
       label->setFont(small);
@@ -131,7 +132,10 @@ void ClusterView::rebuild() {
   }
   // Legend (drawn in drawForeground): a swatch per group (the first 12), and the count.
   legend_head_ = plan_ ? QString("colour = %1 (%2 groups)").arg(colouring_name(colouring_)).arg(groups.size())
-                       : QString("%1 nodes x %2 %3").arg(nodes).arg(per_node).arg(QString::fromStdString(cluster_->device_spec().name));
+                       : QString("%1 nodes x %2 %3")
+                             .arg(nodes)
+                             .arg(per_node)
+                             .arg(QString::fromStdString(cluster_->device_spec().name));
   if (plan_ && static_cast<int>(rank_of_device.size()) < nodes * per_node) legend_head_ += ", grey = unused";
   legend_.clear();
   for (const auto& [g, count] : groups) {

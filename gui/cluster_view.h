@@ -20,7 +20,7 @@ class ClusterView : public QGraphicsView {
 
   explicit ClusterView(QWidget* parent = nullptr);
   void setCluster(const topology::Cluster* cluster);  // not owned; outlives the view's use
-  void setPlan(const plan::Plan* plan);           // nullptr: devices uncoloured
+  void setPlan(const plan::Plan* plan);               // nullptr: devices uncoloured
   void setColouring(Colouring c);
   Colouring colouring() const { return colouring_; }
 

@@ -18,6 +18,7 @@
 #include <QTemporaryDir>
 #include <QVBoxLayout>
 
+#include <nlohmann/json.hpp>
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
 #include "gui/measured_view.h"
@@ -25,7 +26,6 @@
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
 #include "gui/scenario_dialog.h"
-#include <nlohmann/json.hpp>
 
 #include "plan/plan_json.h"
 
@@ -153,8 +153,8 @@ void MainWindow::connectSignals() {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open scenario..."), QKeySequence::Open, this, [this] {
-    const QString f = QFileDialog::getOpenFileName(this, tr("Open scenario"), QString::fromStdString(core::data_dir().string()),
-                                                   tr("Scenario (*.json)"));
+    const QString f = QFileDialog::getOpenFileName(
+        this, tr("Open scenario"), QString::fromStdString(core::data_dir().string()), tr("Scenario (*.json)"));
     if (!f.isEmpty()) openScenario(f);
   });
   file->addAction(tr("&New scenario..."), QKeySequence::New, this, &MainWindow::newScenario);
@@ -257,16 +257,17 @@ void MainWindow::onFinished(const SearchOutcome& outcome) {
   for (const auto& e : r.all) meets += e.meets_sla ? 1 : 0;
   const auto& s = *outcome.session;
   setWindowTitle(tr("DayZero — %1").arg(QString::fromStdString(s.scenario.name)));
-  QString text = tr("%1: %2 on %3 (%4 x %5) — %6 plans, %7 feasible, %8 on the front; %9 s on %10 thread(s)")
-                     .arg(QString::fromStdString(s.scenario.name), QString::fromStdString(s.model.config.display_family()),
-                          QString::fromStdString(s.cluster.name()))
-                     .arg(s.cluster.num_devices())
-                     .arg(QString::fromStdString(s.cluster.device_spec().name))
-                     .arg(r.candidates)
-                     .arg(meets)
-                     .arg(r.pareto.size())
-                     .arg(r.wall_s, 0, 'f', 2)
-                     .arg(r.threads);
+  QString text =
+      tr("%1: %2 on %3 (%4 x %5) — %6 plans, %7 feasible, %8 on the front; %9 s on %10 thread(s)")
+          .arg(QString::fromStdString(s.scenario.name), QString::fromStdString(s.model.config.display_family()),
+               QString::fromStdString(s.cluster.name()))
+          .arg(s.cluster.num_devices())
+          .arg(QString::fromStdString(s.cluster.device_spec().name))
+          .arg(r.candidates)
+          .arg(meets)
+          .arg(r.pareto.size())
+          .arg(r.wall_s, 0, 'f', 2)
+          .arg(r.threads);
   if (!r.feasible() && !r.suggestions.empty())
     text += tr(" — nothing feasible; would: %1").arg(QString::fromStdString(r.suggestions.front()));
   status_->setText(text);
@@ -295,7 +296,8 @@ void MainWindow::syncTable() {
   if (!selected_) return;
   const QModelIndex row = proxy_->mapFromSource(model_->index(static_cast<int>(*selected_), 0));
   if (!row.isValid()) return;  // filtered out: the plan stays selected on the chart and in the details
-  if (table_->selectionModel()->currentIndex().row() != row.row() || !table_->selectionModel()->isRowSelected(row.row()))
+  if (table_->selectionModel()->currentIndex().row() != row.row() ||
+      !table_->selectionModel()->isRowSelected(row.row()))
     table_->selectionModel()->setCurrentIndex(row, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   table_->scrollTo(row);
 }
@@ -307,7 +309,8 @@ bool MainWindow::exportPlan(const QString& file, QString* error) {
     return false;
   }
   try {
-    const nlohmann::json prediction = details_->prediction() ? nlohmann::json(*details_->prediction()) : nlohmann::json();
+    const nlohmann::json prediction =
+        details_->prediction() ? nlohmann::json(*details_->prediction()) : nlohmann::json();
     plan::save_plan(file.toStdString(), *plan, details_->prediction() ? &prediction : nullptr);
     return true;
   } catch (const std::exception& e) {

@@ -122,7 +122,8 @@ void MeasuredView::warn(const QString& message) {
 
 bool MeasuredView::open(const QString& measurements_file, QString* error) {
   try {
-    return refresh(std::make_unique<MeasuredRun>(load_measured(measurements_file.toStdString())), shown_device_, calibration_, error);
+    return refresh(std::make_unique<MeasuredRun>(load_measured(measurements_file.toStdString())), shown_device_,
+                   calibration_, error);
   } catch (const std::exception& e) {
     if (error) *error = q(e.what());
     return false;
@@ -201,26 +202,28 @@ void MeasuredView::show(const MeasuredReport& rep) {
       html += tr("<tr><td>%1</td><td colspan='4'>not run</td></tr>").arg(label);
       continue;
     }
-    html += QString("<tr><td>%1</td><td align='right'>%2</td><td align='right'>%3</td><td align='right'>%4</td>"
-                    "<td align='right'>%5</td></tr>")
+    html += QString(
+                "<tr><td>%1</td><td align='right'>%2</td><td align='right'>%3</td><td align='right'>%4</td>"
+                "<td align='right'>%5</td></tr>")
                 .arg(label, us(p->measured_s), us(p->measured_ops_s), us(p->predicted_s), pct(p->error_pct));
   }
   html += "</table>";
   // The whole run as the simulator predicts it (validate's last section).
   if (rep.whole_run) {
     const auto& w = *rep.whole_run;
-    html += tr("<b>Whole run</b>, re-simulated (its plan and workload on %1 x %2 in one node: collectives, pipeline and "
-               "overheads included): prefill (%3 x TTFT per replica) %4 ms predicted against %5 ms measured (%6 %); "
-               "decode step (TPOT) %7 ms against %8 ms (%9 %)")
-                .arg(m.world_size)
-                .arg(q(r.device))
-                .arg(w.prompts_per_replica)
-                .arg(w.predicted_prefill_s * 1e3, 0, 'f', 3)
-                .arg(w.measured_prefill_s * 1e3, 0, 'f', 3)
-                .arg(pct(w.prefill_error_pct))
-                .arg(w.predicted_decode_step_s * 1e3, 0, 'f', 3)
-                .arg(w.measured_decode_step_s * 1e3, 0, 'f', 3)
-                .arg(pct(w.decode_error_pct));
+    html +=
+        tr("<b>Whole run</b>, re-simulated (its plan and workload on %1 x %2 in one node: collectives, pipeline and "
+           "overheads included): prefill (%3 x TTFT per replica) %4 ms predicted against %5 ms measured (%6 %); "
+           "decode step (TPOT) %7 ms against %8 ms (%9 %)")
+            .arg(m.world_size)
+            .arg(q(r.device))
+            .arg(w.prompts_per_replica)
+            .arg(w.predicted_prefill_s * 1e3, 0, 'f', 3)
+            .arg(w.measured_prefill_s * 1e3, 0, 'f', 3)
+            .arg(pct(w.prefill_error_pct))
+            .arg(w.predicted_decode_step_s * 1e3, 0, 'f', 3)
+            .arg(w.measured_decode_step_s * 1e3, 0, 'f', 3)
+            .arg(pct(w.decode_error_pct));
   } else {
     html += tr("<b>Whole run</b>: not re-simulated: %1").arg(q(rep.whole_run_skipped));
   }

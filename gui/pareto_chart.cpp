@@ -9,7 +9,10 @@
 namespace dayzero::gui {
 
 ParetoChart::ParetoChart(QWidget* parent)
-    : QChartView(new QChart, parent), feasible_(new QScatterSeries), front_(new QScatterSeries), selected_(new QScatterSeries) {
+    : QChartView(new QChart, parent),
+      feasible_(new QScatterSeries),
+      front_(new QScatterSeries),
+      selected_(new QScatterSeries) {
   setRenderHint(QPainter::Antialiasing);
   QChart* c = chart();
   c->setTitle(tr("Pareto front: throughput per device against TPOT"));
@@ -73,7 +76,8 @@ void ParetoChart::setResult(std::shared_ptr<const search::SearchResult> result) 
     }
     chart()->setTitle(all.size() > feasible_plans_.size()
                           ? tr("Pareto front: tokens/s/device against TPOT (%1 of %2 feasible plans drawn)")
-                                .arg(feasible_plans_.size()).arg(all.size())
+                                .arg(feasible_plans_.size())
+                                .arg(all.size())
                           : tr("Pareto front: tokens/s/device against TPOT (%1 feasible plans)").arg(all.size()));
   }
   feasible_->replace(fp);

@@ -42,7 +42,8 @@ std::vector<size_t> shown_ranks(const simulate::Prediction& p) {
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return p.ranks[a].total_bytes > p.ranks[b].total_bytes; });
   for (size_t i : order)
-    if (picked.size() < static_cast<size_t>(kMaxMemoryBars) && stages.insert(p.ranks[i].stage).second) picked.push_back(i);
+    if (picked.size() < static_cast<size_t>(kMaxMemoryBars) && stages.insert(p.ranks[i].stage).second)
+      picked.push_back(i);
   for (size_t i = 0; i < p.ranks.size() && picked.size() < static_cast<size_t>(kMaxMemoryBars); ++i)
     if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
   std::sort(picked.begin(), picked.end());
@@ -60,10 +61,15 @@ void MemoryChart::setPrediction(const simulate::Prediction* p) {
   reset(c);
   if (!p || p->ranks.empty()) return;
   const auto ranks = shown_ranks(*p);
-  c->setTitle(ranks.size() < p->ranks.size()
-                  ? tr("Memory per rank (GB), %1 of %2 ranks: fullest per stage first").arg(ranks.size()).arg(p->ranks.size())
-                  : tr("Memory per rank (GB)"));
-  struct Kind { const char* name; int64_t simulate::RankMemory::*field; QColor colour; };
+  c->setTitle(
+      ranks.size() < p->ranks.size()
+          ? tr("Memory per rank (GB), %1 of %2 ranks: fullest per stage first").arg(ranks.size()).arg(p->ranks.size())
+          : tr("Memory per rank (GB)"));
+  struct Kind {
+    const char* name;
+    int64_t simulate::RankMemory::*field;
+    QColor colour;
+  };
   const Kind kinds[] = {{"weights", &simulate::RankMemory::weights_bytes, QColor(70, 110, 180)},
                         {"KV cache", &simulate::RankMemory::kv_cache_bytes, QColor(90, 170, 90)},
                         {"activations", &simulate::RankMemory::activation_bytes, QColor(230, 160, 40)},
@@ -74,7 +80,8 @@ void MemoryChart::setPrediction(const simulate::Prediction* p) {
   double top = 0;
   for (size_t i : ranks) {
     categories << (ranks.size() > 8 ? QString::number(p->ranks[i].rank) : QString("r%1").arg(p->ranks[i].rank));
-    top = std::max({top, static_cast<double>(p->ranks[i].total_bytes) / 1e9, static_cast<double>(p->ranks[i].capacity_bytes) / 1e9});
+    top = std::max({top, static_cast<double>(p->ranks[i].total_bytes) / 1e9,
+                    static_cast<double>(p->ranks[i].capacity_bytes) / 1e9});
   }
   for (const Kind& k : kinds) {
     auto* set = new QBarSet(tr(k.name));

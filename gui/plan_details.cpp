@@ -131,7 +131,8 @@ void PlanDetails::setPlan(const search::Evaluated* e) {
       kv_->setCurrentText(QString::fromStdString(std::string(plan::kv_dtype_name(k.kv_cache))));
     }
   }
-  for (QWidget* w : std::initializer_list<QWidget*>{devices_, batch_, input_len_, weights_, kv_}) w->setEnabled(base_.has_value());
+  for (QWidget* w : std::initializer_list<QWidget*>{devices_, batch_, input_len_, weights_, kv_})
+    w->setEnabled(base_.has_value());
   resimulate();
 }
 
@@ -174,13 +175,14 @@ void PlanDetails::showSummary() {
   const auto& p = *plan_;
   const auto& d = *prediction_;
   const auto& full = d.ranks[static_cast<size_t>(d.fullest_rank)];
-  QString head = tr("<b>%1</b>%4, batch %2, input %3 tokens")
-                     .arg(QString::fromStdString(search::layout_name(*base_)).toHtmlEscaped())
-                     .arg(p.workload.batch)
-                     .arg(p.workload.input_len)
-                     .arg(p.world_size() == base_->plan.world_size()
-                              ? QString()
-                              : tr(" → %1 devices (dp %2, ep %3)").arg(p.world_size()).arg(p.attention.dp).arg(p.moe.ep));
+  QString head =
+      tr("<b>%1</b>%4, batch %2, input %3 tokens")
+          .arg(QString::fromStdString(search::layout_name(*base_)).toHtmlEscaped())
+          .arg(p.workload.batch)
+          .arg(p.workload.input_len)
+          .arg(p.world_size() == base_->plan.world_size()
+                   ? QString()
+                   : tr(" → %1 devices (dp %2, ep %3)").arg(p.world_size()).arg(p.attention.dp).arg(p.moe.ep));
   QString fig = d.fits ? tr("TTFT %1 s · TPOT %2 ms · %3 tok/s · %4 tok/s/device")
                              .arg(d.ttft_s, 0, 'f', 3)
                              .arg(d.tpot_s * 1e3, 0, 'f', 1)

@@ -54,14 +54,19 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
         const double gb = static_cast<double>(e.max_memory_bytes) / 1e9;
         return sort ? QVariant(gb) : QVariant(num(gb, 1));
       }
-      case TtftS: if (!timed) return {}; return sort ? QVariant(d.ttft_s) : QVariant(num(d.ttft_s, 3));
-      case TpotMs: if (!timed) return {}; return sort ? QVariant(d.tpot_s * 1e3) : QVariant(num(d.tpot_s * 1e3, 1));
+      case TtftS:
+        if (!timed) return {};
+        return sort ? QVariant(d.ttft_s) : QVariant(num(d.ttft_s, 3));
+      case TpotMs:
+        if (!timed) return {};
+        return sort ? QVariant(d.tpot_s * 1e3) : QVariant(num(d.tpot_s * 1e3, 1));
       case TokS:
         if (!timed) return {};
         return sort ? QVariant(d.throughput_tokens_per_s) : QVariant(num(d.throughput_tokens_per_s, 0));
       case TokSDev:
         if (!timed) return {};
-        return sort ? QVariant(d.throughput_tokens_per_s_per_device) : QVariant(num(d.throughput_tokens_per_s_per_device, 1));
+        return sort ? QVariant(d.throughput_tokens_per_s_per_device)
+                    : QVariant(num(d.throughput_tokens_per_s_per_device, 1));
       case Fits: return sort ? QVariant(d.fits ? 1 : 0) : QVariant(d.fits ? tr("yes") : tr("no"));
       case MeetsSla: return sort ? QVariant(e.meets_sla ? 1 : 0) : QVariant(e.meets_sla ? tr("yes") : tr("no"));
       case Pareto: return sort ? QVariant(on_front_[i] ? 1 : 0) : QVariant(on_front_[i] ? tr("front") : QString());
@@ -83,9 +88,11 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return QAbstractTableModel::headerData(section, orientation, role);
-  static const char* const names[ColumnCount] = {"#", "devices", "layout", "weights", "KV", "batch", "mem GB",
-                                                 "TTFT s", "TPOT ms", "tok/s", "tok/s/dev", "fits", "meets SLA", "Pareto"};
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+    return QAbstractTableModel::headerData(section, orientation, role);
+  static const char* const names[ColumnCount] = {"#",         "devices", "layout",    "weights", "KV",
+                                                 "batch",     "mem GB",  "TTFT s",    "TPOT ms", "tok/s",
+                                                 "tok/s/dev", "fits",    "meets SLA", "Pareto"};
   if (section < 0 || section >= ColumnCount) return {};
   return tr(names[section]);
 }
@@ -103,8 +110,7 @@ void PlanFilterProxy::setFeasibleOnly(bool on) {
 }
 
 bool PlanFilterProxy::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
-  if (feasible_only_ &&
-      !sourceModel()->index(source_row, 0, source_parent).data(PlanTableModel::FeasibleRole).toBool())
+  if (feasible_only_ && !sourceModel()->index(source_row, 0, source_parent).data(PlanTableModel::FeasibleRole).toBool())
     return false;
   return QSortFilterProxyModel::filterAcceptsRow(source_row, source_parent);
 }

@@ -17,7 +17,23 @@ namespace dayzero::gui {
 class PlanTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Index, Devices, Layout, Weights, KvCache, Batch, MemGB, TtftS, TpotMs, TokS, TokSDev, Fits, MeetsSla, Pareto, ColumnCount };
+  enum Column {
+    Index,
+    Devices,
+    Layout,
+    Weights,
+    KvCache,
+    Batch,
+    MemGB,
+    TtftS,
+    TpotMs,
+    TokS,
+    TokSDev,
+    Fits,
+    MeetsSla,
+    Pareto,
+    ColumnCount
+  };
   static constexpr int SortRole = Qt::UserRole;
   static constexpr int PlanIndexRole = Qt::UserRole + 1;
   static constexpr int FeasibleRole = Qt::UserRole + 2;

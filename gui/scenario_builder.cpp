@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
-#include <numeric>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <stdexcept>
 
 #include "search/scenario.h"
@@ -34,7 +34,8 @@ std::vector<NamedPath> shipped_models(const fs::path& data_dir) {
   std::vector<NamedPath> v;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(data_dir / "models", ec))
-    if (e.is_directory(ec) && fs::exists(e.path() / "config.json", ec)) v.push_back({e.path().filename().string(), e.path()});
+    if (e.is_directory(ec) && fs::exists(e.path() / "config.json", ec))
+      v.push_back({e.path().filename().string(), e.path()});
   return sorted(std::move(v));
 }
 

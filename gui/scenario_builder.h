@@ -28,9 +28,9 @@ std::vector<NamedPath> shipped_clusters(const std::filesystem::path& data_dir);
 struct ClusterEdit {
   int nodes = 1;
   int devices_per_node = 1;
-  std::string device;      // a device catalog name
-  int nics_per_node = 0;   // 0: keep the cluster's
-  double nic_bw_Bps = 0;   // 0: keep the cluster's
+  std::string device;     // a device catalog name
+  int nics_per_node = 0;  // 0: keep the cluster's
+  double nic_bw_Bps = 0;  // 0: keep the cluster's
 };
 
 // The edit as the cluster stands (no change).
@@ -43,16 +43,16 @@ nlohmann::json edited_cluster_json(const topology::ClusterConfig& base, const Cl
 
 struct ScenarioSpec {
   std::string name = "built";
-  std::filesystem::path model;    // a config.json or a model directory
-  std::filesystem::path cluster;  // a cluster JSON file
+  std::filesystem::path model;              // a config.json or a model directory
+  std::filesystem::path cluster;            // a cluster JSON file
   std::optional<ClusterEdit> cluster_edit;  // none: the cluster file as it is
   int64_t input_len = 1024;
   int64_t output_len = 256;
   int64_t concurrency = 64;
   double prefix_hit_rate = 0;
   double routing_zipf_s = 0;
-  double max_ttft_s = 0;   // 0 = no limit
-  double max_tpot_ms = 0;  // 0 = no limit
+  double max_ttft_s = 0;                            // 0 = no limit
+  double max_tpot_ms = 0;                           // 0 = no limit
   std::string objective = "throughput_per_device";  // latency, fewest_devices
 };
 

@@ -70,7 +70,8 @@ ScenarioDialog::ScenarioDialog(const std::filesystem::path& data_dir, QWidget* p
   for (const auto& c : shipped_clusters(data_dir_))
     cluster_->addItem(QString::fromStdString(c.name), QString::fromStdString(c.path.string()));
   try {
-    for (const auto& d : topology::DeviceCatalog::load_builtin(data_dir_).names()) device_->addItem(QString::fromStdString(d));
+    for (const auto& d : topology::DeviceCatalog::load_builtin(data_dir_).names())
+      device_->addItem(QString::fromStdString(d));
   } catch (const std::exception& e) {
     last_error_ = QString::fromStdString(e.what());  // the combo stays empty; the cluster keeps its device
   }
@@ -189,8 +190,9 @@ ScenarioSpec ScenarioDialog::spec() const {
                   device_->currentText().isEmpty() ? as_is.device : device_->currentText().toStdString(),
                   nics_->isEnabled() ? nics_->value() : as_is.nics_per_node,
                   nics_->isEnabled() ? nic_bw_->value() * 1e9 : as_is.nic_bw_Bps};
-    const bool same = e.nodes == as_is.nodes && e.devices_per_node == as_is.devices_per_node && e.device == as_is.device &&
-                      e.nics_per_node == as_is.nics_per_node && std::abs(e.nic_bw_Bps - as_is.nic_bw_Bps) < 1e6;
+    const bool same = e.nodes == as_is.nodes && e.devices_per_node == as_is.devices_per_node &&
+                      e.device == as_is.device && e.nics_per_node == as_is.nics_per_node &&
+                      std::abs(e.nic_bw_Bps - as_is.nic_bw_Bps) < 1e6;
     if (!same) s.cluster_edit = e;
   }
   s.input_len = input_len_->value();

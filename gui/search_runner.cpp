@@ -4,9 +4,7 @@
 
 namespace dayzero::gui {
 
-SearchRunner::SearchRunner(QObject* parent) : QObject(parent) {
-  qRegisterMetaType<dayzero::gui::SearchOutcome>();
-}
+SearchRunner::SearchRunner(QObject* parent) : QObject(parent) { qRegisterMetaType<dayzero::gui::SearchOutcome>(); }
 
 SearchRunner::~SearchRunner() {
   ++generation_;
@@ -28,25 +26,34 @@ void SearchRunner::start(const QString& scenario_file) {
       so.threads = threads;
       so.progress = [this, gen](size_t done, size_t total, double elapsed) {
         if (generation_ != gen) return;
-        QMetaObject::invokeMethod(this, [this, gen, done, total, elapsed] {
-          if (active_ == gen) emit progress(done, total, elapsed);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, gen, done, total, elapsed] {
+              if (active_ == gen) emit progress(done, total, elapsed);
+            },
+            Qt::QueuedConnection);
       };
       auto result = std::make_shared<const search::SearchResult>(
           search::run_search(session->scenario, session->model, session->cluster, session->efficiency, so));
       SearchOutcome outcome{session, result};
-      QMetaObject::invokeMethod(this, [this, gen, outcome] {
-        if (active_ != gen) return;
-        active_ = 0;
-        emit finished(outcome);
-      }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this,
+          [this, gen, outcome] {
+            if (active_ != gen) return;
+            active_ = 0;
+            emit finished(outcome);
+          },
+          Qt::QueuedConnection);
     } catch (const std::exception& e) {
       const QString message = QString::fromStdString(e.what());
-      QMetaObject::invokeMethod(this, [this, gen, message] {
-        if (active_ != gen) return;
-        active_ = 0;
-        emit failed(message);
-      }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this,
+          [this, gen, message] {
+            if (active_ != gen) return;
+            active_ = 0;
+            emit failed(message);
+          },
+          Qt::QueuedConnection);
     }
   });
   threads_in_flight_.push_back(t);

@@ -10,21 +10,25 @@
 
 namespace dayzero::gui {
 
-std::filesystem::path resolve_scenario(const std::string& arg) { return search::resolve_scenario(arg, core::data_dir()); }
+std::filesystem::path resolve_scenario(const std::string& arg) {
+  return search::resolve_scenario(arg, core::data_dir());
+}
 
 Session load_session(const std::filesystem::path& scenario_file) {
   return search::load_session(scenario_file, core::data_dir());
 }
 
 Knobs knobs_of(const search::Evaluated& e) {
-  return Knobs{e.plan.workload.batch, e.plan.workload.input_len, e.weights, e.plan.dtypes.kv_cache, e.plan.world_size()};
+  return Knobs{e.plan.workload.batch, e.plan.workload.input_len, e.weights, e.plan.dtypes.kv_cache,
+               e.plan.world_size()};
 }
 
 plan::Plan with_devices(plan::Plan p, int devices) {
   const int unit = p.pp * p.attention.tp;
   if (devices < 1 || devices % unit != 0)
-    throw std::invalid_argument(std::to_string(devices) + " devices: not a multiple of pp x tp = " + std::to_string(p.pp) +
-                                " x " + std::to_string(p.attention.tp) + " = " + std::to_string(unit));
+    throw std::invalid_argument(std::to_string(devices) +
+                                " devices: not a multiple of pp x tp = " + std::to_string(p.pp) + " x " +
+                                std::to_string(p.attention.tp) + " = " + std::to_string(unit));
   const int per_stage = devices / p.pp;
   p.attention.dp = per_stage / p.attention.tp;
   if (p.moe.ep > 1) {

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "model/model.h"
+#include "plan/plan.h"
 #include "search/scenario.h"
 #include "search/search.h"
 #include "search/session.h"
 #include "simulate/efficiency.h"
-#include "plan/plan.h"
 #include "topology/cluster.h"
 
 namespace dayzero::gui {

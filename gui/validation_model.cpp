@@ -45,18 +45,23 @@ QVariant ValidationTableModel::data(const QModelIndex& index, int role) const {
       case Phase: return QString::fromStdString(o.phase);
       case Op: return QString::fromStdString(o.name);
       case Kind: return QString::fromStdString(o.kind);
-      case Shape: return sort ? QVariant(static_cast<qlonglong>(o.shape.empty() ? 0 : o.shape[0])) : QVariant(shape_text(o.shape));
+      case Shape:
+        return sort ? QVariant(static_cast<qlonglong>(o.shape.empty() ? 0 : o.shape[0]))
+                    : QVariant(shape_text(o.shape));
       case Calls: return static_cast<qlonglong>(o.calls);
       case Bound: return QString::fromStdString(o.bound);
-      case MeasuredUs: return sort ? QVariant(o.measured_s * 1e6) : QVariant(QString::number(o.measured_s * 1e6, 'f', 3));
-      case PredictedUs: return sort ? QVariant(o.predicted_s * 1e6) : QVariant(QString::number(o.predicted_s * 1e6, 'f', 3));
+      case MeasuredUs:
+        return sort ? QVariant(o.measured_s * 1e6) : QVariant(QString::number(o.measured_s * 1e6, 'f', 3));
+      case PredictedUs:
+        return sort ? QVariant(o.predicted_s * 1e6) : QVariant(QString::number(o.predicted_s * 1e6, 'f', 3));
       case ErrorPct: return sort ? QVariant(o.error_pct) : QVariant(error_text(o.error_pct));
       case ColumnCount: return {};
     }
   }
   if (role == Qt::TextAlignmentRole) {
     const int c = index.column();
-    if (c == Phase || c == Op || c == Kind || c == Shape || c == Bound) return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+    if (c == Phase || c == Op || c == Kind || c == Shape || c == Bound)
+      return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role == Qt::ToolTipRole)

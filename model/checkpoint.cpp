@@ -37,7 +37,8 @@ void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& o
       out.push_back({name, DType::f8_e4m3, s, false, &w});
       out.push_back({name + "_scale", DType::f32, {}, true, &w});
       return;
-    case StorageKind::mxfp4: {  // gpt-oss: [.., rows, cols] -> blocks [.., rows, cols/32, 16], scales [.., rows, cols/32]
+    case StorageKind::mxfp4: {  // gpt-oss: [.., rows, cols] -> blocks [.., rows, cols/32, 16], scales [.., rows,
+                                // cols/32]
       std::vector<int64_t> blocks(s.begin(), s.end() - 1);
       blocks.push_back(core::ceil_div(s.back(), kMxfp4BlockElems));
       std::vector<int64_t> scales = blocks;
@@ -95,7 +96,8 @@ std::vector<std::string> shards_of(const std::filesystem::path& dir, std::option
   } else if (std::filesystem::exists(dir / "model.safetensors", ec)) {
     shards.push_back("model.safetensors");
   } else {
-    r.file_errors.push_back((dir / "model.safetensors").string() + ": no model.safetensors and no model.safetensors.index.json");
+    r.file_errors.push_back((dir / "model.safetensors").string() +
+                            ": no model.safetensors and no model.safetensors.index.json");
   }
   return shards;
 }
@@ -151,7 +153,8 @@ CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
       if (index) {
         const auto it = index->weight_map.find(t.name);
         if (it == index->weight_map.end())
-          r.file_errors.push_back((dir / shard).string() + ": tensor '" + t.name + "' is not in the index's weight_map");
+          r.file_errors.push_back((dir / shard).string() + ": tensor '" + t.name +
+                                  "' is not in the index's weight_map");
         else if (it->second != shard)
           r.file_errors.push_back((dir / shard).string() + ": tensor '" + t.name + "' is mapped to " + it->second);
       }
@@ -163,7 +166,8 @@ CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
       if (e->second->shape != t.shape)
         r.misshaped.push_back({t.name, shape_str(e->second->shape), shape_str(t.shape), shard});
       if (e->second->dtype != t.dtype)
-        r.wrong_dtype.push_back({t.name, std::string(dtype_name(e->second->dtype)), std::string(dtype_name(t.dtype)), shard});
+        r.wrong_dtype.push_back(
+            {t.name, std::string(dtype_name(e->second->dtype)), std::string(dtype_name(t.dtype)), shard});
     }
   }
   if (index) check_index(dir, *index, found, read_ok, total_bytes, r);

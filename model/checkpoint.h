@@ -18,7 +18,7 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::bf16;
   std::vector<int64_t> shape;
-  bool scale = false;         // a quantization scale (FP8 scale_inv, MXFP4 scales)
+  bool scale = false;              // a quantization scale (FP8 scale_inv, MXFP4 scales)
   const Weight* weight = nullptr;  // the logical weight it stores (part of)
   int64_t bytes() const;
 };
@@ -43,7 +43,7 @@ struct CheckReport {
   std::vector<std::string> unexpected;
   std::vector<TensorMismatch> misshaped;
   std::vector<TensorMismatch> wrong_dtype;
-  std::vector<std::string> file_errors;   // unreadable or corrupt shards, bad index
+  std::vector<std::string> file_errors;                    // unreadable or corrupt shards, bad index
   std::map<std::string, int64_t> expected_bytes_by_dtype;  // safetensors dtype name -> bytes
   std::map<std::string, int64_t> found_bytes_by_dtype;
   bool ok() const;

@@ -16,10 +16,14 @@ struct ArchEntry {
 };
 // `architectures` values read by DayZero. Kimi-K2 ships as DeepseekV3ForCausalLM.
 constexpr ArchEntry kArchitectures[] = {
-    {"LlamaForCausalLM", Family::llama},         {"MistralForCausalLM", Family::mistral},
-    {"Qwen2ForCausalLM", Family::qwen2},         {"Qwen3ForCausalLM", Family::qwen3},
-    {"Qwen3MoeForCausalLM", Family::qwen3_moe},  {"MixtralForCausalLM", Family::mixtral},
-    {"DeepseekV2ForCausalLM", Family::deepseek_v2}, {"DeepseekV3ForCausalLM", Family::deepseek_v3},
+    {"LlamaForCausalLM", Family::llama},
+    {"MistralForCausalLM", Family::mistral},
+    {"Qwen2ForCausalLM", Family::qwen2},
+    {"Qwen3ForCausalLM", Family::qwen3},
+    {"Qwen3MoeForCausalLM", Family::qwen3_moe},
+    {"MixtralForCausalLM", Family::mixtral},
+    {"DeepseekV2ForCausalLM", Family::deepseek_v2},
+    {"DeepseekV3ForCausalLM", Family::deepseek_v3},
     {"GptOssForCausalLM", Family::gpt_oss},
 };
 
@@ -30,10 +34,14 @@ struct TextTypeEntry {
 // Multimodal wrappers nest the language model in `text_config`; its model_type
 // says which family it is (vision towers are not modelled).
 constexpr TextTypeEntry kTextModelTypes[] = {
-    {"llama", Family::llama},          {"mistral", Family::mistral},
-    {"qwen2", Family::qwen2},          {"qwen3", Family::qwen3},
-    {"qwen3_vl_text", Family::qwen3},  {"qwen3_moe", Family::qwen3_moe},
-    {"qwen3_vl_moe_text", Family::qwen3_moe}, {"mixtral", Family::mixtral},
+    {"llama", Family::llama},
+    {"mistral", Family::mistral},
+    {"qwen2", Family::qwen2},
+    {"qwen3", Family::qwen3},
+    {"qwen3_vl_text", Family::qwen3},
+    {"qwen3_moe", Family::qwen3_moe},
+    {"qwen3_vl_moe_text", Family::qwen3_moe},
+    {"mixtral", Family::mixtral},
     {"deepseek_v3", Family::deepseek_v3},
 };
 
@@ -68,8 +76,7 @@ std::string supported_architectures() {
 
 bool ModelConfig::is_moe_layer(int64_t layer) const {
   if (moe.num_experts == 0) return false;
-  if (std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) != moe.dense_layers.end())
-    return false;
+  if (std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) != moe.dense_layers.end()) return false;
   if (family == Family::deepseek_v2 || family == Family::deepseek_v3)
     return layer >= moe.first_dense_layers && layer % moe.layer_freq == 0;
   return (layer + 1) % moe.layer_freq == 0;  // Qwen decoder_sparse_step (1 for all others)
@@ -109,14 +116,14 @@ void read_common(core::Fields& f, core::Fields& top, ModelConfig& c) {
   if (f.has("head_dim")) {
     c.head_dim = f.req_int("head_dim");
   } else {
-    if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 &&
-        c.hidden_size % c.num_heads != 0)
+    if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 && c.hidden_size % c.num_heads != 0)
       f.fail_value("num_attention_heads", std::to_string(c.num_heads),
                    "hidden_size " + std::to_string(c.hidden_size) +
                        " is not divisible by the number of heads and no head_dim is given");
     c.head_dim = c.hidden_size / c.num_heads;
   }
-  const std::string dtype = f.opt_string("torch_dtype", top.opt_string("torch_dtype", f.opt_string("dtype", "bfloat16")));
+  const std::string dtype =
+      f.opt_string("torch_dtype", top.opt_string("torch_dtype", f.opt_string("dtype", "bfloat16")));
   if (auto t = dtype_from_torch(dtype)) c.torch_dtype = *t;
   else f.fail_value("torch_dtype", "\"" + dtype + "\"", "unsupported dtype (bfloat16, float16, float32)");
 }
@@ -154,7 +161,8 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
   c.source = source;
 
   const auto archs = top.opt_strings("architectures");
-  if (archs.empty()) top.fail("architectures", "required field is missing or empty; supported: " + supported_architectures());
+  if (archs.empty())
+    top.fail("architectures", "required field is missing or empty; supported: " + supported_architectures());
   c.architecture = archs.front();
   c.model_type = top.opt_string("model_type", "");
 
@@ -191,9 +199,9 @@ ModelConfig load_config(const std::filesystem::path& path) {
   std::filesystem::path file = path;
   if (std::filesystem::is_directory(path, ec)) file = path / "config.json";
   if (!std::filesystem::exists(file, ec))
-    throw core::InputError(file.string(), "", "", std::filesystem::is_directory(path, ec)
-                                                 ? "model directory has no config.json"
-                                                 : "no such file");
+    throw core::InputError(
+        file.string(), "", "",
+        std::filesystem::is_directory(path, ec) ? "model directory has no config.json" : "no such file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw core::InputError(file.string(), "", "", "cannot be opened for reading");
   std::ostringstream text;

@@ -35,13 +35,13 @@ struct MlaDims {
 struct MoeConfig {
   int64_t num_experts = 0;  // routed experts per MoE layer; 0 = dense model
   int64_t experts_per_token = 0;
-  int64_t expert_intermediate = 0;  // FFN width of one routed expert
-  int64_t num_shared_experts = 0;   // DeepSeek: shared experts of width expert_intermediate
-  int64_t first_dense_layers = 0;   // DeepSeek first_k_dense_replace
-  int64_t layer_freq = 1;           // DeepSeek moe_layer_freq / Qwen decoder_sparse_step
-  std::vector<int64_t> dense_layers;  // Qwen3-MoE mlp_only_layers
-  bool expert_bias = false;           // gpt-oss: biases on expert GEMMs and router
-  bool score_correction_bias = false; // DeepSeek-V3 noaux_tc: router e_score_correction_bias
+  int64_t expert_intermediate = 0;     // FFN width of one routed expert
+  int64_t num_shared_experts = 0;      // DeepSeek: shared experts of width expert_intermediate
+  int64_t first_dense_layers = 0;      // DeepSeek first_k_dense_replace
+  int64_t layer_freq = 1;              // DeepSeek moe_layer_freq / Qwen decoder_sparse_step
+  std::vector<int64_t> dense_layers;   // Qwen3-MoE mlp_only_layers
+  bool expert_bias = false;            // gpt-oss: biases on expert GEMMs and router
+  bool score_correction_bias = false;  // DeepSeek-V3 noaux_tc: router e_score_correction_bias
   double routed_scaling_factor = 1.0;
   int64_t n_group = 1;     // group-limited routing: expert groups
   int64_t topk_group = 1;  // groups a token may route to
@@ -58,15 +58,15 @@ struct RopeConfig {
   double theta = 10000.0;        // rope_theta (family default when absent)
   double factor = 1.0;           // context extension factor
   int64_t original_max_position_embeddings = 0;  // 0: max_position_embeddings
-  double low_freq_factor = 1.0;   // llama3 (Llama 3.1 release value)
-  double high_freq_factor = 4.0;  // llama3 (Llama 3.1 release value)
-  double beta_fast = 32.0;        // yarn (YaRN paper default)
-  double beta_slow = 1.0;         // yarn (YaRN paper default)
-  double mscale = 0.0;            // yarn, DeepSeek; 0 = absent
-  double mscale_all_dim = 0.0;    // yarn, DeepSeek; 0 = absent
-  double attention_factor = 0.0;  // yarn: explicit cos/sin scale; 0 = derived from factor
-  bool truncate = true;           // yarn: round the correction range to whole dims
-  bool interleaved = false;       // rotate pairs (2i, 2i+1) (DeepSeek rope_interleave), else halves
+  double low_freq_factor = 1.0;                  // llama3 (Llama 3.1 release value)
+  double high_freq_factor = 4.0;                 // llama3 (Llama 3.1 release value)
+  double beta_fast = 32.0;                       // yarn (YaRN paper default)
+  double beta_slow = 1.0;                        // yarn (YaRN paper default)
+  double mscale = 0.0;                           // yarn, DeepSeek; 0 = absent
+  double mscale_all_dim = 0.0;                   // yarn, DeepSeek; 0 = absent
+  double attention_factor = 0.0;                 // yarn: explicit cos/sin scale; 0 = derived from factor
+  bool truncate = true;                          // yarn: round the correction range to whole dims
+  bool interleaved = false;                      // rotate pairs (2i, 2i+1) (DeepSeek rope_interleave), else halves
 };
 
 enum class QuantMethod { none, fp8, mxfp4 };
@@ -89,7 +89,7 @@ struct ModelConfig {
   int64_t num_layers = 0;  // decoder layers, MTP modules excluded
   int64_t num_heads = 0;
   int64_t num_kv_heads = 0;
-  int64_t head_dim = 0;  // GQA head dim (MLA: qk_nope + qk_rope)
+  int64_t head_dim = 0;           // GQA head dim (MLA: qk_nope + qk_rope)
   int64_t intermediate_size = 0;  // dense FFN width
   int64_t vocab_size = 0;
   int64_t max_position_embeddings = 0;
@@ -98,12 +98,12 @@ struct ModelConfig {
 
   AttentionKind attention = AttentionKind::gqa;
   MlaDims mla;
-  bool qkv_bias = false;       // biases on q/k/v projections
-  bool o_bias = false;         // bias on the output projection
-  bool mlp_bias = false;       // biases on dense MLP projections
-  bool qk_norm = false;        // Qwen3: per-head RMSNorm on q and k
-  bool attention_sinks = false;  // gpt-oss: one learned sink logit per head
-  int64_t sliding_window = 0;    // tokens; 0 = none
+  bool qkv_bias = false;                   // biases on q/k/v projections
+  bool o_bias = false;                     // bias on the output projection
+  bool mlp_bias = false;                   // biases on dense MLP projections
+  bool qk_norm = false;                    // Qwen3: per-head RMSNorm on q and k
+  bool attention_sinks = false;            // gpt-oss: one learned sink logit per head
+  int64_t sliding_window = 0;              // tokens; 0 = none
   std::vector<LayerWindow> layer_windows;  // one per decoder layer
 
   RopeConfig rope;

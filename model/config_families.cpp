@@ -50,8 +50,8 @@ void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
   c.layer_windows.assign(static_cast<size_t>(c.num_layers), LayerWindow::full);
   if (!types.empty()) {
     if (static_cast<int64_t>(types.size()) != c.num_layers)
-      f.fail("layer_types", "has " + std::to_string(types.size()) + " entries for " +
-                                std::to_string(c.num_layers) + " layers");
+      f.fail("layer_types",
+             "has " + std::to_string(types.size()) + " entries for " + std::to_string(c.num_layers) + " layers");
     for (size_t i = 0; i < types.size(); ++i) {
       if (types[i] == "sliding_attention") c.layer_windows[i] = LayerWindow::sliding;
       else if (types[i] != "full_attention")
@@ -164,8 +164,7 @@ void read_gpt_oss(Fields& f, ModelConfig& c) {
   const auto a = f.maybe_int("num_experts_per_tok");
   const auto b = f.maybe_int("experts_per_token");
   if (a && b && *a != *b)
-    f.fail_value("experts_per_token", std::to_string(*b),
-                 "disagrees with num_experts_per_tok = " + std::to_string(*a));
+    f.fail_value("experts_per_token", std::to_string(*b), "disagrees with num_experts_per_tok = " + std::to_string(*a));
   m.experts_per_token = a ? *a : b.value_or(4);
   m.expert_intermediate = f.req_int("intermediate_size");
   m.expert_bias = true;

@@ -9,8 +9,8 @@ namespace dayzero::model::detail {
 
 using core::Fields;
 
-void read_gqa_family(Fields& f, ModelConfig& c);       // llama, mistral, qwen2/3, mixtral, qwen3_moe
-void read_deepseek(Fields& f, ModelConfig& c);         // deepseek_v2, deepseek_v3 (and Kimi-K2)
+void read_gqa_family(Fields& f, ModelConfig& c);  // llama, mistral, qwen2/3, mixtral, qwen3_moe
+void read_deepseek(Fields& f, ModelConfig& c);    // deepseek_v2, deepseek_v3 (and Kimi-K2)
 void read_gpt_oss(Fields& f, ModelConfig& c);
 void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default);
 void read_quantization(Fields& f, ModelConfig& c);

@@ -15,17 +15,28 @@ struct DTypeInfo {
 };
 // Names and sizes as in the safetensors reference implementation (tensor.rs, enum Dtype).
 constexpr DTypeInfo kDTypes[] = {
-    {DType::boolean, "BOOL", 8},        {DType::f4, "F4", 4},
-    {DType::f6_e2m3, "F6_E2M3", 6},     {DType::f6_e3m2, "F6_E3M2", 6},
-    {DType::u8, "U8", 8},               {DType::i8, "I8", 8},
-    {DType::f8_e5m2, "F8_E5M2", 8},     {DType::f8_e4m3, "F8_E4M3", 8},
-    {DType::f8_e8m0, "F8_E8M0", 8},     {DType::f8_e4m3fnuz, "F8_E4M3FNUZ", 8},
-    {DType::f8_e5m2fnuz, "F8_E5M2FNUZ", 8}, {DType::i16, "I16", 16},
-    {DType::u16, "U16", 16},            {DType::f16, "F16", 16},
-    {DType::bf16, "BF16", 16},          {DType::i32, "I32", 32},
-    {DType::u32, "U32", 32},            {DType::f32, "F32", 32},
-    {DType::c64, "C64", 64},            {DType::f64, "F64", 64},
-    {DType::i64, "I64", 64},            {DType::u64, "U64", 64},
+    {DType::boolean, "BOOL", 8},
+    {DType::f4, "F4", 4},
+    {DType::f6_e2m3, "F6_E2M3", 6},
+    {DType::f6_e3m2, "F6_E3M2", 6},
+    {DType::u8, "U8", 8},
+    {DType::i8, "I8", 8},
+    {DType::f8_e5m2, "F8_E5M2", 8},
+    {DType::f8_e4m3, "F8_E4M3", 8},
+    {DType::f8_e8m0, "F8_E8M0", 8},
+    {DType::f8_e4m3fnuz, "F8_E4M3FNUZ", 8},
+    {DType::f8_e5m2fnuz, "F8_E5M2FNUZ", 8},
+    {DType::i16, "I16", 16},
+    {DType::u16, "U16", 16},
+    {DType::f16, "F16", 16},
+    {DType::bf16, "BF16", 16},
+    {DType::i32, "I32", 32},
+    {DType::u32, "U32", 32},
+    {DType::f32, "F32", 32},
+    {DType::c64, "C64", 64},
+    {DType::f64, "F64", 64},
+    {DType::i64, "I64", 64},
+    {DType::u64, "U64", 64},
 };
 }  // namespace
 
@@ -58,12 +69,10 @@ std::string StorageFormat::describe() const {
   switch (kind) {
     case StorageKind::plain: return std::string(dtype_name(dtype));
     case StorageKind::fp8_block:
-      return "F8_E4M3 + F32 scale per " + std::to_string(block_rows) + "x" +
-             std::to_string(block_cols) + " block";
+      return "F8_E4M3 + F32 scale per " + std::to_string(block_rows) + "x" + std::to_string(block_cols) + " block";
     case StorageKind::fp8_tensor: return "F8_E4M3 + one F32 scale per tensor";
     case StorageKind::mxfp4: return "MXFP4 (E2M1 + E8M0 scale per 32)";
-    case StorageKind::int4_group:
-      return "INT4 + BF16 scale per " + std::to_string(group) + " inputs";
+    case StorageKind::int4_group: return "INT4 + BF16 scale per " + std::to_string(group) + " inputs";
   }
   return "?";
 }
@@ -95,13 +104,15 @@ int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt) 
 
   switch (fmt.kind) {
     case StorageKind::fp8_block: {
-      const int64_t blocks = core::checked_mul(core::ceil_div(rows, fmt.block_rows), core::ceil_div(cols, fmt.block_cols));
+      const int64_t blocks =
+          core::checked_mul(core::ceil_div(rows, fmt.block_rows), core::ceil_div(cols, fmt.block_cols));
       return core::checked_add(elems, core::checked_mul(core::checked_mul(matrices, blocks), 4));
     }
     case StorageKind::fp8_tensor: return core::checked_add(elems, 4);
     case StorageKind::mxfp4: {
       // Per row: ceil(cols/32) blocks of 16 bytes (32 E2M1 values) + 1 E8M0 byte each.
-      const int64_t row_blocks = core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, kMxfp4BlockElems));
+      const int64_t row_blocks =
+          core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, kMxfp4BlockElems));
       return core::checked_mul(row_blocks, kMxfp4BlockElems / 2 + 1);
     }
     case StorageKind::int4_group: {

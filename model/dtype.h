@@ -13,12 +13,32 @@ namespace dayzero::model {
 
 // Element types: every dtype the safetensors reference reader accepts (v0.8).
 enum class DType {
-  boolean, f4, f6_e2m3, f6_e3m2, u8, i8, f8_e5m2, f8_e4m3, f8_e8m0, f8_e4m3fnuz, f8_e5m2fnuz,
-  i16, u16, f16, bf16, i32, u32, f32, c64, f64, i64, u64,
+  boolean,
+  f4,
+  f6_e2m3,
+  f6_e3m2,
+  u8,
+  i8,
+  f8_e5m2,
+  f8_e4m3,
+  f8_e8m0,
+  f8_e4m3fnuz,
+  f8_e5m2fnuz,
+  i16,
+  u16,
+  f16,
+  bf16,
+  i32,
+  u32,
+  f32,
+  c64,
+  f64,
+  i64,
+  u64,
 };
 
 int dtype_bits(DType t);
-std::string_view dtype_name(DType t);                    // safetensors spelling
+std::string_view dtype_name(DType t);                       // safetensors spelling
 std::optional<DType> dtype_from_name(std::string_view s);   // "BF16" -> bf16
 std::optional<DType> dtype_from_torch(std::string_view s);  // "bfloat16" -> bf16
 
@@ -34,9 +54,9 @@ enum class StorageKind {
 struct StorageFormat {
   StorageKind kind = StorageKind::plain;
   DType dtype = DType::bf16;  // element type for `plain`
-  int64_t block_rows = 0;    // fp8_block: block size along the output (row) dim
-  int64_t block_cols = 0;    // fp8_block: block size along the input (column) dim
-  int64_t group = 0;         // int4_group: elements per scale
+  int64_t block_rows = 0;     // fp8_block: block size along the output (row) dim
+  int64_t block_cols = 0;     // fp8_block: block size along the input (column) dim
+  int64_t group = 0;          // int4_group: elements per scale
 
   static StorageFormat plain_of(DType t) { return {StorageKind::plain, t}; }
   std::string describe() const;  // e.g. "fp8 e4m3, 128x128 block scales"
@@ -48,8 +68,8 @@ struct StorageFormat {
 // and biases at BF16 (F32 where the checkpoint keeps F32), the policy of
 // DeepSeek-V3's FP8 release.
 enum class WeightPrecision { bf16, fp8, int4, checkpoint };
-inline constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8,
-                                                     WeightPrecision::int4, WeightPrecision::checkpoint};
+inline constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8, WeightPrecision::int4,
+                                                     WeightPrecision::checkpoint};
 std::string_view precision_name(WeightPrecision p);  // "bf16", "fp8", "int4", "checkpoint"
 std::optional<WeightPrecision> parse_precision(std::string_view s);
 

@@ -10,8 +10,7 @@ namespace dayzero::model {
 
 StorageFormat matrix_format(WeightPrecision p) {
   switch (p) {
-    case WeightPrecision::fp8:
-      return {StorageKind::fp8_block, DType::f8_e4m3, kFp8DefaultBlock, kFp8DefaultBlock};
+    case WeightPrecision::fp8: return {StorageKind::fp8_block, DType::f8_e4m3, kFp8DefaultBlock, kFp8DefaultBlock};
     case WeightPrecision::int4: return {StorageKind::int4_group, DType::u8, 0, 0, kInt4DefaultGroup};
     case WeightPrecision::bf16:
     case WeightPrecision::checkpoint: break;  // `checkpoint` keeps each weight's own storage (weight_bytes)
@@ -136,9 +135,9 @@ Model build_model(ModelConfig config) {
     (void)m.params_total();
   } catch (const std::overflow_error&) {
     throw core::InputError(c.source, "sizes",
-                      "hidden_size=" + std::to_string(c.hidden_size) + ", num_hidden_layers=" +
-                          std::to_string(c.num_layers) + ", vocab_size=" + std::to_string(c.vocab_size),
-                      "the model's total size overflows 64 bits");
+                           "hidden_size=" + std::to_string(c.hidden_size) + ", num_hidden_layers=" +
+                               std::to_string(c.num_layers) + ", vocab_size=" + std::to_string(c.vocab_size),
+                           "the model's total size overflows 64 bits");
   }
   return m;
 }

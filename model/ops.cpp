@@ -6,9 +6,9 @@ namespace {
 // FLOPs per element of the element-wise ops (counting exp/rsqrt as one FLOP, the
 // convention of the roofline literature, e.g. Kaplan et al. 2020 omit them
 // entirely; they are memory-bound, so these only need the right magnitude).
-constexpr int64_t kNormFlopsPerElem = 4;        // square, accumulate, scale, weight
-constexpr int64_t kRopeFlopsPerElem = 3;        // two multiplies and an add per output
-constexpr int64_t kSwigluFlopsPerElem = 5;      // sigmoid (exp, add, div), x*sig, *up
+constexpr int64_t kNormFlopsPerElem = 4;    // square, accumulate, scale, weight
+constexpr int64_t kRopeFlopsPerElem = 3;    // two multiplies and an add per output
+constexpr int64_t kSwigluFlopsPerElem = 5;  // sigmoid (exp, add, div), x*sig, *up
 }  // namespace
 
 std::string_view op_kind_name(OpKind k) {
@@ -223,8 +223,8 @@ void moe_ops(OpsBuilder& b, const ModelConfig& c) {
   Op& act = b.add("experts.act", OpKind::activation, I, I, {});
   act.active_experts = k;
   Op& down = mixtral ? expert("experts.w2", H, I, {"block_sparse_moe.experts.{e}.w2.weight"})
-             : oss    ? expert("experts.down_proj", H, I, {"mlp.experts.down_proj", "mlp.experts.down_proj_bias"})
-                      : expert("experts.down_proj", H, I, {"mlp.experts.{e}.down_proj.weight"});
+             : oss   ? expert("experts.down_proj", H, I, {"mlp.experts.down_proj", "mlp.experts.down_proj_bias"})
+                     : expert("experts.down_proj", H, I, {"mlp.experts.{e}.down_proj.weight"});
   down.tp_split = TpSplit::row;
 
   if (c.moe.num_shared_experts > 0) {

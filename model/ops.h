@@ -33,10 +33,10 @@ std::string_view op_kind_name(OpKind k);
 // moe TP (each expert's width split) for expert GEMMs.
 enum class TpSplit {
   replicated,  // every rank holds all of it: norms, router, MLA latent projections (q_a, kv_a), MTP eh_proj
-  column,      // output features split (q, gate, up; MLA q_b, kv_b; attention's heads and sinks): no communication after
-  kv_heads,    // GQA k / v: output features split by KV head, one (replicated) head per rank once TP > KV heads
-  row,         // input features split (o_proj, down_proj): partial sums, all-reduced after
-  vocab,       // embedding rows and LM head outputs split by vocabulary
+  column,    // output features split (q, gate, up; MLA q_b, kv_b; attention's heads and sinks): no communication after
+  kv_heads,  // GQA k / v: output features split by KV head, one (replicated) head per rank once TP > KV heads
+  row,       // input features split (o_proj, down_proj): partial sums, all-reduced after
+  vocab,     // embedding rows and LM head outputs split by vocabulary
 };
 std::string_view tp_split_name(TpSplit s);
 
@@ -44,13 +44,13 @@ std::string_view tp_split_name(TpSplit s);
 struct AttentionShape {
   AttentionKind kind = AttentionKind::gqa;
   int64_t heads = 0;
-  int64_t kv_heads = 0;      // GQA KV heads (MLA: 1 shared latent)
-  int64_t qk_head_dim = 0;   // per-head dim of q and k (MLA: nope + rope)
+  int64_t kv_heads = 0;     // GQA KV heads (MLA: 1 shared latent)
+  int64_t qk_head_dim = 0;  // per-head dim of q and k (MLA: nope + rope)
   int64_t v_head_dim = 0;
-  int64_t kv_lora_rank = 0;  // MLA latent width
-  int64_t rope_dim = 0;      // MLA decoupled rope dim
-  int64_t window = 0;        // sliding window in tokens; 0 = full context
-  bool sinks = false;        // gpt-oss attention sinks
+  int64_t kv_lora_rank = 0;        // MLA latent width
+  int64_t rope_dim = 0;            // MLA decoupled rope dim
+  int64_t window = 0;              // sliding window in tokens; 0 = full context
+  bool sinks = false;              // gpt-oss attention sinks
   int64_t kv_elems_per_token = 0;  // cached elements per token for this layer
 
   // FLOPs per query token per attended context token (QK^T and PV, 2 per MAC).
@@ -61,22 +61,22 @@ struct AttentionShape {
 struct Op {
   std::string name;  // e.g. "q_proj", "experts.down_proj", "attention"
   OpKind kind = OpKind::gemm;
-  Part part = Part::attention;     // the class of weight it reads (counts, quantization policy)
+  Part part = Part::attention;  // the class of weight it reads (counts, quantization policy)
   TpSplit tp_split = TpSplit::replicated;
-  int64_t n = 0;  // output features per token (per expert for expert_gemm)
-  int64_t k = 0;  // input features per token
-  int64_t heads = 0;           // norm over heads (q_norm / k_norm), rope heads
-  int64_t experts = 0;         // expert_gemm / router: routed experts in the layer
-  int64_t active_experts = 0;  // expert_gemm: experts each token visits
-  AttentionShape attn;         // attention only
+  int64_t n = 0;                     // output features per token (per expert for expert_gemm)
+  int64_t k = 0;                     // input features per token
+  int64_t heads = 0;                 // norm over heads (q_norm / k_norm), rope heads
+  int64_t experts = 0;               // expert_gemm / router: routed experts in the layer
+  int64_t active_experts = 0;        // expert_gemm: experts each token visits
+  AttentionShape attn;               // attention only
   std::vector<std::string> weights;  // HF names of the weights it reads ("{e}" per expert)
 
   // Filled from the weight list when the Model is built:
-  int64_t params = 0;             // all weights read (all experts for expert_gemm)
-  int64_t active_params = 0;      // weights one token touches
-  int64_t weight_bytes = 0;       // as the checkpoint stores them, scales included
+  int64_t params = 0;         // all weights read (all experts for expert_gemm)
+  int64_t active_params = 0;  // weights one token touches
+  int64_t weight_bytes = 0;   // as the checkpoint stores them, scales included
 
-  int64_t flops_per_token() const;            // context-independent part
+  int64_t flops_per_token() const;                                   // context-independent part
   int64_t activation_bytes_per_token(int64_t elem_bytes = 2) const;  // read + written
 };
 

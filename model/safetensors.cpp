@@ -46,7 +46,9 @@ TensorInfo parse_entry(const std::string& name, const json& e, const std::string
     throw SafetensorsError(file, name, "data_offsets must be [begin, end], got " + o.dump());
   t.begin = to_offset(o[0], file, name, "data_offsets");
   t.end = to_offset(o[1], file, name, "data_offsets");
-  if (t.end < t.begin) throw SafetensorsError(file, name, "data_offsets end " + std::to_string(t.end) + " < begin " + std::to_string(t.begin));
+  if (t.end < t.begin)
+    throw SafetensorsError(file, name,
+                           "data_offsets end " + std::to_string(t.end) + " < begin " + std::to_string(t.begin));
   // Bytes must equal shape x dtype, computed without overflow.
   int64_t bits = dtype_bits(t.dtype);
   for (int64_t dim : t.shape) {
@@ -56,9 +58,9 @@ TensorInfo parse_entry(const std::string& name, const json& e, const std::string
   }
   if (bits % 8 != 0) throw SafetensorsError(file, name, "shape " + s.dump() + " is not a whole number of bytes");
   if (bits / 8 != t.bytes())
-    throw SafetensorsError(file, name, "data_offsets span " + std::to_string(t.bytes()) + " bytes but shape " +
-                                           s.dump() + " of " + std::string(dtype_name(t.dtype)) + " needs " +
-                                           std::to_string(bits / 8));
+    throw SafetensorsError(file, name,
+                           "data_offsets span " + std::to_string(t.bytes()) + " bytes but shape " + s.dump() + " of " +
+                               std::string(dtype_name(t.dtype)) + " needs " + std::to_string(bits / 8));
   return t;
 }
 
@@ -79,7 +81,8 @@ SafetensorsHeader parse_safetensors_header(std::string_view text, int64_t data_b
   } catch (const json::exception& e) {
     std::string what = e.what();
     const auto pos = what.find("parse error");
-    throw SafetensorsError(file, "", "header is not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
+    throw SafetensorsError(file, "",
+                           "header is not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
   }
   if (!duplicate.empty()) throw SafetensorsError(file, duplicate, "appears twice in the header");
   if (!root.is_object()) throw SafetensorsError(file, "", "header is not a JSON object");
@@ -105,12 +108,20 @@ SafetensorsHeader parse_safetensors_header(std::string_view text, int64_t data_b
   });
   int64_t expected = 0;
   for (const auto& t : h.tensors) {
-    if (t.begin < expected) throw SafetensorsError(file, t.name, "data_offsets overlap the previous tensor (begin " + std::to_string(t.begin) + " < " + std::to_string(expected) + ")");
-    if (t.begin > expected) throw SafetensorsError(file, t.name, "gap in the data before this tensor (begin " + std::to_string(t.begin) + ", previous end " + std::to_string(expected) + ")");
+    if (t.begin < expected)
+      throw SafetensorsError(file, t.name,
+                             "data_offsets overlap the previous tensor (begin " + std::to_string(t.begin) + " < " +
+                                 std::to_string(expected) + ")");
+    if (t.begin > expected)
+      throw SafetensorsError(file, t.name,
+                             "gap in the data before this tensor (begin " + std::to_string(t.begin) +
+                                 ", previous end " + std::to_string(expected) + ")");
     expected = t.end;
   }
   if (expected > data_bytes)
-    throw SafetensorsError(file, h.tensors.back().name, "data runs past the end of the file (needs " + std::to_string(expected) + " data bytes, file has " + std::to_string(data_bytes) + "): truncated?");
+    throw SafetensorsError(file, h.tensors.back().name,
+                           "data runs past the end of the file (needs " + std::to_string(expected) +
+                               " data bytes, file has " + std::to_string(data_bytes) + "): truncated?");
   if (expected < data_bytes)
     throw SafetensorsError(file, "", std::to_string(data_bytes - expected) + " trailing bytes after the last tensor");
   return h;
@@ -122,7 +133,9 @@ SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw SafetensorsError(file, "", "cannot be read (" + ec.message() + ")");
   const int64_t file_bytes = static_cast<int64_t>(size);
-  if (file_bytes < 8) throw SafetensorsError(file, "", "file is " + std::to_string(file_bytes) + " bytes, shorter than the 8-byte header length");
+  if (file_bytes < 8)
+    throw SafetensorsError(file, "",
+                           "file is " + std::to_string(file_bytes) + " bytes, shorter than the 8-byte header length");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SafetensorsError(file, "", "cannot be opened");
   std::array<unsigned char, 8> prefix{};
@@ -132,7 +145,9 @@ SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   if (n > static_cast<uint64_t>(kMaxSafetensorsHeaderBytes))
     throw SafetensorsError(file, "", "header length " + std::to_string(n) + " exceeds the 100,000,000-byte limit");
   if (static_cast<int64_t>(n) > file_bytes - 8)
-    throw SafetensorsError(file, "", "header length " + std::to_string(n) + " runs past the end of the " + std::to_string(file_bytes) + "-byte file");
+    throw SafetensorsError(file, "",
+                           "header length " + std::to_string(n) + " runs past the end of the " +
+                               std::to_string(file_bytes) + "-byte file");
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
   if (!in) throw SafetensorsError(file, "", "read of the header failed");

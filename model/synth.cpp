@@ -5,8 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/checkpoint.h"
 #include "core/error.h"
+#include "model/checkpoint.h"
 #include "model/random.h"
 #include "model/safetensors.h"
 
@@ -23,7 +23,7 @@ uint64_t hash_name(const std::string& s, uint64_t seed) {
 // Uniform in [-1, 1).
 double unit(uint64_t r) { return static_cast<double>(r >> 11) * 0x1.0p-52 - 1.0; }
 
-constexpr double kWeightStd = 0.02;                    // GPT-2 / Llama initializer_range
+constexpr double kWeightStd = 0.02;                            // GPT-2 / Llama initializer_range
 const double kUniformHalfWidth = kWeightStd * std::sqrt(3.0);  // uniform with that std
 
 uint16_t to_bf16(float f) {
@@ -89,7 +89,8 @@ struct Filler {
         case DType::i64:
         case DType::u64: break;
       }
-      const size_t take = std::min(out.size() - b, static_cast<size_t>(esize - (offset + static_cast<int64_t>(b)) % esize));
+      const size_t take =
+          std::min(out.size() - b, static_cast<size_t>(esize - (offset + static_cast<int64_t>(b)) % esize));
       std::memcpy(out.data() + b, bytes + (offset + static_cast<int64_t>(b)) % esize, take);
       b += take;
     }
@@ -129,14 +130,14 @@ std::string shard_name(size_t i, size_t n) {
 
 }  // namespace
 
-SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path,
-                                       const std::filesystem::path& out_dir, const SynthOptions& opts) {
+SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path, const std::filesystem::path& out_dir,
+                                       const SynthOptions& opts) {
   const std::filesystem::path cfg_file =
       std::filesystem::is_directory(config_path) ? config_path / "config.json" : config_path;
   ModelConfig original = load_config(cfg_file);  // validates before anything is written
   if (opts.layers > original.num_layers)
     throw core::InputError(cfg_file.string(), "num_hidden_layers", std::to_string(original.num_layers),
-                      "--layers " + std::to_string(opts.layers) + " exceeds the model's layer count");
+                           "--layers " + std::to_string(opts.layers) + " exceeds the model's layer count");
   const nlohmann::json cfg = truncated_config(cfg_file, opts.layers);
   const Model m = build_model(parse_config(cfg.dump(), cfg_file.string()));
   const auto specs = expected_tensors(m);

@@ -21,7 +21,7 @@ struct SynthOptions {
 
 struct SynthResult {
   int64_t tensors = 0;
-  int64_t bytes = 0;  // tensor bytes, headers excluded
+  int64_t bytes = 0;                         // tensor bytes, headers excluded
   std::vector<std::filesystem::path> files;  // shards (and the index when sharded)
 };
 
@@ -29,7 +29,7 @@ struct SynthResult {
 // lists cut to `layers`) and the safetensors shards into `out_dir`. Values are a
 // deterministic function of (seed, tensor name, element index): uniform weights of
 // std 0.02, norms near 1, valid FP8 / MXFP4 codes with sensible scales.
-SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path,
-                                       const std::filesystem::path& out_dir, const SynthOptions& opts);
+SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path, const std::filesystem::path& out_dir,
+                                       const SynthOptions& opts);
 
 }  // namespace dayzero::model

@@ -55,8 +55,8 @@ class Builder {
  public:
   explicit Builder(const ModelConfig& c) : c_(c) {}
 
-  void add(std::string name, std::vector<int64_t> shape, Part part, int64_t layer, bool matrix,
-           int64_t copies = 1, int64_t experts = 1) {
+  void add(std::string name, std::vector<int64_t> shape, Part part, int64_t layer, bool matrix, int64_t copies = 1,
+           int64_t experts = 1) {
     Weight w;
     w.name = std::move(name);
     w.shape = std::move(shape);
@@ -91,8 +91,8 @@ class Builder {
   const ModelConfig& c_;
 };
 
-void add_linear(Builder& b, const std::string& name, int64_t out, int64_t in, Part part, int64_t layer,
-                bool bias, int64_t copies = 1, int64_t experts = 1) {
+void add_linear(Builder& b, const std::string& name, int64_t out, int64_t in, Part part, int64_t layer, bool bias,
+                int64_t copies = 1, int64_t experts = 1) {
   b.add(name + ".weight", {out, in}, part, layer, true, copies, experts);
   if (bias) b.add(name + ".bias", {out}, part, layer, false, copies, experts);
 }
@@ -112,8 +112,8 @@ void add_attention(Builder& b, const ModelConfig& c, const std::string& p, int64
     }
     add_linear(b, p + "self_attn.kv_a_proj_with_mqa", m.kv_lora_rank + m.qk_rope_head_dim, H, A, L, c.qkv_bias);
     b.add(p + "self_attn.kv_a_layernorm.weight", {m.kv_lora_rank}, Part::norm, L, false);
-    add_linear(b, p + "self_attn.kv_b_proj", core::checked_mul(nh, m.qk_nope_head_dim + m.v_head_dim),
-               m.kv_lora_rank, A, L, false);
+    add_linear(b, p + "self_attn.kv_b_proj", core::checked_mul(nh, m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank,
+               A, L, false);
     add_linear(b, p + "self_attn.o_proj", H, core::checked_mul(nh, m.v_head_dim), A, L, c.o_bias);
     return;
   }
@@ -191,8 +191,7 @@ bool matches_module_pattern(const std::string& name, const std::string& pattern)
   if (p.size() > n.size()) return false;
   for (size_t start = 0; start + p.size() <= n.size(); ++start) {
     bool ok = true;
-    for (size_t i = 0; ok && i < p.size(); ++i)
-      ok = fnmatch(p[i].c_str(), n[start + i].c_str(), 0) == 0;
+    for (size_t i = 0; ok && i < p.size(); ++i) ok = fnmatch(p[i].c_str(), n[start + i].c_str(), 0) == 0;
     if (ok) return true;
   }
   return false;
@@ -226,9 +225,9 @@ std::vector<Weight> model_weights(const ModelConfig& c) {
   } catch (const std::overflow_error&) {
     const std::string last = b.out.empty() ? "model.embed_tokens.weight" : b.out.back().name;
     throw core::InputError(c.source, "sizes",
-                      "hidden_size=" + std::to_string(H) + ", vocab_size=" + std::to_string(V) +
-                          ", num_hidden_layers=" + std::to_string(c.num_layers),
-                      "tensor sizes overflow 64 bits (after " + last + ")");
+                           "hidden_size=" + std::to_string(H) + ", vocab_size=" + std::to_string(V) +
+                               ", num_hidden_layers=" + std::to_string(c.num_layers),
+                           "tensor sizes overflow 64 bits (after " + last + ")");
   }
   return b.out;
 }

@@ -18,19 +18,19 @@ enum class Part { embedding, head, attention, dense_mlp, router, experts, shared
 std::string_view part_name(Part p);
 
 struct Weight {
-  std::string name;             // HF name; "{e}" stands for the expert index
-  std::vector<int64_t> shape;   // logical shape (PyTorch nn.Linear layout [out, in])
+  std::string name;            // HF name; "{e}" stands for the expert index
+  std::vector<int64_t> shape;  // logical shape (PyTorch nn.Linear layout [out, in])
   Part part = Part::norm;
-  int64_t layer = -1;           // decoder layer index, -1 for model-level tensors
-  int64_t copies = 1;           // tensors that share this name pattern ({e} = 0..copies-1)
-  int64_t experts = 1;          // routed experts this weight spans (copies or a fused leading dim)
-  bool mtp = false;             // belongs to a multi-token-prediction module
-  bool matrix = false;          // a projection matrix: weight-only quantization converts it
-  bool input_major = false;     // stored [.., in, out] (gpt-oss unquantized fused experts)
-  StorageFormat stored;         // how the checkpoint stores it (scales included)
+  int64_t layer = -1;        // decoder layer index, -1 for model-level tensors
+  int64_t copies = 1;        // tensors that share this name pattern ({e} = 0..copies-1)
+  int64_t experts = 1;       // routed experts this weight spans (copies or a fused leading dim)
+  bool mtp = false;          // belongs to a multi-token-prediction module
+  bool matrix = false;       // a projection matrix: weight-only quantization converts it
+  bool input_major = false;  // stored [.., in, out] (gpt-oss unquantized fused experts)
+  StorageFormat stored;      // how the checkpoint stores it (scales included)
 
-  int64_t params() const;                              // elements over all copies
-  int64_t bytes(const StorageFormat& fmt) const;       // all copies, scales included
+  int64_t params() const;                         // elements over all copies
+  int64_t bytes(const StorageFormat& fmt) const;  // all copies, scales included
   int64_t stored_bytes() const { return bytes(stored); }
 };
 

@@ -25,13 +25,13 @@ inline constexpr int kMeasurementsSchemaVersion = 2;
 // One distinct (rank, phase, op, variant, shape) the forward ran, and its timing.
 struct OpMeasurement {
   int rank = 0;
-  std::string phase;    // "prefill" | "decode"
-  std::string name;     // op inventory name, e.g. "q_proj", "experts.down_proj"
-  std::string kind;     // model::op_kind_name
-  std::string variant;  // kernel variant, e.g. "f32", "gqa+sinks"
+  std::string phase;           // "prefill" | "decode"
+  std::string name;            // op inventory name, e.g. "q_proj", "experts.down_proj"
+  std::string kind;            // model::op_kind_name
+  std::string variant;         // kernel variant, e.g. "f32", "gqa+sinks"
   std::vector<int64_t> shape;  // [tokens, k]; attention [tokens, context]; expert_gemm [rows, k] of one expert
-  int64_t calls = 0;    // times the forward ran it with this key (layers, experts, steps)
-  int iterations = 0;   // timed iterations (after one untimed warm-up)
+  int64_t calls = 0;           // times the forward ran it with this key (layers, experts, steps)
+  int iterations = 0;          // timed iterations (after one untimed warm-up)
   double mean_s = 0, min_s = 0;
   int64_t flops = 0, bytes = 0;  // one call, from the backend's cost function
   double gflops() const { return min_s > 0 ? static_cast<double>(flops) / min_s / 1e9 : 0; }
@@ -45,7 +45,7 @@ struct OpMeasurement {
 struct CollectiveMeasurement {
   int rank = 0;
   core::Collective collective = core::Collective::all_reduce;
-  int ranks = 0;           // the group's size
+  int ranks = 0;  // the group's size
   int64_t size_bytes = 0;
   int64_t calls = 0;   // real calls with this key
   int iterations = 0;  // timed repeats
@@ -56,9 +56,9 @@ struct CollectiveMeasurement {
 
 struct MachineInfo {
   std::string hostname;
-  std::string cpu_model;  // /proc/cpuinfo "model name"
-  int cores = 0;          // hardware threads
-  int kernel_threads = 0; // threads each rank's kernels used
+  std::string cpu_model;   // /proc/cpuinfo "model name"
+  int cores = 0;           // hardware threads
+  int kernel_threads = 0;  // threads each rank's kernels used
 };
 
 struct MemoryUse {
@@ -66,15 +66,15 @@ struct MemoryUse {
   int64_t kv_bytes = 0;         // paged KV cache blocks allocated
   int64_t workspace_bytes = 0;  // largest activation tensor the runner allocated (an estimate)
   int64_t peak_bytes() const { return weights_bytes + kv_bytes + workspace_bytes; }
-  int64_t rss_hwm_bytes = 0;    // what the OS saw (includes the mapped pages touched)
+  int64_t rss_hwm_bytes = 0;  // what the OS saw (includes the mapped pages touched)
 };
 
 // One rank's place in the plan and its own step times and memory.
 struct RankMeasurements {
   int rank = 0;
   int stage = 0, attn_tp = 0, attn_dp = 0, ep = 0;  // Plan rank arithmetic
-  std::vector<int64_t> sequences;  // the sequences (indices into prompts) its replica served
-  double load_s = 0;               // opening, paging in and sharding its weights (before the first step)
+  std::vector<int64_t> sequences;                   // the sequences (indices into prompts) its replica served
+  double load_s = 0;  // opening, paging in and sharding its weights (before the first step)
   double prefill_s = 0;
   std::vector<double> decode_step_s;
   MemoryUse memory;
@@ -82,8 +82,8 @@ struct RankMeasurements {
 
 struct Measurements {
   int schema_version = kMeasurementsSchemaVersion;
-  std::string model;    // config source
-  std::string weights;  // weights directory
+  std::string model;            // config source
+  std::string weights;          // weights directory
   std::string backend = "cpu";  // the executor backend that ran it (kernels and their compute dtype)
   int world_size = 1;
   std::vector<std::vector<int64_t>> prompts;  // per sequence
@@ -93,7 +93,7 @@ struct Measurements {
   std::vector<RankMeasurements> ranks;        // by rank
   Plan plan;
   MachineInfo machine;
-  int timing_iterations = 0;  // timed repeats per op (after one untimed warm-up)
+  int timing_iterations = 0;                       // timed repeats per op (after one untimed warm-up)
   std::vector<OpMeasurement> ops;                  // every rank's
   std::vector<CollectiveMeasurement> collectives;  // every rank's; none on one rank
 

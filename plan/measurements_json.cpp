@@ -84,10 +84,21 @@ json memory_to_json(const MemoryUse& m) {
 }
 
 json op_to_json(const OpMeasurement& o) {
-  return {{"rank", o.rank}, {"phase", o.phase}, {"name", o.name}, {"kind", o.kind}, {"variant", o.variant},
-          {"shape", o.shape}, {"calls", o.calls}, {"warmup_iterations", o.iterations > 0 ? 1 : 0},
-          {"iterations", o.iterations}, {"mean_s", o.mean_s}, {"min_s", o.min_s}, {"flops", o.flops},
-          {"bytes", o.bytes}, {"gflops_per_s", o.gflops()}, {"gbytes_per_s", o.gbps()}};
+  return {{"rank", o.rank},
+          {"phase", o.phase},
+          {"name", o.name},
+          {"kind", o.kind},
+          {"variant", o.variant},
+          {"shape", o.shape},
+          {"calls", o.calls},
+          {"warmup_iterations", o.iterations > 0 ? 1 : 0},
+          {"iterations", o.iterations},
+          {"mean_s", o.mean_s},
+          {"min_s", o.min_s},
+          {"flops", o.flops},
+          {"bytes", o.bytes},
+          {"gflops_per_s", o.gflops()},
+          {"gbytes_per_s", o.gbps()}};
 }
 
 // Keys a reader skips: values derived from the others, and prose.
@@ -161,7 +172,8 @@ CollectiveMeasurement collective_from_json(const json& j, const std::string& fil
   const std::string name = f.opt_string("collective", "");
   const auto collective = core::parse_collective(name);
   if (!collective)
-    f.fail_value("collective", "\"" + name + "\"", "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv");
+    f.fail_value("collective", "\"" + name + "\"",
+                 "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv");
   c.collective = *collective;
   c.ranks = static_cast<int>(f.req_int("ranks", 1));
   c.size_bytes = f.req_int("size_bytes", 0);
@@ -178,9 +190,16 @@ CollectiveMeasurement collective_from_json(const json& j, const std::string& fil
 json measurements_to_json(const Measurements& m) {
   json ranks = json::array();
   for (const auto& r : m.ranks)
-    ranks.push_back({{"rank", r.rank}, {"stage", r.stage}, {"attn_tp", r.attn_tp}, {"attn_dp", r.attn_dp},
-                     {"ep", r.ep}, {"sequences", r.sequences}, {"load_s", r.load_s}, {"prefill_s", r.prefill_s},
-                     {"decode_step_s", r.decode_step_s}, {"memory", memory_to_json(r.memory)}});
+    ranks.push_back({{"rank", r.rank},
+                     {"stage", r.stage},
+                     {"attn_tp", r.attn_tp},
+                     {"attn_dp", r.attn_dp},
+                     {"ep", r.ep},
+                     {"sequences", r.sequences},
+                     {"load_s", r.load_s},
+                     {"prefill_s", r.prefill_s},
+                     {"decode_step_s", r.decode_step_s},
+                     {"memory", memory_to_json(r.memory)}});
   json ops = json::array(), collectives = json::array();
   for (const auto& o : m.ops) ops.push_back(op_to_json(o));
   for (const auto& c : m.collectives) collectives.push_back(collective_to_json(c));
@@ -199,19 +218,23 @@ json measurements_to_json(const Measurements& m) {
       {"ranks", ranks},
       {"plan", plan_to_json(m.plan)},
       {"machine",
-       {{"hostname", m.machine.hostname}, {"cpu_model", m.machine.cpu_model}, {"cores", m.machine.cores},
+       {{"hostname", m.machine.hostname},
+        {"cpu_model", m.machine.cpu_model},
+        {"cores", m.machine.cores},
         {"kernel_threads", m.machine.kernel_threads}}},
       {"timing",
        {{"warmup_iterations", m.timing_iterations > 0 ? 1 : 0},
         {"iterations", m.timing_iterations},
-        {"method", "per distinct (rank, phase, op, variant, shape): the real call is the untimed warm-up, then "
-                   "`iterations` timed repeats; mean and min; GFLOP/s and GB/s from min; collectives per distinct "
-                   "(rank, collective, ranks, size_bytes) the same way on a scratch buffer, algbw = size_bytes / "
-                   "min_s, busbw = algbw x bus_factor (nccl-tests doc/PERFORMANCE.md). Step times exclude the "
-                   "timed repeats; prefill_s and decode_step_s are the slowest rank's."}}},
-      {"notes", "peak_bytes: weights + KV cache blocks + largest activation, per rank (ranks[].memory) and the "
-                "fullest rank's (top level). CPU backend: weights as the checkpoint stores them, computed in "
-                "float32 (plan dtypes recorded, not applied); KV cache float32"},
+        {"method",
+         "per distinct (rank, phase, op, variant, shape): the real call is the untimed warm-up, then "
+         "`iterations` timed repeats; mean and min; GFLOP/s and GB/s from min; collectives per distinct "
+         "(rank, collective, ranks, size_bytes) the same way on a scratch buffer, algbw = size_bytes / "
+         "min_s, busbw = algbw x bus_factor (nccl-tests doc/PERFORMANCE.md). Step times exclude the "
+         "timed repeats; prefill_s and decode_step_s are the slowest rank's."}}},
+      {"notes",
+       "peak_bytes: weights + KV cache blocks + largest activation, per rank (ranks[].memory) and the "
+       "fullest rank's (top level). CPU backend: weights as the checkpoint stores them, computed in "
+       "float32 (plan dtypes recorded, not applied); KV cache float32"},
       {"ops", ops},
       {"collectives", collectives},
   };

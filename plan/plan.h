@@ -69,7 +69,7 @@ struct Workload {
   // measured counts per expert (taking precedence when given).
   double routing_zipf_s = 0;
   std::vector<double> expert_counts;
-  uint64_t routing_seed = 0;   // which expert ids are hot (a fixed permutation)
+  uint64_t routing_seed = 0;  // which expert ids are hot (a fixed permutation)
 };
 
 struct Plan {
@@ -79,14 +79,14 @@ struct Plan {
   int pp = 1;
   AttentionLayout attention;
   MoeLayout moe;
-  std::vector<uint32_t> devices;   // rank -> device id; empty = ranks 0..N-1 on devices 0..N-1
+  std::vector<uint32_t> devices;      // rank -> device id; empty = ranks 0..N-1 on devices 0..N-1
   std::vector<int64_t> stage_layers;  // decoder layers per PP stage; empty = even split
   PlanDtypes dtypes;
-  int64_t kv_block_tokens = 16;    // paged KV cache block (vLLM's default block size)
+  int64_t kv_block_tokens = 16;         // paged KV cache block (vLLM's default block size)
   int64_t prefill_chunk_tokens = 8192;  // largest prefill step per replica (chunked prefill)
   OffloadPolicy offload;
   Workload workload;
-  double comm_overlap = 0;         // share of communication hidden behind compute
+  double comm_overlap = 0;  // share of communication hidden behind compute
 
   int ranks_per_stage() const { return attention.tp * attention.dp; }
   int world_size() const { return pp * ranks_per_stage(); }

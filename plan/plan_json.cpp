@@ -11,8 +11,8 @@ namespace dayzero::plan {
 
 namespace {
 
-using core::InputError;
 using core::Fields;
+using core::InputError;
 using nlohmann::json;
 
 const json& object_or_empty(Fields& f, const std::string& key) {
@@ -42,7 +42,8 @@ Plan plan_from_json(const json& j, const std::string& file) {
   Plan p;
   p.schema_version = static_cast<int>(f.req_int("schema_version"));
   if (p.schema_version != kPlanSchemaVersion)
-    f.fail("schema_version", "unsupported plan schema (this DayZero reads version " + std::to_string(kPlanSchemaVersion) + ")");
+    f.fail("schema_version",
+           "unsupported plan schema (this DayZero reads version " + std::to_string(kPlanSchemaVersion) + ")");
   p.model = f.opt_string("model", "");
   p.cluster = f.opt_string("cluster", "");
   p.pp = as_int(f.opt_int("pp", 1), f, "pp");
@@ -59,7 +60,8 @@ Plan plan_from_json(const json& j, const std::string& file) {
     p.moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
     m.reject_unknown();
   }
-  for (int64_t d : f.opt_ints("devices", 0)) p.devices.push_back(static_cast<uint32_t>(std::min<int64_t>(d, UINT32_MAX)));
+  for (int64_t d : f.opt_ints("devices", 0))
+    p.devices.push_back(static_cast<uint32_t>(std::min<int64_t>(d, UINT32_MAX)));
   p.stage_layers = f.opt_ints("stage_layers", 1);
   {
     Fields d(object_or_empty(f, "dtypes"), file, "dtypes.");
@@ -99,9 +101,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
   return p;
 }
 
-Plan load_plan(const std::filesystem::path& file) {
-  return plan_from_json(core::read_json_file(file), file.string());
-}
+Plan load_plan(const std::filesystem::path& file) { return plan_from_json(core::read_json_file(file), file.string()); }
 
 json plan_to_json(const Plan& p) {
   json j = {{"schema_version", p.schema_version},

@@ -32,7 +32,8 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
 
   if (!c.is_moe()) {
     if (p.moe.ep != 1 || p.moe.tp != 1) fail("moe.ep", str(p.moe.ep), "the model has no experts");
-    if (p.offload.resident_experts >= 0) fail("offload.resident_experts", str(p.offload.resident_experts), "the model has no experts");
+    if (p.offload.resident_experts >= 0)
+      fail("offload.resident_experts", str(p.offload.resident_experts), "the model has no experts");
   } else {
     const int moe_ranks = p.moe.tp * p.moe.ep * p.moe.dp;
     if (moe_ranks != p.ranks_per_stage())
@@ -45,7 +46,8 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
     if (c.moe.num_shared_experts > 0 && (c.moe.num_shared_experts * c.moe.expert_intermediate) % tp != 0)
       fail("attention.tp", str(tp), "does not divide the shared experts' FFN width");
     if (p.offload.resident_experts > c.moe.num_experts)
-      fail("offload.resident_experts", str(p.offload.resident_experts), "exceeds the " + str(c.moe.num_experts) + " experts per layer");
+      fail("offload.resident_experts", str(p.offload.resident_experts),
+           "exceeds the " + str(c.moe.num_experts) + " experts per layer");
     if (!p.workload.expert_counts.empty() && static_cast<int64_t>(p.workload.expert_counts.size()) != c.moe.num_experts)
       fail("workload.expert_counts", str(static_cast<int64_t>(p.workload.expert_counts.size())) + " entries",
            "needs one count per routed expert (" + str(c.moe.num_experts) + ")");
@@ -54,9 +56,11 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
   if (p.pp > c.num_layers) fail("pp", str(p.pp), "exceeds the " + str(c.num_layers) + " decoder layers");
   if (!p.stage_layers.empty()) {
     if (static_cast<int>(p.stage_layers.size()) != p.pp)
-      fail("stage_layers", str(static_cast<int64_t>(p.stage_layers.size())) + " entries", "needs one entry per stage (pp = " + str(p.pp) + ")");
+      fail("stage_layers", str(static_cast<int64_t>(p.stage_layers.size())) + " entries",
+           "needs one entry per stage (pp = " + str(p.pp) + ")");
     const int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), int64_t{0});
-    if (sum != c.num_layers) fail("stage_layers", "sum " + str(sum), "must equal the " + str(c.num_layers) + " decoder layers");
+    if (sum != c.num_layers)
+      fail("stage_layers", "sum " + str(sum), "must equal the " + str(c.num_layers) + " decoder layers");
   }
 
   const int world = p.world_size();
@@ -64,7 +68,8 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
     fail("pp", "pp x tp x dp = " + str(world), "needs more ranks than the cluster's " + str(num_devices) + " devices");
   if (!p.devices.empty()) {
     if (static_cast<int>(p.devices.size()) != world)
-      fail("devices", str(static_cast<int64_t>(p.devices.size())) + " entries", "needs one device per rank (" + str(world) + ")");
+      fail("devices", str(static_cast<int64_t>(p.devices.size())) + " entries",
+           "needs one device per rank (" + str(world) + ")");
     std::set<uint32_t> seen;
     for (uint32_t d : p.devices) {
       if (d >= num_devices) fail("devices", str(d), "is not a device of the cluster (0.." + str(num_devices - 1) + ")");

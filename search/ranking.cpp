@@ -36,8 +36,10 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
   if (pa.attention.tp != pb.attention.tp) d.push_back("tp " + std::to_string(pa.attention.tp));
   if (pa.moe.ep != pb.moe.ep) d.push_back("ep " + std::to_string(pa.moe.ep));
   if (a.weights != b.weights) d.push_back(std::string(weight_choice_name(a.weights)) + " weights");
-  if (pa.dtypes.kv_cache != pb.dtypes.kv_cache) d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
-  if (a.resident_fraction != b.resident_fraction) d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
+  if (pa.dtypes.kv_cache != pb.dtypes.kv_cache)
+    d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
+  if (a.resident_fraction != b.resident_fraction)
+    d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
   if (pa.workload.batch != pb.workload.batch) d.push_back("batch " + std::to_string(pa.workload.batch));
   std::string s;
   for (size_t i = 0; i < d.size() && i < 4; ++i) s += (i ? ", " : "") + d[i];
@@ -56,8 +58,7 @@ bool better(const Evaluated& a, const Evaluated& b, Objective o) {
     case Objective::fewest_devices:
       if (a.plan.world_size() != b.plan.world_size()) return a.plan.world_size() < b.plan.world_size();
       return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
-    case Objective::throughput_per_device:
-      break;
+    case Objective::throughput_per_device: break;
   }
   return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
 }

@@ -11,8 +11,8 @@ namespace dayzero::search {
 
 namespace {
 
-using core::InputError;
 using core::Fields;
+using core::InputError;
 using nlohmann::json;
 
 std::vector<int> positive_ints(Fields& f, const std::string& key) {
@@ -76,7 +76,8 @@ void read_workload(Fields& f, const std::string& file, Scenario& s) {
   s.workload.batch = w.opt_int("concurrency", 0, 1);
   s.request_rate_per_s = w.opt_double("request_rate_per_s", 0);
   if (s.request_rate_per_s < 0) w.fail("request_rate_per_s", "must be positive");
-  if (s.workload.batch == 0 && s.request_rate_per_s == 0) w.fail("concurrency", "give concurrency or request_rate_per_s");
+  if (s.workload.batch == 0 && s.request_rate_per_s == 0)
+    w.fail("concurrency", "give concurrency or request_rate_per_s");
   s.workload.prefix_hit_rate = w.opt_double("prefix_hit_rate", 0);
   if (s.workload.prefix_hit_rate < 0 || s.workload.prefix_hit_rate >= 1) w.fail("prefix_hit_rate", "must be in [0, 1)");
   s.workload.routing_zipf_s = w.opt_double("routing_zipf_s", 0);
@@ -145,8 +146,9 @@ Scenario load_scenario(const std::filesystem::path& path) {
   s.name = f.opt_string("name", path.stem().string());
   s.description = f.opt_string("description", "");
   if (!f.has("model"))
-    f.fail("model", "required field is missing (a config.json or model directory, relative to the scenario, or an "
-                    "inline config)");
+    f.fail("model",
+           "required field is missing (a config.json or model directory, relative to the scenario, or an "
+           "inline config)");
   std::error_code ec;
   if (j["model"].is_object()) {
     s.inline_config = f.opt_object("model")->dump();
@@ -167,7 +169,8 @@ Scenario load_scenario(const std::filesystem::path& path) {
 }
 
 model::Model load_scenario_model(const Scenario& s) {
-  if (!s.inline_config.empty()) return model::build_model(model::parse_config(s.inline_config, s.file.string() + " (model)"));
+  if (!s.inline_config.empty())
+    return model::build_model(model::parse_config(s.inline_config, s.file.string() + " (model)"));
   return model::load_model(s.model_path);
 }
 

@@ -42,10 +42,10 @@ struct SpaceOverrides {
   // device with FP8 (INT4 is opt-in).
   std::vector<WeightChoice> weight_dtypes;
   std::vector<plan::KvDtype> kv_dtypes;
-  std::vector<int64_t> batches;            // concurrent sequences
+  std::vector<int64_t> batches;                   // concurrent sequences
   std::vector<double> resident_expert_fractions;  // 1 = all resident
-  bool tp_within_node = true;              // keep TP groups inside a node
-  int top = 10;                            // plans in the table
+  bool tp_within_node = true;                     // keep TP groups inside a node
+  int top = 10;                                   // plans in the table
 };
 
 struct Scenario {
@@ -55,7 +55,7 @@ struct Scenario {
   std::filesystem::path model_path;    // resolved (empty when inline)
   std::string inline_config;           // config.json text given inline under "model"
   std::filesystem::path cluster_path;  // resolved
-  plan::Workload workload;         // batch = the most concurrent sequences to consider
+  plan::Workload workload;             // batch = the most concurrent sequences to consider
   double request_rate_per_s = 0;       // alternative to a fixed concurrency (0 = not given)
   Sla sla;
   Objective objective = Objective::throughput_per_device;

@@ -48,7 +48,7 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
                         const simulate::Efficiency& eff) {
   const Evaluated* smallest = nullptr;  // the plan closest to fitting
   double ratio = 1e300;
-  const Evaluated* fastest = nullptr;   // among plans that fit: best TPOT
+  const Evaluated* fastest = nullptr;  // among plans that fit: best TPOT
   for (const auto& e : r.all) {
     const double rr = static_cast<double>(e.max_memory_bytes) / c.device_spec().mem_bytes;
     if (rr < ratio) {
@@ -58,11 +58,11 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
     if (e.prediction.fits && (!fastest || e.prediction.tpot_s < fastest->prediction.tpot_s)) fastest = &e;
   }
   if (!fastest) {
-    r.suggestions.push_back("nothing fits: the smallest plan (" + (smallest ? layout_name(*smallest) : "-") + ") needs " +
-                            fmt("%.0f", 100 * ratio) + " % of a device's memory");
+    r.suggestions.push_back("nothing fits: the smallest plan (" + (smallest ? layout_name(*smallest) : "-") +
+                            ") needs " + fmt("%.0f", 100 * ratio) + " % of a device's memory");
     const int total = static_cast<int>(c.num_devices());
-    r.suggestions.push_back("more devices: about " + std::to_string(static_cast<int>(std::ceil(total * ratio))) +
-                            " " + c.device_spec().name + " (the cluster has " + std::to_string(total) + ")");
+    r.suggestions.push_back("more devices: about " + std::to_string(static_cast<int>(std::ceil(total * ratio))) + " " +
+                            c.device_spec().name + " (the cluster has " + std::to_string(total) + ")");
     if (smallest) {
       simulate::Simulator sim(m, c, eff);
       auto try_variant = [&](const char* what, auto&& change) {
@@ -83,7 +83,8 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
         try_variant("offloading (1/16 of the experts resident, the rest in host memory)", [&](plan::Plan& p) {
           p.offload.resident_experts = std::max<int64_t>(p.moe.ep, m.config.moe.num_experts / 16);
         });
-      try_variant("a smaller batch (one sequence per replica)", [](plan::Plan& p) { p.workload.batch = p.attention.dp; });
+      try_variant("a smaller batch (one sequence per replica)",
+                  [](plan::Plan& p) { p.workload.batch = p.attention.dp; });
     }
     return;
   }
@@ -91,9 +92,10 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
   const Evaluated* quickest = nullptr;
   for (const auto& e : r.all)
     if (e.prediction.fits && (!quickest || e.prediction.ttft_s < quickest->prediction.ttft_s)) quickest = &e;
-  r.suggestions.push_back("no plan meets the SLA; the fastest decode is TPOT " + fmt("%.3g", fastest->prediction.tpot_s * 1e3) +
-                          " ms (" + layout_name(*fastest) + ", batch " + std::to_string(fastest->plan.workload.batch) +
-                          ", TTFT " + fmt("%.3g", fastest->prediction.ttft_s) + " s)");
+  r.suggestions.push_back("no plan meets the SLA; the fastest decode is TPOT " +
+                          fmt("%.3g", fastest->prediction.tpot_s * 1e3) + " ms (" + layout_name(*fastest) + ", batch " +
+                          std::to_string(fastest->plan.workload.batch) + ", TTFT " +
+                          fmt("%.3g", fastest->prediction.ttft_s) + " s)");
   r.suggestions.push_back("the quickest first token is TTFT " + fmt("%.3g", quickest->prediction.ttft_s) + " s (" +
                           layout_name(*quickest) + ")");
   if (s.sla.max_tpot_s > 0 || s.sla.max_ttft_s > 0)

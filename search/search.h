@@ -24,17 +24,17 @@ struct Evaluated {
   simulate::Prediction prediction;  // per stage (not per rank); no time when it does not fit
   int64_t max_memory_bytes = 0;     // fullest rank's total
   bool meets_sla = false;
-  std::string sla_miss;             // which limit it misses, when it fits but misses
+  std::string sla_miss;  // which limit it misses, when it fits but misses
 };
 
 struct SearchResult {
-  size_t candidates = 0;            // plans enumerated (all are evaluated)
+  size_t candidates = 0;  // plans enumerated (all are evaluated)
   double wall_s = 0;
   int threads = 1;
-  std::vector<Evaluated> all;       // in enumeration order
-  std::vector<size_t> top;          // ranked indices into `all`: best plan per distinct layout
-  std::vector<std::string> reasons; // one per `top`
-  std::vector<size_t> pareto;       // indices into `all`, by increasing TPOT
+  std::vector<Evaluated> all;            // in enumeration order
+  std::vector<size_t> top;               // ranked indices into `all`: best plan per distinct layout
+  std::vector<std::string> reasons;      // one per `top`
+  std::vector<size_t> pareto;            // indices into `all`, by increasing TPOT
   std::vector<std::string> suggestions;  // when nothing is feasible: what would be
   bool feasible() const { return !top.empty(); }
 };

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "search/search.h"
 #include "plan/plan_json.h"
+#include "search/search.h"
 
 namespace dayzero::search {
 
@@ -44,11 +44,11 @@ std::vector<WeightChoice> weight_choices(const Scenario& s, const model::Model& 
   // device with an FP8 path. Lossier conversions (INT4) change the model's quality:
   // a scenario opts in through search.weight_dtypes.
   std::vector<WeightChoice> v = {WeightChoice::checkpoint};
-  if (m.config.quant.method == model::QuantMethod::none && c.device_spec().peak_flops_for(topology::ComputeDtype::fp8) > 0)
+  if (m.config.quant.method == model::QuantMethod::none &&
+      c.device_spec().peak_flops_for(topology::ComputeDtype::fp8) > 0)
     v.push_back(WeightChoice::fp8);
   return v;
 }
-
 
 }  // namespace
 
@@ -76,7 +76,8 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
       for (int tp : pick(sp.tp, divisors_pow2(rps))) {
         if (sp.tp_within_node && tp > per_node) continue;
         if (cfg.num_heads % tp != 0) continue;
-        if (cfg.attention == model::AttentionKind::gqa && cfg.num_kv_heads % tp != 0 && tp % cfg.num_kv_heads != 0) continue;
+        if (cfg.attention == model::AttentionKind::gqa && cfg.num_kv_heads % tp != 0 && tp % cfg.num_kv_heads != 0)
+          continue;
         if (cfg.intermediate_size > 0 && cfg.intermediate_size % tp != 0) continue;
         const int dp = rps / tp;
         std::vector<std::pair<int, int>> moe;  // (ep, moe tp), expert set not replicated
@@ -156,7 +157,8 @@ std::string layout_name(const Evaluated& e) {
   std::string s = std::to_string(p.world_size()) + " dev: pp" + std::to_string(p.pp) + " tp" +
                   std::to_string(p.attention.tp) + " dp" + std::to_string(p.attention.dp);
   if (p.moe.ep > 1 || p.moe.tp > 1) s += " | ep" + std::to_string(p.moe.ep) + " etp" + std::to_string(p.moe.tp);
-  s += " | " + std::string(weight_choice_name(e.weights)) + " kv=" + std::string(plan::kv_dtype_name(p.dtypes.kv_cache));
+  s +=
+      " | " + std::string(weight_choice_name(e.weights)) + " kv=" + std::string(plan::kv_dtype_name(p.dtypes.kv_cache));
   if (p.offload.resident_experts >= 0) s += " hot=" + std::to_string(p.offload.resident_experts);
   return s;
 }

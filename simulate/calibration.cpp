@@ -76,7 +76,8 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
     ops.push_back({&o, cls, id, 0});
   }
   if (ops.empty())
-    throw std::invalid_argument("field 'ops': no op has a timing (calls > 0 and min_s > 0); run with --iterations 1 or more");
+    throw std::invalid_argument(
+        "field 'ops': no op has a timing (calls > 0 and min_s > 0); run with --iterations 1 or more");
 
   Calibration c;
   c.device = dev.name;
@@ -126,10 +127,12 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
   }
 
   c.efficiency = e;
-  c.figures.push_back({"kernel_overhead_s", start.kernel_overhead_s, e.kernel_overhead_s, c.ops, 0, 0, overhead_clamped});
+  c.figures.push_back(
+      {"kernel_overhead_s", start.kernel_overhead_s, e.kernel_overhead_s, c.ops, 0, 0, overhead_clamped});
   for (int g = 0; g < kGroups; ++g) {
     const auto i = static_cast<size_t>(g);
-    c.figures.push_back({kGroupNames[i], figure_of(start, g), figure(e, g), count[i], ideal[i], measured[i], clamped[i]});
+    c.figures.push_back(
+        {kGroupNames[i], figure_of(start, g), figure(e, g), count[i], ideal[i], measured[i], clamped[i]});
   }
   return c;
 }
@@ -156,7 +159,7 @@ nlohmann::json calibration_to_json(const Calibration& c, const std::string& sour
 void save_calibration(const std::filesystem::path& file, const Calibration& c, const std::string& source,
                       const Efficiency& table_default, const std::string& table_default_source) {
   core::write_file_atomically(file, calibration_to_json(c, source, table_default, table_default_source).dump(2) + "\n",
-                               "calibration");
+                              "calibration");
 }
 
 }  // namespace dayzero::simulate

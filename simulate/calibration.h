@@ -27,8 +27,8 @@
 #include <string_view>
 #include <vector>
 
-#include "simulate/efficiency.h"
 #include "plan/measurements.h"
+#include "simulate/efficiency.h"
 #include "simulate/validation.h"
 #include "topology/device.h"
 
@@ -40,13 +40,13 @@ inline constexpr double kMaxCalibratedOverheadS = 1e-3;  // EfficiencyTable's up
 
 // One figure as the fit left it.
 struct CalibratedFigure {
-  std::string name;          // the efficiency.json key, e.g. "gemm_memory", "kernel_overhead_s"
-  double start = 0;          // the figure before calibration
-  double value = 0;          // after
-  int64_t ops = 0;           // distinct measured ops it was fitted to; 0: kept from the start
-  double ideal_s = 0;        // its group's ideal time at peak (sum of calls x ideal term)
-  double measured_s = 0;     // its group's measured time less the overhead (sum of calls x (t - overhead))
-  bool clamped = false;      // the fit fell outside the allowed range
+  std::string name;       // the efficiency.json key, e.g. "gemm_memory", "kernel_overhead_s"
+  double start = 0;       // the figure before calibration
+  double value = 0;       // after
+  int64_t ops = 0;        // distinct measured ops it was fitted to; 0: kept from the start
+  double ideal_s = 0;     // its group's ideal time at peak (sum of calls x ideal term)
+  double measured_s = 0;  // its group's measured time less the overhead (sum of calls x (t - overhead))
+  bool clamped = false;   // the fit fell outside the allowed range
 };
 
 struct Calibration {

@@ -27,8 +27,8 @@ std::string explain_memory(const Prediction& pred, double host_capacity_bytes) {
                                                         {f.overhead_bytes, "runtime overhead"}};
   std::sort(parts.begin(), parts.end(), [](auto& a, auto& b) { return a.first > b.first; });
   std::string s = "rank " + std::to_string(f.rank) + " (stage " + std::to_string(f.stage) + ") holds " +
-                  gb(f.total_bytes) + " of " + gb(f.capacity_bytes) + ": " + parts[0].second + " " + gb(parts[0].first) +
-                  ", " + parts[1].second + " " + gb(parts[1].first);
+                  gb(f.total_bytes) + " of " + gb(f.capacity_bytes) + ": " + parts[0].second + " " +
+                  gb(parts[0].first) + ", " + parts[1].second + " " + gb(parts[1].first);
   if (!f.fits()) s += "; over by " + gb(f.total_bytes - f.capacity_bytes);
   if (!pred.host_fits)
     s += "; offloaded experts need " + gb(static_cast<int64_t>(pred.host_bytes_per_node)) +

@@ -8,7 +8,8 @@ namespace dayzero::simulate {
 
 namespace fs = std::filesystem;
 
-MeasuredRun load_measured_run(const fs::path& measurements_file, const fs::path& data_dir, const fs::path& extra_catalog) {
+MeasuredRun load_measured_run(const fs::path& measurements_file, const fs::path& data_dir,
+                              const fs::path& extra_catalog) {
   MeasuredRun run;
   run.file = measurements_file;
   run.measurements = plan::load_measurements(measurements_file);

@@ -32,9 +32,9 @@ MeasuredRun load_measured_run(const std::filesystem::path& measurements_file, co
 // The device a run is costed on and the efficiency figures it is costed with.
 struct DeviceFigures {
   topology::DeviceSpec device;
-  EfficiencyTable table;             // the shipped table, or the calibration file
+  EfficiencyTable table;  // the shipped table, or the calibration file
   std::filesystem::path table_file;
-  Efficiency efficiency;             // the table's figures for the device
+  Efficiency efficiency;  // the table's figures for the device
   std::string efficiency_source;
 };
 

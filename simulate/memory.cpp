@@ -65,8 +65,8 @@ int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
     if (s.class_counts[c] == 0 || lc.kv_elems_per_token == 0) continue;
     // A sliding layer keeps its window plus the block being filled.
     const int64_t tokens = lc.window > 0 ? std::min(full, round_up(lc.window, block) + block) : full;
-    const double elems = mc.mla ? static_cast<double>(lc.kv_elems_per_token)
-                                : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
+    const double elems =
+        mc.mla ? static_cast<double>(lc.kv_elems_per_token) : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
     kv += static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(tokens);
   }
   return static_cast<int64_t>(kv * static_cast<double>(ctx.seqs_per_replica * ctx.kv_elem_bytes));
@@ -75,8 +75,10 @@ int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
 // Tokens of the largest step (a prefill chunk) of a replica.
 int64_t largest_step_tokens(const PlanContext& ctx) {
   const plan::Plan& p = ctx.plan;
-  const int64_t new_tokens = ctx.seqs_per_replica * std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(static_cast<double>(p.workload.input_len) * (1 - p.workload.prefix_hit_rate))));
+  const int64_t new_tokens =
+      ctx.seqs_per_replica *
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(p.workload.input_len) *
+                                                          (1 - p.workload.prefix_hit_rate))));
   return std::min(new_tokens, p.prefill_chunk_tokens);
 }
 
@@ -100,8 +102,8 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
   // of every sequence.
   const int64_t chunk = largest_step_tokens(ctx);
   const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
-  r.activation_bytes = chunk * width * ctx.act_bytes +
-                       (s.last ? ctx.seqs_per_replica * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
+  r.activation_bytes =
+      chunk * width * ctx.act_bytes + (s.last ? ctx.seqs_per_replica * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
 
   // Communication buffers: one NCCL communicator per group the rank is in, and
   // MoE dispatch/combine buffers for a chunk's routed copies.
@@ -134,15 +136,17 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
   if (host_capacity > 0) {
     std::vector<double> per_node(cluster.num_nodes(), 0.0);
     for (int r = 0; r < p.world_size(); ++r)
-      per_node[cluster.node_of(p.device_of(r))] += static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
+      per_node[cluster.node_of(p.device_of(r))] +=
+          static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
     pred.host_bytes_per_node = *std::max_element(per_node.begin(), per_node.end());
     pred.host_fits = pred.host_bytes_per_node <= host_capacity;
     pred.fits = pred.fits && pred.host_fits;
   }
-  const auto fullest = std::max_element(stage_mem.begin(), stage_mem.end(), [](const RankMemory& a, const RankMemory& b) {
-    return static_cast<double>(a.total_bytes) / static_cast<double>(a.capacity_bytes) <
-           static_cast<double>(b.total_bytes) / static_cast<double>(b.capacity_bytes);
-  });
+  const auto fullest =
+      std::max_element(stage_mem.begin(), stage_mem.end(), [](const RankMemory& a, const RankMemory& b) {
+        return static_cast<double>(a.total_bytes) / static_cast<double>(a.capacity_bytes) <
+               static_cast<double>(b.total_bytes) / static_cast<double>(b.capacity_bytes);
+      });
   pred.fullest_rank = fullest->rank;
   if (per_rank) {
     for (int r = 0; r < p.world_size(); ++r) {

@@ -12,7 +12,6 @@ using model::OpKind;
 using model::Part;
 using model::WeightPrecision;
 
-
 // The cost class of an op's weights, from its kind, the part it belongs to and
 // how TP splits it (model::Op::tp_split, the one sharding truth).
 WeightClass class_of(const Op& op) {

@@ -34,11 +34,11 @@ struct LayerClassCosts {
   int64_t count = 0;   // layers of this class in the whole model
   std::array<BytesByPrecision, kWeightClasses> bytes{};
   std::array<int64_t, kWeightClasses> flops_per_token{};  // expert: one expert
-  int64_t attn_ctx_flops = 0;           // per query token per context token (all heads)
-  int64_t attn_ctx_flops_absorbed = 0;  // MLA decode form
-  int64_t kv_elems_per_token = 0;       // cached elements per token (all KV heads)
-  int64_t elementwise_elems_per_token = 0;  // read + written by norms, rope, activations, combine
-  int64_t kernels = 0;                  // ops launched per layer
+  int64_t attn_ctx_flops = 0;                             // per query token per context token (all heads)
+  int64_t attn_ctx_flops_absorbed = 0;                    // MLA decode form
+  int64_t kv_elems_per_token = 0;                         // cached elements per token (all KV heads)
+  int64_t elementwise_elems_per_token = 0;                // read + written by norms, rope, activations, combine
+  int64_t kernels = 0;                                    // ops launched per layer
 };
 
 struct ModelCosts {

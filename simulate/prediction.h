@@ -23,7 +23,7 @@ struct RankMemory {
   int64_t overhead_bytes = 0;    // runtime: CUDA context, library workspaces
   int64_t total_bytes = 0;
   int64_t capacity_bytes = 0;
-  int64_t host_bytes = 0;        // offloaded experts kept in host memory for this rank
+  int64_t host_bytes = 0;  // offloaded experts kept in host memory for this rank
   bool fits() const { return total_bytes <= capacity_bytes; }
 };
 
@@ -49,27 +49,27 @@ std::string_view cost_kind_name(CostKind k);
 struct StepTime {
   double time_s = 0;
   std::map<CostKind, double> by_kind_s;
-  double bubble_s = 0;   // pipeline bubble inside time_s
+  double bubble_s = 0;  // pipeline bubble inside time_s
   int micro_batches = 1;
-  int64_t tokens = 0;    // tokens per data-parallel replica in the step
+  int64_t tokens = 0;  // tokens per data-parallel replica in the step
 };
 
 struct Prediction {
-  bool fits = false;               // every rank's device memory, and host memory per node
+  bool fits = false;  // every rank's device memory, and host memory per node
   bool host_fits = true;
   double host_bytes_per_node = 0;  // offloaded experts on the busiest node
-  std::vector<RankMemory> ranks;  // one per rank
+  std::vector<RankMemory> ranks;   // one per rank
   int fullest_rank = 0;
-  std::string fullest_reason;     // what dominates the fullest rank
-  StepTime prefill;               // one request's prompt per replica (TTFT)
-  StepTime decode;                // one token for every sequence (TPOT)
+  std::string fullest_reason;  // what dominates the fullest rank
+  StepTime prefill;            // one request's prompt per replica (TTFT)
+  StepTime decode;             // one token for every sequence (TPOT)
   double ttft_s = 0;
   double tpot_s = 0;
   // Output tokens/s of the whole plan in steady state: per replica, seqs x output_len
   // tokens every output_len x TPOT + seqs x TTFT (prefills between decode steps).
   double throughput_tokens_per_s = 0;
   double throughput_tokens_per_s_per_device = 0;
-  double request_latency_s = 0;                   // TTFT + output_len x TPOT
+  double request_latency_s = 0;  // TTFT + output_len x TPOT
 };
 
 void to_json(nlohmann::json& j, const RankMemory& r);

@@ -32,8 +32,7 @@ struct Roofline {
     return std::max(flops / (peak(dtype) * eff.gemm_compute), bytes / (dev.mem_bw_Bps * eff.gemm_memory));
   }
   double attention(double flops, double bytes, topology::ComputeDtype dtype = topology::ComputeDtype::bf16) const {
-    return std::max(flops / (peak(dtype) * eff.attention_compute),
-                    bytes / (dev.mem_bw_Bps * eff.attention_memory));
+    return std::max(flops / (peak(dtype) * eff.attention_compute), bytes / (dev.mem_bw_Bps * eff.attention_memory));
   }
   double memory(double bytes) const { return bytes / (dev.mem_bw_Bps * eff.elementwise_memory); }
   // By class; element-wise ops cost their bytes only.

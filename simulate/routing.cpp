@@ -9,7 +9,6 @@
 
 namespace dayzero::simulate {
 
-
 Routing::Routing(int64_t num_experts, const plan::Workload& w) {
   const auto E = static_cast<size_t>(num_experts);
   p_.assign(E, 0.0);

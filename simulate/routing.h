@@ -29,7 +29,7 @@ class Routing {
   // The busiest rank's experts, for `assignments` routed (token, expert) pairs:
   // expected distinct experts touched, and expected tile-padded rows.
   struct RankLoad {
-    double assignments = 0;   // (token, expert) pairs landing on the rank
+    double assignments = 0;  // (token, expert) pairs landing on the rank
     double experts_touched = 0;
     double padded_rows = 0;   // sum over touched experts of rows rounded up to tiles
     double cold_touched = 0;  // touched experts that are not resident

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "plan/plan_json.h"
-#include "topology/cluster_config.h"
 #include "simulate/simulator.h"
+#include "topology/cluster_config.h"
 
 namespace dayzero::simulate {
 

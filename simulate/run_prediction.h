@@ -11,16 +11,16 @@
 #include <optional>
 
 #include "model/model.h"
-#include "simulate/efficiency.h"
 #include "plan/measurements.h"
 #include "plan/plan.h"
+#include "simulate/efficiency.h"
 #include "simulate/prediction.h"
 #include "topology/cluster.h"
 
 namespace dayzero::simulate {
 
 struct RunPrediction {
-  plan::Plan plan;                 // the run's plan with the run's workload, as simulated
+  plan::Plan plan;  // the run's plan with the run's workload, as simulated
   Prediction prediction;
   // Prefill: each replica ran its prompts together; the simulator's TTFT is one
   // prompt per replica, so the prediction is TTFT x the most prompts a replica ran.

@@ -54,7 +54,7 @@ struct StepInputs {
   int64_t chunks = 1;       // prefill chunks the step stands for
   int64_t new_per_seq = 0;  // prefill: new prompt tokens per sequence
   int64_t prefix_per_seq = 0;
-  double decode_ctx = 0;    // decode: mean context per sequence
+  double decode_ctx = 0;  // decode: mean context per sequence
 };
 struct Collectives {  // costs of the stage's collectives, per call
   double tp_allreduce_s = 0;

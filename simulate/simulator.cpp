@@ -28,8 +28,9 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
   ctx.resident_experts = p.offload.resident_experts < 0 ? mc.experts : p.offload.resident_experts;
   const int64_t tp = p.attention.tp;
   // GQA: a rank holds kv_heads / tp heads, or one (replicated) head once tp > kv_heads.
-  ctx.kv_frac = (mc.mla || mc.kv_heads == 0) ? 1.0
-                : (mc.kv_heads >= tp ? 1.0 / static_cast<double>(tp) : 1.0 / static_cast<double>(mc.kv_heads));
+  ctx.kv_frac = (mc.mla || mc.kv_heads == 0)
+                    ? 1.0
+                    : (mc.kv_heads >= tp ? 1.0 / static_cast<double>(tp) : 1.0 / static_cast<double>(mc.kv_heads));
   const auto per_stage = p.layers_per_stage(static_cast<int64_t>(mc.class_of_layer.size()));
   int64_t layer = 0;
   for (int s = 0; s < p.pp; ++s) {
@@ -92,7 +93,8 @@ struct Simulator::Impl {
       groups.clear();
       for (int s = 0; s < p.pp; ++s) {
         const int r = s * p.ranks_per_stage();
-        groups.push_back({devices_of(p, p.attn_tp_group(r)), devices_of(p, p.ep_group(r)), devices_of(p, p.moe_tp_group(r))});
+        groups.push_back(
+            {devices_of(p, p.attn_tp_group(r)), devices_of(p, p.ep_group(r)), devices_of(p, p.moe_tp_group(r))});
       }
       groups_key = std::move(key);
     }
@@ -136,7 +138,9 @@ struct Simulator::Impl {
     for (const auto& s : ctx.stages) {
       const auto coll = collectives_for(ctx, s, static_cast<double>(in.tokens));
       StepTime st = detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
-      if (!s.last) st.by_kind_s[CostKind::pp_send] += static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
+      if (!s.last)
+        st.by_kind_s[CostKind::pp_send] +=
+            static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
       st.time_s = 0;
       for (const auto& [k, v] : st.by_kind_s) {
         st.time_s += v;

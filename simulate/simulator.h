@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "model/model.h"
+#include "plan/plan.h"
 #include "simulate/efficiency.h"
 #include "simulate/model_costs.h"
-#include "plan/plan.h"
 #include "simulate/prediction.h"
 #include "topology/cluster.h"
 
@@ -26,8 +26,8 @@ inline constexpr int64_t kNcclBytesPerCommunicator = int64_t{144} << 20;
 inline constexpr int64_t kLogitBytes = 4;
 
 struct SimulateOptions {
-  bool per_rank = true;  // false: one entry per pipeline stage in Prediction::ranks (search loops)
-  bool explain = true;   // false: leave Prediction::fullest_reason empty (search loops)
+  bool per_rank = true;          // false: one entry per pipeline stage in Prediction::ranks (search loops)
+  bool explain = true;           // false: leave Prediction::fullest_reason empty (search loops)
   bool time_if_not_fits = true;  // false: skip the time model for plans that do not fit
 };
 

@@ -44,8 +44,10 @@ class StageCoster {
       const auto& lc = mc_.classes[c];
       attention(lc, n);
       if (lc.moe) moe(lc, n);
-      else add(CostKind::gemm, n * chunks_ * rf_.gemm(flops(lc, WeightClass::dense_mlp) / tp_ * rows_,
-                                                      bytes(lc, WeightClass::dense_mlp, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
+      else
+        add(CostKind::gemm, n * chunks_ *
+                                rf_.gemm(flops(lc, WeightClass::dense_mlp) / tp_ * rows_,
+                                         bytes(lc, WeightClass::dense_mlp, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
       add(CostKind::elementwise,
           n * chunks_ * rf_.memory(t_ * static_cast<double>(lc.elementwise_elems_per_token * ctx_.act_bytes)));
       add(CostKind::kernel_overhead, n * chunks_ * static_cast<double>(lc.kernels) * ctx_.eff.kernel_overhead_s);
@@ -61,7 +63,9 @@ class StageCoster {
   double bytes(const LayerClassCosts& lc, WeightClass w, size_t prec) const {
     return static_cast<double>(lc.bytes[idx(w)][prec]);
   }
-  double flops(const LayerClassCosts& lc, WeightClass w) const { return static_cast<double>(lc.flops_per_token[idx(w)]); }
+  double flops(const LayerClassCosts& lc, WeightClass w) const {
+    return static_cast<double>(lc.flops_per_token[idx(w)]);
+  }
   topology::ComputeDtype dt(size_t precision) const { return mc_.gemm_dtype[precision]; }
 
   // Attention projections, then attention over the context: heads split over TP;
@@ -81,8 +85,8 @@ class StageCoster {
     if (in_.prefill) {
       const double ctx_sum = seqs_ * prefill_ctx_sum(static_cast<double>(in_.new_per_seq),
                                                      static_cast<double>(in_.prefix_per_seq), window);
-      const double seen = std::min(static_cast<double>(in_.new_per_seq + in_.prefix_per_seq),
-                                   window > 0 ? window : 1e300);
+      const double seen =
+          std::min(static_cast<double>(in_.new_per_seq + in_.prefix_per_seq), window > 0 ? window : 1e300);
       add(CostKind::attention, n * rf_.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_,
                                                  seqs_ * seen * kv_elems * kv_bytes));
     } else {
@@ -95,18 +99,21 @@ class StageCoster {
   // Router, shared experts, routed experts on the busiest EP rank, cold experts
   // fetched from the host, and the MoE collectives.
   void moe(const LayerClassCosts& lc, double n) {
-    add(CostKind::router, n * chunks_ * rf_.gemm(flops(lc, WeightClass::router) * rows_,
-                                                 bytes(lc, WeightClass::router, ctx_.p_dense), topology::ComputeDtype::bf16));
+    add(CostKind::router, n * chunks_ *
+                              rf_.gemm(flops(lc, WeightClass::router) * rows_,
+                                       bytes(lc, WeightClass::router, ctx_.p_dense), topology::ComputeDtype::bf16));
     if (flops(lc, WeightClass::shared_experts) > 0)
-      add(CostKind::gemm, n * chunks_ * rf_.gemm(flops(lc, WeightClass::shared_experts) / tp_ * rows_,
-                                                 bytes(lc, WeightClass::shared_experts, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
+      add(CostKind::gemm, n * chunks_ *
+                              rf_.gemm(flops(lc, WeightClass::shared_experts) / tp_ * rows_,
+                                       bytes(lc, WeightClass::shared_experts, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
     // Tokens entering one MoE replica: every attention replica's tokens, split over MoE DP.
     const double assignments = t_ * p_.attention.dp / p_.moe.dp * static_cast<double>(mc_.top_k);
     const auto load = ctx_.routing.busiest_rank_load(p_.moe.ep, assignments, ctx_.eff.tile_rows, ctx_.resident_experts);
     const double moe_tp = p_.moe.tp;
     const double expert_w = bytes(lc, WeightClass::expert, ctx_.p_experts) / moe_tp;
-    add(CostKind::experts, n * chunks_ * rf_.gemm(flops(lc, WeightClass::expert) / moe_tp * load.padded_rows,
-                                                  load.experts_touched * expert_w, dt(ctx_.p_experts)));
+    add(CostKind::experts, n * chunks_ *
+                               rf_.gemm(flops(lc, WeightClass::expert) / moe_tp * load.padded_rows,
+                                        load.experts_touched * expert_w, dt(ctx_.p_experts)));
     if (load.cold_touched > 0) add(CostKind::offload_fetch, n * chunks_ * load.cold_touched * expert_w / host_bw_Bps_);
     if (p_.moe.ep > 1) add(CostKind::ep_alltoall, n * chunks_ * 2 * coll_.ep_alltoall_s * overlap_);
     if (p_.moe.tp > 1) add(CostKind::tp_allreduce, n * chunks_ * coll_.moe_tp_allreduce_s * overlap_);
@@ -116,8 +123,8 @@ class StageCoster {
   // sequence's last position (prefill) or its one new token (decode).
   void ends(const Stage& s) {
     if (s.first)
-      add(CostKind::embedding, chunks_ * (rf_.memory(t_ * static_cast<double>(mc_.hidden * ctx_.act_bytes)) +
-                                          ctx_.eff.kernel_overhead_s));
+      add(CostKind::embedding,
+          chunks_ * (rf_.memory(t_ * static_cast<double>(mc_.hidden * ctx_.act_bytes)) + ctx_.eff.kernel_overhead_s));
     if (s.last) {
       const double head_rows = ceil_div(seqs_, tile_) * tile_;
       add(CostKind::lm_head, rf_.gemm(static_cast<double>(mc_.head_flops_per_token) / tp_ * head_rows,
@@ -135,7 +142,7 @@ class StageCoster {
   const double host_bw_Bps_;
   const double tp_ = p_.attention.tp;
   const double tile_ = ctx_.eff.tile_rows;
-  const double overlap_ = 1 - p_.comm_overlap;  // share of communication not hidden behind compute
+  const double overlap_ = 1 - p_.comm_overlap;       // share of communication not hidden behind compute
   double t_ = 0, rows_ = 0, chunks_ = 0, seqs_ = 0;  // tokens, GEMM rows rounded up to whole tiles
   StepTime st_;
 };

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "simulate/efficiency.h"
 #include "plan/measurements.h"
+#include "simulate/efficiency.h"
 #include "simulate/roofline.h"
 #include "topology/device.h"
 
@@ -52,10 +52,10 @@ struct OpValidation {
   std::string phase, name, kind, variant;
   std::vector<int64_t> shape;
   int64_t calls = 0;
-  std::string bound;               // "compute" | "memory", as predicted
-  double measured_s = 0;           // min_s, one call
-  double predicted_s = 0;          // one call
-  double measured_total_s = 0;     // x calls
+  std::string bound;            // "compute" | "memory", as predicted
+  double measured_s = 0;        // min_s, one call
+  double predicted_s = 0;       // one call
+  double measured_total_s = 0;  // x calls
   double predicted_total_s = 0;
   double error_pct = 0;
 };
@@ -63,7 +63,7 @@ struct OpValidation {
 // One (phase, kind) over every rank.
 struct GroupValidation {
   std::string phase, kind;
-  int64_t ops = 0;    // distinct measured ops
+  int64_t ops = 0;  // distinct measured ops
   int64_t calls = 0;
   double measured_s = 0, predicted_s = 0;  // totals (min_s x calls)
   double error_pct = 0;

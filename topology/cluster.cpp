@@ -57,7 +57,7 @@ const DeviceSpec& lookup_device(const ClusterConfig& c, const DeviceCatalog& cat
   std::string known;
   for (const auto& n : catalog.names()) known += (known.empty() ? "" : ", ") + n;
   throw core::InputError(c.source, "device", quoted(c.device),
-                      "unknown device type (the catalog has: " + known + "; add others with a catalog file)");
+                         "unknown device type (the catalog has: " + known + "; add others with a catalog file)");
 }
 
 // Every device must reach every other: one connected component holds them all.
@@ -68,13 +68,13 @@ void check_connected(const ClusterConfig& c, const std::vector<VertexInfo>& vert
   for (std::size_t d = 1; d < devices; ++d) {
     if (component[d] == component[0]) continue;
     const bool other_node = vertices[d].node != vertices[0].node;
-    const std::string why =
-        other_node ? "is not connected to " + vertices[0].name +
-                         ": its node is outside the first NVLink domain and no network joins the nodes "
-                         "(add \"nics\" and \"inter_node\")"
-                   : "is not connected to " + vertices[0].name + " inside its node";
+    const std::string why = other_node
+                                ? "is not connected to " + vertices[0].name +
+                                      ": its node is outside the first NVLink domain and no network joins the nodes "
+                                      "(add \"nics\" and \"inter_node\")"
+                                : "is not connected to " + vertices[0].name + " inside its node";
     throw core::InputError(c.source, other_node ? "inter_node" : "intra_node", quoted(vertices[d].name),
-                        "device " + why);
+                           "device " + why);
   }
 }
 
@@ -89,19 +89,19 @@ Cluster::Cluster(ClusterConfig config, const DeviceCatalog& catalog)
     case IntraFabric::nvswitch:
     case IntraFabric::mesh:
       if (intra.kind == "pcie" && !c.intra_node.bw_Bps)
-        throw core::InputError(c.source, "intra_node.fabric", quoted(std::string(intra_fabric_name(c.intra_node.fabric))),
-                            "device " + spec_.name + " has no scale-up link (its catalog intra_node_link is PCIe); "
-                            "use \"pcie\" or give intra_node.bw_Bps");
+        throw core::InputError(c.source, "intra_node.fabric",
+                               quoted(std::string(intra_fabric_name(c.intra_node.fabric))),
+                               "device " + spec_.name +
+                                   " has no scale-up link (its catalog intra_node_link is PCIe); "
+                                   "use \"pcie\" or give intra_node.bw_Bps");
       intra_link_bw_Bps_ = c.intra_node.bw_Bps.value_or(
           c.intra_node.fabric == IntraFabric::mesh ? intra.bw_Bps / intra.links : intra.bw_Bps);
       break;
-    case IntraFabric::pcie:
-      intra_link_bw_Bps_ = host_link_bw_Bps_;
-      break;
+    case IntraFabric::pcie: intra_link_bw_Bps_ = host_link_bw_Bps_; break;
   }
   if (c.host.pcie_switches > c.devices_per_node)
     throw core::InputError(c.source, "host.pcie_switches", std::to_string(c.host.pcie_switches),
-                        "more PCIe switches than devices per node (" + std::to_string(c.devices_per_node) + ")");
+                           "more PCIe switches than devices per node (" + std::to_string(c.devices_per_node) + ")");
 
   auto& g = graph_->g;
   detail::Builder b{c, spec_, host_link_bw_Bps_, intra_link_bw_Bps_, vertices_, links_, g, {}, {}};

@@ -65,7 +65,8 @@ IntraNodeConfig intra_from_json(const nlohmann::json& j, const std::string& file
     r.fail("fabric", j.at("fabric"), "expected \"nvswitch\", \"mesh\" or \"pcie\"");
   }
   c.bw_Bps = r.opt_positive("bw_Bps");
-  const double default_latency = c.fabric == IntraFabric::mesh ? kDefaultMeshLinkLatency_s : kDefaultNvlinkLinkLatency_s;
+  const double default_latency =
+      c.fabric == IntraFabric::mesh ? kDefaultMeshLinkLatency_s : kDefaultNvlinkLinkLatency_s;
   c.latency_s = r.opt_non_negative("latency_s", default_latency);
   if (c.fabric == IntraFabric::nvswitch) {
     c.domain_nodes = static_cast<int>(r.opt_int("domain_nodes", 1, 1));

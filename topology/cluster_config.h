@@ -41,10 +41,10 @@ std::string_view intra_fabric_name(IntraFabric f);
 std::string_view inter_fabric_name(InterFabric f);
 
 struct HostConfig {
-  double mem_bytes = 0;                       // host DRAM per node; 0 = not stated
-  int pcie_switches = 0;                      // 0: devices attach straight to the host
-  std::optional<double> link_bw_Bps;          // device <-> host, per direction; default: catalog host_link
-  std::optional<double> switch_uplink_bw_Bps; // PCIe switch <-> host; default: link_bw_Bps
+  double mem_bytes = 0;                        // host DRAM per node; 0 = not stated
+  int pcie_switches = 0;                       // 0: devices attach straight to the host
+  std::optional<double> link_bw_Bps;           // device <-> host, per direction; default: catalog host_link
+  std::optional<double> switch_uplink_bw_Bps;  // PCIe switch <-> host; default: link_bw_Bps
   double latency_s = kDefaultPcieLinkLatency_s;
 };
 
@@ -59,10 +59,10 @@ struct IntraNodeConfig {
 };
 
 struct NicConfig {
-  int per_node = 0;                         // 0: no NICs
-  double bw_Bps = 0;                        // per NIC, per direction
-  std::vector<std::vector<int>> devices;    // per NIC: local indices of the devices behind it
-  std::optional<double> pcie_bw_Bps;        // device <-> NIC; default: the device's host link
+  int per_node = 0;                                  // 0: no NICs
+  double bw_Bps = 0;                                 // per NIC, per direction
+  std::vector<std::vector<int>> devices;             // per NIC: local indices of the devices behind it
+  std::optional<double> pcie_bw_Bps;                 // device <-> NIC; default: the device's host link
   double latency_s = 2 * kDefaultPcieLinkLatency_s;  // device <-> NIC through a PCIe switch
 };
 

@@ -19,8 +19,8 @@ using detail::Schedule;
 
 struct PhaseEval {
   uint32_t steps = 0;
-  double latency_s = 0;         // slowest route of the phase
-  double beta_s_per_byte = 0;   // max over channels of load / bandwidth
+  double latency_s = 0;                            // slowest route of the phase
+  double beta_s_per_byte = 0;                      // max over channels of load / bandwidth
   std::vector<std::pair<uint32_t, double>> loads;  // channel -> bytes per byte of size
 };
 
@@ -131,7 +131,7 @@ CollectiveModel::CollectiveModel(const Cluster& cluster, CostParams params)
     : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes)), cluster_(cluster), params_(params) {
   if (!(params_.ll_bandwidth_fraction > 0.0 && params_.ll_bandwidth_fraction <= 1.0))
     throw core::InputError("", "ll_bandwidth_fraction", std::to_string(params_.ll_bandwidth_fraction),
-                        "must be in (0, 1]");
+                           "must be in (0, 1]");
 }
 
 CollectiveModel::~CollectiveModel() = default;
@@ -144,15 +144,16 @@ namespace {
 // Checks the group and writes the cache key: the collective, then the devices (sorted,
 // except for send_recv whose order is the direction).
 void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, std::vector<uint32_t>& key) {
-  if (group.empty()) throw core::InputError("", "group", "[]", std::string(collective_name(c)) + " needs at least one device");
+  if (group.empty())
+    throw core::InputError("", "group", "[]", std::string(collective_name(c)) + " needs at least one device");
   if (c == Collective::send_recv && group.size() != 2)
     throw core::InputError("", "group", std::to_string(group.size()) + " devices",
-                        "sendrecv takes exactly two devices: {source, destination}");
+                           "sendrecv takes exactly two devices: {source, destination}");
   key.assign(1, static_cast<uint32_t>(c));
   for (DeviceId d : group) {
     if (d >= cl.num_devices())
       throw core::InputError(cl.config().source, "group", std::to_string(d),
-                          "no such device (the cluster has " + std::to_string(cl.num_devices()) + ")");
+                             "no such device (the cluster has " + std::to_string(cl.num_devices()) + ")");
     key.push_back(d);
   }
   if (c != Collective::send_recv && !std::is_sorted(key.begin() + 1, key.end())) std::sort(key.begin() + 1, key.end());
@@ -194,8 +195,8 @@ CollectiveCost CollectiveModel::cost(Collective c, std::span<const DeviceId> gro
   if (algorithm != Algorithm::automatic &&
       std::none_of(opts.begin(), opts.end(), [&](const Option& o) { return o.algorithm == algorithm; }))
     throw core::InputError("", "algorithm", std::string(algorithm_name(algorithm)),
-                        "not available for " + std::string(collective_name(c)) + " over this group of " +
-                            std::to_string(ranks) + " devices");
+                           "not available for " + std::string(collective_name(c)) + " over this group of " +
+                               std::to_string(ranks) + " devices");
   const Option& o = pick(opts, algorithm, size_bytes);
   return make_cost(c, ranks, size_bytes, o, o.alpha_s + o.beta_s_per_byte * size_bytes);
 }
@@ -206,7 +207,7 @@ CollectiveCost CollectiveModel::all_to_allv(std::span<const DeviceId> group, std
   const std::size_t n = group.size();
   if (bytes.size() != n * n)
     throw core::InputError("", "bytes", std::to_string(bytes.size()) + " entries",
-                        "expected n x n = " + std::to_string(n * n) + " per-pair sizes");
+                           "expected n x n = " + std::to_string(n * n) + " per-pair sizes");
   double max_send = 0;
   for (std::size_t i = 0; i < n; ++i) {
     double row = 0;
@@ -223,8 +224,8 @@ CollectiveCost CollectiveModel::all_to_allv(std::span<const DeviceId> group, std
   p.pair_bytes.assign(bytes.begin(), bytes.end());
   const PhaseEval e = impl_->evaluate(p, cluster_, false);
   const Option simple{Algorithm::direct, Protocol::simple,
-                      params_.launch_latency_simple_s + e.latency_s + params_.simple_step_overhead_s,
-                      e.beta_s_per_byte, 0};
+                      params_.launch_latency_simple_s + e.latency_s + params_.simple_step_overhead_s, e.beta_s_per_byte,
+                      0};
   const Option ll{Algorithm::direct, Protocol::ll, params_.launch_latency_ll_s + e.latency_s,
                   e.beta_s_per_byte / params_.ll_bandwidth_fraction, 0};
   // Here beta is per byte already moved (pair sizes are absolute), so time = alpha + beta.

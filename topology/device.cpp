@@ -84,17 +84,16 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
 void to_json(nlohmann::json& j, const DeviceSpec& d) {
   nlohmann::json flops = nlohmann::json::object();
   for (const auto& [dtype, f] : d.peak_flops_per_s) flops[std::string(compute_dtype_name(dtype))] = f;
-  j = nlohmann::json{{"name", d.name},
-                     {"vendor", d.vendor},
-                     {"mem_bytes", d.mem_bytes},
-                     {"mem_bw_Bps", d.mem_bw_Bps},
-                     {"peak_flops_per_s", flops},
-                     {"host_link", {{"kind", d.host_link.kind}, {"bw_Bps", d.host_link.bw_Bps}}},
-                     {"intra_node_link",
-                      {{"kind", d.intra_node_link.kind},
-                       {"bw_Bps", d.intra_node_link.bw_Bps},
-                       {"links", d.intra_node_link.links}}},
-                     {"source", d.source}};
+  j = nlohmann::json{
+      {"name", d.name},
+      {"vendor", d.vendor},
+      {"mem_bytes", d.mem_bytes},
+      {"mem_bw_Bps", d.mem_bw_Bps},
+      {"peak_flops_per_s", flops},
+      {"host_link", {{"kind", d.host_link.kind}, {"bw_Bps", d.host_link.bw_Bps}}},
+      {"intra_node_link",
+       {{"kind", d.intra_node_link.kind}, {"bw_Bps", d.intra_node_link.bw_Bps}, {"links", d.intra_node_link.links}}},
+      {"source", d.source}};
   if (d.host_link.pcie_gen > 0) j["host_link"]["pcie_gen"] = d.host_link.pcie_gen;
   if (!d.notes.empty()) j["notes"] = d.notes;
 }
@@ -109,9 +108,7 @@ DeviceCatalog DeviceCatalog::load_builtin(const std::filesystem::path& data_dir)
   return c;
 }
 
-void DeviceCatalog::add_file(const std::filesystem::path& file) {
-  add_json(core::read_json_file(file), file.string());
-}
+void DeviceCatalog::add_file(const std::filesystem::path& file) { add_json(core::read_json_file(file), file.string()); }
 
 void DeviceCatalog::add_json(const nlohmann::json& catalog, const std::string& source) {
   Fields r(catalog, source, "");

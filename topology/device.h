@@ -28,16 +28,16 @@ std::optional<ComputeDtype> parse_compute_dtype(std::string_view s);
 // "host-memory" where the device is the host CPU itself (host memory is its own
 // memory; bw_Bps is then a copy within it).
 struct HostLink {
-  std::string kind;  // "pcie" | "nvlink-c2c" | "host-memory"
-  int pcie_gen = 0;  // PCIe generation; 0 where kind is not "pcie"
-  double bw_Bps = 0; // per direction
+  std::string kind;   // "pcie" | "nvlink-c2c" | "host-memory"
+  int pcie_gen = 0;   // PCIe generation; 0 where kind is not "pcie"
+  double bw_Bps = 0;  // per direction
 };
 
 // The device's own scale-up link to its peers inside a node (or NVLink domain).
 struct IntraNodeLink {
-  std::string kind;  // "nvlink" | "infinity-fabric" | "pcie"
-  double bw_Bps = 0; // per direction, aggregate over all of the device's links
-  int links = 1;     // number of point-to-point links the aggregate is split over (mesh fabrics)
+  std::string kind;   // "nvlink" | "infinity-fabric" | "pcie"
+  double bw_Bps = 0;  // per direction, aggregate over all of the device's links
+  int links = 1;      // number of point-to-point links the aggregate is split over (mesh fabrics)
 };
 
 struct DeviceSpec {

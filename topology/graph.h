@@ -9,12 +9,11 @@
 namespace dayzero::topology::detail {
 
 struct EdgeProps {
-  uint32_t link = 0;      // index into Cluster::links()
-  double latency_s = 0;   // the weight of shortest-path routing
+  uint32_t link = 0;     // index into Cluster::links()
+  double latency_s = 0;  // the weight of shortest-path routing
 };
 
-using BoostGraph =
-    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, EdgeProps>;
+using BoostGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, EdgeProps>;
 
 struct Graph {
   BoostGraph g;

@@ -24,8 +24,7 @@ using Vertex = boost::graph_traits<BoostGraph>::vertex_descriptor;
 // Records, for each vertex, the directed channel of the edge that last relaxed it.
 class TreeRecorder : public boost::default_dijkstra_visitor {
  public:
-  TreeRecorder(const std::vector<LinkInfo>& links, std::vector<int32_t>& parent)
-      : links_(&links), parent_(&parent) {}
+  TreeRecorder(const std::vector<LinkInfo>& links, std::vector<int32_t>& parent) : links_(&links), parent_(&parent) {}
   void edge_relaxed(Edge e, const BoostGraph& g) {
     const auto u = static_cast<uint32_t>(boost::source(e, g));
     const uint32_t link = g[e].link;

@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "topology/cluster.h"
 #include "core/units.h"
+#include "topology/cluster.h"
 
 namespace dayzero::topology {
 
@@ -26,8 +26,8 @@ namespace dayzero::topology {
 inline constexpr std::size_t kDefaultPathCacheBytes = static_cast<std::size_t>(256 * core::kMiB);
 
 struct Route {
-  double latency_s = 0;          // sum of the link latencies on the path
-  double bottleneck_bw_Bps = 0;  // the slowest link on the path (per direction)
+  double latency_s = 0;            // sum of the link latencies on the path
+  double bottleneck_bw_Bps = 0;    // the slowest link on the path (per direction)
   std::vector<uint32_t> channels;  // directed channels crossed, source to destination
 };
 

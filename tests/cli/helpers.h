@@ -26,10 +26,10 @@ inline std::string slurp(const std::filesystem::path& p) {
 
 // `args` go through /bin/sh: quote what needs it; an `ENV=value` prefix goes in `env`.
 inline Result run(const std::string& args, const std::string& env = "") {
-  const auto err_file = std::filesystem::temp_directory_path() /
-                        ("dayzero_cli_err_" + std::to_string(::getpid()) + ".txt");
-  const std::string cmd = (env.empty() ? "" : env + " ") + std::string(DAYZERO_BIN) + " " + args + " 2>" +
-                          err_file.string();
+  const auto err_file =
+      std::filesystem::temp_directory_path() / ("dayzero_cli_err_" + std::to_string(::getpid()) + ".txt");
+  const std::string cmd =
+      (env.empty() ? "" : env + " ") + std::string(DAYZERO_BIN) + " " + args + " 2>" + err_file.string();
   Result r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

@@ -138,8 +138,8 @@ TEST(Cli, SynthThenCheckExitStatuses) {
 
 TEST(Cli, SimulateFitsAndDoesNotFit) {
   const std::string plans = std::string(DAYZERO_DATA_DIR) + "/plans/";
-  const Result ok = run("simulate --model DeepSeek-V3 --cluster h200-2x8 --plan " + plans +
-                        "deepseek-v3-h200-2x8-ep16.json --json");
+  const Result ok =
+      run("simulate --model DeepSeek-V3 --cluster h200-2x8 --plan " + plans + "deepseek-v3-h200-2x8-ep16.json --json");
   ASSERT_EQ(ok.status, 0) << ok.err;
   const auto j = nlohmann::json::parse(ok.out);
   EXPECT_TRUE(j.at("fits").get<bool>());
@@ -150,14 +150,14 @@ TEST(Cli, SimulateFitsAndDoesNotFit) {
     EXPECT_TRUE(j.at("ranks")[5].contains(k)) << k;
   EXPECT_EQ(j.at("ranks")[5].at("device"), "n0.d5");
 
-  const Result bf16 = run("simulate --model DeepSeek-V3 --cluster h200-2x8 --plan " + plans +
-                          "deepseek-v3-h200-2x8-ep16-bf16.json");
+  const Result bf16 =
+      run("simulate --model DeepSeek-V3 --cluster h200-2x8 --plan " + plans + "deepseek-v3-h200-2x8-ep16-bf16.json");
   EXPECT_EQ(bf16.status, 2);
   EXPECT_NE(bf16.out.find("DOES NOT FIT: rank 0"), std::string::npos) << bf16.out;
   EXPECT_NE(bf16.out.find("over by"), std::string::npos);
 
-  const Result bad = run("simulate --model Llama-3.1-8B --cluster h100x8 --plan " + plans +
-                         "deepseek-v3-h200-2x8-ep16.json");
+  const Result bad =
+      run("simulate --model Llama-3.1-8B --cluster h100x8 --plan " + plans + "deepseek-v3-h200-2x8-ep16.json");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("the model has no experts"), std::string::npos) << bad.err;
   EXPECT_EQ(run("simulate --help").status, 0);
@@ -198,9 +198,11 @@ TEST(Cli, PlanIsDeterministicAndWritesPlansSimulateAccepts) {
 }
 
 TEST(Cli, PlanWithAnUnmeetableSlaExplainsAndFails) {
-  const auto file = std::filesystem::temp_directory_path() / ("dayzero_cli_sla_" + std::to_string(::getpid()) + ".json");
+  const auto file =
+      std::filesystem::temp_directory_path() / ("dayzero_cli_sla_" + std::to_string(::getpid()) + ".json");
   std::ofstream(file) << R"({"schema_version": 1, "model": ")" << DAYZERO_DATA_DIR << R"(/models/Llama-3.1-8B",
-    "cluster": ")" << DAYZERO_DATA_DIR << R"(/clusters/h100x8.json",
+    "cluster": ")" << DAYZERO_DATA_DIR
+                      << R"(/clusters/h100x8.json",
     "workload": {"input_len": 1024, "output_len": 128, "concurrency": 8}, "sla": {"max_ttft_s": 0.00001}})";
   const Result r = run("plan " + file.string());
   EXPECT_EQ(r.status, 2);
@@ -220,7 +222,8 @@ TEST(Cli, RunWritesMeasurementsAndPlan) {
   EXPECT_NE(r.out.find("generated tokens: 184 13 74 84 61"), std::string::npos) << r.out;  // golden.json
   EXPECT_NE(r.out.find("q_proj"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(slurp(dir / "m.json"));
-  for (const char* k : {"schema_version", "tokens", "ops", "prefill_s", "decode_step_s", "peak_bytes", "plan", "machine"})
+  for (const char* k :
+       {"schema_version", "tokens", "ops", "prefill_s", "decode_step_s", "peak_bytes", "plan", "machine"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j.at("tokens").at(0).get<std::vector<int64_t>>(), (std::vector<int64_t>{184, 13, 74, 84, 61}));
   EXPECT_TRUE(std::filesystem::exists(dir / "m.plan.json"));
@@ -234,7 +237,8 @@ TEST(Cli, RunWritesMeasurementsAndPlan) {
 
 TEST(Cli, RunErrorsAreOneLine) {
   const std::string weights = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama";
-  const auto out = std::filesystem::temp_directory_path() / ("dayzero_cli_run_err_" + std::to_string(::getpid()) + ".json");
+  const auto out =
+      std::filesystem::temp_directory_path() / ("dayzero_cli_run_err_" + std::to_string(::getpid()) + ".json");
   const Result tp2 = run("run --weights " + weights + " --tp 2 --out " + out.string());
   EXPECT_EQ(tp2.status, 1);
   EXPECT_NE(tp2.err.find("needs 2 ranks but 1 rank"), std::string::npos) << tp2.err;

@@ -28,7 +28,8 @@ class CliLoop : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("dayzero_cli_loop_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("dayzero_cli_loop_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     measurements_ = (dir_ / "m.json").string();
     const Result r = run("run --weights " + std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama --prompt-len 32" +
@@ -114,8 +115,8 @@ TEST_F(CliLoop, CalibrationBringsPredictionsCloserToMeasurements) {
   EXPECT_EQ(after.at("efficiency").at("file"), cal);
 
   // Per (phase, kind), time-weighted over the kinds, and end to end in each phase.
-  EXPECT_LT(kind_error(after), kind_error(before)) << "per-kind error after " << kind_error(after) << ", before "
-                                                   << kind_error(before);
+  EXPECT_LT(kind_error(after), kind_error(before))
+      << "per-kind error after " << kind_error(after) << ", before " << kind_error(before);
   // End to end against the measured ops of a step (the step time itself also
   // holds what no op timing covers, which no calibration of ops can predict).
   auto ops_error = [](const json& report, const char* phase) {
@@ -151,7 +152,8 @@ TEST_F(CliLoop, BadInputsAreOneLineErrorsNamingFileAndField) {
   expect_one_line_error(run("validate " + measurements_ + " --device no-such-device"), {"--device", "no-such-device"});
 
   const auto bad_cal = (dir_ / "bad_cal.json").string();
-  std::ofstream(bad_cal) << R"({"default": {"source": "s"}, "devices": {"cpu-host": {"gemm_compute": 2, "source": "s"}}})";
+  std::ofstream(bad_cal)
+      << R"({"default": {"source": "s"}, "devices": {"cpu-host": {"gemm_compute": 2, "source": "s"}}})";
   expect_one_line_error(run("validate " + measurements_ + " --calibration " + bad_cal),
                         {"bad_cal.json", "devices.cpu-host.gemm_compute"});
 

@@ -39,7 +39,8 @@ std::map<std::string, int> parse_spec(const std::string& spec) {
   std::stringstream ss(spec);
   for (std::string item; std::getline(ss, item, ',');) {
     const auto eq = item.find('=');
-    if (eq == std::string::npos || !out.count(item.substr(0, eq))) throw std::runtime_error("bad plan item '" + item + "'");
+    if (eq == std::string::npos || !out.count(item.substr(0, eq)))
+      throw std::runtime_error("bad plan item '" + item + "'");
     out[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
   }
   return out;
@@ -73,7 +74,8 @@ std::vector<std::vector<int64_t>> prompts_of(const testing::Golden& g, int64_t b
 }
 
 double max_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape != b.shape) throw std::runtime_error("logit shapes differ: " + a.shape_string() + " vs " + b.shape_string());
+  if (a.shape != b.shape)
+    throw std::runtime_error("logit shapes differ: " + a.shape_string() + " vs " + b.shape_string());
   return testing::max_abs_diff(a.data.data(), b.data.data(), a.numel());
 }
 
@@ -82,11 +84,13 @@ double compare(const RunResult& sharded, const RunResult& one, bool logits, cons
   double d = 0;
   for (const auto& s : sharded.sequences) {
     const SequenceResult& ref = one.sequences.at(static_cast<size_t>(s.index));
-    if (s.tokens != ref.tokens) throw std::runtime_error(what + ": sequence " + std::to_string(s.index) + "'s tokens differ");
+    if (s.tokens != ref.tokens)
+      throw std::runtime_error(what + ": sequence " + std::to_string(s.index) + "'s tokens differ");
     if (!logits) continue;
     d = std::max(d, max_diff(s.prefill_logits, ref.prefill_logits));
     if (s.decode_logits.size() != ref.decode_logits.size()) throw std::runtime_error(what + ": decode steps differ");
-    for (size_t i = 0; i < s.decode_logits.size(); ++i) d = std::max(d, max_diff(s.decode_logits[i], ref.decode_logits[i]));
+    for (size_t i = 0; i < s.decode_logits.size(); ++i)
+      d = std::max(d, max_diff(s.decode_logits[i], ref.decode_logits[i]));
   }
   return d;
 }
@@ -117,10 +121,11 @@ void check_collectives(const RunResult& r, const plan::Plan& p, bool moe) {
     sendrecv = sendrecv || c.collective == core::Collective::send_recv;
   }
   if (p.attention.tp > 1 && !all_reduce) throw std::runtime_error("a TP run recorded no all_reduce over its TP group");
-  if (moe && p.ranks_per_stage() > 1 && !alltoall) throw std::runtime_error("an expert-parallel run recorded no alltoall");
+  if (moe && p.ranks_per_stage() > 1 && !alltoall)
+    throw std::runtime_error("an expert-parallel run recorded no alltoall");
   if (p.pp > 1 && !sendrecv) throw std::runtime_error("a PP run recorded no sendrecv");
-  std::printf("rank %d: %zu collectives recorded (all_reduce %d, alltoall %d, sendrecv %d)\n", r.measurements.ranks[0].rank,
-              r.measurements.collectives.size(), all_reduce, alltoall, sendrecv);
+  std::printf("rank %d: %zu collectives recorded (all_reduce %d, alltoall %d, sendrecv %d)\n",
+              r.measurements.ranks[0].rank, r.measurements.collectives.size(), all_reduce, alltoall, sendrecv);
 }
 
 }  // namespace
@@ -138,7 +143,8 @@ int main(int argc, char** argv) {
       else families.push_back(a);
     }
     if (spec.empty() || families.empty())
-      throw std::runtime_error("usage: mpirun -np N mpi_plan_check --plan tp=2,dp=1,pp=1,moe_tp=1,ep=2 [--batch B] FAMILY...");
+      throw std::runtime_error(
+          "usage: mpirun -np N mpi_plan_check --plan tp=2,dp=1,pp=1,moe_tp=1,ep=2 [--batch B] FAMILY...");
     const auto s = parse_spec(spec);
     if (batch == 0) batch = std::max(2, s.at("dp"));
     for (const auto& family : families) {
@@ -161,15 +167,17 @@ int main(int argc, char** argv) {
       const bool last = plan.stage_of(comm.rank()) == plan.pp - 1;
       const double d = compare(a, one, last, family);
       const bool repeat = bit_identical(a, b);
-      std::printf("rank %d %s [%s]: %zu sequence(s), tokens equal to 1 rank; max |logit diff| %s (tolerance %.0e); "
-                  "two runs %s\n",
-                  comm.rank(), family.c_str(), spec.c_str(), a.sequences.size(),
-                  last ? std::to_string(d).c_str() : "- (not the last stage)", kShardTolerance,
-                  repeat ? "bit-identical" : "DIFFER");
+      std::printf(
+          "rank %d %s [%s]: %zu sequence(s), tokens equal to 1 rank; max |logit diff| %s (tolerance %.0e); "
+          "two runs %s\n",
+          comm.rank(), family.c_str(), spec.c_str(), a.sequences.size(),
+          last ? std::to_string(d).c_str() : "- (not the last stage)", kShardTolerance,
+          repeat ? "bit-identical" : "DIFFER");
       std::fflush(stdout);
       if (!(d <= kShardTolerance) || !repeat) throw std::runtime_error(family + ": the sharded run does not match");
       // Each rank reads only its shards: a plan that splits weights leaves each rank fewer bytes than one rank holds.
-      const int64_t mine = a.measurements.ranks.at(0).memory.weights_bytes, all = one.measurements.ranks.at(0).memory.weights_bytes;
+      const int64_t mine = a.measurements.ranks.at(0).memory.weights_bytes,
+                    all = one.measurements.ranks.at(0).memory.weights_bytes;
       const bool splits = plan.attention.tp > 1 || plan.pp > 1 || (m.config.is_moe() && plan.moe.ep * plan.moe.tp > 1);
       std::printf("rank %d %s: weights %lld of one rank's %lld bytes\n", comm.rank(), family.c_str(),
                   static_cast<long long>(mine), static_cast<long long>(all));

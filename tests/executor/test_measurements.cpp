@@ -46,7 +46,7 @@ TEST(OpTimer, TimesEachKeyOnceAndCountsCalls) {
   int calls = 0;
   const OpKey key{&op, "f32", {4, 8}, {100, 200}};
   EXPECT_EQ(t.run(key, [&] { return ++calls; }), 1);  // the real call comes first and is returned
-  EXPECT_EQ(calls, 4);                                 // then 3 timed repeats
+  EXPECT_EQ(calls, 4);                                // then 3 timed repeats
   t.run(key, [&] { return ++calls; });
   EXPECT_EQ(calls, 5);  // already timed: runs once
   Tensor x({1, 2}, {1, 2});
@@ -100,8 +100,8 @@ TEST(Collectives, TimedCommunicatorTimesEachShapeOnceOnScratch) {
   EXPECT_EQ(t.size(), 2);
   std::vector<float> a(16, 1.0f);
   t.all_reduce_sum(a);
-  EXPECT_EQ(fake.calls, 4);  // the real call (warm-up), then 3 timed repeats
-  EXPECT_EQ(fake.barriers, 3);  // ranks lined up before each repeat
+  EXPECT_EQ(fake.calls, 4);                    // the real call (warm-up), then 3 timed repeats
+  EXPECT_EQ(fake.barriers, 3);                 // ranks lined up before each repeat
   EXPECT_EQ(a, std::vector<float>(16, 2.0f));  // the repeats did not touch the real buffer
   t.all_reduce_sum(a);
   EXPECT_EQ(fake.calls, 5);  // same shape: the real call only
@@ -186,14 +186,14 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   ASSERT_GT(j.at("ops").size(), 10u);
   bool saw_gemm = false;
   for (const auto& op : j.at("ops")) {
-    for (const char* k : {"phase", "name", "kind", "variant", "shape", "calls", "iterations", "mean_s", "min_s", "flops",
-                          "bytes", "gflops_per_s", "gbytes_per_s"})
+    for (const char* k : {"phase", "name", "kind", "variant", "shape", "calls", "iterations", "mean_s", "min_s",
+                          "flops", "bytes", "gflops_per_s", "gbytes_per_s"})
       ASSERT_TRUE(op.contains(k)) << k;
     EXPECT_EQ(op.at("iterations"), 3);
     EXPECT_LE(op.at("min_s").get<double>(), op.at("mean_s").get<double>());
     if (op.at("name") == "q_proj" && op.at("phase") == "prefill") {
       saw_gemm = true;
-      EXPECT_EQ(op.at("calls"), 2);  // two layers
+      EXPECT_EQ(op.at("calls"), 2);                                // two layers
       EXPECT_EQ(op.at("flops").get<int64_t>(), 2 * 12 * 64 * 64);  // tokens x 2 x hidden x heads*head_dim
       EXPECT_GT(op.at("gflops_per_s").get<double>(), 0.0);
     }
@@ -228,8 +228,8 @@ TEST(Measurements, MergeRanks) {
     m.ops = {o};
     return m;
   };
-  const Measurements m = plan::merge_rank_measurements(
-      {rank(1, 0.5, {0.1, 0.4}, {{}, {7, 8}}), rank(0, 0.7, {0.2, 0.3}, {{5, 6}, {}})});
+  const Measurements m =
+      plan::merge_rank_measurements({rank(1, 0.5, {0.1, 0.4}, {{}, {7, 8}}), rank(0, 0.7, {0.2, 0.3}, {{5, 6}, {}})});
   EXPECT_EQ(m.world_size, 2);
   EXPECT_DOUBLE_EQ(m.prefill_s, 0.7);
   EXPECT_EQ(m.decode_step_s, (std::vector<double>{0.2, 0.4}));

@@ -77,7 +77,8 @@ TEST(Registry, OneTableDispatchesAndLists) {
   const BackendInfo& cpu = backend("cpu");
   EXPECT_TRUE(cpu.available);
   ASSERT_EQ(cpu.ops.size(), table.size());
-  for (size_t i = 0; i < table.size(); ++i) EXPECT_EQ(cpu.ops[i], (OpVariant{table[i].kind, std::string(table[i].variant)}));
+  for (size_t i = 0; i < table.size(); ++i)
+    EXPECT_EQ(cpu.ops[i], (OpVariant{table[i].kind, std::string(table[i].variant)}));
   EXPECT_EQ(cpu_kernel<GemmFn>(OpKind::gemm, "fp8_block"), &linear_dequant);
   EXPECT_EQ(cpu_kernel<GemmFn>(OpKind::gemm, "f32"), &linear_f32);
   EXPECT_EQ(cpu_kernel<RopeTableFn>(OpKind::rope, "yarn"), &rope_yarn);
@@ -105,7 +106,7 @@ TEST(Registry, CostsReuseTheOpInventory) {
   ASSERT_TRUE(q && attn);
   const CostShape s{3, 10, 4};
   const OpCost c = find_kernel(cpu_kernel_table(), "cpu", OpKind::gemm, "f32").cost(*q, s);
-  EXPECT_EQ(c.flops, 3 * 2 * 64 * 64);  // tokens * 2 * n * k (q_proj: 4 heads x 16 from 64)
+  EXPECT_EQ(c.flops, 3 * 2 * 64 * 64);                  // tokens * 2 * n * k (q_proj: 4 heads x 16 from 64)
   EXPECT_EQ(c.bytes, 64 * 64 * 4 + 3 * (64 + 64) * 4);  // F32 weight + activations in and out
   const OpCost a = op_cost(*attn, s);
   EXPECT_EQ(a.flops, 3 * 10 * attn->attn.flops_per_ctx_token());  // 3 queries x 10 context tokens

@@ -5,9 +5,9 @@
 
 #include <filesystem>
 
+#include "core/error.h"
 #include "executor/runner.h"
 #include "golden.h"
-#include "core/error.h"
 
 namespace dayzero::executor {
 namespace {
@@ -46,8 +46,8 @@ TEST_P(RunnerGolden, MatchesReferenceGoldens) {
   ASSERT_EQ(r.decode_logits.size(), g.generated.size() - 1);
   double decode_diff = 0;
   for (size_t i = 0; i < r.decode_logits.size(); ++i)
-    decode_diff = std::max(decode_diff, max_abs_diff(r.decode_logits[i].data.data(), g.decode.row(static_cast<int64_t>(i)),
-                                                     g.decode.cols()));
+    decode_diff = std::max(decode_diff, max_abs_diff(r.decode_logits[i].data.data(),
+                                                     g.decode.row(static_cast<int64_t>(i)), g.decode.cols()));
   EXPECT_LE(decode_diff, testing::kLogitTolerance);
   EXPECT_EQ(r.tokens, g.generated);
   std::printf("%s: prefill max |diff| %.3g, decode max |diff| %.3g\n", GetParam(), prefill_diff, decode_diff);
@@ -61,7 +61,8 @@ TEST_P(RunnerGolden, BitIdenticalAcrossRunsAndTiming) {
     EXPECT_EQ(a.tokens, other->tokens);
     EXPECT_EQ(a.prefill_logits.data, other->prefill_logits.data);
     ASSERT_EQ(a.decode_logits.size(), other->decode_logits.size());
-    for (size_t i = 0; i < a.decode_logits.size(); ++i) EXPECT_EQ(a.decode_logits[i].data, other->decode_logits[i].data);
+    for (size_t i = 0; i < a.decode_logits.size(); ++i)
+      EXPECT_EQ(a.decode_logits[i].data, other->decode_logits[i].data);
   }
 }
 
@@ -76,7 +77,8 @@ class TwoRanks final : public Communicator {
   void all_reduce_sum(std::span<float>) override { fail(); }
   void all_gather(std::span<const float>, std::span<float>) override { fail(); }
   void reduce_scatter_sum(std::span<const float>, std::span<float>) override { fail(); }
-  void all_to_all_v(std::span<const float>, std::span<const int64_t>, std::span<float>, std::span<const int64_t>) override {
+  void all_to_all_v(std::span<const float>, std::span<const int64_t>, std::span<float>,
+                    std::span<const int64_t>) override {
     fail();
   }
   void send(std::span<const float>, int) override { fail(); }
@@ -139,8 +141,8 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
     const std::string dir = tiny_dir(family);
     const model::Model m = model::load_model(dir);
     const Golden g = testing::read_golden(dir);
-    std::vector<std::vector<int64_t>> prompts{g.prompt, {g.prompt.begin(), g.prompt.begin() + 3},
-                                              {g.prompt.rbegin(), g.prompt.rend()}};
+    std::vector<std::vector<int64_t>> prompts{
+        g.prompt, {g.prompt.begin(), g.prompt.begin() + 3}, {g.prompt.rbegin(), g.prompt.rend()}};
     SelfCommunicator comm;
     plan::Plan p = plan_for(m);
     p.kv_block_tokens = 4;
@@ -160,8 +162,9 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
       EXPECT_LE(max_abs_diff(a.prefill_logits.data.data(), b.prefill_logits.data.data(), a.prefill_logits.numel()),
                 testing::kLogitTolerance);
       for (size_t s = 0; s < a.decode_logits.size(); ++s)
-        EXPECT_LE(max_abs_diff(a.decode_logits[s].data.data(), b.decode_logits[s].data.data(), a.decode_logits[s].numel()),
-                  testing::kLogitTolerance);
+        EXPECT_LE(
+            max_abs_diff(a.decode_logits[s].data.data(), b.decode_logits[s].data.data(), a.decode_logits[s].numel()),
+            testing::kLogitTolerance);
     }
     // The paged cache holds whole blocks: layers x blocks x 4 tokens x (key + value floats) x 4 bytes.
     const auto& c = m.config;

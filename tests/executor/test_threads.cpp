@@ -76,7 +76,7 @@ TEST_F(Threads, EveryIndexExactlyOnceInContiguousChunks) {
 
 TEST_F(Threads, SmallWorkRunsInlineOnTheCaller) {
   set_kernel_threads(4);
-  EXPECT_EQ(parallel_chunks(1000, kMinChunkWork / 1000), 1);      // one chunk's worth in all
+  EXPECT_EQ(parallel_chunks(1000, kMinChunkWork / 1000), 1);        // one chunk's worth in all
   EXPECT_EQ(parallel_chunks(1000, 2.5 * kMinChunkWork / 1000), 2);  // 2.5 chunks' worth: 2
   EXPECT_EQ(parallel_chunks(1000, 0), 1);
   const auto caller = std::this_thread::get_id();

@@ -13,21 +13,21 @@ using testing::raw;
 using testing::write_file;
 
 TEST(Decode, Bf16AndF16) {
-  EXPECT_EQ(bf16_to_float(0x3F80), 1.0f);   // the top 16 bits of float 1.0 (0x3F800000)
-  EXPECT_EQ(bf16_to_float(0xC000), -2.0f);  // 0xC0000000
-  EXPECT_EQ(bf16_to_float(0x3FC0), 1.5f);   // 0x3FC00000
-  EXPECT_EQ(f16_to_float(0x3C00), 1.0f);    // exp 15 (bias 15), mantissa 0
-  EXPECT_EQ(f16_to_float(0xC000), -2.0f);   // sign, exp 16
-  EXPECT_EQ(f16_to_float(0x7BFF), 65504.0f);  // largest normal: (2 - 2^-10) * 2^15
+  EXPECT_EQ(bf16_to_float(0x3F80), 1.0f);                  // the top 16 bits of float 1.0 (0x3F800000)
+  EXPECT_EQ(bf16_to_float(0xC000), -2.0f);                 // 0xC0000000
+  EXPECT_EQ(bf16_to_float(0x3FC0), 1.5f);                  // 0x3FC00000
+  EXPECT_EQ(f16_to_float(0x3C00), 1.0f);                   // exp 15 (bias 15), mantissa 0
+  EXPECT_EQ(f16_to_float(0xC000), -2.0f);                  // sign, exp 16
+  EXPECT_EQ(f16_to_float(0x7BFF), 65504.0f);               // largest normal: (2 - 2^-10) * 2^15
   EXPECT_EQ(f16_to_float(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal: 2^-14 * 2^-10
   EXPECT_TRUE(std::isinf(f16_to_float(0x7C00)));
 }
 
 TEST(Decode, Fp8E4M3) {
-  EXPECT_EQ(fp8_e4m3_to_float(0x38), 1.0f);     // 0 0111 000: 2^(7-7)
-  EXPECT_EQ(fp8_e4m3_to_float(0x3C), 1.5f);     // 0 0111 100: (1 + 4/8)
-  EXPECT_EQ(fp8_e4m3_to_float(0xC0), -2.0f);    // 1 1000 000: -2^(8-7)
-  EXPECT_EQ(fp8_e4m3_to_float(0x7E), 448.0f);   // 0 1111 110: (1 + 6/8) * 2^8, the E4M3 maximum
+  EXPECT_EQ(fp8_e4m3_to_float(0x38), 1.0f);                  // 0 0111 000: 2^(7-7)
+  EXPECT_EQ(fp8_e4m3_to_float(0x3C), 1.5f);                  // 0 0111 100: (1 + 4/8)
+  EXPECT_EQ(fp8_e4m3_to_float(0xC0), -2.0f);                 // 1 1000 000: -2^(8-7)
+  EXPECT_EQ(fp8_e4m3_to_float(0x7E), 448.0f);                // 0 1111 110: (1 + 6/8) * 2^8, the E4M3 maximum
   EXPECT_EQ(fp8_e4m3_to_float(0x01), std::ldexp(1.0f, -9));  // subnormal: 1/8 * 2^-6
   EXPECT_EQ(fp8_e4m3_to_float(0x00), 0.0f);
   EXPECT_TRUE(std::isnan(fp8_e4m3_to_float(0x7F)));  // S 1111 111 is NaN (no infinities in "fn")
@@ -37,14 +37,14 @@ TEST(Decode, Fp8E4M3) {
 TEST(Decode, E2M1AndE8M0) {
   // E2M1: sign bit 3, exponent bits 2-1 (bias 1), mantissa bit 0.
   EXPECT_EQ(e2m1_to_float(0x0), 0.0f);
-  EXPECT_EQ(e2m1_to_float(0x1), 0.5f);   // subnormal: 0.1b * 2^0
-  EXPECT_EQ(e2m1_to_float(0x2), 1.0f);   // 01 0: 2^(1-1)
-  EXPECT_EQ(e2m1_to_float(0x3), 1.5f);   // 01 1
-  EXPECT_EQ(e2m1_to_float(0x5), 3.0f);   // 10 1: 1.5 * 2^1
-  EXPECT_EQ(e2m1_to_float(0x7), 6.0f);   // 11 1: 1.5 * 2^2
+  EXPECT_EQ(e2m1_to_float(0x1), 0.5f);  // subnormal: 0.1b * 2^0
+  EXPECT_EQ(e2m1_to_float(0x2), 1.0f);  // 01 0: 2^(1-1)
+  EXPECT_EQ(e2m1_to_float(0x3), 1.5f);  // 01 1
+  EXPECT_EQ(e2m1_to_float(0x5), 3.0f);  // 10 1: 1.5 * 2^1
+  EXPECT_EQ(e2m1_to_float(0x7), 6.0f);  // 11 1: 1.5 * 2^2
   EXPECT_EQ(e2m1_to_float(0x9), -0.5f);
   EXPECT_EQ(e2m1_to_float(0xF), -6.0f);
-  EXPECT_EQ(e8m0_to_float(127), 1.0f);   // 2^(127-127)
+  EXPECT_EQ(e8m0_to_float(127), 1.0f);  // 2^(127-127)
   EXPECT_EQ(e8m0_to_float(128), 2.0f);
   EXPECT_EQ(e8m0_to_float(120), 1.0f / 128.0f);
   EXPECT_EQ(e8m0_to_float(0), std::ldexp(1.0f, -127));
@@ -57,14 +57,15 @@ TEST(Dequantize, Fp8BlockScales) {
   codes[0] = 0x40;                       // (0,0) = 2.0
   codes[11] = 0xC0;                      // (2,3) = -2.0
   const std::vector<float> scales = {0.5f, 2.0f, 4.0f, 0.25f};
-  const auto path = write_file("fp8", {raw("w", DType::f8_e4m3, {3, 4}, codes), raw("w_scale_inv", DType::f32, {2, 2}, scales)});
+  const auto path =
+      write_file("fp8", {raw("w", DType::f8_e4m3, {3, 4}, codes), raw("w_scale_inv", DType::f32, {2, 2}, scales)});
   model::SafetensorsFile f(path);
   const StoredWeight w = find_weight(f, "w", 2, 2);
   EXPECT_EQ(w.kind, model::StorageKind::fp8_block);
   const Tensor t = dequantize(w);
   // value = fp8 * scale_inv of its block: rows 0-1 use scale row 0, row 2 scale row 1.
-  const std::vector<float> expect = {2.0f * 0.5f, 0.5f, 2.0f, 2.0f,  //
-                                     0.5f,        0.5f, 2.0f, 2.0f,  //
+  const std::vector<float> expect = {2.0f * 0.5f, 0.5f, 2.0f,  2.0f,  //
+                                     0.5f,        0.5f, 2.0f,  2.0f,  //
                                      4.0f,        4.0f, 0.25f, -2.0f * 0.25f};
   EXPECT_EQ(t.data, expect);
   // 128x128 blocks do not fit a [2, 2] scale tensor: a clear error.
@@ -86,8 +87,8 @@ TEST(Dequantize, Mxfp4BlocksLowNibbleFirst) {
   EXPECT_EQ(w.kind, model::StorageKind::mxfp4);
   EXPECT_EQ(w.shape, (std::vector<int64_t>{1, 2, 32}));
   const Tensor t = dequantize_matrix(w, 0);
-  EXPECT_EQ(t.row(0)[0], 1.0f);    // 0.5 * 2
-  EXPECT_EQ(t.row(0)[1], 2.0f);    // 1.0 * 2
+  EXPECT_EQ(t.row(0)[0], 1.0f);  // 0.5 * 2
+  EXPECT_EQ(t.row(0)[1], 2.0f);  // 1.0 * 2
   EXPECT_EQ(t.row(0)[2], 0.0f);
   EXPECT_EQ(t.row(0)[30], 0.0f);
   EXPECT_EQ(t.row(0)[31], 12.0f);  // 6.0 * 2

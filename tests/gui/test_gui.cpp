@@ -195,8 +195,10 @@ class TestGui : public QObject {
     using C = gui::ClusterView::Colouring;
     for (int r = 0; r < p.world_size(); ++r) {
       QCOMPARE(gui::ClusterView::groupOf(p, r, C::PpStage), p.stage_of(r));
-      for (int q : p.attn_tp_group(r)) QCOMPARE(gui::ClusterView::groupOf(p, q, C::TpGroup), gui::ClusterView::groupOf(p, r, C::TpGroup));
-      for (int q : p.ep_group(r)) QCOMPARE(gui::ClusterView::groupOf(p, q, C::EpGroup), gui::ClusterView::groupOf(p, r, C::EpGroup));
+      for (int q : p.attn_tp_group(r))
+        QCOMPARE(gui::ClusterView::groupOf(p, q, C::TpGroup), gui::ClusterView::groupOf(p, r, C::TpGroup));
+      for (int q : p.ep_group(r))
+        QCOMPARE(gui::ClusterView::groupOf(p, q, C::EpGroup), gui::ClusterView::groupOf(p, r, C::EpGroup));
     }
   }
 
@@ -205,7 +207,8 @@ class TestGui : public QObject {
     const auto& all = result().all;
     std::optional<size_t> pick;
     for (size_t i = 0; i < all.size() && !pick; ++i)
-      if (all[i].plan.world_size() == 8 && all[i].plan.pp * all[i].plan.attention.tp == 4 && all[i].prediction.fits) pick = i;
+      if (all[i].plan.world_size() == 8 && all[i].plan.pp * all[i].plan.attention.tp == 4 && all[i].prediction.fits)
+        pick = i;
     QVERIFY(pick);
     w_->selectPlan(*pick);
     auto* d = w_->details();

@@ -125,7 +125,8 @@ class TestMeasured : public QObject {
     view()->model()->setReport(std::make_shared<const simulate::ValidationReport>(*view()->report()));  // a reset
     QCOMPARE(view()->model()->headerData(ValidationTableModel::MeasuredUs, Qt::Horizontal).toString(),
              QString("measured us"));
-    QCOMPARE(view()->model()->headerData(ValidationTableModel::ErrorPct, Qt::Horizontal).toString(), QString("error %"));
+    QCOMPARE(view()->model()->headerData(ValidationTableModel::ErrorPct, Qt::Horizontal).toString(),
+             QString("error %"));
   }
 
   void sortsNumerically() {
@@ -180,7 +181,8 @@ class TestMeasured : public QObject {
     QVERIFY(!w_->openMeasurements(bad, &error));
     QVERIFY2(error.contains("bad.json"), qPrintable(error));
     const QString bad_cal = dir.filePath("bad_cal.json");
-    std::ofstream(bad_cal.toStdString()) << R"({"default": {"source": "s"}, "devices": {"cpu-host": {"gemm_memory": 0, "source": "s"}}})";
+    std::ofstream(bad_cal.toStdString())
+        << R"({"default": {"source": "s"}, "devices": {"cpu-host": {"gemm_memory": 0, "source": "s"}}})";
     QVERIFY(!view()->setCalibration(bad_cal, &error));
     QVERIFY2(error.contains("bad_cal.json") && error.contains("gemm_memory"), qPrintable(error));
     QVERIFY(!view()->setDevice("no-such-device", &error));

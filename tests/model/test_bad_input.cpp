@@ -127,9 +127,9 @@ TEST(BadInput, SizesOverflow64Bits) {
 }
 
 TEST(BadInput, UnknownArchitectureListsSupported) {
-  const auto msg = expect_error(with(base_config(), "architectures", json::array({"FooForCausalLM"})),
-                                "architectures", {"\"FooForCausalLM\"", "LlamaForCausalLM", "DeepseekV3ForCausalLM",
-                                                  "GptOssForCausalLM"});
+  const auto msg =
+      expect_error(with(base_config(), "architectures", json::array({"FooForCausalLM"})), "architectures",
+                   {"\"FooForCausalLM\"", "LlamaForCausalLM", "DeepseekV3ForCausalLM", "GptOssForCausalLM"});
   expect_error(with(base_config(), "architectures", json::array()), "architectures", {"missing"});
 }
 
@@ -141,7 +141,8 @@ TEST(BadInput, UnsupportedQuantization) {
 }
 
 TEST(BadInput, LayerTypesLengthMismatch) {
-  expect_error(with(base_config(), "layer_types", json::array({"full_attention"})), "layer_types", {"1 entries", "32 layers"});
+  expect_error(with(base_config(), "layer_types", json::array({"full_attention"})), "layer_types",
+               {"1 entries", "32 layers"});
   json j = base_config();
   j["layer_types"] = json::array();
   for (int i = 0; i < 32; ++i) j["layer_types"].push_back(i == 3 ? "diagonal_attention" : "full_attention");

@@ -13,8 +13,8 @@ using namespace dayzero::model;
 namespace {
 Model load(const std::string& name) { return load_model(std::string(DAYZERO_DATA_DIR) + "/models/" + name); }
 
-const char* kAll[] = {"Llama-3.1-8B", "Qwen3-32B", "Qwen3-30B-A3B", "Mixtral-8x7B", "DeepSeek-V3",
-                      "DeepSeek-V2-Lite", "gpt-oss-20b", "Qwen2.5-0.5B", "Kimi-K2-Instruct"};
+const char* kAll[] = {"Llama-3.1-8B",     "Qwen3-32B",   "Qwen3-30B-A3B", "Mixtral-8x7B",    "DeepSeek-V3",
+                      "DeepSeek-V2-Lite", "gpt-oss-20b", "Qwen2.5-0.5B",  "Kimi-K2-Instruct"};
 
 std::vector<const Op*> all_ops(const Model& m) {
   std::vector<const Op*> ops;
@@ -100,7 +100,7 @@ TEST(OpInventory, LlamaHandComputed) {
   ASSERT_TRUE(q && attn);
   EXPECT_EQ(q->n, 4096);
   EXPECT_EQ(q->k, 4096);
-  EXPECT_EQ(q->flops_per_token(), 2LL * 4096 * 4096);        // 33,554,432
+  EXPECT_EQ(q->flops_per_token(), 2LL * 4096 * 4096);         // 33,554,432
   EXPECT_EQ(q->weight_bytes, 4096LL * 4096 * 2);              // BF16
   EXPECT_EQ(attn->attn.flops_per_ctx_token(), 4 * 32 * 128);  // QK^T + PV: 2*32*128 each
   EXPECT_EQ(attn->attn.kv_elems_per_token, 2 * 8 * 128);      // K and V, 8 KV heads
@@ -157,12 +157,12 @@ TEST(OpInventory, TpSplitOfEveryOp) {
   };
   const auto llama = splits(load("Llama-3.1-8B"));
   const std::map<std::string, TpSplit> want_llama = {
-      {"embed_tokens", TpSplit::vocab},   {"input_layernorm", TpSplit::replicated},
-      {"q_proj", TpSplit::column},        {"k_proj", TpSplit::kv_heads},
-      {"v_proj", TpSplit::kv_heads},      {"attention", TpSplit::column},
-      {"o_proj", TpSplit::row},           {"post_attention_layernorm", TpSplit::replicated},
-      {"gate_proj", TpSplit::column},     {"up_proj", TpSplit::column},
-      {"down_proj", TpSplit::row},        {"norm", TpSplit::replicated},
+      {"embed_tokens", TpSplit::vocab}, {"input_layernorm", TpSplit::replicated},
+      {"q_proj", TpSplit::column},      {"k_proj", TpSplit::kv_heads},
+      {"v_proj", TpSplit::kv_heads},    {"attention", TpSplit::column},
+      {"o_proj", TpSplit::row},         {"post_attention_layernorm", TpSplit::replicated},
+      {"gate_proj", TpSplit::column},   {"up_proj", TpSplit::column},
+      {"down_proj", TpSplit::row},      {"norm", TpSplit::replicated},
       {"lm_head", TpSplit::vocab}};
   EXPECT_EQ(llama, want_llama);
 

@@ -67,8 +67,8 @@ TEST(PublishedCounts, Qwen3_32B_MatchesIndexBytesExactly) {
 // Qwen3 MoE cards: "activated" counts embedding and head (the numbers fit only so).
 TEST(PublishedCounts, Qwen3_30B_A3B) {
   const Model m = load("Qwen3-30B-A3B");
-  EXPECT_EQ(m.weights_bytes(WeightPrecision::checkpoint), 61'064'245'248);  // index total_size
-  expect_within(m.params_total(), 30.5 * B, kTotalTolerance, "total");     // "30.5B in total"
+  EXPECT_EQ(m.weights_bytes(WeightPrecision::checkpoint), 61'064'245'248);           // index total_size
+  expect_within(m.params_total(), 30.5 * B, kTotalTolerance, "total");               // "30.5B in total"
   expect_printed(m.params_active(), 3.3 * B, 0.1 * B, "active (embedding + head)");  // "3.3B activated"
   expect_printed(m.params_total() - m.params_embedding() - m.params_head(), 29.9 * B, 0.1 * B, "non-embedding");
 }
@@ -77,7 +77,7 @@ TEST(PublishedCounts, Qwen3_235B_A22B) {
   const Model m = load("Qwen3-235B-A22B-FP8");
   // The BF16 repo's index total_size; the FP8 repo has the same architecture.
   EXPECT_EQ(m.weights_bytes(WeightPrecision::bf16), 470'187'269'120);
-  expect_within(m.params_total(), 235 * B, kTotalTolerance, "total");      // "235B in total"
+  expect_within(m.params_total(), 235 * B, kTotalTolerance, "total");             // "235B in total"
   expect_printed(m.params_active(), 22 * B, 1 * B, "active (embedding + head)");  // "22B activated"
   // The FP8 checkpoint keeps the modules listed in modules_to_not_convert in BF16.
   EXPECT_LT(m.weights_bytes(WeightPrecision::checkpoint), m.weights_bytes(WeightPrecision::bf16) / 2 + 2'000'000'000);
@@ -86,7 +86,7 @@ TEST(PublishedCounts, Qwen3_235B_A22B) {
 TEST(PublishedCounts, Qwen25_05B_TiedEmbeddingCountedOnce) {
   const Model m = load("Qwen2.5-0.5B");
   EXPECT_EQ(m.params_head(), 0);
-  expect_printed(m.params_total(), 0.49 * B, 0.01 * B, "total");  // card: "0.49B"
+  expect_printed(m.params_total(), 0.49 * B, 0.01 * B, "total");                                 // card: "0.49B"
   expect_printed(m.params_total() - m.params_embedding(), 0.36 * B, 0.01 * B, "non-embedding");  // "0.36B"
 }
 
@@ -101,7 +101,7 @@ TEST(PublishedCounts, Mixtral_8x7B) {
 
 TEST(PublishedCounts, Mixtral_8x22B) {
   const Model m = load("Mixtral-8x22B");
-  expect_within(m.params_total(), 141 * B, kTotalTolerance, "total");        // "141B"
+  expect_within(m.params_total(), 141 * B, kTotalTolerance, "total");             // "141B"
   expect_printed(m.params_active(), 39 * B, 1 * B, "active (embedding + head)");  // "39B active"
 }
 

@@ -46,7 +46,8 @@ void expect_rejected(const fs::path& p, const std::string& fragment) {
   EXPECT_NE(msg.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << msg;
 }
 
-const char* kTwo = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2,2],"data_offsets":[8,16]}})";
+const char* kTwo =
+    R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2,2],"data_offsets":[8,16]}})";
 
 }  // namespace
 
@@ -83,24 +84,35 @@ TEST(Safetensors, CorruptHeader) {
 
 TEST(Safetensors, EntryFieldsValidated) {
   expect_rejected(raw_file("nodtype.st", R"({"a":{"shape":[2],"data_offsets":[0,8]}})", 8), "lacks 'dtype'");
-  expect_rejected(raw_file("dtype.st", R"({"a":{"dtype":"F12","shape":[2],"data_offsets":[0,8]}})", 8), "unknown dtype \"F12\"");
+  expect_rejected(raw_file("dtype.st", R"({"a":{"dtype":"F12","shape":[2],"data_offsets":[0,8]}})", 8),
+                  "unknown dtype \"F12\"");
   expect_rejected(raw_file("neg.st", R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", 8), "non-negative");
   expect_rejected(raw_file("offs.st", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0]}})", 8), "[begin, end]");
   expect_rejected(raw_file("meta.st", R"({"__metadata__":{"format":1}})", 0), "not a string");
 }
 
 TEST(Safetensors, BytesMustMatchShapeTimesDtype) {
-  expect_rejected(raw_file("size.st", R"({"a":{"dtype":"I32","shape":[2,2],"data_offsets":[0,4]}})", 4),
-                  "needs 16");
-  expect_rejected(raw_file("ovf.st", R"({"a":{"dtype":"F32","shape":[2,9223372036854775807],"data_offsets":[0,8]}})", 8),
-                  "overflows");
+  expect_rejected(raw_file("size.st", R"({"a":{"dtype":"I32","shape":[2,2],"data_offsets":[0,4]}})", 4), "needs 16");
+  expect_rejected(
+      raw_file("ovf.st", R"({"a":{"dtype":"F32","shape":[2,9223372036854775807],"data_offsets":[0,8]}})", 8),
+      "overflows");
 }
 
 TEST(Safetensors, OffsetsMustTileTheData) {
   // Overlap: b starts inside a.
-  expect_rejected(raw_file("overlap.st", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "overlap");
+  expect_rejected(
+      raw_file(
+          "overlap.st",
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+          12),
+      "overlap");
   // Gap: b starts after a hole.
-  expect_rejected(raw_file("gap.st", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})", 20), "gap");
+  expect_rejected(
+      raw_file(
+          "gap.st",
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
+          20),
+      "gap");
   // Does not start at 0.
   expect_rejected(raw_file("start.st", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12), "gap");
   // Truncated: the data section is shorter than the offsets say.
@@ -110,14 +122,20 @@ TEST(Safetensors, OffsetsMustTileTheData) {
 }
 
 TEST(Safetensors, DuplicateNamesRejected) {
-  expect_rejected(raw_file("dup.st", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8), "appears twice");
+  expect_rejected(
+      raw_file(
+          "dup.st",
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+          8),
+      "appears twice");
 }
 
 TEST(Safetensors, WriterRoundTripsThroughMappedReader) {
   const auto path = temp_dir() / "rt.safetensors";
   std::vector<TensorToWrite> t;
   t.push_back({"w", DType::f32, {3, 5}, [](int64_t off, std::span<std::byte> out) {
-                 for (size_t i = 0; i < out.size(); ++i) out[i] = std::byte(static_cast<unsigned char>(off + static_cast<int64_t>(i)));
+                 for (size_t i = 0; i < out.size(); ++i)
+                   out[i] = std::byte(static_cast<unsigned char>(off + static_cast<int64_t>(i)));
                }});
   t.push_back({"scalar", DType::bf16, {}, nullptr});
   write_safetensors(path, t);

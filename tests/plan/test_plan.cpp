@@ -102,9 +102,12 @@ TEST(Plan, BadPlansNameTheField) {
   const auto llama = load_model("Llama-3.1-8B");
   const auto ds = load_model("DeepSeek-V3");
   // TP that does not divide the heads (32) nor relate to the 8 KV heads.
-  EXPECT_NE(validate_error(plan(3), llama, 8).find("'attention.tp' = 3: does not divide the model's 32 attention heads"), std::string::npos);
+  EXPECT_NE(
+      validate_error(plan(3), llama, 8).find("'attention.tp' = 3: does not divide the model's 32 attention heads"),
+      std::string::npos);
   // More ranks than devices.
-  EXPECT_NE(validate_error(plan(8, 2), llama, 8).find("needs more ranks than the cluster's 8 devices"), std::string::npos);
+  EXPECT_NE(validate_error(plan(8, 2), llama, 8).find("needs more ranks than the cluster's 8 devices"),
+            std::string::npos);
   // Unknown dtype: dtypes are enums, so a plan file's unknown name is refused when it is read.
   nlohmann::json j = plan_to_json(plan(1));
   j["dtypes"]["attention"] = "fp6";
@@ -115,7 +118,8 @@ TEST(Plan, BadPlansNameTheField) {
   Plan p = plan(1);
   // EP on a dense model; EP that does not divide 256 experts; MoE ranks != attention ranks.
   EXPECT_NE(validate_error(plan(1, 2, 1, 2), llama, 8).find("the model has no experts"), std::string::npos);
-  EXPECT_NE(validate_error(plan(1, 6, 1, 6), ds, 8).find("'moe.ep' = 6: does not divide the 256 routed experts"), std::string::npos);
+  EXPECT_NE(validate_error(plan(1, 6, 1, 6), ds, 8).find("'moe.ep' = 6: does not divide the 256 routed experts"),
+            std::string::npos);
   p = plan(1, 8, 1, 8);
   p.moe.dp = 2;
   EXPECT_NE(validate_error(p, ds, 8).find("must equal attention tp x dp = 8"), std::string::npos);

@@ -68,7 +68,8 @@ void expect_same(const json& want, const json& got, const std::string& path) {
   if (want.is_number_float() || got.is_number_float()) {
     ASSERT_TRUE(got.is_number()) << path << ": expected a number, got " << got.dump();
     const double a = want.get<double>(), b = got.get<double>();
-    EXPECT_LE(std::abs(a - b), kRelTol * std::max(std::abs(a), std::abs(b))) << path << ": expected " << a << ", got " << b;
+    EXPECT_LE(std::abs(a - b), kRelTol * std::max(std::abs(a), std::abs(b)))
+        << path << ": expected " << a << ", got " << b;
     return;
   }
   if (want.is_object()) {

@@ -44,11 +44,11 @@ TEST(Ranking, BetterFollowsTheObjective) {
 
 TEST(Ranking, BestOfEachLayoutAmongPlansMeetingTheSla) {
   std::vector<Evaluated> all = {
-      plan_with(1, 8, 0.03, 300),                // 0: best, layout tp1 dp8
-      plan_with(1, 8, 0.02, 200),                // 1: same layout (another batch): dropped
-      plan_with(2, 4, 0.02, 250),                // 2: second
-      plan_with(4, 2, 0.01, 400, 0.1, false),    // 3: misses the SLA: never ranked
-      plan_with(8, 1, 0.01, 250),                // 4: ties with 2: enumeration order keeps 2 first
+      plan_with(1, 8, 0.03, 300),              // 0: best, layout tp1 dp8
+      plan_with(1, 8, 0.02, 200),              // 1: same layout (another batch): dropped
+      plan_with(2, 4, 0.02, 250),              // 2: second
+      plan_with(4, 2, 0.01, 400, 0.1, false),  // 3: misses the SLA: never ranked
+      plan_with(8, 1, 0.01, 250),              // 4: ties with 2: enumeration order keeps 2 first
   };
   all[1].plan.workload.batch = 4;
   EXPECT_EQ(rank_plans(all, Objective::throughput_per_device, 10), (std::vector<size_t>{0, 2, 4}));

@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "plan/plan_json.h"
 #include "search/search.h"
 #include "search/session.h"
-#include "plan/plan_json.h"
 #include "topology/device.h"
 
 namespace dayzero::search {
@@ -24,10 +24,12 @@ Loaded bundled(const std::string& name) { return load(std::string(DAYZERO_DATA_D
 
 std::filesystem::path write_scenario(const std::string& name, const std::string& text) {
   const auto dir = std::filesystem::path(DAYZERO_DATA_DIR);  // so relative model/cluster paths resolve
-  const auto file = std::filesystem::temp_directory_path() / ("dayzero_scn_" + std::to_string(::getpid()) + "_" + name + ".json");
+  const auto file =
+      std::filesystem::temp_directory_path() / ("dayzero_scn_" + std::to_string(::getpid()) + "_" + name + ".json");
   std::string t = text;
   for (const char* key : {"models/", "clusters/"}) {
-    for (size_t pos = t.find(std::string("\"") + key); pos != std::string::npos; pos = t.find(std::string("\"") + key, pos + 1))
+    for (size_t pos = t.find(std::string("\"") + key); pos != std::string::npos;
+         pos = t.find(std::string("\"") + key, pos + 1))
       t.insert(pos + 1, dir.string() + "/");
   }
   std::ofstream(file) << t;
@@ -42,7 +44,8 @@ bool dominates(const Evaluated& a, const Evaluated& b) {
 }
 
 TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
-  for (const char* name : {"deepseek-v3-h200-2x8", "llama-3.1-70b-h100x8", "qwen3-30b-a3b-h100x1", "3t-moe-acc300-1x8"}) {
+  for (const char* name :
+       {"deepseek-v3-h200-2x8", "llama-3.1-70b-h100x8", "qwen3-30b-a3b-h100x1", "3t-moe-acc300-1x8"}) {
     SCOPED_TRACE(name);
     const Loaded l = bundled(name);
     const SearchResult r = run_search(l.scenario, l.model, l.cluster, {});
@@ -112,7 +115,8 @@ TEST(Search, UnmeetableSlaExplainsWhatWould) {
   const SearchResult r = run_search(l.scenario, l.model, l.cluster, {});
   EXPECT_FALSE(r.feasible());
   ASSERT_GE(r.suggestions.size(), 2u);
-  EXPECT_NE(r.suggestions[0].find("no plan meets the SLA; the fastest decode is TPOT"), std::string::npos) << r.suggestions[0];
+  EXPECT_NE(r.suggestions[0].find("no plan meets the SLA; the fastest decode is TPOT"), std::string::npos)
+      << r.suggestions[0];
   EXPECT_NE(r.suggestions.back().find("a looser SLA: max_tpot_s >="), std::string::npos) << r.suggestions.back();
 }
 
@@ -140,23 +144,41 @@ std::string scenario_error(const std::string& text) {
 }
 
 TEST(Scenario, BadScenariosNameTheField) {
-  const std::string ok_head = R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",)";
+  const std::string ok_head =
+      R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",)";
   EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "speed": 1})")
-                .find("field 'speed'"), std::string::npos);
+                .find("field 'speed'"),
+            std::string::npos);
   EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4, "qps": 3}})")
-                .find("field 'workload.qps'"), std::string::npos);
+                .find("field 'workload.qps'"),
+            std::string::npos);
   EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 0, "output_len": 5, "concurrency": 4}})")
-                .find("'workload.input_len' = 0: must be positive"), std::string::npos);
-  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "sla": {"max_tpot_s": -1}})")
-                .find("sla.max_tpot_s"), std::string::npos);
-  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "objective": "cheapest"})")
-                .find("field 'objective'"), std::string::npos);
-  EXPECT_NE(scenario_error(ok_head + R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "search": {"weight_dtypes": ["fp3"]}})")
-                .find("search.weight_dtypes"), std::string::npos);
+                .find("'workload.input_len' = 0: must be positive"),
+            std::string::npos);
+  EXPECT_NE(
+      scenario_error(ok_head +
+                     R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "sla": {"max_tpot_s": -1}})")
+          .find("sla.max_tpot_s"),
+      std::string::npos);
+  EXPECT_NE(
+      scenario_error(ok_head +
+                     R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "objective": "cheapest"})")
+          .find("field 'objective'"),
+      std::string::npos);
+  EXPECT_NE(
+      scenario_error(
+          ok_head +
+          R"("workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "search": {"weight_dtypes": ["fp3"]}})")
+          .find("search.weight_dtypes"),
+      std::string::npos);
   EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": "models/NoSuchModel", "cluster": "clusters/h100x8.json",
-      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}})").find("field 'model'"), std::string::npos);
+      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}})")
+                .find("field 'model'"),
+            std::string::npos);
   EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/nope.json",
-      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}})").find("field 'cluster'"), std::string::npos);
+      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}})")
+                .find("field 'cluster'"),
+            std::string::npos);
   EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": )").find("not valid JSON"), std::string::npos);
 }
 

@@ -1,8 +1,8 @@
 // The memory model against hand-computed cases; the arithmetic is in the comments.
 #include <gtest/gtest.h>
 
-#include "helpers.h"
 #include "core/error.h"
+#include "helpers.h"
 
 #include <filesystem>
 #include <fstream>
@@ -151,7 +151,8 @@ TEST(SimulateMemory, DeepSeekV3Bf16DoesNotFitWithReason) {
   EXPECT_NE(b.fullest_reason.find("over by"), std::string::npos) << b.fullest_reason;
   EXPECT_NE(b.fullest_reason.find("weights"), std::string::npos) << b.fullest_reason;
   for (const auto& r : a.ranks) {
-    EXPECT_EQ(r.total_bytes, r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
+    EXPECT_EQ(r.total_bytes,
+              r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
     EXPECT_EQ(r.capacity_bytes, 141 * GiB);
   }
   // FP8 experts and attention take about half the BF16 bytes.

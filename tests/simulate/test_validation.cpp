@@ -35,7 +35,7 @@ Efficiency test_eff() {
 }
 
 plan::OpMeasurement op(const std::string& phase, const std::string& kind, int64_t flops, int64_t bytes, int64_t calls,
-                 double min_s, int rank = 0) {
+                       double min_s, int rank = 0) {
   plan::OpMeasurement o;
   o.rank = rank;
   o.phase = phase;
@@ -86,9 +86,11 @@ TEST(SimulateValidation, GemmRowsRoundUpToTilesAndDtypeFallsBack) {
   // A bf16 figure is used when asked for; fp32 asked of a bf16-only device falls back to bf16.
   d.peak_flops_per_s = {{topology::ComputeDtype::fp32, 100e9}, {topology::ComputeDtype::bf16, 400e9}};
   e.tile_rows = 1;
-  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, topology::ComputeDtype::bf16), 2e6 / (400e9 * 0.5) + 1e-6);
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, topology::ComputeDtype::bf16),
+               2e6 / (400e9 * 0.5) + 1e-6);
   d.peak_flops_per_s = {{topology::ComputeDtype::bf16, 400e9}};
-  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, topology::ComputeDtype::fp32), 2e6 / (400e9 * 0.5) + 1e-6);
+  expect_close(predict_op_s(op("prefill", "gemm", 2'000'000, 100, 1, 0), d, e, topology::ComputeDtype::fp32),
+               2e6 / (400e9 * 0.5) + 1e-6);
 }
 
 plan::Measurements two_phase_run() {
@@ -107,7 +109,7 @@ TEST(SimulateValidation, ReportPerOpPerKindAndEndToEnd) {
   expect_close(r.ops[0].predicted_total_s, 82e-6);
   expect_close(r.ops[0].measured_total_s, 100e-6);
   expect_close(r.ops[0].error_pct, 100 * (41.0 - 50) / 50);  // -18 %
-  ASSERT_EQ(r.groups.size(), 3u);  // prefill gemm, prefill norm, decode gemm
+  ASSERT_EQ(r.groups.size(), 3u);                            // prefill gemm, prefill norm, decode gemm
   EXPECT_EQ(r.groups[0].phase + "/" + r.groups[0].kind, "prefill/gemm");
   EXPECT_EQ(r.groups[1].phase + "/" + r.groups[1].kind, "prefill/norm");
   EXPECT_EQ(r.groups[2].phase + "/" + r.groups[2].kind, "decode/gemm");

@@ -2,9 +2,9 @@
 // the file, the field and the value, never crash or be silently accepted.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "helpers.h"
 #include "topology/collective_model.h"
-#include "core/error.h"
 
 namespace dayzero::topology {
 namespace {
@@ -20,7 +20,8 @@ std::string two_nodes(const std::string& intra = R"({"fabric": "nvswitch"})",
                         "inter_node": {"fabric": "fat-tree"})",
                       const std::string& device = "H100-SXM", const std::string& extra = "") {
   return R"({"name": "bad", "device": ")" + device + R"(", "nodes": 2, "devices_per_node": 8,
-             "intra_node": )" + intra + network + extra + "}";
+             "intra_node": )" +
+         intra + network + extra + "}";
 }
 
 TEST(TopologyBadInput, TheBaselineIsValid) { EXPECT_NO_THROW(inline_cluster(two_nodes())); }
@@ -100,22 +101,37 @@ TEST(TopologyBadInput, UnknownFieldIsAnErrorNotIgnored) {
 }
 
 TEST(TopologyBadInput, WrongTypesAndRanges) {
-  expect_error([&] { inline_cluster(R"({"name": "x", "device": "H100-SXM", "nodes": 1.5, "devices_per_node": 8,
-                       "intra_node": {"fabric": "nvswitch"}})"); },
-               {"field 'nodes' = 1.5", "integer"});
-  expect_error([&] { inline_cluster(R"({"name": "x", "device": "H100-SXM", "nodes": 1, "devices_per_node": 8,
-                       "intra_node": {"fabric": "torus"}})"); },
-               {"field 'intra_node.fabric' = \"torus\""});
-  expect_error([&] { inline_cluster(two_nodes(R"({"fabric": "nvswitch"})",
-                       R"(, "nics": {"per_node": 2, "bw_Bps": 50e9, "devices": [[0, 1], [2, 9]]},
-                          "inter_node": {"fabric": "fat-tree"})")); },
-               {"field 'nics.devices[1]' = 9", "0 to 7"});
-  expect_error([&] { inline_cluster(R"({"name": "x", "device": "MI300X", "nodes": 1, "devices_per_node": 8,
-                       "intra_node": {"fabric": "mesh", "links": [[0, 1], [1, 0]]}})"); },
-               {"field 'intra_node.links[1]'", "duplicate link"});
-  expect_error([&] { inline_cluster(R"({"name": "x", "device": "H100-SXM", "nodes": 3, "devices_per_node": 8,
-                       "intra_node": {"fabric": "nvswitch", "domain_nodes": 2}})"); },
-               {"field 'intra_node.domain_nodes' = 2", "must divide nodes"});
+  expect_error(
+      [&] {
+        inline_cluster(R"({"name": "x", "device": "H100-SXM", "nodes": 1.5, "devices_per_node": 8,
+                       "intra_node": {"fabric": "nvswitch"}})");
+      },
+      {"field 'nodes' = 1.5", "integer"});
+  expect_error(
+      [&] {
+        inline_cluster(R"({"name": "x", "device": "H100-SXM", "nodes": 1, "devices_per_node": 8,
+                       "intra_node": {"fabric": "torus"}})");
+      },
+      {"field 'intra_node.fabric' = \"torus\""});
+  expect_error(
+      [&] {
+        inline_cluster(two_nodes(R"({"fabric": "nvswitch"})",
+                                 R"(, "nics": {"per_node": 2, "bw_Bps": 50e9, "devices": [[0, 1], [2, 9]]},
+                          "inter_node": {"fabric": "fat-tree"})"));
+      },
+      {"field 'nics.devices[1]' = 9", "0 to 7"});
+  expect_error(
+      [&] {
+        inline_cluster(R"({"name": "x", "device": "MI300X", "nodes": 1, "devices_per_node": 8,
+                       "intra_node": {"fabric": "mesh", "links": [[0, 1], [1, 0]]}})");
+      },
+      {"field 'intra_node.links[1]'", "duplicate link"});
+  expect_error(
+      [&] {
+        inline_cluster(R"({"name": "x", "device": "H100-SXM", "nodes": 3, "devices_per_node": 8,
+                       "intra_node": {"fabric": "nvswitch", "domain_nodes": 2}})");
+      },
+      {"field 'intra_node.domain_nodes' = 2", "must divide nodes"});
 }
 
 TEST(TopologyBadInput, FabricTheDeviceDoesNotHave) {
@@ -126,8 +142,9 @@ TEST(TopologyBadInput, FabricTheDeviceDoesNotHave) {
 }
 
 TEST(TopologyBadInput, NetworkWithoutNics) {
-  expect_error([&] { inline_cluster(two_nodes(R"({"fabric": "nvswitch"})", R"(, "inter_node": {"fabric": "fat-tree"})")); },
-               {"field 'inter_node'", "needs NICs"});
+  expect_error(
+      [&] { inline_cluster(two_nodes(R"({"fabric": "nvswitch"})", R"(, "inter_node": {"fabric": "fat-tree"})")); },
+      {"field 'inter_node'", "needs NICs"});
 }
 
 TEST(TopologyBadInput, BadCatalogEntry) {
@@ -138,7 +155,8 @@ TEST(TopologyBadInput, BadCatalogEntry) {
   expect_error([&] { c.add_file(file); }, {"field 'devices[0].mem_bytes' = -1", "must be positive"});
   const auto dtype = write_temp(R"({"devices": [{"name": "x", "vendor": "v", "mem_bytes": 1, "mem_bw_Bps": 1e9,
     "peak_flops_per_s": {"bf17": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 4, "bw_Bps": 1e9},
-    "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "source": "s"}]})", ".dtype.json");
+    "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "source": "s"}]})",
+                                ".dtype.json");
   expect_error([&] { c.add_file(dtype); }, {"field 'devices[0].peak_flops_per_s.bf17'", "unknown field"});
 }
 

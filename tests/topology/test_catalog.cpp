@@ -12,8 +12,8 @@ using testing::catalog;
 using testing::write_temp;
 
 TEST(TopologyCatalog, ShipsTheRequiredDevicesEachWithASource) {
-  for (const char* name : {"A100-80GB-SXM", "H100-SXM", "H200-SXM", "B200", "GB200", "MI300X", "L40S",
-                           "generic-300GB-PCIe"}) {
+  for (const char* name :
+       {"A100-80GB-SXM", "H100-SXM", "H200-SXM", "B200", "GB200", "MI300X", "L40S", "generic-300GB-PCIe"}) {
     const DeviceSpec* d = catalog().find(name);
     ASSERT_NE(d, nullptr) << name;
     EXPECT_FALSE(d->source.empty()) << name;
@@ -27,10 +27,10 @@ TEST(TopologyCatalog, ShipsTheRequiredDevicesEachWithASource) {
 
 TEST(TopologyCatalog, FiguresFollowTheDatasheets) {
   const DeviceSpec& h100 = *catalog().find("H100-SXM");
-  EXPECT_DOUBLE_EQ(h100.mem_bytes, 80.0 * (1ull << 30));        // "80GB" = 80 GiB of HBM3
-  EXPECT_DOUBLE_EQ(h100.peak_flops_for(ComputeDtype::bf16), 1979e12 / 2);    // 1,979 TFLOPS with sparsity
-  EXPECT_DOUBLE_EQ(h100.peak_flops_for(ComputeDtype::fp4), 0.0);             // no FP4 before Blackwell
-  EXPECT_DOUBLE_EQ(h100.intra_node_link.bw_Bps, 900e9 / 2);      // 900 GB/s bidirectional
+  EXPECT_DOUBLE_EQ(h100.mem_bytes, 80.0 * (1ull << 30));                   // "80GB" = 80 GiB of HBM3
+  EXPECT_DOUBLE_EQ(h100.peak_flops_for(ComputeDtype::bf16), 1979e12 / 2);  // 1,979 TFLOPS with sparsity
+  EXPECT_DOUBLE_EQ(h100.peak_flops_for(ComputeDtype::fp4), 0.0);           // no FP4 before Blackwell
+  EXPECT_DOUBLE_EQ(h100.intra_node_link.bw_Bps, 900e9 / 2);                // 900 GB/s bidirectional
   EXPECT_EQ(h100.host_link.pcie_gen, 5);
   EXPECT_GT(catalog().find("B200")->peak_flops_for(ComputeDtype::fp4), 0.0);
   EXPECT_DOUBLE_EQ(catalog().find("A100-80GB-SXM")->peak_flops_for(ComputeDtype::fp8), 0.0);
@@ -71,17 +71,19 @@ TEST(TopologyCatalog, HostMemoryLinkBuildsAClusterOfCpuRanks) {
   const Cluster cl = testing::inline_cluster(R"({"name": "cpu-1x2", "device": "cpu-host", "nodes": 1,
     "devices_per_node": 2, "intra_node": {"fabric": "pcie"}})");
   EXPECT_EQ(cl.num_devices(), 2u);
-  const auto memory = std::count_if(cl.links().begin(), cl.links().end(),
-                                    [](const LinkInfo& l) { return l.kind == LinkKind::memory; });
+  const auto memory =
+      std::count_if(cl.links().begin(), cl.links().end(), [](const LinkInfo& l) { return l.kind == LinkKind::memory; });
   EXPECT_EQ(memory, 2);
   EXPECT_EQ(link_kind_name(LinkKind::memory), "memory");
   // Any other host-link kind stays an error naming the field.
   DeviceCatalog c = catalog();
-  testing::expect_error([&] {
-    c.add_file(testing::write_temp(R"({"devices": [{"name": "x", "vendor": "v", "mem_bytes": 1e9, "mem_bw_Bps": 1e9,
+  testing::expect_error(
+      [&] {
+        c.add_file(testing::write_temp(R"({"devices": [{"name": "x", "vendor": "v", "mem_bytes": 1e9, "mem_bw_Bps": 1e9,
       "peak_flops_per_s": {"fp32": 1e9}, "host_link": {"kind": "usb", "bw_Bps": 1e9},
       "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "source": "s"}]})"));
-  }, {"host_link.kind", "usb", "host-memory"});
+      },
+      {"host_link.kind", "usb", "host-memory"});
 }
 
 }  // namespace

@@ -15,8 +15,8 @@ using testing::catalog;
 using testing::shipped;
 
 std::size_t count(const Cluster& cl, VertexKind k) {
-  return static_cast<std::size_t>(std::count_if(cl.vertices().begin(), cl.vertices().end(),
-                                                [&](const VertexInfo& v) { return v.kind == k; }));
+  return static_cast<std::size_t>(
+      std::count_if(cl.vertices().begin(), cl.vertices().end(), [&](const VertexInfo& v) { return v.kind == k; }));
 }
 
 TEST(TopologyCluster, H100NodeHasSwitchesHostAndLinks) {
@@ -83,8 +83,8 @@ TEST(TopologyCluster, Nvl72IsOneNvlinkDomainWithC2cHosts) {
   EXPECT_EQ(cl.num_devices(), 72u);
   EXPECT_EQ(count(cl, VertexKind::nvswitch), 1u);
   EXPECT_EQ(count(cl, VertexKind::pcie_switch), 0u);
-  const auto c2c = std::count_if(cl.links().begin(), cl.links().end(),
-                                 [](const LinkInfo& l) { return l.kind == LinkKind::c2c; });
+  const auto c2c =
+      std::count_if(cl.links().begin(), cl.links().end(), [](const LinkInfo& l) { return l.kind == LinkKind::c2c; });
   EXPECT_EQ(c2c, 72);
   EXPECT_DOUBLE_EQ(cl.host_link_bw_Bps(), 225e9);
 }
@@ -92,8 +92,8 @@ TEST(TopologyCluster, Nvl72IsOneNvlinkDomainWithC2cHosts) {
 TEST(TopologyCluster, MeshAndPcieBoxes) {
   const Cluster mi = shipped("mi300x-1x8");
   // 28 mesh links (8 choose 2) of 448e9 / 7 = 64e9 each.
-  const auto mesh = std::count_if(mi.links().begin(), mi.links().end(),
-                                  [](const LinkInfo& l) { return l.kind == LinkKind::mesh; });
+  const auto mesh =
+      std::count_if(mi.links().begin(), mi.links().end(), [](const LinkInfo& l) { return l.kind == LinkKind::mesh; });
   EXPECT_EQ(mesh, 28);
   EXPECT_DOUBLE_EQ(mi.intra_link_bw_Bps(), 64e9);
   const Cluster acc = shipped("acc300-1x8-pcie");

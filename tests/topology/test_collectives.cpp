@@ -34,8 +34,8 @@ TEST(TopologyCollectives, RingAllReduceOneGiBOverEightNvlinkDevices) {
   expect_close(r.time_s, want);
   EXPECT_EQ(r.algorithm, Algorithm::ring);
   EXPECT_EQ(r.protocol, Protocol::simple);
-  expect_close(r.algbw_Bps, GiB / want);                 // 253.74 GB/s
-  expect_close(r.busbw_Bps, GiB / want * 2.0 * 7 / 8);   // 444.04 GB/s, under the 450 GB/s port
+  expect_close(r.algbw_Bps, GiB / want);                // 253.74 GB/s
+  expect_close(r.busbw_Bps, GiB / want * 2.0 * 7 / 8);  // 444.04 GB/s, under the 450 GB/s port
   EXPECT_LT(r.busbw_Bps, 450e9);
 }
 
