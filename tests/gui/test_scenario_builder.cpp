@@ -18,6 +18,7 @@
 #include "gui/scenario_builder.h"
 #include "gui/scenario_dialog.h"
 #include "search/scenario.h"
+#include "search/session.h"
 #include "topology/cluster.h"
 #include "topology/device.h"
 
@@ -68,8 +69,8 @@ class TestScenarioBuilder : public QObject {
     QVERIFY(spec.cluster_edit);
     QTemporaryDir dir;
     const auto file = gui::write_scenario(spec, dir.path().toStdString(), "s", core::data_dir());
-    const search::Scenario s = search::load_scenario(file);
-    const auto c = topology::Cluster::load(s.cluster_path, topology::DeviceCatalog::load_builtin(core::data_dir()));
+    const search::Session session = search::load_session(file, core::data_dir());
+    const auto& c = session.cluster;
     QCOMPARE(c.config().nodes, 4);
     QCOMPARE(c.config().devices_per_node, 4);
     QCOMPARE(c.config().device, std::string("H100-SXM"));
@@ -81,8 +82,8 @@ class TestScenarioBuilder : public QObject {
     d->nodesBox()->setValue(2);
     QVERIFY(d->nicsBox()->isEnabled());
     const auto file2 = gui::write_scenario(d->spec(), dir.path().toStdString(), "s2", core::data_dir());
-    const auto c2 = topology::Cluster::load(search::load_scenario(file2).cluster_path,
-                                            topology::DeviceCatalog::load_builtin(core::data_dir()));
+    const search::Session session2 = search::load_session(file2, core::data_dir());
+    const auto& c2 = session2.cluster;
     QCOMPARE(c2.num_devices(), 2u);
     QVERIFY(c2.config().inter_node.fabric != topology::InterFabric::none);
   }
