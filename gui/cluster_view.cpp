@@ -130,19 +130,29 @@ void ClusterView::rebuild() {
       item->setToolTip(tip);
     }
   }
-  // Legend (drawn in drawForeground): a swatch per group (the first 12), and the count.
+  updateLegend(groups, static_cast<int>(rank_of_device.size()));
+  fitToView();
+}
+
+void ClusterView::updateLegend(const std::map<int, int>& groups, int used_devices) {
+  // Drawn in drawForeground: a swatch per group (the first 12), and the count.
+  const int devices = static_cast<int>(cluster_->num_devices());
   legend_head_ = plan_ ? QString("colour = %1 (%2 groups)").arg(colouring_name(colouring_)).arg(groups.size())
                        : QString("%1 nodes x %2 %3")
-                             .arg(nodes)
-                             .arg(per_node)
+                             .arg(cluster_->num_nodes())
+                             .arg(cluster_->devices_per_node())
                              .arg(QString::fromStdString(cluster_->device_spec().name));
-  if (plan_ && static_cast<int>(rank_of_device.size()) < nodes * per_node) legend_head_ += ", grey = unused";
+  if (plan_ && used_devices < devices) legend_head_ += ", grey = unused";
   legend_.clear();
   for (const auto& [g, count] : groups) {
     if (legend_.size() == 12) break;
     legend_.emplace_back(group_colour(g), QString("%1 (%2)").arg(g).arg(count));
   }
-  // Fit the drawing above the legend: one scale for both axes.
+}
+
+void ClusterView::fitToView() {
+  // The drawing above the legend: one scale for both axes.
+  QGraphicsScene* s = scene();
   const QRectF bounds = s->itemsBoundingRect().adjusted(-4, -4, 4, 4);
   s->setSceneRect(bounds);
   const double avail_h = std::max(20, viewport()->height() - legendHeightPx());

@@ -5,6 +5,7 @@
 #include <QColor>
 #include <QGraphicsView>
 #include <QString>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -35,6 +36,8 @@ class ClusterView : public QGraphicsView {
 
  private:
   void rebuild();
+  void updateLegend(const std::map<int, int>& groups, int used_devices);  // group -> devices coloured so
+  void fitToView();
   int legendHeightPx() const;
   QString legend_head_;
   std::vector<std::pair<QColor, QString>> legend_;
