@@ -82,12 +82,31 @@ int64_t largest_step_tokens(const PlanContext& ctx) {
   return std::min(new_tokens, p.prefill_chunk_tokens);
 }
 
-}  // namespace
-
-RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
+// The activations and workspace of a step of `step_tokens` (the residual stream,
+// the normed input, one op's output and the widest intermediate, plus FP32 logits
+// of `logit_rows` sequences on the last stage), the communication buffers (one NCCL
+// communicator per group the rank is in, and MoE dispatch / combine buffers for the
+// step's routed copies) and the runtime's overhead.
+void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, int64_t logit_rows, RankMemory& r) {
   const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const int64_t tp = p.attention.tp, ep = p.moe.ep, moe_tp = p.moe.tp;
+  const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
+  r.activation_bytes =
+      step_tokens * width * ctx.act_bytes + (s.last ? logit_rows * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
+  int64_t comms = 0;
+  if (tp > 1) ++comms;
+  if (ep > 1) ++comms;
+  if (moe_tp > 1 && mc.experts > 0) ++comms;
+  if (p.pp > 1) ++comms;
+  r.buffer_bytes = comms * kNcclBytesPerCommunicator;
+  if (ep > 1) r.buffer_bytes += 2 * ceil_div(step_tokens, tp) * mc.top_k * mc.hidden * ctx.act_bytes;
+  r.overhead_bytes = kRuntimeOverheadBytes;
+}
+
+}  // namespace
+
+RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
   RankMemory r;
   r.stage = s.index;
   r.rank = s.first_rank;
@@ -96,31 +115,64 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
   r.weights_bytes = static_cast<int64_t>(w.device_bytes);
   r.host_bytes = static_cast<int64_t>(w.host_bytes);
   r.kv_cache_bytes = stage_kv_bytes(ctx, s);
-
-  // Activations of the largest step: the residual stream, the normed input, one
-  // op's output and the widest intermediate, plus FP32 logits of the last position
-  // of every sequence.
-  const int64_t chunk = largest_step_tokens(ctx);
-  const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
-  r.activation_bytes =
-      chunk * width * ctx.act_bytes + (s.last ? ctx.seqs_per_replica * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
-
-  // Communication buffers: one NCCL communicator per group the rank is in, and
-  // MoE dispatch/combine buffers for a chunk's routed copies.
-  int64_t comms = 0;
-  if (tp > 1) ++comms;
-  if (ep > 1) ++comms;
-  if (moe_tp > 1 && mc.experts > 0) ++comms;
-  if (p.pp > 1) ++comms;
-  r.buffer_bytes = comms * kNcclBytesPerCommunicator;
-  if (ep > 1) r.buffer_bytes += 2 * ceil_div(chunk, tp) * mc.top_k * mc.hidden * ctx.act_bytes;
-
-  r.overhead_bytes = kRuntimeOverheadBytes;
+  step_memory(ctx, s, largest_step_tokens(ctx), ctx.seqs_per_replica, r);
   r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes;
   return r;
 }
 
+KvBudget kv_budget(const PlanContext& ctx, const double capacity_bytes, const KvMemoryRule& rule) {
+  const ModelCosts& mc = ctx.mc;
+  KvBudget best;
+  double best_tokens = -1;
+  for (const auto& s : ctx.stages) {
+    RankMemory r;
+    r.weights_bytes = static_cast<int64_t>(stage_weights(ctx, s).device_bytes);
+    step_memory(ctx, s, rule.step_tokens, rule.logit_rows, r);
+    const double used = static_cast<double>(r.weights_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
+    KvBudget b;
+    b.block_tokens = ctx.plan.kv_block_tokens;
+    b.free_bytes = std::max(0.0, rule.share_of_free ? rule.memory_fraction * (capacity_bytes - used)
+                                                    : rule.memory_fraction * capacity_bytes - used);
+    for (size_t c = 0; c < mc.classes.size(); ++c) {
+      const auto& lc = mc.classes[c];
+      const double elems = mc.mla ? static_cast<double>(lc.kv_elems_per_token)
+                                  : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
+      const double bytes = static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(ctx.kv_elem_bytes);
+      if (lc.window > 0) {
+        b.sliding_bytes_per_token += bytes;
+        b.window = std::max(b.window, lc.window);
+      } else {
+        b.full_bytes_per_token += bytes;
+      }
+    }
+    const double per_token = b.full_bytes_per_token + b.sliding_bytes_per_token;
+    const double tokens = per_token > 0 ? b.free_bytes / per_token : 1e300;
+    if (best_tokens < 0 || tokens < best_tokens) {
+      best_tokens = tokens;
+      best = b;
+    }
+  }
+  return best;
+}
+
 }  // namespace dayzero::simulate::detail
+
+namespace dayzero::simulate {
+
+double KvBudget::sequence_bytes(int64_t tokens) const {
+  const int64_t blocks = core::ceil_div(std::max<int64_t>(tokens, 1), block_tokens);
+  const int64_t full = blocks * block_tokens;
+  const int64_t sliding = window > 0 ? std::min(full, core::round_up(window, block_tokens) + block_tokens) : full;
+  return static_cast<double>(full) * full_bytes_per_token + static_cast<double>(sliding) * sliding_bytes_per_token;
+}
+
+int64_t KvBudget::capacity_tokens(int64_t sequence_tokens) const {
+  const double per_seq = sequence_bytes(sequence_tokens);
+  if (per_seq <= 0) return 0;
+  return static_cast<int64_t>(std::floor(free_bytes / per_seq)) * sequence_tokens;
+}
+
+}  // namespace dayzero::simulate
 
 namespace dayzero::simulate::detail {
 

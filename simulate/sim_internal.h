@@ -55,6 +55,9 @@ struct StepInputs {
   int64_t new_per_seq = 0;  // prefill: new prompt tokens per sequence
   int64_t prefix_per_seq = 0;
   double decode_ctx = 0;  // decode: mean context per sequence
+  // A serving step: exactly these decoding sequences and prefill chunks (tokens,
+  // seqs and the fields above are then unused but for `tokens`).
+  const StepBatch* batch = nullptr;
 };
 struct Collectives {  // costs of the stage's collectives, per call
   double tp_allreduce_s = 0;
@@ -63,6 +66,9 @@ struct Collectives {  // costs of the stage's collectives, per call
 };
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
                     const topology::DeviceSpec& dev, double host_bw_Bps);
+
+// The KV budget of a replica (memory.cpp): see Simulator::kv_budget.
+KvBudget kv_budget(const PlanContext& ctx, double capacity_bytes, const KvMemoryRule& rule);
 
 // The serving formula (steady_state.cpp): the step TTFT stands for (one new
 // request's prompt per replica, chunked, its cached prefix skipped), the step TPOT
@@ -74,3 +80,19 @@ std::pair<StepInputs, int> decode_inputs(const plan::Plan& p, int64_t seqs_per_r
 void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pred);
 
 }  // namespace dayzero::simulate::detail
+
+namespace dayzero::simulate {
+
+// A plan, its routing distribution and its stages, owned together: the context's
+// references point into this object, so it never moves (held by shared_ptr).
+struct PreparedPlan {
+  PreparedPlan(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff)
+      : plan(p), routing(mc.experts, p.workload), ctx(detail::make_context(plan, mc, eff, routing)) {}
+  PreparedPlan(const PreparedPlan&) = delete;
+  PreparedPlan& operator=(const PreparedPlan&) = delete;
+  plan::Plan plan;
+  Routing routing;
+  detail::PlanContext ctx;
+};
+
+}  // namespace dayzero::simulate

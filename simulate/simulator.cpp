@@ -185,4 +185,33 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   return pred;
 }
 
+std::shared_ptr<const PreparedPlan> Simulator::prepare(const plan::Plan& p) {
+  return std::make_shared<const PreparedPlan>(p, impl_->costs, impl_->eff);
+}
+
+StepTime Simulator::step_time(const PreparedPlan& prepared, const StepBatch& batch) {
+  const plan::Plan& p = prepared.plan;
+  const int64_t seqs = static_cast<int64_t>(batch.decode_contexts.size() + batch.prefills.size());
+  const int micro = static_cast<int>(std::clamp<int64_t>(seqs, 1, p.pp));
+  detail::StepInputs in;
+  if (micro == 1) {
+    in.batch = &batch;
+    in.tokens = batch.tokens();
+    return impl_->pipeline_step(prepared.ctx, in, 1);
+  }
+  // The representative micro-batch: every m-th decoding sequence and prefill chunk.
+  StepBatch share;
+  for (size_t i = 0; i < batch.decode_contexts.size(); i += static_cast<size_t>(micro))
+    share.decode_contexts.push_back(batch.decode_contexts[i]);
+  for (size_t i = 0; i < batch.prefills.size(); i += static_cast<size_t>(micro))
+    share.prefills.push_back(batch.prefills[i]);
+  in.batch = &share;
+  in.tokens = share.tokens();
+  return impl_->pipeline_step(prepared.ctx, in, micro);
+}
+
+KvBudget Simulator::kv_budget(const PreparedPlan& prepared, const KvMemoryRule& rule) const {
+  return detail::kv_budget(prepared.ctx, impl_->cluster.device_spec().mem_bytes, rule);
+}
+
 }  // namespace dayzero::simulate

@@ -10,6 +10,7 @@
 #include "simulate/efficiency.h"
 #include "simulate/model_costs.h"
 #include "simulate/prediction.h"
+#include "simulate/step_batch.h"
 #include "topology/cluster.h"
 
 namespace dayzero::simulate {
@@ -24,6 +25,10 @@ inline constexpr int64_t kRuntimeOverheadBytes = int64_t{1} << 30;
 inline constexpr int64_t kNcclBytesPerCommunicator = int64_t{144} << 20;
 // Logits are kept in FP32 for sampling (vLLM / SGLang samplers).
 inline constexpr int64_t kLogitBytes = 4;
+
+// A plan made ready for many step costings (simulate/sim_internal.h): the plan,
+// its routing distribution and its stages, owned together.
+struct PreparedPlan;
 
 struct SimulateOptions {
   bool per_rank = true;          // false: one entry per pipeline stage in Prediction::ranks (search loops)
@@ -40,6 +45,15 @@ class Simulator {
 
   // The plan must have passed validate_plan for this model and cluster.
   Prediction simulate(const plan::Plan& p, SimulateOptions opts = {});
+
+  // Engine steps of one plan, costed many times (the serving simulation's inner
+  // loop): prepare the plan once, then cost each step of one attention-DP replica
+  // for exactly the tokens in it. With PP the step's sequences form min(pp,
+  // sequences) micro-batches (every m-th sequence each), as the decode step does.
+  std::shared_ptr<const PreparedPlan> prepare(const plan::Plan& p);
+  StepTime step_time(const PreparedPlan& prepared, const StepBatch& batch);
+  // What a replica's KV cache can hold under an engine's memory rule.
+  KvBudget kv_budget(const PreparedPlan& prepared, const KvMemoryRule& rule) const;
 
   const ModelCosts& costs() const;
   const model::Model& model() const;

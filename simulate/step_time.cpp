@@ -30,11 +30,11 @@ class StageCoster {
   StageCoster(const PlanContext& ctx, const StepInputs& in, const Collectives& coll, const topology::DeviceSpec& dev,
               double host_bw_Bps)
       : ctx_(ctx), p_(ctx.plan), mc_(ctx.mc), in_(in), coll_(coll), rf_{dev, ctx.eff}, host_bw_Bps_(host_bw_Bps) {
-    t_ = static_cast<double>(in.tokens);
+    t_ = static_cast<double>(in.batch ? in.batch->tokens() : in.tokens);
     rows_ = ceil_div(t_, tile_) * tile_;
-    chunks_ = static_cast<double>(in.chunks);
-    seqs_ = static_cast<double>(in.seqs);
-    st_.tokens = in.tokens * in.chunks;
+    chunks_ = in.batch ? 1.0 : static_cast<double>(in.chunks);
+    seqs_ = static_cast<double>(in.batch ? in.batch->sampled() : in.seqs);  // rows of the LM head
+    st_.tokens = in.batch ? in.batch->tokens() : in.tokens * in.chunks;
   }
 
   StepTime cost(const Stage& s) {
@@ -82,7 +82,9 @@ class StageCoster {
                                     : static_cast<double>(lc.kv_elems_per_token) * ctx_.kv_frac;
     const double kv_bytes = static_cast<double>(ctx_.kv_elem_bytes);
     const double window = static_cast<double>(lc.window);
-    if (in_.prefill) {
+    if (in_.batch) {
+      batch_attention(lc, n, kv_elems * kv_bytes);
+    } else if (in_.prefill) {
       const double ctx_sum = seqs_ * prefill_ctx_sum(static_cast<double>(in_.new_per_seq),
                                                      static_cast<double>(in_.prefix_per_seq), window);
       const double seen =
@@ -93,6 +95,30 @@ class StageCoster {
       const double c_len = window > 0 ? std::min(in_.decode_ctx, window) : in_.decode_ctx;
       const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
       add(CostKind::attention, n * rf_.attention(seqs_ * c_len * f / tp_, seqs_ * c_len * kv_elems * kv_bytes));
+    }
+  }
+
+  // A serving step's attention: the prefill chunks (each over its cached tokens and
+  // itself, capped at the window) and the decoding sequences (each new token over
+  // its context and itself), as two kernels: compute-bound and cache-bound.
+  void batch_attention(const LayerClassCosts& lc, double n, double kv_bytes_per_token) {
+    const double window = static_cast<double>(lc.window);
+    const double cap = window > 0 ? window : 1e300;
+    const StepBatch& b = *in_.batch;
+    if (!b.prefills.empty()) {
+      double ctx_sum = 0, seen = 0;
+      for (const auto& c : b.prefills) {
+        ctx_sum += prefill_ctx_sum(static_cast<double>(c.new_tokens), static_cast<double>(c.cached_tokens), window);
+        seen += std::min(static_cast<double>(c.new_tokens + c.cached_tokens), cap);
+      }
+      add(CostKind::attention,
+          n * rf_.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_, seen * kv_bytes_per_token));
+    }
+    if (!b.decode_contexts.empty()) {
+      double ctx_sum = 0;
+      for (int64_t c : b.decode_contexts) ctx_sum += std::min(static_cast<double>(c + 1), cap);
+      const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
+      add(CostKind::attention, n * rf_.attention(ctx_sum * f / tp_, ctx_sum * kv_bytes_per_token));
     }
   }
 

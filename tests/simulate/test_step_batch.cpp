@@ -1,0 +1,133 @@
+// The step model for one serving step (Simulator::step_time): a batch of exactly
+// these decoding sequences and prefill chunks, against the prediction's own prefill
+// and decode steps and against hand arithmetic; and the KV budget of a replica.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "helpers.h"
+
+namespace dayzero::simulate {
+namespace {
+
+using testing::load_cluster;
+using testing::load_model;
+using testing::plan;
+
+void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
+
+void expect_same_step(const StepTime& got, const StepTime& want) {
+  expect_close(got.time_s, want.time_s);
+  ASSERT_EQ(got.by_kind_s.size(), want.by_kind_s.size());
+  for (const auto& [k, v] : want.by_kind_s) expect_close(got.by_kind_s.at(k), v);
+}
+
+// A whole prompt as one chunk is the prediction's prefill step (one prompt, one
+// chunk), and B sequences each attending over D tokens are its decode step at the
+// mean context D = input + output / 2.
+TEST(StepBatch, OneChunkAndOneDecodeBatchAreThePredictionsSteps) {
+  struct Case {
+    const char* model;
+    const char* cluster;
+    plan::Plan p;
+  };
+  plan::Plan ds = plan(1, 8, 1, 8);
+  ds.workload.batch = 64;
+  plan::Plan llama = plan(2, 2);
+  llama.workload.batch = 32;
+  for (const auto& [model, cluster, p] : {Case{"Llama-3.1-8B", "h100x8", llama}, Case{"DeepSeek-V3", "h200-2x8", ds},
+                                          Case{"gpt-oss-20b", "h100x8", plan(1)}}) {
+    SCOPED_TRACE(model);
+    const auto m = load_model(model);
+    const auto c = load_cluster(cluster);
+    plan::validate_plan(p, m, c.num_devices(), "test");
+    Simulator sim(m, c);
+    const Prediction pred = sim.simulate(p);
+    const auto prepared = sim.prepare(p);
+    StepBatch prefill;
+    prefill.prefills.push_back({p.workload.input_len, 0, true});
+    expect_same_step(sim.step_time(*prepared, prefill), pred.prefill);
+    // Decode: the new token of a sequence with D - 1 cached tokens attends over D.
+    const int64_t mean_ctx = p.workload.input_len + p.workload.output_len / 2;
+    StepBatch decode;
+    decode.decode_contexts.assign(static_cast<size_t>(p.workload.batch / p.attention.dp), mean_ctx - 1);
+    expect_same_step(sim.step_time(*prepared, decode), pred.decode);
+  }
+}
+
+// A mixed step reads the weights once: it costs less than its prefill and decode
+// parts apart, and more than either.
+TEST(StepBatch, MixedStepSharesTheWeightReads) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  Simulator sim(m, c);
+  const auto prepared = sim.prepare(plan(1));
+  StepBatch decode, prefill, mixed;
+  decode.decode_contexts.assign(32, 2000);
+  prefill.prefills.push_back({48, 1024, false});  // 48 prompt tokens after 1,024 cached ones
+  mixed = decode;
+  mixed.prefills = prefill.prefills;
+  const double d = sim.step_time(*prepared, decode).time_s, p = sim.step_time(*prepared, prefill).time_s,
+               both = sim.step_time(*prepared, mixed).time_s;
+  EXPECT_GT(both, std::max(d, p));
+  EXPECT_LT(both, d + p);
+  // 32 + 48 = 80 tokens -> 128 GEMM rows; no sequence samples but the decodes.
+  EXPECT_EQ(sim.step_time(*prepared, mixed).tokens, 80);
+}
+
+// A later chunk attends over the chunks before it: with p cached tokens and n new
+// ones, token i sees p + i, so the context sum is n p + n (n + 1) / 2.
+TEST(StepBatch, ChunkAttentionCountsTheCachedTokens) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  Simulator sim(m, c);
+  const auto prepared = sim.prepare(plan(1));
+  StepBatch first, second;
+  first.prefills.push_back({4096, 0, false});
+  second.prefills.push_back({4096, 4096, true});
+  const double a1 = sim.step_time(*prepared, first).by_kind_s.at(CostKind::attention);
+  const double a2 = sim.step_time(*prepared, second).by_kind_s.at(CostKind::attention);
+  // Compute-bound at 4,096 x 4,096 / 2 vs 4,096 x 4,096 x 3 / 2 context products (+ n / 2).
+  const double n = 4096;
+  expect_close(a2 / a1, (n * n + n * (n + 1) / 2) / (n * (n + 1) / 2), 1e-9);
+}
+
+// Llama-3.1-8B (BF16) on one H100 with vLLM's rule, 0.9 of 85,899,345,920 B:
+// weights 16,060,522,496 B; a step of 8,192 tokens holds 8,192 x (3 x 4,096 +
+// 2 x 14,336) x 2 B = 671,088,640 B of activations and 256 x 128,256 x 4 B =
+// 131,334,144 B of logits; 1 GiB of runtime; no communicators. A token's KV cache:
+// 32 layers x 2 x 8 heads x 128 x 2 B = 131,072 B.
+TEST(StepBatch, KvBudgetHandComputed) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x1");
+  Simulator sim(m, c);
+  const auto prepared = sim.prepare(plan(1));
+  const KvBudget b = sim.kv_budget(*prepared, KvMemoryRule{0.9, false, 8192, 256});
+  const double used = 16'060'522'496.0 + 671'088'640.0 + 131'334'144.0 + 1'073'741'824.0;
+  expect_close(b.free_bytes, 0.9 * 85'899'345'920.0 - used);
+  expect_close(b.full_bytes_per_token, 131'072.0);
+  EXPECT_EQ(b.sliding_bytes_per_token, 0.0);
+  // A 1,000-token sequence holds 63 blocks of 16 tokens.
+  expect_close(b.sequence_bytes(1000), 63 * 16 * 131'072.0);
+  // TensorRT-LLM's rule: 0.9 of what is free once the rest is placed.
+  const KvBudget t = sim.kv_budget(*prepared, KvMemoryRule{0.9, true, 8192, 256});
+  expect_close(t.free_bytes, 0.9 * (85'899'345'920.0 - used));
+}
+
+// gpt-oss alternates sliding (128-token window) and full layers: a long sequence
+// pays the full rate for every token and the sliding rate for window + one block.
+TEST(StepBatch, KvBudgetSlidingLayersHoldTheirWindow) {
+  const auto m = load_model("gpt-oss-20b");
+  const auto c = load_cluster("h100x1");
+  Simulator sim(m, c);
+  const auto prepared = sim.prepare(plan(1));
+  const KvBudget b = sim.kv_budget(*prepared, KvMemoryRule{});
+  EXPECT_EQ(b.window, 128);
+  // 12 sliding and 12 full layers of 8 KV heads x 64 x 2 (k, v) x 2 B = 2,048 B each.
+  expect_close(b.full_bytes_per_token, 12 * 2048.0);
+  expect_close(b.sliding_bytes_per_token, 12 * 2048.0);
+  expect_close(b.sequence_bytes(10'000), 10'000 * 12 * 2048.0 + (128 + 16) * 12 * 2048.0);
+}
+
+}  // namespace
+}  // namespace dayzero::simulate
