@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   dayzero::cli::add_run_command(app);
   dayzero::cli::add_calibrate_command(app);
   dayzero::cli::add_validate_command(app);
+  dayzero::cli::add_serve_command(app);
 
   try {
     app.parse(argc, argv);

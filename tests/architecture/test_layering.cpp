@@ -24,13 +24,14 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"topology", {"core"}},
     {"plan", {"model", "core"}},
     {"simulate", {"plan", "model", "topology", "core"}},
+    {"serve", {"simulate", "plan", "model", "topology", "core"}},
     {"search", {"simulate", "plan", "model", "topology", "core"}},
     {"executor", {"plan", "model", "core"}},
     {"gui", {"search", "simulate", "plan", "model", "topology", "core"}},
-    {"cli", {"search", "simulate", "executor", "plan", "model", "topology", "core"}},
+    {"cli", {"search", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
 };
 // Libraries that must build and run without Qt, CUDA, NCCL or MPI.
-const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "search"};
+const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "serve", "search"};
 
 const fs::path kRoot = DAYZERO_SOURCE_DIR;
 

@@ -37,7 +37,7 @@ TEST(Cli, InspectBundledModel) {
 
 TEST(Cli, HelpOnEverySubcommand) {
   for (const char* args : {"--help", "inspect --help", "check --help", "synth --help", "topo --help", "simulate --help",
-                           "plan --help", "run --help", "calibrate --help", "validate --help"}) {
+                           "plan --help", "run --help", "calibrate --help", "validate --help", "serve --help"}) {
     const Result r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;
@@ -256,4 +256,30 @@ TEST(Cli, RunErrorsAreOneLine) {
   EXPECT_FALSE(std::filesystem::exists(out));
   std::filesystem::remove(out);
   std::filesystem::remove(out.parent_path() / (out.stem().string() + ".plan.json"));
+}
+
+// `serve`: a shipped plan under each engine, at a concurrency and at a rate, as JSON
+// with every statistic; bad options are one-line errors.
+TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
+  for (const char* engine : {"vllm", "sglang", "trtllm"}) {
+    const Result r = run("serve " + plan + " --engine " + engine + " --concurrency 8 --requests 64 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("engine"), engine);
+    for (const char* key : {"ttft_s", "tpot_s", "itl_s", "e2e_s"})
+      for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_GT(j.at(key).at(stat).get<double>(), 0) << key;
+    EXPECT_GT(j.at("output_tokens_per_s").get<double>(), 0);
+    EXPECT_EQ(j.at("max_running"), 8);
+    EXPECT_FALSE(j.at("series").empty());
+  }
+  const Result rate = run("serve " + plan + " --request-rate 2 --requests 50");
+  EXPECT_EQ(rate.status, 0) << rate.err;
+  EXPECT_NE(rate.out.find("Poisson, 2.00 requests/s"), std::string::npos) << rate.out;
+  const Result engine = run("serve " + plan + " --engine tgi");
+  EXPECT_EQ(engine.status, 1);
+  EXPECT_NE(engine.err.find("option '--engine' = \"tgi\""), std::string::npos) << engine.err;
+  const Result both = run("serve " + plan + " --concurrency 4 --request-rate 2");
+  EXPECT_NE(both.status, 0);
 }

@@ -1,0 +1,195 @@
+// dayzero serve [SCENARIO] | --model M --cluster C --plan P: the request-level
+// serving simulation of one plan (serve/simulation.h) under an engine's scheduler,
+// at a concurrency (closed loop) or a request rate (Poisson): TTFT, TPOT, ITL and
+// end-to-end latency as mean, p50, p90, p99, and throughput.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "core/data_dir.h"
+#include "plan/plan_json.h"
+#include "search/search.h"
+#include "search/session.h"
+#include "serve/simulation.h"
+#include "topology/device.h"
+
+namespace dayzero::cli {
+
+namespace {
+
+struct ServeCliOptions {
+  std::string scenario, model, cluster, plan, catalog, engine = "vllm";
+  int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0;
+  double rate = 0;
+  bool json = false;
+};
+
+// What is served: a model, a cluster, the efficiency figures and one plan.
+struct Served {
+  std::unique_ptr<search::Session> session;  // scenario form (owns model and cluster)
+  std::unique_ptr<model::Model> model;       // plan form
+  std::unique_ptr<topology::Cluster> cluster;
+  simulate::Efficiency efficiency;
+  plan::Plan plan;
+  std::string plan_source;
+  const model::Model& m() const { return session ? session->model : *model; }
+  const topology::Cluster& c() const { return session ? session->cluster : *cluster; }
+};
+
+Served load_served(const ServeCliOptions& o) {
+  Served s;
+  if (!o.plan.empty()) {
+    if (o.model.empty() || o.cluster.empty()) throw std::runtime_error("--plan needs --model and --cluster");
+    s.model = std::make_unique<model::Model>(model::load_model(resolve_model_path(o.model)));
+    topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(core::data_dir());
+    if (!o.catalog.empty()) catalog.add_file(o.catalog);
+    s.cluster = std::make_unique<topology::Cluster>(topology::Cluster::load(resolve_cluster_path(o.cluster), catalog));
+    s.plan = plan::load_plan(o.plan);
+    plan::validate_plan(s.plan, *s.model, s.cluster->num_devices(), o.plan);
+    s.efficiency = simulate::EfficiencyTable::load_builtin(core::data_dir()).for_device(s.cluster->device_spec().name);
+    s.plan_source = o.plan;
+    return s;
+  }
+  const auto file =
+      search::resolve_scenario(o.scenario.empty() ? "deepseek-v3-h200-2x8" : o.scenario, core::data_dir());
+  s.session = std::make_unique<search::Session>(search::load_session(file, core::data_dir(), o.catalog));
+  const search::SearchResult r =
+      search::run_search(s.session->scenario, s.session->model, s.session->cluster, s.session->efficiency);
+  if (!r.feasible()) throw std::runtime_error(file.string() + ": no plan fits and meets the SLA (see dayzero plan)");
+  s.plan = r.all[r.top.front()].plan;
+  s.efficiency = s.session->efficiency;
+  s.plan_source =
+      "the best plan of " + s.session->scenario.name + " (" + search::layout_name(r.all[r.top.front()]) + ")";
+  return s;
+}
+
+serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
+  const plan::Plan& p = s.plan;
+  const search::Session* session = s.session.get();
+  const auto& dev = s.c().device_spec();
+  const serve::Deployment deployment{dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp,
+                                     p.pp, s.m().config.attention == model::AttentionKind::mla};
+  serve::ServeOptions so;
+  const auto engine = serve::parse_engine(o.engine);
+  if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
+  so.engine = serve::default_profile(*engine, deployment);
+  serve::Client& c = so.client;
+  c.shape = {o.input_len > 0 ? o.input_len : p.workload.input_len,
+             o.output_len > 0 ? o.output_len : p.workload.output_len,
+             static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};
+  const double scenario_rate = session ? session->scenario.request_rate_per_s : 0;
+  if (o.rate > 0 || (o.concurrency == 0 && scenario_rate > 0)) {
+    c.kind = serve::ClientKind::open_loop;
+    c.rate_per_s = o.rate > 0 ? o.rate : scenario_rate;
+  } else {
+    c.concurrency = o.concurrency > 0 ? o.concurrency : p.workload.batch;
+  }
+  c.requests = o.requests > 0 ? o.requests : std::max<int64_t>(1000, 4 * c.concurrency);
+  c.warmup = o.warmup;
+  return so;
+}
+
+nlohmann::json stats_json(const serve::LatencyStats& s) {
+  return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"count", s.count}};
+}
+
+nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOptions& so) {
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& pt : r.series)
+    series.push_back(
+        {{"time_s", pt.time_s}, {"waiting", pt.waiting}, {"running", pt.running}, {"kv_used", pt.kv_used}});
+  return {{"engine", serve::engine_name(so.engine.engine)},
+          {"ttft_s", stats_json(r.ttft_s)},
+          {"tpot_s", stats_json(r.tpot_s)},
+          {"itl_s", stats_json(r.itl_s)},
+          {"e2e_s", stats_json(r.e2e_s)},
+          {"output_tokens_per_s", r.output_tokens_per_s},
+          {"total_tokens_per_s", r.total_tokens_per_s},
+          {"requests_per_s", r.requests_per_s},
+          {"duration_s", r.duration_s},
+          {"requests_per_replica", r.requests},
+          {"steps", r.steps},
+          {"preemptions", r.preemptions},
+          {"max_running", r.max_running},
+          {"kv_free_bytes_per_rank", r.kv.free_bytes},
+          {"series", series}};
+}
+
+std::string ms(double s) { return fixed(s * 1e3, 2); }
+
+void print_result(std::ostream& out, const Served& s, const serve::ServeOptions& so, const serve::ServeResult& r) {
+  const auto& e = so.engine;
+  const auto& c = so.client;
+  out << "Serving " << s.m().config.display_family() << " on " << s.c().name() << " (" << s.c().num_devices() << " x "
+      << s.c().device_spec().name << "): " << s.plan_source << '\n';
+  out << "  engine " << serve::engine_name(e.engine) << ": " << serve::prefill_policy_name(e.policy) << " steps, "
+      << e.token_budget << " tokens and " << e.max_running << " sequences per step; KV cache "
+      << gb_and_gib(static_cast<int64_t>(r.kv.free_bytes)) << " per rank ("
+      << with_commas(r.kv.capacity_tokens(c.shape.input_len + c.shape.output_len))
+      << " tokens of full requests per replica)\n";
+  out << "  client: "
+      << (c.kind == serve::ClientKind::closed_loop ? "closed loop, " + std::to_string(c.concurrency) + " in flight"
+                                                   : "Poisson, " + fixed(c.rate_per_s, 2) + " requests/s")
+      << ", " << c.requests << " requests of " << c.shape.input_len << " + " << c.shape.output_len << " tokens\n\n";
+  out << "  " << pad_right("ms", 6) << pad_left("mean", 10) << pad_left("p50", 10) << pad_left("p90", 10)
+      << pad_left("p99", 10) << '\n';
+  for (const auto& [name, st] :
+       {std::pair{"TTFT", &r.ttft_s}, {"TPOT", &r.tpot_s}, {"ITL", &r.itl_s}, {"E2E", &r.e2e_s}})
+    out << "  " << pad_right(name, 6) << pad_left(ms(st->mean), 10) << pad_left(ms(st->p50), 10)
+        << pad_left(ms(st->p90), 10) << pad_left(ms(st->p99), 10) << '\n';
+  out << "\n  " << fixed(r.output_tokens_per_s, 0) << " output tokens/s (" << fixed(r.total_tokens_per_s, 0)
+      << " with prompts), " << fixed(r.requests_per_s, 2) << " requests/s over " << fixed(r.duration_s, 1) << " s; "
+      << with_commas(r.steps) << " steps per replica, " << r.preemptions << " preemptions, at most " << r.max_running
+      << " sequences running\n";
+}
+
+void run_serve(const ServeCliOptions& o) {
+  const Served s = load_served(o);
+  const serve::ServeOptions so = serve_options(o, s);
+  simulate::Simulator sim(s.m(), s.c(), s.efficiency);
+  serve::ServeResult r;
+  try {
+    r = serve::simulate_serving(sim, s.plan, so);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(std::string("serve: ") + e.what());
+  }
+  std::ostringstream out;
+  if (o.json) out << result_json(r, so).dump(2) << '\n';
+  else print_result(out, s, so, r);
+  std::cout << out.str() << std::flush;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto opts = std::make_shared<ServeCliOptions>();
+  CLI::App* cmd = app.add_subcommand("serve",
+                                     "Simulate serving one plan request by request under an engine's continuous "
+                                     "batching: TTFT / TPOT / ITL / E2E percentiles and throughput");
+  cmd->add_option("scenario", opts->scenario, "Scenario (its best plan is served); default: deepseek-v3-h200-2x8");
+  cmd->add_option("--model", opts->model, "With --cluster and --plan: serve this plan");
+  cmd->add_option("--cluster", opts->cluster, "Cluster JSON file or bundled cluster name");
+  cmd->add_option("--plan", opts->plan, "Plan JSON file");
+  cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
+  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm (default: vllm)");
+  auto* conc = cmd->add_option("--concurrency", opts->concurrency, "Requests in flight (closed loop)")
+                   ->check(CLI::PositiveNumber);
+  cmd->add_option("--request-rate", opts->rate, "Requests per second (Poisson arrivals)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(conc);
+  cmd->add_option("--requests", opts->requests, "Requests in all (default: max(1000, 4 x concurrency))")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the plan's workload)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--output-len", opts->output_len, "Output tokens (default: the plan's workload)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", opts->json, "Print the result as one JSON object");
+  cmd->callback([opts] { run_serve(*opts); });
+}
+
+}  // namespace dayzero::cli

@@ -1,0 +1,61 @@
+#pragma once
+// Engine profiles: how vLLM, SGLang and TensorRT-LLM build each step of continuous
+// batching and size their KV cache — the settings the serving simulation replays.
+// Every default names where it comes from (engine.cpp); a scenario may override any.
+
+#include <optional>
+#include <string_view>
+
+#include "simulate/step_batch.h"
+
+namespace dayzero::serve {
+
+enum class Engine { vllm, sglang, trtllm };
+inline constexpr Engine kAllEngines[] = {Engine::vllm, Engine::sglang, Engine::trtllm};
+std::string_view engine_name(Engine e);  // "vllm", "sglang", "trtllm"
+std::optional<Engine> parse_engine(std::string_view s);
+
+// How a step mixes new prompts with running decodes.
+enum class PrefillPolicy {
+  // Chunked prefill inside decode steps: running sequences first (one token each),
+  // then prompt chunks fill the rest of the token budget (vLLM V1, TensorRT-LLM).
+  mixed,
+  // A step of prompt chunks alone whenever new requests can be admitted; decode
+  // steps otherwise (SGLang without --enable-mixed-chunk).
+  prefill_first,
+};
+std::string_view prefill_policy_name(PrefillPolicy p);
+
+struct EngineProfile {
+  Engine engine = Engine::vllm;
+  PrefillPolicy policy = PrefillPolicy::mixed;
+  int64_t token_budget = 8192;  // tokens one step may carry (prompt chunks included)
+  int64_t max_running = 1024;   // sequences one step may carry
+  bool chunked_prefill = true;  // false: a prompt enters a step whole, or waits
+  // true: a request is admitted only when the cache can hold it to its last token,
+  // and never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); false: admitted by its
+  // prompt, and the last admitted is preempted (recomputed) when the cache runs out.
+  bool reserve_whole_request = false;
+  simulate::KvMemoryRule memory;
+  int64_t kv_block_tokens = 16;  // paged KV cache block (page) size
+  bool prefix_caching = true;    // a request's cached prefix is not recomputed
+  // Host time per step the GPU waits for (scheduling, input preparation, sampling,
+  // launches not hidden by CUDA graphs or overlapped scheduling). 0 until calibrated
+  // against measured serving runs.
+  double step_overhead_s = 0;
+};
+
+// What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor
+// cores) and the worker's layout and attention.
+struct Deployment {
+  double device_mem_bytes = 80e9;
+  bool fp4_tensor_cores = false;  // Blackwell (B200, B300, GB200, GB300)
+  int tp = 1, pp = 1;
+  bool mla = false;
+};
+
+// The engine's defaults as a user gets them from its OpenAI-compatible server with
+// no flags but the model and its parallel sizes (engine.cpp names each source).
+EngineProfile default_profile(Engine e, const Deployment& d = {});
+
+}  // namespace dayzero::serve

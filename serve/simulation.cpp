@@ -1,0 +1,361 @@
+// The serving simulation of one attention-DP replica (simulation.h).
+#include "serve/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "core/arith.h"
+#include "model/random.h"
+
+namespace dayzero::serve {
+
+namespace {
+
+struct Seq {
+  Request req;
+  int64_t target = 0;     // tokens to have in the KV cache before decoding: the prompt (after a preemption:
+                          // the prompt and the tokens generated so far, recomputed)
+  int64_t kv_tokens = 0;  // tokens in its KV cache
+  int64_t generated = 0;  // output tokens produced (the first comes with the end of the prompt)
+  double first_token_s = -1, last_token_s = 0;
+  double kv_bytes = 0;  // reserved in the replica's budget
+  bool prefilled() const { return kv_tokens >= target; }
+};
+
+// The requests of one replica, as its share of the clients sends them.
+class Arrivals {
+ public:
+  Arrivals(const Client& c, int dp) : closed_(c.kind == ClientKind::closed_loop), shape_(c.shape) {
+    const auto share = [dp](int64_t n) { return core::ceil_div(n, dp); };
+    total_ = c.kind == ClientKind::open_loop && !c.trace.empty() ? share(static_cast<int64_t>(c.trace.size()))
+                                                                 : share(c.requests);
+    if (closed_) {
+      for (int64_t i = 0; i < std::min(share(c.concurrency), total_); ++i) queue_.push_back({0.0, shape_});
+    } else if (!c.trace.empty()) {
+      for (size_t i = 0; i < c.trace.size(); i += static_cast<size_t>(dp)) queue_.push_back(c.trace[i]);
+    } else {
+      // Poisson: exponential gaps at the replica's rate, from a counter-based generator.
+      const double rate = c.rate_per_s / dp;
+      double t = 0;
+      for (int64_t i = 0; i < total_; ++i) {
+        const double u =
+            (static_cast<double>(model::splitmix64(c.seed * 1000003 + static_cast<uint64_t>(i)) >> 11) + 0.5) /
+            9007199254740992.0;  // (0, 1)
+        t += -std::log(u) / rate;
+        queue_.push_back({t, shape_});
+      }
+    }
+    sent_ = static_cast<int64_t>(queue_.size());
+  }
+  bool empty() const { return queue_.empty(); }
+  double next_time() const { return queue_.front().arrival_s; }
+  Request pop() {
+    Request r = queue_.front();
+    queue_.pop_front();
+    return r;
+  }
+  // Closed loop: a finished request makes room for the next one, arriving now.
+  void on_finish(double now) {
+    if (closed_ && sent_ < total_) {
+      queue_.push_back({now, shape_});
+      ++sent_;
+    }
+  }
+  int64_t total() const { return total_; }
+
+ private:
+  bool closed_;
+  RequestShape shape_;
+  std::deque<Request> queue_;
+  int64_t total_ = 0, sent_ = 0;
+};
+
+class Replica {
+ public:
+  Replica(simulate::Simulator& sim, const simulate::PreparedPlan& prepared, const ServeOptions& o,
+          const simulate::KvBudget& kv, int dp)
+      : sim_(sim),
+        prepared_(prepared),
+        eng_(o.engine),
+        kv_(kv),
+        dp_(dp),
+        arrivals_(o.client, dp),
+        warmup_(o.client.warmup) {}
+
+  ServeResult run(size_t max_points);
+
+ private:
+  // A sequence scheduled in the step being built: one decode token, or a prompt chunk.
+  struct Scheduled {
+    Seq* seq;
+    int64_t tokens;
+    bool decode;
+  };
+
+  bool reserve(Seq& s, int64_t tokens);
+  void preempt_last();
+  void admit_arrived();
+  void schedule_mixed();
+  void schedule_prefill_first();
+  void add_decodes();
+  bool add_prefill(Seq& s);
+  void admit_waiting();
+  simulate::StepBatch batch() const;
+  void apply_step(double step_s);
+  void finish(Seq& s);
+  void record();
+
+  simulate::Simulator& sim_;
+  const simulate::PreparedPlan& prepared_;
+  const EngineProfile& eng_;
+  simulate::KvBudget kv_;
+  int dp_;
+  Arrivals arrivals_;
+  int64_t warmup_;
+  double now_ = 0, kv_used_ = 0, first_arrival_ = -1, last_finish_ = 0, window_start_ = -1;
+  std::deque<std::unique_ptr<Seq>> waiting_;   // FCFS; preempted sequences go back to the front
+  std::vector<std::unique_ptr<Seq>> running_;  // in admission order: the last admitted is preempted first
+  std::vector<Scheduled> step_;                // the step being built
+  int64_t budget_ = 0;                         // its tokens left
+  int64_t done_ = 0, preemptions_ = 0, steps_ = 0, max_running_ = 0, out_tokens_ = 0, in_tokens_ = 0;
+  std::vector<double> ttft_, tpot_, e2e_;
+  std::vector<std::pair<double, int64_t>> itl_;
+  std::vector<ServePoint> series_;
+};
+
+// Makes room in the budget for `s` to hold `tokens`; false when even preempting
+// every later-admitted sequence cannot.
+bool Replica::reserve(Seq& s, int64_t tokens) {
+  const double need = std::max(0.0, kv_.sequence_bytes(tokens) - s.kv_bytes);
+  while (kv_used_ + need > kv_.free_bytes) {
+    if (running_.empty() || running_.back().get() == &s) return false;
+    preempt_last();
+  }
+  kv_used_ += need;
+  s.kv_bytes += need;
+  return true;
+}
+
+// Recompute preemption (vLLM V1's and SGLang's default): the last admitted running
+// sequence frees its KV cache and goes back to the front of the queue; it will
+// prefill its prompt and the tokens it generated again.
+void Replica::preempt_last() {
+  std::unique_ptr<Seq> s = std::move(running_.back());
+  running_.pop_back();
+  for (auto it = step_.begin(); it != step_.end(); ++it)
+    if (it->seq == s.get()) {  // scheduled already in this step: it leaves it, its tokens go back to the budget
+      budget_ += it->tokens;
+      step_.erase(it);
+      break;
+    }
+  kv_used_ -= s->kv_bytes;
+  s->kv_bytes = 0;
+  s->kv_tokens = 0;
+  s->target = s->req.shape.input_len + s->generated;
+  ++preemptions_;
+  waiting_.push_front(std::move(s));
+}
+
+void Replica::admit_arrived() {
+  while (!arrivals_.empty() && arrivals_.next_time() <= now_) {
+    auto s = std::make_unique<Seq>();
+    s->req = arrivals_.pop();
+    if (first_arrival_ < 0) first_arrival_ = s->req.arrival_s;
+    s->target = s->req.shape.input_len;
+    waiting_.push_back(std::move(s));
+  }
+}
+
+// One decode token for every running sequence whose prompt is in its cache.
+void Replica::add_decodes() {
+  for (size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
+    Seq& s = *running_[i];
+    if (!s.prefilled()) continue;
+    if (!reserve(s, s.kv_tokens + 1)) return;  // s itself was the last: it waits for room
+    step_.push_back({&s, 1, true});
+    --budget_;
+  }
+}
+
+// The next chunk of `s`'s prompt, as much as the budget and the cache allow.
+bool Replica::add_prefill(Seq& s) {
+  const int64_t remaining = s.target - s.kv_tokens, chunk = std::min(remaining, budget_);
+  if (chunk <= 0 || (!eng_.chunked_prefill && chunk < remaining)) return false;
+  if (!reserve(s, s.kv_tokens + chunk)) return false;
+  step_.push_back({&s, chunk, false});
+  budget_ -= chunk;
+  return true;
+}
+
+// New sequences, first come first served, while the step and the cache have room.
+void Replica::admit_waiting() {
+  while (!waiting_.empty() && budget_ > 0 && static_cast<int64_t>(running_.size()) < eng_.max_running) {
+    Seq& s = *waiting_.front();
+    if (s.generated == 0 && s.kv_tokens == 0 && eng_.prefix_caching)
+      s.kv_tokens = std::min(s.req.shape.cached_prefix, s.target - 1);  // hits are not recomputed
+    const int64_t remaining = s.target - s.kv_tokens, chunk = std::min(remaining, budget_);
+    if (!eng_.chunked_prefill && chunk < remaining) return;  // a whole prompt or none: the head waits
+    // Room for the first chunk, or (no eviction) for the request to its last token.
+    const int64_t hold =
+        eng_.reserve_whole_request ? s.req.shape.input_len + s.req.shape.output_len : s.kv_tokens + chunk;
+    if (kv_used_ + kv_.sequence_bytes(hold) > kv_.free_bytes) return;  // the head waits for room
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    reserve(*running_.back(), hold);
+    add_prefill(*running_.back());
+  }
+}
+
+// vLLM V1 / TensorRT-LLM: running sequences first (decodes, then unfinished prompt
+// chunks), new requests in the rest of the token budget.
+void Replica::schedule_mixed() {
+  budget_ = eng_.token_budget;
+  add_decodes();
+  for (size_t i = 0; i < running_.size() && budget_ > 0; ++i)
+    if (!running_[i]->prefilled()) add_prefill(*running_[i]);
+  admit_waiting();
+}
+
+// SGLang: a step of prompt chunks (the unfinished one first, then new requests)
+// whenever there is one to run; otherwise every running sequence decodes.
+void Replica::schedule_prefill_first() {
+  budget_ = eng_.token_budget;
+  for (size_t i = 0; i < running_.size() && budget_ > 0; ++i)
+    if (!running_[i]->prefilled()) add_prefill(*running_[i]);
+  admit_waiting();
+  if (!step_.empty()) return;
+  budget_ = eng_.max_running;
+  add_decodes();
+}
+
+simulate::StepBatch Replica::batch() const {
+  simulate::StepBatch b;
+  for (const auto& e : step_) {
+    if (e.decode) b.decode_contexts.push_back(e.seq->kv_tokens);
+    else b.prefills.push_back({e.tokens, e.seq->kv_tokens, e.seq->kv_tokens + e.tokens == e.seq->target});
+  }
+  return b;
+}
+
+void Replica::finish(Seq& s) {
+  last_finish_ = now_;
+  kv_used_ -= s.kv_bytes;
+  s.kv_bytes = 0;
+  arrivals_.on_finish(now_);
+  if (done_++ < warmup_) {
+    window_start_ = now_;  // throughput counts from the last warm-up request's end
+    return;
+  }
+  const int64_t out = s.req.shape.output_len;
+  ttft_.push_back(s.first_token_s - s.req.arrival_s);
+  e2e_.push_back(now_ - s.req.arrival_s);
+  if (out > 1) tpot_.push_back((now_ - s.first_token_s) / static_cast<double>(out - 1));
+  out_tokens_ += out;
+  in_tokens_ += s.req.shape.input_len;
+}
+
+// The step's tokens: each decode (and each prompt's last chunk) samples one.
+void Replica::apply_step(double step_s) {
+  const double start = now_;
+  now_ += step_s;
+  ++steps_;
+  int64_t same_gap = 0;  // sequences whose previous token came at the step's start
+  for (const auto& e : step_) {
+    Seq& s = *e.seq;
+    s.kv_tokens += e.tokens;
+    if (!e.decode && !s.prefilled()) continue;  // a chunk before the prompt's last: no token
+    if (s.generated == 0) s.first_token_s = now_;
+    else if (s.last_token_s == start) ++same_gap;
+    else itl_.push_back({now_ - s.last_token_s, 1});
+    s.last_token_s = now_;
+    ++s.generated;
+  }
+  if (same_gap > 0) itl_.push_back({step_s, same_gap});
+  for (size_t i = 0; i < running_.size();) {
+    if (running_[i]->generated >= running_[i]->req.shape.output_len) {
+      finish(*running_[i]);
+      running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Replica::record() {
+  series_.push_back({now_, static_cast<int64_t>(waiting_.size()), static_cast<int64_t>(running_.size()),
+                     kv_.free_bytes > 0 ? kv_used_ / kv_.free_bytes : 0});
+}
+
+ServeResult Replica::run(size_t max_points) {
+  while (done_ < arrivals_.total()) {
+    admit_arrived();
+    if (running_.empty() && waiting_.empty()) {
+      if (arrivals_.empty()) break;
+      now_ = std::max(now_, arrivals_.next_time());
+      continue;
+    }
+    step_.clear();
+    if (eng_.policy == PrefillPolicy::mixed) schedule_mixed();
+    else schedule_prefill_first();
+    if (step_.empty())
+      throw std::logic_error("serving simulation: nothing to schedule with " + std::to_string(running_.size()) +
+                             " running and " + std::to_string(waiting_.size()) + " waiting");
+    max_running_ = std::max(max_running_, static_cast<int64_t>(running_.size()));
+    apply_step(sim_.step_time(prepared_, batch()).time_s + eng_.step_overhead_s);
+    record();
+  }
+  ServeResult r;
+  r.ttft_s = latency_stats(std::move(ttft_));
+  r.tpot_s = latency_stats(std::move(tpot_));
+  r.e2e_s = latency_stats(std::move(e2e_));
+  r.itl_s = weighted_latency_stats(std::move(itl_));
+  r.duration_s = last_finish_ - (window_start_ >= 0 ? window_start_ : std::max(0.0, first_arrival_));
+  if (r.duration_s > 0) {
+    r.output_tokens_per_s = static_cast<double>(dp_) * static_cast<double>(out_tokens_) / r.duration_s;
+    r.total_tokens_per_s = static_cast<double>(dp_) * static_cast<double>(out_tokens_ + in_tokens_) / r.duration_s;
+    r.requests_per_s = static_cast<double>(dp_) * static_cast<double>(r.e2e_s.count) / r.duration_s;
+  }
+  r.requests = done_;
+  r.steps = steps_;
+  r.preemptions = preemptions_;
+  r.max_running = max_running_;
+  r.kv = kv_;
+  const size_t stride = std::max<size_t>(1, (series_.size() + max_points - 1) / std::max<size_t>(1, max_points));
+  for (size_t i = 0; i < series_.size(); i += stride) r.series.push_back(series_[i]);
+  return r;
+}
+
+}  // namespace
+
+ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, const ServeOptions& o) {
+  const Client& c = o.client;
+  const EngineProfile& e = o.engine;
+  if (c.kind == ClientKind::closed_loop && c.concurrency < 1)
+    throw std::invalid_argument("concurrency must be at least 1, not " + std::to_string(c.concurrency));
+  if (c.kind == ClientKind::open_loop && c.trace.empty() && !(c.rate_per_s > 0))
+    throw std::invalid_argument("a request rate must be positive");
+  if (c.requests < 1 && c.trace.empty()) throw std::invalid_argument("no requests to send");
+  if (c.shape.input_len < 1 || c.shape.output_len < 1)
+    throw std::invalid_argument("requests need at least one prompt and one output token");
+  if (e.token_budget < 1 || e.max_running < 1) throw std::invalid_argument("the engine's step budget is empty");
+  if (!e.chunked_prefill && c.shape.input_len > e.token_budget)
+    throw std::invalid_argument("without chunked prefill a prompt of " + std::to_string(c.shape.input_len) +
+                                " tokens does not fit a step of " + std::to_string(e.token_budget) + " tokens");
+  plan::Plan run = p;
+  run.kv_block_tokens = e.kv_block_tokens;
+  const auto prepared = sim.prepare(run);
+  const simulate::KvBudget kv = sim.kv_budget(*prepared, e.memory);
+  const int64_t longest = c.shape.input_len + c.shape.output_len;
+  if (kv.sequence_bytes(longest) > kv.free_bytes)
+    throw std::invalid_argument("the KV cache (" + std::to_string(kv.free_bytes / 1e9) +
+                                " GB per rank) cannot hold one request of " + std::to_string(longest) + " tokens");
+  Replica replica(sim, *prepared, o, kv, p.attention.dp);
+  return replica.run(o.max_points);
+}
+
+}  // namespace dayzero::serve

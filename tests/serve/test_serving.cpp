@@ -1,0 +1,209 @@
+// The serving simulation against hand-computed cases: one request alone is its
+// prefill and decode steps exactly; a closed loop obeys Little's law; a KV cache too
+// small for the concurrency queues requests and the TTFT shows it; the two
+// scheduling policies order prefill and decode as the engines do.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../simulate/helpers.h"
+#include "serve/simulation.h"
+
+namespace dayzero::serve {
+namespace {
+
+using simulate::testing::load_cluster;
+using simulate::testing::load_model;
+
+void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
+
+struct Fixture {
+  model::Model m = load_model("Llama-3.1-8B");
+  topology::Cluster c = load_cluster("h100x1");
+  simulate::Simulator sim{m, c};
+  plan::Plan p = simulate::testing::plan(1);
+};
+
+ServeOptions options(int64_t concurrency, int64_t requests, int64_t input, int64_t output) {
+  ServeOptions o;
+  o.engine = default_profile(Engine::vllm);
+  o.engine.step_overhead_s = 0;
+  o.client.concurrency = concurrency;
+  o.client.requests = requests;
+  o.client.shape = {input, output, 0};
+  return o;
+}
+
+double step_s(Fixture& f, const simulate::StepBatch& b) {
+  plan::Plan run = f.p;
+  run.kv_block_tokens = default_profile(Engine::vllm).kv_block_tokens;
+  return f.sim.step_time(*f.sim.prepare(run), b).time_s;
+}
+
+// One request of 1,000 + 10 tokens: TTFT is the prefill step, then 9 decode steps at
+// contexts 1,000 ... 1,008 (each new token attends over its context and itself).
+TEST(Serving, OneRequestAloneIsItsPrefillAndDecodeSteps) {
+  Fixture f;
+  const ServeResult r = simulate_serving(f.sim, f.p, options(1, 1, 1000, 10));
+  simulate::StepBatch prefill;
+  prefill.prefills.push_back({1000, 0, true});
+  const double ttft = step_s(f, prefill);
+  double decode = 0;
+  for (int64_t ctx = 1000; ctx < 1009; ++ctx) {
+    simulate::StepBatch d;
+    d.decode_contexts.push_back(ctx);
+    decode += step_s(f, d);
+  }
+  expect_close(r.ttft_s.mean, ttft);
+  expect_close(r.e2e_s.mean, ttft + decode);
+  expect_close(r.tpot_s.mean, decode / 9);
+  EXPECT_EQ(r.steps, 10);
+  EXPECT_EQ(r.itl_s.count, 9);
+  expect_close(r.output_tokens_per_s, 10 / (ttft + decode));
+}
+
+// A 20,000-token prompt over a budget of 8,192 tokens: three chunks, each over the
+// tokens before it.
+TEST(Serving, LongPromptIsChunkedByTheTokenBudget) {
+  Fixture f;
+  const ServeResult r = simulate_serving(f.sim, f.p, options(1, 1, 20'000, 1));
+  double ttft = 0;
+  for (const auto& [n, cached] : {std::pair<int64_t, int64_t>{8192, 0}, {8192, 8192}, {3616, 16384}}) {
+    simulate::StepBatch b;
+    b.prefills.push_back({n, cached, cached + n == 20'000});
+    ttft += step_s(f, b);
+  }
+  expect_close(r.ttft_s.mean, ttft);
+  EXPECT_EQ(r.steps, 3);
+}
+
+// Little's law: with N requests always in flight, throughput = N / mean latency.
+TEST(Serving, ClosedLoopObeysLittlesLaw) {
+  Fixture f;
+  ServeOptions o = options(16, 2000, 512, 64);
+  o.client.warmup = 100;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(r.max_running, 16);
+  EXPECT_NEAR(r.requests_per_s, 16 / r.e2e_s.mean, 0.01 * 16 / r.e2e_s.mean);
+}
+
+// A KV cache for 4.5 full requests under a concurrency of 16: requests wait for room
+// (and running ones are preempted as they grow), so TTFT grows far beyond the
+// ample cache's.
+TEST(Serving, SmallKvCacheQueuesRequests) {
+  Fixture f;
+  ServeOptions o = options(16, 400, 2000, 500);
+  const ServeResult ample = simulate_serving(f.sim, f.p, o);
+  // The fraction of the device that leaves room for 4.5 requests of 2,500 tokens.
+  const double cap = f.c.device_spec().mem_bytes;
+  const double used = o.engine.memory.memory_fraction * cap - ample.kv.free_bytes;  // weights, activations, runtime
+  o.engine.memory.memory_fraction = (used + 4.5 * ample.kv.sequence_bytes(2500)) / cap;
+  const ServeResult small = simulate_serving(f.sim, f.p, o);
+  expect_close(small.kv.free_bytes, 4.5 * ample.kv.sequence_bytes(2500), 1e-9);
+  EXPECT_LE(small.max_running, 9);  // admitted by their prompts (2,000 tokens), evicted as they grow
+  EXPECT_GT(small.ttft_s.mean, 3 * ample.ttft_s.mean);
+  EXPECT_LT(small.output_tokens_per_s, ample.output_tokens_per_s);
+  EXPECT_EQ(ample.preemptions, 0);
+  for (const auto& pt : small.series) EXPECT_LE(pt.kv_used, 1.0 + 1e-12);
+}
+
+// TensorRT-LLM's defaults: no chunked prefill (a prompt enters a step whole) and no
+// eviction (a request is admitted only with room to its last token): with room for
+// 4.5 requests, at most 4 run, nothing is preempted, and a prompt longer than a step
+// is refused.
+TEST(Serving, NoEvictAdmitsWholeRequestsOnly) {
+  Fixture f;
+  ServeOptions o = options(16, 200, 2000, 500);
+  o.engine = default_profile(Engine::trtllm);
+  const ServeResult ample = simulate_serving(f.sim, f.p, o);
+  const double cap = f.c.device_spec().mem_bytes;
+  const double rest = cap - ample.kv.free_bytes / o.engine.memory.memory_fraction;  // weights, activations, runtime
+  o.engine.memory.memory_fraction = 4.5 * ample.kv.sequence_bytes(2500) / (cap - rest);
+  const ServeResult small = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(small.max_running, 4);
+  EXPECT_EQ(small.preemptions, 0);
+  EXPECT_GT(small.ttft_s.mean, 2 * ample.ttft_s.mean);
+  o.client.shape.input_len = 9000;
+  EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);
+}
+
+// The engines' documented defaults (serve/engine.cpp names the sources).
+TEST(Serving, EngineDefaultsAsTheEnginesShipThem) {
+  const Deployment h200{143771.0 * 1024 * 1024, false, 8, 1, true};
+  const EngineProfile v = default_profile(Engine::vllm, h200);
+  EXPECT_EQ(v.token_budget, 8192);
+  EXPECT_EQ(v.max_running, 1024);
+  EXPECT_EQ(v.kv_block_tokens, 64);  // MLA on Hopper
+  EXPECT_DOUBLE_EQ(v.memory.memory_fraction, 0.9);
+  const EngineProfile s = default_profile(Engine::sglang, h200);
+  EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);
+  // (143,771 - (512 + 1.5 x 8,192 + 2 x 512 + 1,024 x 8 / 8)) / 143,771 = 0.8967 -> 0.897
+  EXPECT_DOUBLE_EQ(s.memory.memory_fraction, 0.897);
+  const EngineProfile t = default_profile(Engine::trtllm, h200);
+  EXPECT_TRUE(t.memory.share_of_free);
+  EXPECT_FALSE(t.chunked_prefill);
+  EXPECT_TRUE(t.reserve_whole_request);
+  EXPECT_EQ(parse_engine("sglang"), Engine::sglang);
+  EXPECT_FALSE(parse_engine("tgi").has_value());
+}
+
+// B arrives while A decodes. SGLang's prefill-first runs B's prompt alone (A waits);
+// vLLM's mixed steps carry A's token with B's prompt: B's first token comes sooner
+// under prefill-first, A's last one later.
+TEST(Serving, PrefillFirstPausesDecodesMixedCarriesThem) {
+  Fixture f;
+  ServeOptions o = options(1, 2, 1000, 50);
+  o.client.kind = ClientKind::open_loop;
+  o.client.trace = {{0.0, {1000, 50, 0}}, {0.1, {4000, 50, 0}}};
+  const ServeResult mixed = simulate_serving(f.sim, f.p, o);
+  o.engine.policy = PrefillPolicy::prefill_first;
+  const ServeResult first = simulate_serving(f.sim, f.p, o);
+  // TTFT of B (the larger of the two) is shorter, A's latency (the smaller E2E) longer.
+  EXPECT_LT(first.ttft_s.p99, mixed.ttft_s.p99);
+  EXPECT_GT(first.itl_s.p99, 0.0);
+  EXPECT_GT(first.e2e_s.mean - first.ttft_s.mean, mixed.e2e_s.mean - mixed.ttft_s.mean);
+}
+
+// Requests far apart never queue: each TTFT is the prefill step alone.
+TEST(Serving, SparsePoissonArrivalsDoNotQueue) {
+  Fixture f;
+  ServeOptions o = options(1, 200, 1000, 20);
+  o.client.kind = ClientKind::open_loop;
+  o.client.rate_per_s = 0.01;
+  o.client.seed = 7;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  simulate::StepBatch prefill;
+  prefill.prefills.push_back({1000, 0, true});
+  expect_close(r.ttft_s.p50, step_s(f, prefill), 1e-9);
+  EXPECT_EQ(r.requests, 200);
+}
+
+TEST(Serving, BadClientsAreRefused) {
+  Fixture f;
+  ServeOptions o = options(0, 10, 100, 10);
+  EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);
+  o = options(1, 10, 100, 10);
+  o.client.kind = ClientKind::open_loop;
+  EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);  // no rate
+  o = options(1, 10, 2'000'000, 10);
+  EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);  // longer than the KV cache
+}
+
+TEST(Stats, PercentilesInterpolateBetweenRanks) {
+  // numpy.percentile([1, 2, 3, 4], [50, 90, 99]) = 2.5, 3.7, 3.97
+  const LatencyStats s = latency_stats({4, 1, 3, 2});
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.p50, 2.5);
+  EXPECT_DOUBLE_EQ(s.p90, 3.7);
+  EXPECT_DOUBLE_EQ(s.p99, 3.97);
+  // The same samples as (value, count) pairs.
+  const LatencyStats w = weighted_latency_stats({{2, 1}, {1, 1}, {4, 1}, {3, 1}});
+  EXPECT_DOUBLE_EQ(w.p90, 3.7);
+  const LatencyStats many = weighted_latency_stats({{1, 3}, {10, 1}});  // 1, 1, 1, 10
+  EXPECT_DOUBLE_EQ(many.p50, 1);
+  EXPECT_DOUBLE_EQ(many.mean, 13.0 / 4);
+  EXPECT_NEAR(many.p90, 1 + 9 * 0.7, 1e-12);
+}
+
+}  // namespace
+}  // namespace dayzero::serve
