@@ -12,6 +12,8 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
 
+// Sources of every default below, with versions and caveats: docs/ENGINE_DEFAULTS.md.
+
 // vLLM V1, v0.11.0 (read from the released wheel; v0.10.2 the same unless noted).
 EngineProfile vllm_defaults(const Deployment& d) {
   EngineProfile p;
