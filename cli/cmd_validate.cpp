@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/run_prediction_report.h"
+#include "cli/validate_bench.h"
 #include "simulate/validation.h"
 
 namespace dayzero::cli {
@@ -18,7 +19,7 @@ namespace dayzero::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string measurements, device = "cpu-host", catalog, calibration;
+  std::string measurements, bench, device = "cpu-host", catalog, calibration;
   bool ops = false, json = false;
 };
 
@@ -137,6 +138,8 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
 }
 
 void run_validate(const ValidateOptions& o) {
+  if (!o.bench.empty()) return run_validate_bench(o.bench, o.calibration, o.json, o.ops);
+  if (o.measurements.empty()) throw std::runtime_error("validate needs a Measurements file or --bench FILE");
   const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, o.calibration);
   const simulate::RunValidation v = simulate::validate_measured_run(in.run, in.figures);
   std::ostringstream out;
@@ -158,12 +161,17 @@ void add_validate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("validate",
                                      "A run's measured ops against the simulator's prediction of them: "
                                      "per phase and op kind, and end to end");
-  cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`")->required();
+  auto* measurements =
+      cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`");
+  cmd->add_option("--bench", opts->bench,
+                  "Measured serving runs (CSV in the format of scenarios/fidelity/serving-measured.csv): each row "
+                  "predicted by the serving simulation, with its error, and summarized per model, GPU and engine")
+      ->excludes(measurements);
   cmd->add_option("--device", opts->device, "Catalog device to predict on (default: cpu-host)");
   cmd->add_option("--calibration", opts->calibration,
                   "Efficiency table from `dayzero calibrate` (default: scenarios/devices/efficiency.json)");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");
-  cmd->add_flag("--ops", opts->ops, "List every op too");
+  cmd->add_flag("--ops", opts->ops, "List every op too (with --bench: every row)");
   cmd->add_flag("--json", opts->json, "Print the report as one JSON object");
   cmd->callback([opts] { run_validate(*opts); });
 }

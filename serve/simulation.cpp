@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -351,9 +352,15 @@ ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, cons
   const auto prepared = sim.prepare(run);
   const simulate::KvBudget kv = sim.kv_budget(*prepared, e.memory);
   const int64_t longest = c.shape.input_len + c.shape.output_len;
-  if (kv.sequence_bytes(longest) > kv.free_bytes)
-    throw std::invalid_argument("the KV cache (" + std::to_string(kv.free_bytes / 1e9) +
-                                " GB per rank) cannot hold one request of " + std::to_string(longest) + " tokens");
+  if (kv.sequence_bytes(longest) > kv.free_bytes) {
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%.2f", kv.free_bytes / 1e9);
+    throw std::invalid_argument(kv.free_bytes > 0
+                                    ? "the KV cache (" + std::string(gb) + " GB per rank) cannot hold one request of " +
+                                          std::to_string(longest) + " tokens"
+                                    : std::string("the weights, activations and runtime leave no "
+                                                  "memory for a KV cache"));
+  }
   Replica replica(sim, *prepared, o, kv, p.attention.dp);
   return replica.run(o.max_points);
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -282,4 +283,32 @@ TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
   EXPECT_NE(engine.err.find("option '--engine' = \"tgi\""), std::string::npos) << engine.err;
   const Result both = run("serve " + plan + " --concurrency 4 --request-rate 2");
   EXPECT_NE(both.status, 0);
+}
+
+// `validate --bench`: measured serving runs predicted row by row, as JSON; a bad
+// file is a one-line error naming the row and the field.
+TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string header =
+      "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,"
+      "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  std::ofstream(dir / "ok.csv") << header
+                                << "a,sglang,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,500,,,8,2,1,1,,,150,14\n"
+                                   "b,vllm,,zhipuai/GLM-5,b200_sxm,fp8,agg,2000,500,fp8,fp8,8,8,1,1,8,1,150,14\n";
+  const Result r = run("validate --bench " + (dir / "ok.csv").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("rows").size(), 2u);
+  EXPECT_EQ(j.at("rows")[0].at("status"), "predicted");
+  EXPECT_GT(j.at("rows")[0].at("predicted").at("ttft_s").get<double>(), 0);
+  EXPECT_EQ(j.at("rows")[1].at("status"), "rejected");
+  EXPECT_NE(j.at("rows")[1].at("reason").get<std::string>().find("zhipuai/GLM-5"), std::string::npos);
+  EXPECT_EQ(j.at("summary").at("all").at("rows"), 1);
+  std::ofstream(dir / "bad.csv") << header << "c,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,500,,,8,2,1,1,,,abc,14\n";
+  const Result bad = run("validate --bench " + (dir / "bad.csv").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("row 2 (c) silicon_ttft_ms"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
+  std::filesystem::remove_all(dir);
 }

@@ -1,0 +1,221 @@
+#include "serve/bench_predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <optional>
+
+#include "core/json_fields.h"
+#include "model/model.h"
+#include "plan/plan_json.h"
+#include "serve/simulation.h"
+#include "simulate/simulator.h"
+#include "topology/cluster.h"
+#include "topology/device.h"
+
+namespace dayzero::serve {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A row that cannot be predicted: the reason is the rejection.
+struct Rejected {
+  std::string reason;
+};
+
+// Models, clusters and their simulators, loaded once for all rows.
+class Loader {
+ public:
+  explicit Loader(const BenchOptions& o) : o_(o), catalog_(topology::DeviceCatalog::load_builtin(o.data_dir)) {
+    read_map(o.data_dir / "models" / "hf_ids.json", "models", models_);
+    read_map(o.data_dir / "fidelity" / "systems.json", "systems", systems_);
+  }
+
+  const model::Model& model(const std::string& hf_id) {
+    auto it = loaded_models_.find(hf_id);
+    if (it != loaded_models_.end()) return *it->second;
+    const auto folder = models_.find(hf_id);
+    if (folder == models_.end())
+      throw Rejected{"model " + hf_id + " is not among the bundled models (scenarios/models/hf_ids.json)"};
+    auto m = std::make_unique<model::Model>(model::load_model(o_.data_dir / "models" / folder->second));
+    return *loaded_models_.emplace(hf_id, std::move(m)).first->second;
+  }
+
+  // The system's cluster with enough nodes for `gpus`.
+  const topology::Cluster& cluster(const std::string& system, int64_t gpus) {
+    const std::string key = system + "/" + std::to_string(gpus);
+    auto it = clusters_.find(key);
+    if (it != clusters_.end()) return *it->second;
+    const auto file = systems_.find(system);
+    if (file == systems_.end())
+      throw Rejected{"GPU system " + system + " has no cluster in scenarios/fidelity/systems.json"};
+    topology::ClusterConfig cfg = topology::load_cluster_config(o_.data_dir / file->second);
+    if (!catalog_.find(cfg.device)) throw Rejected{"device " + cfg.device + " is not in the device catalog"};
+    const int64_t domain = static_cast<int64_t>(cfg.nodes) * cfg.devices_per_node;
+    if (cfg.intra_node.domain_nodes <= 1 || gpus > domain) {  // scale-out: as many nodes as the worker needs
+      cfg.nodes = static_cast<int>(std::max<int64_t>(1, (gpus + cfg.devices_per_node - 1) / cfg.devices_per_node));
+      cfg.node_names.clear();  // the default names, one per node
+    }
+    // Through the reader again, so that the edited description passes the same checks as a file.
+    nlohmann::json edited = cfg;
+    if (cfg.node_names.empty()) edited.erase("node_names");
+    cfg = topology::cluster_config_from_json(
+        edited, (o_.data_dir / file->second).string() + " (" + std::to_string(gpus) + " GPUs)");
+    auto c = std::make_unique<topology::Cluster>(std::move(cfg), catalog_);
+    return *clusters_.emplace(key, std::move(c)).first->second;
+  }
+
+  const simulate::EfficiencyTable& efficiency() const { return o_.efficiency; }
+
+ private:
+  static void read_map(const fs::path& file, const char* key, std::map<std::string, std::string>& out) {
+    const nlohmann::json j = core::read_json_file(file);
+    core::Fields f(j, file.string());
+    (void)f.opt_string("description", "");
+    const nlohmann::json* m = f.opt_object(key);
+    if (!m) f.fail(key, "required field is missing");
+    for (const auto& [k, v] : m->items()) {
+      if (!v.is_string())
+        throw core::InputError(file.string(), std::string(key) + "." + k, v.dump(), "expected a string");
+      out[k] = v.get<std::string>();
+    }
+    f.reject_unknown();
+  }
+
+  const BenchOptions& o_;
+  topology::DeviceCatalog catalog_;
+  std::map<std::string, std::string> models_, systems_;
+  std::map<std::string, std::unique_ptr<model::Model>> loaded_models_;
+  std::map<std::string, std::unique_ptr<topology::Cluster>> clusters_;
+};
+
+// A quantization mode of the rows as a weight precision.
+model::WeightPrecision precision(const std::string& mode, const model::Model& m, const char* column) {
+  if (mode.empty()) return model::WeightPrecision::bf16;
+  if (mode == "fp8" || mode == "fp8_block")
+    return m.config.quant.method == model::QuantMethod::fp8 ? model::WeightPrecision::checkpoint
+                                                            : model::WeightPrecision::fp8;
+  if (mode == "int4_wo") return model::WeightPrecision::int4;
+  throw Rejected{std::string(column) + " " + mode + " is not modelled yet"};
+}
+
+plan::Plan plan_of(const BenchRow& r, const model::Model& m, const topology::Cluster& c) {
+  plan::Plan p;
+  p.model = m.config.source;
+  p.cluster = c.name();
+  p.pp = static_cast<int>(r.pp);
+  p.attention = {static_cast<int>(r.tp), static_cast<int>(r.attention_dp)};
+  const int64_t ranks = r.tp * r.attention_dp;
+  if (m.config.is_moe()) {
+    if (ranks % (r.moe_tp * r.moe_ep) != 0)
+      throw Rejected{"inconsistent layout: moe_tp x moe_ep = " + std::to_string(r.moe_tp * r.moe_ep) +
+                     " does not divide tp x attention_dp = " + std::to_string(ranks)};
+    p.moe = {static_cast<int>(r.moe_tp), static_cast<int>(r.moe_ep), static_cast<int>(ranks / (r.moe_tp * r.moe_ep))};
+  } else {
+    p.moe = {1, 1, static_cast<int>(ranks)};
+  }
+  p.dtypes.attention = p.dtypes.dense_mlp = precision(r.gemm_quant, m, "gemm_quant_mode");
+  p.dtypes.experts = m.config.is_moe() ? precision(r.moe_quant, m, "moe_quant_mode") : p.dtypes.dense_mlp;
+  p.workload.batch = r.concurrency();
+  p.workload.input_len = r.isl;
+  p.workload.output_len = r.osl;
+  try {
+    plan::validate_plan(p, m, c.num_devices(), "the row's layout");
+  } catch (const std::exception& e) {
+    throw Rejected{std::string("inconsistent layout: ") + e.what()};
+  }
+  return p;
+}
+
+std::optional<Engine> engine_of(const std::string& backend) { return parse_engine(backend); }
+
+RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions& o) {
+  RowPrediction out;
+  out.row = &r;
+  try {
+    if (r.mode != "agg") throw Rejected{"disaggregated serving is not modelled yet"};
+    const auto engine = engine_of(r.backend);
+    if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
+    const model::Model& m = loader.model(r.model_path);
+    const topology::Cluster& c = loader.cluster(r.system, r.gpus());
+    const plan::Plan p = plan_of(r, m, c);
+    simulate::Simulator sim(m, c, loader.efficiency().for_device(c.device_spec().name));
+    const simulate::Prediction steady = sim.simulate(p, {false, false, true});
+    out.steady_ttft_s = steady.ttft_s;
+    out.steady_tpot_s = steady.tpot_s;
+    ServeOptions so;
+    const auto& dev = c.device_spec();
+    so.engine = default_profile(*engine, {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0,
+                                          p.attention.tp, p.pp, m.config.attention == model::AttentionKind::mla});
+    so.client.concurrency = r.concurrency();
+    so.client.requests = std::max<int64_t>(64, o.requests_per_slot * r.concurrency());
+    so.client.shape = {r.isl, r.osl, 0};
+    so.max_points = 0;
+    ServeResult s;
+    try {
+      s = simulate_serving(sim, p, so);
+    } catch (const std::invalid_argument& e) {
+      throw Rejected{std::string("does not fit: ") + e.what()};
+    }
+    out.ttft_s = s.ttft_s.mean;
+    out.tpot_s = s.tpot_s.mean;
+    out.predicted = true;
+  } catch (const Rejected& rej) {
+    out.reason = rej.reason;
+  }
+  return out;
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<size_t>(pos);
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+std::vector<RowPrediction> predict_bench(const std::vector<BenchRow>& rows, const BenchOptions& o) {
+  Loader loader(o);
+  std::vector<RowPrediction> out;
+  out.reserve(rows.size());
+  for (const auto& r : rows) out.push_back(predict_row(r, loader, o));
+  return out;
+}
+
+std::map<std::string, ErrorSummary> summarize(const std::vector<RowPrediction>& predictions) {
+  struct Errors {
+    std::vector<double> ttft, tpot, steady_ttft, steady_tpot;
+  };
+  std::map<std::string, Errors> groups;
+  for (const auto& p : predictions) {
+    if (!p.predicted) continue;
+    for (const std::string& key :
+         {std::string("all"), "model:" + p.row->model_path, "system:" + p.row->system, "engine:" + p.row->backend}) {
+      Errors& e = groups[key];
+      e.ttft.push_back(std::abs(p.ttft_error_pct()));
+      e.tpot.push_back(std::abs(p.tpot_error_pct()));
+      e.steady_ttft.push_back(std::abs(p.steady_ttft_error_pct()));
+      e.steady_tpot.push_back(std::abs(p.steady_tpot_error_pct()));
+    }
+  }
+  std::map<std::string, ErrorSummary> out;
+  for (const auto& [key, e] : groups) {
+    ErrorSummary& s = out[key];
+    s.rows = static_cast<int64_t>(e.ttft.size());
+    s.ttft_median = percentile(e.ttft, 0.5);
+    s.ttft_p90 = percentile(e.ttft, 0.9);
+    s.tpot_median = percentile(e.tpot, 0.5);
+    s.tpot_p90 = percentile(e.tpot, 0.9);
+    s.steady_ttft_median = percentile(e.steady_ttft, 0.5);
+    s.steady_ttft_p90 = percentile(e.steady_ttft, 0.9);
+    s.steady_tpot_median = percentile(e.steady_tpot, 0.5);
+    s.steady_tpot_p90 = percentile(e.steady_tpot, 0.9);
+  }
+  return out;
+}
+
+}  // namespace dayzero::serve

@@ -1,0 +1,50 @@
+#pragma once
+// Measured serving runs predicted one by one: each `agg` row (serve/bench_rows.h)
+// becomes the plan, engine and workload it names — the model from the bundled
+// configs (scenarios/models/hf_ids.json), the GPU's cluster
+// (scenarios/fidelity/systems.json), the layout, the precisions, the engine's
+// defaults, a closed loop at the row's concurrency — and is served by the
+// simulation. A row that cannot be mapped is rejected with the reason, never
+// guessed. The analytic steady state (Simulator::simulate) is predicted beside it:
+// the figures before the serving model.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "serve/bench_rows.h"
+#include "simulate/efficiency.h"
+
+namespace dayzero::serve {
+
+struct RowPrediction {
+  const BenchRow* row = nullptr;
+  bool predicted = false;
+  std::string reason;                           // why it was rejected
+  double ttft_s = 0, tpot_s = 0;                // the serving simulation's means
+  double steady_ttft_s = 0, steady_tpot_s = 0;  // the steady-state formula's
+  double ttft_error_pct() const { return 100 * (ttft_s / row->ttft_s - 1); }
+  double tpot_error_pct() const { return 100 * (tpot_s / row->tpot_s - 1); }
+  double steady_ttft_error_pct() const { return 100 * (steady_ttft_s / row->ttft_s - 1); }
+  double steady_tpot_error_pct() const { return 100 * (steady_tpot_s / row->tpot_s - 1); }
+};
+
+struct BenchOptions {
+  std::filesystem::path data_dir;
+  simulate::EfficiencyTable efficiency;  // the shipped table or a calibration
+  int64_t requests_per_slot = 4;         // requests sent = max(this x concurrency, 64)
+};
+
+std::vector<RowPrediction> predict_bench(const std::vector<BenchRow>& rows, const BenchOptions& o);
+
+// |error| of a group of predicted rows, as median and p90 (percent).
+struct ErrorSummary {
+  int64_t rows = 0;
+  double ttft_median = 0, ttft_p90 = 0, tpot_median = 0, tpot_p90 = 0;
+  double steady_ttft_median = 0, steady_ttft_p90 = 0, steady_tpot_median = 0, steady_tpot_p90 = 0;
+};
+// By "all", and by model, by GPU and by engine ("model:<id>", "system:<s>", "engine:<b>").
+std::map<std::string, ErrorSummary> summarize(const std::vector<RowPrediction>& predictions);
+
+}  // namespace dayzero::serve

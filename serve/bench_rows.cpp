@@ -1,0 +1,151 @@
+#include "serve/bench_rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace dayzero::serve {
+
+namespace {
+
+// One CSV record: fields split at commas, double quotes around a field allowed.
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else out.back() += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      out.emplace_back();
+    } else if (ch != '\r') {
+      out.back() += ch;
+    }
+  }
+  return out;
+}
+
+class RowReader {
+ public:
+  RowReader(const std::string& file, const std::map<std::string, size_t>& columns) : file_(file), columns_(columns) {}
+
+  void start(std::vector<std::string> fields, int64_t line) {
+    fields_ = std::move(fields);
+    line_ = line;
+    id_ = fields_.size() > columns_.at("id") ? fields_[columns_.at("id")] : "";
+  }
+  const std::string& text(const std::string& key) const { return fields_.at(columns_.at(key)); }
+  int64_t integer(const std::string& key, int64_t fallback, int64_t min) const {
+    const std::string& s = text(key);
+    if (s.empty()) return fallback;
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != s.size()) fail(key, s, "expected an integer");
+    if (v < min) fail(key, s, "must be at least " + std::to_string(min));
+    return v;
+  }
+  double latency_s(const std::string& key) const {  // a positive time in ms, as seconds
+    const std::string& s = text(key);
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(s, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (s.empty() || used != s.size() || !std::isfinite(v)) fail(key, s, "expected a number of milliseconds");
+    if (!(v > 0)) fail(key, s, "a latency must be positive");
+    return v / 1e3;
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& value, const std::string& problem) const {
+    throw core::InputError(file_, "row " + std::to_string(line_) + " (" + id_ + ") " + key, "\"" + value + "\"",
+                           problem);
+  }
+  int64_t line() const { return line_; }
+  const std::string& id() const { return id_; }
+
+ private:
+  std::string file_;
+  const std::map<std::string, size_t>& columns_;
+  std::vector<std::string> fields_;
+  int64_t line_ = 0;
+  std::string id_;
+};
+
+const char* const kColumns[] = {
+    "id",          "backend",         "backend_version", "model_path",     "system",  "mode",    "isl",
+    "osl",         "gemm_quant_mode", "moe_quant_mode",  "batch_size",     "tp_size", "pp_size", "attention_dp_size",
+    "moe_tp_size", "moe_ep_size",     "silicon_ttft_ms", "silicon_tpot_ms"};
+
+BenchRow read_row(const RowReader& r, const std::string& file) {
+  BenchRow b;
+  b.id = r.id();
+  b.file = file;
+  b.line = r.line();
+  b.backend = r.text("backend");
+  b.backend_version = r.text("backend_version");
+  b.model_path = r.text("model_path");
+  b.system = r.text("system");
+  b.mode = r.text("mode");
+  if (b.mode != "agg" && b.mode != "disagg") r.fail("mode", b.mode, "expected agg or disagg");
+  b.gemm_quant = r.text("gemm_quant_mode");
+  b.moe_quant = r.text("moe_quant_mode");
+  b.isl = r.integer("isl", 0, 1);
+  b.osl = r.integer("osl", 0, 1);
+  const bool agg = b.mode == "agg";
+  b.batch_size = r.integer("batch_size", 0, agg ? 1 : 0);
+  if (agg && b.batch_size == 0) r.fail("batch_size", "", "an agg row needs its batch size");
+  b.tp = r.integer("tp_size", 1, 1);
+  b.pp = r.integer("pp_size", 1, 1);
+  b.attention_dp = std::max<int64_t>(1, r.integer("attention_dp_size", 1, 0));  // empty or 0: none
+  // Dense models leave the expert sizes empty or 0 ("none").
+  b.moe_tp = std::max<int64_t>(1, r.integer("moe_tp_size", 1, 0));
+  b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0));
+  b.ttft_s = r.latency_s("silicon_ttft_ms");
+  b.tpot_s = r.latency_s("silicon_tpot_ms");
+  return b;
+}
+
+}  // namespace
+
+std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw core::InputError(file, "", "", "cannot open file");
+  std::string line;
+  if (!std::getline(in, line)) throw core::InputError(file, "", "", "empty file: expected a header row");
+  const std::vector<std::string> header = split_csv(line);
+  std::map<std::string, size_t> columns;
+  for (size_t i = 0; i < header.size(); ++i) columns[header[i]] = i;
+  for (const char* c : kColumns)
+    if (!columns.count(c))
+      throw core::InputError(file, c, "",
+                             "missing column (the header has " + std::to_string(header.size()) + " columns)");
+  RowReader reader(file, columns);
+  std::vector<BenchRow> rows;
+  for (int64_t n = 2; std::getline(in, line); ++n) {
+    if (line.empty() || line == "\r") continue;
+    std::vector<std::string> fields = split_csv(line);
+    reader.start(fields, n);
+    if (fields.size() != header.size())
+      throw core::InputError(file, "row " + std::to_string(n), std::to_string(fields.size()) + " fields",
+                             "the header has " + std::to_string(header.size()));
+    rows.push_back(read_row(reader, file));
+  }
+  return rows;
+}
+
+}  // namespace dayzero::serve

@@ -1,0 +1,36 @@
+#pragma once
+// Measured serving benchmarks, one row per run: the CSV format of the public
+// `silicon_sample.csv` of ai-dynamo/aiconfigurator (columns: scenarios/fidelity/README.md).
+// Each row names the engine, the model, the GPU, the precisions, the workload
+// (input and output lengths, concurrency) and one worker's layout, with the
+// measured mean TTFT and TPOT.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dayzero::serve {
+
+struct BenchRow {
+  std::string id;
+  std::string file;
+  int64_t line = 0;  // in `file`, for messages
+  std::string backend, backend_version, model_path, system, mode;
+  std::string gemm_quant, moe_quant;  // "", "fp8", "fp8_block", "nvfp4", "int4_wo"
+  int64_t isl = 0, osl = 0;
+  int64_t batch_size = 0;  // concurrency per attention-DP rank (and per pipeline stage)
+  int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  double ttft_s = 0, tpot_s = 0;  // measured means
+  // Requests the benchmark client keeps in flight: batch_size x pp x attention_dp.
+  int64_t concurrency() const { return batch_size * pp * attention_dp; }
+  int64_t gpus() const { return tp * pp * attention_dp; }
+};
+
+// Every row of the file. A missing column, a malformed or negative number, or a
+// row with another number of fields is a core::InputError naming the file, the row
+// (its id and line) and the field. `agg` rows must give a positive batch and layout;
+// `disagg` rows are read with their pool columns left out.
+std::vector<BenchRow> read_bench_csv(const std::filesystem::path& file);
+
+}  // namespace dayzero::serve

@@ -1,0 +1,97 @@
+// Measured serving runs: the CSV reader's checks, and rows mapped to plans,
+// engines and workloads (or rejected with the reason, never guessed).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "serve/bench_predict.h"
+
+namespace dayzero::serve {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kHeader =
+    "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,"
+    "tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms";
+
+fs::path write_csv(const std::string& name, const std::string& body) {
+  const fs::path f = fs::temp_directory_path() / ("dayzero_bench_" + std::to_string(::getpid()) + "_" + name + ".csv");
+  std::ofstream(f) << body;
+  return f;
+}
+
+std::string error_of(const std::string& body) {
+  try {
+    read_bench_csv(write_csv("bad", body));
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(BenchRows, ReadsTheWorkerAndTheWorkload) {
+  const auto rows = read_bench_csv(
+      write_csv("ok", std::string(kHeader) +
+                          "\nr1,vllm,0.11.0,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16,2,1,4,,0,"
+                          "120.5,12.25\n"));
+  ASSERT_EQ(rows.size(), 1u);
+  const BenchRow& r = rows[0];
+  EXPECT_EQ(r.id, "r1");
+  EXPECT_EQ(r.line, 2);
+  EXPECT_EQ(r.concurrency(), 16 * 4);  // batch size per attention-DP rank
+  EXPECT_EQ(r.gpus(), 8);
+  EXPECT_EQ(r.moe_ep, 1);  // 0: none
+  EXPECT_DOUBLE_EQ(r.ttft_s, 0.1205);
+  EXPECT_DOUBLE_EQ(r.tpot_s, 0.01225);
+}
+
+TEST(BenchRows, BadRowsNameTheRowAndTheField) {
+  EXPECT_NE(error_of("id,backend\nx,vllm\n").find("field 'backend_version': missing column"), std::string::npos);
+  const std::string h = std::string(kHeader) + "\n";
+  EXPECT_NE(error_of(h + "r9,vllm,,m,h100_sxm,,agg,1000,200,,,16,1,1,1,1,1,-3,10\n")
+                .find("field 'row 2 (r9) silicon_ttft_ms' = \"-3\": a latency must be positive"),
+            std::string::npos);
+  EXPECT_NE(error_of(h + "r9,vllm,,m,h100_sxm,,agg,1k,200,,,16,1,1,1,1,1,3,10\n").find("row 2 (r9) isl"),
+            std::string::npos);
+  EXPECT_NE(error_of(h + "r9,vllm,,m,h100_sxm,,agg,1000,200\n").find("the header has 19"), std::string::npos);
+  EXPECT_NE(error_of(h + "r9,vllm,,m,h100_sxm,,mixed,1000,200,,,16,1,1,1,1,1,3,10\n").find("expected agg or disagg"),
+            std::string::npos);
+  EXPECT_NE(error_of("").find("expected a header row"), std::string::npos);
+}
+
+TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
+  const std::string h = std::string(kHeader) + "\n";
+  const auto rows = read_bench_csv(write_csv(
+      "map", h + "ok,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+                 "eng,tgi,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+                 "gpu,vllm,,meta-llama/Llama-3.1-8B-Instruct,mi999,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+                 "mod,vllm,,someone/Unknown-1B,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+                 "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,50,10\n"
+                 "lay,sglang,,deepseek-ai/DeepSeek-V3,h100_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,3,1,50,10\n"
+                 "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,50,10\n"));
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  ASSERT_EQ(p.size(), 7u);
+  EXPECT_TRUE(p[0].predicted) << p[0].reason;
+  EXPECT_GT(p[0].ttft_s, 0);
+  EXPECT_GT(p[0].tpot_s, 0);
+  EXPECT_GT(p[0].steady_tpot_s, 0);
+  EXPECT_EQ(p[1].reason, "engine tgi is not one of vllm, sglang, trtllm");
+  EXPECT_EQ(p[2].reason, "GPU system mi999 has no cluster in scenarios/fidelity/systems.json");
+  EXPECT_NE(p[3].reason.find("someone/Unknown-1B is not among the bundled models"), std::string::npos);
+  EXPECT_EQ(p[4].reason, "gemm_quant_mode nvfp4 is not modelled yet");
+  EXPECT_NE(p[5].reason.find("inconsistent layout"), std::string::npos) << p[5].reason;
+  EXPECT_EQ(p[6].reason, "disaggregated serving is not modelled yet");
+  const auto s = summarize(p);
+  EXPECT_EQ(s.at("all").rows, 1);
+  EXPECT_EQ(s.count("engine:vllm"), 1u);
+}
+
+}  // namespace
+}  // namespace dayzero::serve
