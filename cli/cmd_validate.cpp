@@ -69,20 +69,13 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
                    {"measured_s", o.measured_s},
                    {"predicted_s", o.predicted_s},
                    {"error_pct", num(o.error_pct)}});
-  const auto& e = r.efficiency;
+  nlohmann::json efficiency = simulate::efficiency_to_json(r.efficiency);
+  efficiency["file"] = in.figures.table_file.string();
+  efficiency["source"] = in.figures.efficiency_source;
   return {{"measurements", in.run.file.string()},
           {"device", r.device},
           {"compute_dtype", topology::compute_dtype_name(r.compute_dtype)},
-          {"efficiency",
-           {{"gemm_compute", e.gemm_compute},
-            {"gemm_memory", e.gemm_memory},
-            {"attention_compute", e.attention_compute},
-            {"attention_memory", e.attention_memory},
-            {"elementwise_memory", e.elementwise_memory},
-            {"kernel_overhead_s", e.kernel_overhead_s},
-            {"tile_rows", e.tile_rows},
-            {"file", in.figures.table_file.string()},
-            {"source", in.figures.efficiency_source}}},
+          {"efficiency", efficiency},
           {"groups", groups},
           {"prefill", phase_json(r.prefill)},
           {"decode", phase_json(r.decode)},

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-#include <optional>
 
 #include "core/json_fields.h"
 #include "model/model.h"
 #include "plan/plan_json.h"
 #include "serve/simulation.h"
+#include "serve/stats.h"
 #include "simulate/simulator.h"
 #include "topology/cluster.h"
 #include "topology/device.h"
@@ -128,14 +128,12 @@ plan::Plan plan_of(const BenchRow& r, const model::Model& m, const topology::Clu
   return p;
 }
 
-std::optional<Engine> engine_of(const std::string& backend) { return parse_engine(backend); }
-
 RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions& o) {
   RowPrediction out;
   out.row = &r;
   try {
     if (r.mode != "agg") throw Rejected{"disaggregated serving is not modelled yet"};
-    const auto engine = engine_of(r.backend);
+    const auto engine = parse_engine(r.backend);
     if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
     const model::Model& m = loader.model(r.model_path);
     const topology::Cluster& c = loader.cluster(r.system, r.gpus());
@@ -165,15 +163,6 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     out.reason = rej.reason;
   }
   return out;
-}
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(pos);
-  const size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 }  // namespace
@@ -206,14 +195,16 @@ std::map<std::string, ErrorSummary> summarize(const std::vector<RowPrediction>& 
   for (const auto& [key, e] : groups) {
     ErrorSummary& s = out[key];
     s.rows = static_cast<int64_t>(e.ttft.size());
-    s.ttft_median = percentile(e.ttft, 0.5);
-    s.ttft_p90 = percentile(e.ttft, 0.9);
-    s.tpot_median = percentile(e.tpot, 0.5);
-    s.tpot_p90 = percentile(e.tpot, 0.9);
-    s.steady_ttft_median = percentile(e.steady_ttft, 0.5);
-    s.steady_ttft_p90 = percentile(e.steady_ttft, 0.9);
-    s.steady_tpot_median = percentile(e.steady_tpot, 0.5);
-    s.steady_tpot_p90 = percentile(e.steady_tpot, 0.9);
+    const LatencyStats ttft = latency_stats(e.ttft), tpot = latency_stats(e.tpot),
+                       steady_ttft = latency_stats(e.steady_ttft), steady_tpot = latency_stats(e.steady_tpot);
+    s.ttft_median = ttft.p50;
+    s.ttft_p90 = ttft.p90;
+    s.tpot_median = tpot.p50;
+    s.tpot_p90 = tpot.p90;
+    s.steady_ttft_median = steady_ttft.p50;
+    s.steady_ttft_p90 = steady_ttft.p90;
+    s.steady_tpot_median = steady_tpot.p50;
+    s.steady_tpot_p90 = steady_tpot.p90;
   }
   return out;
 }

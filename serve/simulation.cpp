@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdio>
 #include <deque>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>

@@ -140,14 +140,9 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
 nlohmann::json calibration_to_json(const Calibration& c, const std::string& source, const Efficiency& table_default,
                                    const std::string& table_default_source) {
   auto figures = [](const Efficiency& e, const std::string& src) {
-    return nlohmann::json{{"gemm_compute", e.gemm_compute},
-                          {"gemm_memory", e.gemm_memory},
-                          {"attention_compute", e.attention_compute},
-                          {"attention_memory", e.attention_memory},
-                          {"elementwise_memory", e.elementwise_memory},
-                          {"kernel_overhead_s", e.kernel_overhead_s},
-                          {"tile_rows", e.tile_rows},
-                          {"source", src}};
+    nlohmann::json j = efficiency_to_json(e);
+    j["source"] = src;
+    return j;
   };
   return {{"description", "Efficiency figures of " + c.device + " fitted by `dayzero calibrate` to a run's " +
                               "measured ops (simulate/calibration.h); `default` is the shipped table's. Load with " +

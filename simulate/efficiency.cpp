@@ -73,4 +73,14 @@ std::string EfficiencyTable::source_for(const std::string& name) const {
   return it == devices_.end() ? default_source_ : it->second.second;
 }
 
+nlohmann::json efficiency_to_json(const Efficiency& e) {
+  return {{"gemm_compute", e.gemm_compute},
+          {"gemm_memory", e.gemm_memory},
+          {"attention_compute", e.attention_compute},
+          {"attention_memory", e.attention_memory},
+          {"elementwise_memory", e.elementwise_memory},
+          {"kernel_overhead_s", e.kernel_overhead_s},
+          {"tile_rows", e.tile_rows}};
+}
+
 }  // namespace dayzero::simulate

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace dayzero::simulate {
@@ -37,6 +38,9 @@ struct Efficiency {
 // The per-device table (scenarios/devices/efficiency.json): a default, and
 // overrides per device name. Unknown fields and values outside (0, 1] are errors
 // naming the file and the field.
+// The figures as efficiency.json and calibration files write them (no `source`).
+nlohmann::json efficiency_to_json(const Efficiency& e);
+
 class EfficiencyTable {
  public:
   static EfficiencyTable load(const std::filesystem::path& file);
