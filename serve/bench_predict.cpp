@@ -19,6 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
 // A row that cannot be predicted: the reason is the rejection.
 struct Rejected {
   std::string reason;
@@ -117,6 +119,7 @@ plan::Plan plan_of(const BenchRow& r, const model::Model& m, const topology::Clu
   }
   p.dtypes.attention = p.dtypes.dense_mlp = precision(r.gemm_quant, m, "gemm_quant_mode");
   p.dtypes.experts = m.config.is_moe() ? precision(r.moe_quant, m, "moe_quant_mode") : p.dtypes.dense_mlp;
+  p.dtypes.kv_cache = kv_dtype_of(r);
   p.workload.batch = r.concurrency();
   p.workload.input_len = r.isl;
   p.workload.output_len = r.osl;
@@ -144,8 +147,10 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     out.steady_tpot_s = steady.tpot_s;
     ServeOptions so;
     const auto& dev = c.device_spec();
-    so.engine = default_profile(*engine, {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0,
-                                          p.attention.tp, p.pp, m.config.attention == model::AttentionKind::mla});
+    so.engine = deployed_profile(*engine,
+                                 {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp,
+                                  p.pp, m.config.attention == model::AttentionKind::mla},
+                                 r);
     so.client.concurrency = r.concurrency();
     so.client.requests = std::max<int64_t>(64, o.requests_per_slot * r.concurrency());
     so.client.shape = {r.isl, r.osl, 0};
@@ -166,6 +171,36 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
 }
 
 }  // namespace
+
+plan::KvDtype kv_dtype_of(const BenchRow& r) {
+  for (const std::string& mode : {r.gemm_quant, r.moe_quant})
+    if (mode == "fp8" || mode == "fp8_block" || mode == "nvfp4") return plan::KvDtype::fp8;
+  return plan::KvDtype::bf16;
+}
+
+EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r) {
+  EngineProfile p = default_profile(e, d);
+  p.max_running = r.batch_size;  // max-num-seqs / max-running-requests / max_batch_size
+  p.prefix_caching = false;      // prefix caching is enabled only for workloads with a shared prefix
+  switch (e) {
+    case Engine::vllm:
+      p.token_budget = r.batch_size + r.isl + 1500;  // max-num-batched-tokens
+      break;
+    case Engine::sglang:
+      // enable-mixed-chunk; a step's prompt tokens capped by max-prefill-tokens
+      // (isl + 1500, decodes counted against it) and by chunked-prefill-size.
+      p.policy = PrefillPolicy::mixed;
+      p.token_budget = std::min(r.isl + 1500, p.token_budget + r.batch_size);
+      break;
+    case Engine::trtllm:
+      p.token_budget = round_up(r.batch_size + r.isl + 1500, 32);  // max_num_tokens, a multiple of tokens_per_block
+      p.memory.memory_fraction = 0.8;  // kv_cache_config.free_gpu_memory_fraction, the templates' default
+      break;
+  }
+  p.memory.step_tokens = p.token_budget;
+  p.memory.logit_rows = std::min(p.memory.logit_rows, p.max_running);
+  return p;
+}
 
 std::vector<RowPrediction> predict_bench(const std::vector<BenchRow>& rows, const BenchOptions& o) {
   Loader loader(o);

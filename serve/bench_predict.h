@@ -13,10 +13,26 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan.h"
 #include "serve/bench_rows.h"
+#include "serve/engine.h"
 #include "simulate/efficiency.h"
 
 namespace dayzero::serve {
+
+// The KV cache's dtype in a run: the rows do not name it. The publisher's tools give
+// FP8 checkpoints (per-tensor or 128x128 blocks) and NVFP4 ones an FP8 KV cache, and
+// BF16 ones a BF16 cache (aiconfigurator: sdk/task_v1_compat.py, `_PROFILE_TO_QUANT`;
+// sdk/models/helpers.py, `_infer_quant_modes_from_raw_config`).
+plan::KvDtype kv_dtype_of(const BenchRow& r);
+
+// The engine settings a measured run was deployed with: the engine's defaults plus
+// what the publisher's benchmark deployment generator sets for an aggregated worker
+// of the row's batch size and input length (aiconfigurator,
+// src/aiconfigurator/generator/rule_plugin/benchmark/{vllm,sglang,trtllm}.rule and
+// config/backend_templates). Sources and values: docs/ENGINE_DEFAULTS.md, "How the
+// measured runs were deployed".
+EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r);
 
 struct RowPrediction {
   const BenchRow* row = nullptr;

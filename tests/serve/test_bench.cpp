@@ -93,5 +93,31 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   EXPECT_EQ(s.count("engine:vllm"), 1u);
 }
 
+// Hand-computed from the deployment generator's rules (docs/ENGINE_DEFAULTS.md):
+// batch 64, ISL 1000 on an 80 GiB GPU.
+TEST(BenchPredict, RowsAreServedWithTheSettingsTheyWereDeployedWith) {
+  BenchRow r;
+  r.batch_size = 64;
+  r.isl = 1000;
+  r.osl = 200;
+  const Deployment d{80.0 * (1 << 30), false, 1, 1, false};
+  const EngineProfile v = deployed_profile(Engine::vllm, d, r);
+  EXPECT_EQ(v.token_budget, 64 + 1000 + 1500);  // max-num-batched-tokens
+  EXPECT_EQ(v.max_running, 64);                 // max-num-seqs
+  EXPECT_EQ(v.memory.step_tokens, 2564);
+  EXPECT_FALSE(v.prefix_caching);
+  const EngineProfile t = deployed_profile(Engine::trtllm, d, r);
+  EXPECT_EQ(t.token_budget, 2592);  // 2564 rounded up to a multiple of 32
+  EXPECT_DOUBLE_EQ(t.memory.memory_fraction, 0.8);
+  EXPECT_FALSE(t.chunked_prefill);
+  const EngineProfile s = deployed_profile(Engine::sglang, d, r);
+  EXPECT_EQ(s.policy, PrefillPolicy::mixed);  // enable-mixed-chunk
+  EXPECT_EQ(s.token_budget, 2500);            // max-prefill-tokens = ISL + 1500 < chunked-prefill-size + batch
+  r.gemm_quant = "fp8_block";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);
+  r.gemm_quant = r.moe_quant = "int4_wo";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);
+}
+
 }  // namespace
 }  // namespace dayzero::serve
