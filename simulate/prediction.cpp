@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
+
 namespace dayzero::simulate {
 
 std::string_view cost_kind_name(CostKind k) {
@@ -20,6 +22,24 @@ std::string_view cost_kind_name(CostKind k) {
     case CostKind::tp_allreduce: return "tp_allreduce";
   }
   return "?";
+}
+
+std::string_view time_figure_name(TimeFigure f) {
+  switch (f) {
+    case TimeFigure::gemm_compute: return "gemm_compute";
+    case TimeFigure::gemm_memory: return "gemm_memory";
+    case TimeFigure::attention_compute: return "attention_compute";
+    case TimeFigure::attention_memory: return "attention_memory";
+    case TimeFigure::elementwise_memory: return "elementwise_memory";
+    case TimeFigure::kernel_overhead: return "kernel_overhead";
+    case TimeFigure::communication: return "communication";
+    case TimeFigure::host_transfer: return "host_transfer";
+  }
+  return "?";
+}
+
+std::optional<TimeFigure> parse_time_figure(std::string_view s) {
+  return core::parse_enum(s, kAllTimeFigures, time_figure_name);
 }
 
 void to_json(nlohmann::json& j, const RankMemory& r) {

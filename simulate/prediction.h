@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "simulate/time_figure.h"
+
 namespace dayzero::simulate {
 
 struct RankMemory {
@@ -49,6 +51,10 @@ std::string_view cost_kind_name(CostKind k);
 struct StepTime {
   double time_s = 0;
   std::map<CostKind, double> by_kind_s;
+  // time_s split by what sets each part (time_figure.h): the parts add up to time_s,
+  // the pipeline's bubble included (a stage's parts count once per micro-batch it
+  // sets the period for).
+  FigureTimes by_figure_s{};
   double bubble_s = 0;  // pipeline bubble inside time_s
   int micro_batches = 1;
   int64_t tokens = 0;  // tokens per data-parallel replica in the step

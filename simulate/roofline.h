@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "simulate/efficiency.h"
+#include "simulate/time_figure.h"
 #include "topology/device.h"
 
 namespace dayzero::simulate {
@@ -28,15 +29,33 @@ struct Roofline {
   // Peak FLOP/s for a compute dtype: the device's figure for it, else its BF16
   // figure (no FP8 path: dequantize to BF16), else its FP32 figure (a CPU).
   double peak(topology::ComputeDtype dtype) const;
+  // Each term with the figure that binds it (the compute term on a tie).
+  BoundTime gemm_timed(double flops, double bytes, topology::ComputeDtype dtype) const {
+    return bound(flops / (peak(dtype) * eff.gemm_compute), TimeFigure::gemm_compute,
+                 bytes / (dev.mem_bw_Bps * eff.gemm_memory), TimeFigure::gemm_memory);
+  }
+  BoundTime attention_timed(double flops, double bytes,
+                            topology::ComputeDtype dtype = topology::ComputeDtype::bf16) const {
+    return bound(flops / (peak(dtype) * eff.attention_compute), TimeFigure::attention_compute,
+                 bytes / (dev.mem_bw_Bps * eff.attention_memory), TimeFigure::attention_memory);
+  }
+  BoundTime memory_timed(double bytes) const {
+    return {bytes / (dev.mem_bw_Bps * eff.elementwise_memory), TimeFigure::elementwise_memory};
+  }
   double gemm(double flops, double bytes, topology::ComputeDtype dtype) const {
-    return std::max(flops / (peak(dtype) * eff.gemm_compute), bytes / (dev.mem_bw_Bps * eff.gemm_memory));
+    return gemm_timed(flops, bytes, dtype).s;
   }
   double attention(double flops, double bytes, topology::ComputeDtype dtype = topology::ComputeDtype::bf16) const {
-    return std::max(flops / (peak(dtype) * eff.attention_compute), bytes / (dev.mem_bw_Bps * eff.attention_memory));
+    return attention_timed(flops, bytes, dtype).s;
   }
-  double memory(double bytes) const { return bytes / (dev.mem_bw_Bps * eff.elementwise_memory); }
+  double memory(double bytes) const { return memory_timed(bytes).s; }
   // By class; element-wise ops cost their bytes only.
   double op(OpClass c, double flops, double bytes, topology::ComputeDtype dtype) const;
+
+ private:
+  static BoundTime bound(double compute_s, TimeFigure compute, double memory_s, TimeFigure memory) {
+    return compute_s >= memory_s ? BoundTime{compute_s, compute} : BoundTime{memory_s, memory};
+  }
 };
 
 }  // namespace dayzero::simulate

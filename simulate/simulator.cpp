@@ -135,24 +135,30 @@ struct Simulator::Impl {
     StepTime total;
     total.micro_batches = micro_batches;
     double sum = 0, slowest = 0;
+    FigureTimes slowest_figures{};
     for (const auto& s : ctx.stages) {
       const auto coll = collectives_for(ctx, s, static_cast<double>(in.tokens));
       StepTime st = detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
-      if (!s.last)
-        st.by_kind_s[CostKind::pp_send] +=
-            static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
+      if (!s.last) {
+        const double send_s = static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
+        st.by_kind_s[CostKind::pp_send] += send_s;
+        st.by_figure_s[static_cast<size_t>(TimeFigure::communication)] += send_s;
+      }
       st.time_s = 0;
       for (const auto& [k, v] : st.by_kind_s) {
         st.time_s += v;
         total.by_kind_s[k] += v * micro_batches;
       }
       sum += st.time_s;
+      for (size_t f = 0; f < kTimeFigures; ++f) total.by_figure_s[f] += st.by_figure_s[f];
+      if (st.time_s > slowest) slowest_figures = st.by_figure_s;
       slowest = std::max(slowest, st.time_s);
       total.tokens = st.tokens * micro_batches;
     }
     // One micro-batch passes every stage (sum); m of them leave the last stage
     // one period (the slowest stage) apart.
     total.time_s = sum + (micro_batches - 1) * slowest;
+    for (size_t f = 0; f < kTimeFigures; ++f) total.by_figure_s[f] += (micro_batches - 1) * slowest_figures[f];
     total.bubble_s = std::max(0.0, total.time_s - sum * micro_batches / static_cast<double>(p.pp));
     // by_kind_s holds busy time summed over micro-batches, scaled to the wall time.
     double busy = 0;

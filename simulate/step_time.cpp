@@ -45,13 +45,15 @@ class StageCoster {
       attention(lc, n);
       if (lc.moe) moe(lc, n);
       else
-        add(CostKind::gemm, n * chunks_ *
-                                rf_.gemm(flops(lc, WeightClass::dense_mlp) / tp_ * rows_,
-                                         bytes(lc, WeightClass::dense_mlp, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
-      add(CostKind::elementwise,
-          n * chunks_ * rf_.memory(t_ * static_cast<double>(lc.elementwise_elems_per_token * ctx_.act_bytes)));
-      add(CostKind::kernel_overhead, n * chunks_ * static_cast<double>(lc.kernels) * ctx_.eff.kernel_overhead_s);
-      if (p_.attention.tp > 1) add(CostKind::tp_allreduce, n * chunks_ * 2 * coll_.tp_allreduce_s * overlap_);
+        add(CostKind::gemm, n * chunks_,
+            rf_.gemm_timed(flops(lc, WeightClass::dense_mlp) / tp_ * rows_,
+                           bytes(lc, WeightClass::dense_mlp, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
+      add(CostKind::elementwise, n * chunks_,
+          rf_.memory_timed(t_ * static_cast<double>(lc.elementwise_elems_per_token * ctx_.act_bytes)));
+      add(CostKind::kernel_overhead, n * chunks_ * static_cast<double>(lc.kernels) * ctx_.eff.kernel_overhead_s,
+          TimeFigure::kernel_overhead);
+      if (p_.attention.tp > 1)
+        add(CostKind::tp_allreduce, n * chunks_ * 2 * coll_.tp_allreduce_s * overlap_, TimeFigure::communication);
     }
     ends(s);
     for (const auto& [k, v] : st_.by_kind_s) st_.time_s += v;
@@ -59,7 +61,11 @@ class StageCoster {
   }
 
  private:
-  void add(CostKind kind, double s) { st_.by_kind_s[kind] += s; }
+  void add(CostKind kind, double s, TimeFigure figure) {
+    st_.by_kind_s[kind] += s;
+    st_.by_figure_s[static_cast<size_t>(figure)] += s;
+  }
+  void add(CostKind kind, double times, BoundTime t) { add(kind, times * t.s, t.figure); }
   double bytes(const LayerClassCosts& lc, WeightClass w, size_t prec) const {
     return static_cast<double>(lc.bytes[idx(w)][prec]);
   }
@@ -77,7 +83,7 @@ class StageCoster {
                           bytes(lc, WeightClass::attn_replicated, ctx_.p_attn);
     const double attn_f = flops(lc, WeightClass::attn_sharded) / tp_ + flops(lc, WeightClass::attn_kv) * ctx_.kv_frac +
                           flops(lc, WeightClass::attn_replicated);
-    add(CostKind::gemm, n * chunks_ * rf_.gemm(attn_f * rows_, attn_w, dt(ctx_.p_attn)));
+    add(CostKind::gemm, n * chunks_, rf_.gemm_timed(attn_f * rows_, attn_w, dt(ctx_.p_attn)));
     const double kv_elems = mc_.mla ? static_cast<double>(lc.kv_elems_per_token)
                                     : static_cast<double>(lc.kv_elems_per_token) * ctx_.kv_frac;
     const double kv_bytes = static_cast<double>(ctx_.kv_elem_bytes);
@@ -89,12 +95,13 @@ class StageCoster {
                                                      static_cast<double>(in_.prefix_per_seq), window);
       const double seen =
           std::min(static_cast<double>(in_.new_per_seq + in_.prefix_per_seq), window > 0 ? window : 1e300);
-      add(CostKind::attention, n * rf_.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_,
-                                                 seqs_ * seen * kv_elems * kv_bytes));
+      add(CostKind::attention, n,
+          rf_.attention_timed(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_,
+                              seqs_ * seen * kv_elems * kv_bytes));
     } else {
       const double c_len = window > 0 ? std::min(in_.decode_ctx, window) : in_.decode_ctx;
       const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
-      add(CostKind::attention, n * rf_.attention(seqs_ * c_len * f / tp_, seqs_ * c_len * kv_elems * kv_bytes));
+      add(CostKind::attention, n, rf_.attention_timed(seqs_ * c_len * f / tp_, seqs_ * c_len * kv_elems * kv_bytes));
     }
   }
 
@@ -111,51 +118,57 @@ class StageCoster {
         ctx_sum += prefill_ctx_sum(static_cast<double>(c.new_tokens), static_cast<double>(c.cached_tokens), window);
         seen += std::min(static_cast<double>(c.new_tokens + c.cached_tokens), cap);
       }
-      add(CostKind::attention,
-          n * rf_.attention(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_, seen * kv_bytes_per_token));
+      add(CostKind::attention, n,
+          rf_.attention_timed(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_, seen * kv_bytes_per_token));
     }
     if (!b.decode_contexts.empty()) {
       double ctx_sum = 0;
       for (int64_t c : b.decode_contexts) ctx_sum += std::min(static_cast<double>(c + 1), cap);
       const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
-      add(CostKind::attention, n * rf_.attention(ctx_sum * f / tp_, ctx_sum * kv_bytes_per_token));
+      add(CostKind::attention, n, rf_.attention_timed(ctx_sum * f / tp_, ctx_sum * kv_bytes_per_token));
     }
   }
 
   // Router, shared experts, routed experts on the busiest EP rank, cold experts
   // fetched from the host, and the MoE collectives.
   void moe(const LayerClassCosts& lc, double n) {
-    add(CostKind::router, n * chunks_ *
-                              rf_.gemm(flops(lc, WeightClass::router) * rows_,
-                                       bytes(lc, WeightClass::router, ctx_.p_dense), topology::ComputeDtype::bf16));
+    add(CostKind::router, n * chunks_,
+        rf_.gemm_timed(flops(lc, WeightClass::router) * rows_, bytes(lc, WeightClass::router, ctx_.p_dense),
+                       topology::ComputeDtype::bf16));
     if (flops(lc, WeightClass::shared_experts) > 0)
-      add(CostKind::gemm, n * chunks_ *
-                              rf_.gemm(flops(lc, WeightClass::shared_experts) / tp_ * rows_,
-                                       bytes(lc, WeightClass::shared_experts, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
+      add(CostKind::gemm, n * chunks_,
+          rf_.gemm_timed(flops(lc, WeightClass::shared_experts) / tp_ * rows_,
+                         bytes(lc, WeightClass::shared_experts, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
     // Tokens entering one MoE replica: every attention replica's tokens, split over MoE DP.
     const double assignments = t_ * p_.attention.dp / p_.moe.dp * static_cast<double>(mc_.top_k);
     const auto load = ctx_.routing.busiest_rank_load(p_.moe.ep, assignments, ctx_.eff.tile_rows, ctx_.resident_experts);
     const double moe_tp = p_.moe.tp;
     const double expert_w = bytes(lc, WeightClass::expert, ctx_.p_experts) / moe_tp;
-    add(CostKind::experts, n * chunks_ *
-                               rf_.gemm(flops(lc, WeightClass::expert) / moe_tp * load.padded_rows,
-                                        load.experts_touched * expert_w, dt(ctx_.p_experts)));
-    if (load.cold_touched > 0) add(CostKind::offload_fetch, n * chunks_ * load.cold_touched * expert_w / host_bw_Bps_);
-    if (p_.moe.ep > 1) add(CostKind::ep_alltoall, n * chunks_ * 2 * coll_.ep_alltoall_s * overlap_);
-    if (p_.moe.tp > 1) add(CostKind::tp_allreduce, n * chunks_ * coll_.moe_tp_allreduce_s * overlap_);
+    add(CostKind::experts, n * chunks_,
+        rf_.gemm_timed(flops(lc, WeightClass::expert) / moe_tp * load.padded_rows, load.experts_touched * expert_w,
+                       dt(ctx_.p_experts)));
+    if (load.cold_touched > 0)
+      add(CostKind::offload_fetch, n * chunks_ * load.cold_touched * expert_w / host_bw_Bps_,
+          TimeFigure::host_transfer);
+    if (p_.moe.ep > 1)
+      add(CostKind::ep_alltoall, n * chunks_ * 2 * coll_.ep_alltoall_s * overlap_, TimeFigure::communication);
+    if (p_.moe.tp > 1)
+      add(CostKind::tp_allreduce, n * chunks_ * coll_.moe_tp_allreduce_s * overlap_, TimeFigure::communication);
   }
 
   // The embedding on the first stage; the LM head on the last, for each
   // sequence's last position (prefill) or its one new token (decode).
   void ends(const Stage& s) {
-    if (s.first)
-      add(CostKind::embedding,
-          chunks_ * (rf_.memory(t_ * static_cast<double>(mc_.hidden * ctx_.act_bytes)) + ctx_.eff.kernel_overhead_s));
+    if (s.first) {
+      add(CostKind::embedding, chunks_, rf_.memory_timed(t_ * static_cast<double>(mc_.hidden * ctx_.act_bytes)));
+      add(CostKind::embedding, chunks_ * ctx_.eff.kernel_overhead_s, TimeFigure::kernel_overhead);
+    }
     if (s.last) {
       const double head_rows = ceil_div(seqs_, tile_) * tile_;
-      add(CostKind::lm_head, rf_.gemm(static_cast<double>(mc_.head_flops_per_token) / tp_ * head_rows,
-                                      static_cast<double>(mc_.head_bytes[ctx_.p_embed]) / tp_, dt(ctx_.p_embed)) +
-                                 ctx_.eff.kernel_overhead_s);
+      add(CostKind::lm_head, 1,
+          rf_.gemm_timed(static_cast<double>(mc_.head_flops_per_token) / tp_ * head_rows,
+                         static_cast<double>(mc_.head_bytes[ctx_.p_embed]) / tp_, dt(ctx_.p_embed)));
+      add(CostKind::lm_head, ctx_.eff.kernel_overhead_s, TimeFigure::kernel_overhead);
     }
   }
 

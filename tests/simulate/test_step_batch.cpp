@@ -55,6 +55,39 @@ TEST(StepBatch, OneChunkAndOneDecodeBatchAreThePredictionsSteps) {
   }
 }
 
+// The split by figure adds up to the step, bubble included (pp 2, two micro-batches),
+// and scaling one efficiency figure scales exactly its part: halving gemm_memory
+// doubles the gemm_memory part of a decode step and leaves the rest alone.
+TEST(StepBatch, FigurePartsAddUpAndScaleWithTheirEfficiency) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  plan::Plan p = plan(2, 2);
+  p.workload.batch = 32;
+  plan::validate_plan(p, m, c.num_devices(), "test");
+  StepBatch b;
+  b.decode_contexts.assign(16, 1500);
+  b.prefills.push_back({512, 0, true});
+  Simulator sim(m, c);
+  const StepTime st = sim.step_time(*sim.prepare(p), b);
+  double sum = 0;
+  for (double v : st.by_figure_s) sum += v;
+  expect_close(sum, st.time_s);
+  EXPECT_GT(st.by_figure_s[static_cast<size_t>(TimeFigure::communication)], 0);  // pipeline sends, TP all-reduces
+
+  StepBatch decode;
+  decode.decode_contexts.assign(4, 100);
+  const plan::Plan one = plan(1);
+  Efficiency slow;
+  slow.gemm_memory /= 2;
+  Simulator fast_sim(m, c), slow_sim(m, c, slow);
+  const StepTime a = fast_sim.step_time(*fast_sim.prepare(one), decode);
+  const StepTime z = slow_sim.step_time(*slow_sim.prepare(one), decode);
+  const auto part = [](const StepTime& s, TimeFigure f) { return s.by_figure_s[static_cast<size_t>(f)]; };
+  EXPECT_GT(part(a, TimeFigure::gemm_memory), 0);
+  expect_close(part(z, TimeFigure::gemm_memory), 2 * part(a, TimeFigure::gemm_memory));
+  expect_close(z.time_s - a.time_s, part(a, TimeFigure::gemm_memory));
+}
+
 // A mixed step reads the weights once: it costs less than its prefill and decode
 // parts apart, and more than either.
 TEST(StepBatch, MixedStepSharesTheWeightReads) {
