@@ -41,8 +41,11 @@ struct EngineProfile {
   bool prefix_caching = true;    // a request's cached prefix is not recomputed
   // Host time per step the GPU waits for (scheduling, input preparation, sampling,
   // launches not hidden by CUDA graphs or overlapped scheduling). 0 until calibrated
-  // against measured serving runs.
+  // against measured serving runs (serve/engine_overheads.h).
   double step_overhead_s = 0;
+  // Client-visible time per request outside the engine's steps (HTTP, tokenization,
+  // detokenization), added to its TTFT and end-to-end latency. 0 until calibrated.
+  double request_overhead_s = 0;
 };
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor

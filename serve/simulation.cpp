@@ -23,7 +23,8 @@ struct Seq {
   int64_t kv_tokens = 0;  // tokens in its KV cache
   int64_t generated = 0;  // output tokens produced (the first comes with the end of the prompt)
   double first_token_s = -1, last_token_s = 0;
-  double kv_bytes = 0;  // reserved in the replica's budget
+  double kv_bytes = 0;                      // reserved in the replica's budget
+  LatencyParts at_arrival, at_first_token;  // the replica's running totals then
   bool prefilled() const { return kv_tokens >= target; }
 };
 
@@ -124,6 +125,8 @@ class Replica {
   int64_t budget_ = 0;                         // its tokens left
   int64_t done_ = 0, preemptions_ = 0, steps_ = 0, max_running_ = 0, out_tokens_ = 0, in_tokens_ = 0;
   std::vector<double> ttft_, tpot_, e2e_;
+  LatencyParts elapsed_;                  // every step so far, by part
+  LatencyParts ttft_parts_, tpot_parts_;  // sums over the measured requests
   std::vector<std::pair<double, int64_t>> itl_;
   std::vector<ServePoint> series_;
 };
@@ -165,6 +168,7 @@ void Replica::admit_arrived() {
   while (!arrivals_.empty() && arrivals_.next_time() <= now_) {
     auto s = std::make_unique<Seq>();
     s->req = arrivals_.pop();
+    s->at_arrival = elapsed_;
     if (first_arrival_ < 0) first_arrival_ = s->req.arrival_s;
     s->target = s->req.shape.input_len;
     waiting_.push_back(std::move(s));
@@ -252,9 +256,15 @@ void Replica::finish(Seq& s) {
     return;
   }
   const int64_t out = s.req.shape.output_len;
-  ttft_.push_back(s.first_token_s - s.req.arrival_s);
-  e2e_.push_back(now_ - s.req.arrival_s);
-  if (out > 1) tpot_.push_back((now_ - s.first_token_s) / static_cast<double>(out - 1));
+  ttft_.push_back(s.first_token_s - s.req.arrival_s + eng_.request_overhead_s);
+  e2e_.push_back(now_ - s.req.arrival_s + eng_.request_overhead_s);
+  LatencyParts ttft = s.at_first_token - s.at_arrival;
+  ttft.request_overhead_s = eng_.request_overhead_s;
+  ttft_parts_ += ttft;
+  if (out > 1) {
+    tpot_.push_back((now_ - s.first_token_s) / static_cast<double>(out - 1));
+    tpot_parts_ += (elapsed_ - s.at_first_token) * (1.0 / static_cast<double>(out - 1));
+  }
   out_tokens_ += out;
   in_tokens_ += s.req.shape.input_len;
 }
@@ -269,8 +279,10 @@ void Replica::apply_step(double step_s) {
     Seq& s = *e.seq;
     s.kv_tokens += e.tokens;
     if (!e.decode && !s.prefilled()) continue;  // a chunk before the prompt's last: no token
-    if (s.generated == 0) s.first_token_s = now_;
-    else if (s.last_token_s == start) ++same_gap;
+    if (s.generated == 0) {
+      s.first_token_s = now_;
+      s.at_first_token = elapsed_;
+    } else if (s.last_token_s == start) ++same_gap;
     else itl_.push_back({now_ - s.last_token_s, 1});
     s.last_token_s = now_;
     ++s.generated;
@@ -306,7 +318,11 @@ ServeResult Replica::run(size_t max_points) {
       throw std::logic_error("serving simulation: nothing to schedule with " + std::to_string(running_.size()) +
                              " running and " + std::to_string(waiting_.size()) + " waiting");
     max_running_ = std::max(max_running_, static_cast<int64_t>(running_.size()));
-    apply_step(sim_.step_time(prepared_, batch()).time_s + eng_.step_overhead_s);
+    const simulate::StepTime st = sim_.step_time(prepared_, batch());
+    for (size_t f = 0; f < simulate::kTimeFigures; ++f) elapsed_.figure_s[f] += st.by_figure_s[f];
+    elapsed_.step_overhead_s += eng_.step_overhead_s;
+    elapsed_.steps += 1;
+    apply_step(st.time_s + eng_.step_overhead_s);
     record();
   }
   ServeResult r;
@@ -320,6 +336,8 @@ ServeResult Replica::run(size_t max_points) {
     r.total_tokens_per_s = static_cast<double>(dp_) * static_cast<double>(out_tokens_ + in_tokens_) / r.duration_s;
     r.requests_per_s = static_cast<double>(dp_) * static_cast<double>(r.e2e_s.count) / r.duration_s;
   }
+  if (r.ttft_s.count > 0) r.ttft_parts = ttft_parts_ * (1.0 / static_cast<double>(r.ttft_s.count));
+  if (r.tpot_s.count > 0) r.tpot_parts = tpot_parts_ * (1.0 / static_cast<double>(r.tpot_s.count));
   r.requests = done_;
   r.steps = steps_;
   r.preemptions = preemptions_;
@@ -331,6 +349,38 @@ ServeResult Replica::run(size_t max_points) {
 }
 
 }  // namespace
+
+double LatencyParts::total_s() const {
+  double t = step_overhead_s + request_overhead_s;
+  for (double v : figure_s) t += v;
+  return t;
+}
+
+LatencyParts& LatencyParts::operator+=(const LatencyParts& o) {
+  for (size_t f = 0; f < figure_s.size(); ++f) figure_s[f] += o.figure_s[f];
+  step_overhead_s += o.step_overhead_s;
+  request_overhead_s += o.request_overhead_s;
+  steps += o.steps;
+  return *this;
+}
+
+LatencyParts LatencyParts::operator-(const LatencyParts& o) const {
+  LatencyParts d = *this;
+  for (size_t f = 0; f < figure_s.size(); ++f) d.figure_s[f] -= o.figure_s[f];
+  d.step_overhead_s -= o.step_overhead_s;
+  d.request_overhead_s -= o.request_overhead_s;
+  d.steps -= o.steps;
+  return d;
+}
+
+LatencyParts LatencyParts::operator*(double k) const {
+  LatencyParts d = *this;
+  for (double& v : d.figure_s) v *= k;
+  d.step_overhead_s *= k;
+  d.request_overhead_s *= k;
+  d.steps *= k;
+  return d;
+}
 
 ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, const ServeOptions& o) {
   const Client& c = o.client;

@@ -29,6 +29,23 @@ struct ServePoint {
   double kv_used = 0;  // share of the KV budget in use
 };
 
+// Where a latency's seconds go: the step time by what sets it (simulate/time_figure.h),
+// the engine's per-step overhead, and the number of steps — the features that
+// `calibrate --bench` fits efficiencies and engine overheads to (serve/serving_fit.h).
+// Closed loop: exactly the latency (requests arrive at step boundaries); open loop:
+// from the first step that starts after the arrival (idle time and the rest of a
+// running step are left out).
+struct LatencyParts {
+  simulate::FigureTimes figure_s{};
+  double step_overhead_s = 0;
+  double request_overhead_s = 0;  // TTFT only
+  double steps = 0;
+  double total_s() const;
+  LatencyParts& operator+=(const LatencyParts& o);
+  LatencyParts operator-(const LatencyParts& o) const;
+  LatencyParts operator*(double k) const;
+};
+
 struct ServeResult {
   LatencyStats ttft_s;             // arrival to first token, queueing included
   LatencyStats tpot_s;             // per request: (last token - first token) / (output tokens - 1)
@@ -44,6 +61,8 @@ struct ServeResult {
   int64_t max_running = 0;
   simulate::KvBudget kv;           // the replica's KV cache
   std::vector<ServePoint> series;  // at most ServeOptions::max_points, evenly over the steps
+  LatencyParts ttft_parts;         // the mean TTFT's parts
+  LatencyParts tpot_parts;         // the mean TPOT's parts
 };
 
 struct ServeOptions {

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 
@@ -30,6 +31,7 @@ Efficiency read(const nlohmann::json& j, const std::string& file, const std::str
   base.elementwise_memory = fraction(f, "elementwise_memory", base.elementwise_memory);
   base.kernel_overhead_s = f.opt_double("kernel_overhead_s", base.kernel_overhead_s);
   if (base.kernel_overhead_s < 0 || base.kernel_overhead_s > 1e-3) f.fail("kernel_overhead_s", "must be in [0, 1 ms]");
+  base.collective_efficiency = fraction(f, "collective_efficiency", base.collective_efficiency);
   base.tile_rows = static_cast<int>(f.opt_int("tile_rows", base.tile_rows));
   source = f.opt_string("source", "");
   if (source.empty()) f.fail("source", "every entry must say where its figures come from");
@@ -80,7 +82,38 @@ nlohmann::json efficiency_to_json(const Efficiency& e) {
           {"attention_memory", e.attention_memory},
           {"elementwise_memory", e.elementwise_memory},
           {"kernel_overhead_s", e.kernel_overhead_s},
+          {"collective_efficiency", e.collective_efficiency},
           {"tile_rows", e.tile_rows}};
+}
+
+std::vector<std::string> EfficiencyTable::device_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, entry] : devices_) names.push_back(name);
+  return names;
+}
+
+void EfficiencyTable::set_default(const Efficiency& e, std::string source) {
+  default_ = e;
+  default_source_ = std::move(source);
+}
+
+void EfficiencyTable::set_device(const std::string& name, const Efficiency& e, std::string source) {
+  devices_[name] = {e, std::move(source)};
+}
+
+nlohmann::json EfficiencyTable::to_json(const std::string& description) const {
+  nlohmann::json def = efficiency_to_json(default_);
+  def["source"] = default_source_;
+  nlohmann::json devices = nlohmann::json::object();
+  for (const auto& [name, entry] : devices_) {
+    devices[name] = efficiency_to_json(entry.first);
+    devices[name]["source"] = entry.second;
+  }
+  return {{"description", description}, {"default", def}, {"devices", devices}};
+}
+
+void EfficiencyTable::save(const std::filesystem::path& file, const std::string& description) const {
+  core::write_file_atomically(file, to_json(description).dump(2) + "\n", "efficiency table");
 }
 
 }  // namespace dayzero::simulate

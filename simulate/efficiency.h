@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 namespace dayzero::simulate {
 
@@ -30,6 +31,11 @@ struct Efficiency {
   // "Getting Started with CUDA Graphs"; graphs roughly halve it). An assumption
   // until calibrated.
   double kernel_overhead_s = 3e-6;
+  // Collectives and pipeline sends against the topology's link model (topology/
+  // collective.h: latency plus bytes at the links' bandwidth): 1 takes the model as
+  // is; calibration lowers it where measured steps show the links slower (NCCL's
+  // achieved bus bandwidth, protocol and launch costs the model leaves out).
+  double collective_efficiency = 1.0;
   // Rows of the GEMM tile: a tensor-core GEMM with M tokens costs as if M were
   // rounded up to a multiple of this (Hopper wgmma M = 64).
   int tile_rows = 64;
@@ -51,6 +57,16 @@ class EfficiencyTable {
   std::string source_for(const std::string& device_name) const;
   const Efficiency& default_efficiency() const { return default_; }
   const std::string& default_source() const { return default_source_; }
+  // Devices with their own entry, by name.
+  std::vector<std::string> device_names() const;
+
+  // A table as a fit writes it: the default's figures, then each device's (every
+  // figure written; `source` required for each).
+  void set_default(const Efficiency& e, std::string source);
+  void set_device(const std::string& name, const Efficiency& e, std::string source);
+  nlohmann::json to_json(const std::string& description) const;
+  // Writes via a temporary file in the same directory and a rename.
+  void save(const std::filesystem::path& file, const std::string& description) const;
 
  private:
   Efficiency default_;

@@ -108,14 +108,17 @@ struct Simulator::Impl {
     const double hidden_bytes = tokens * static_cast<double>(costs.hidden) * act;
     const StageGroups& g = groups_for(p, s.index);
     if (p.attention.tp > 1)
-      c.tp_allreduce_s = collectives.cost(topology::Collective::all_reduce, g.tp, hidden_bytes).time_s;
+      c.tp_allreduce_s =
+          collectives.cost(topology::Collective::all_reduce, g.tp, hidden_bytes).time_s / eff.collective_efficiency;
     if (costs.experts > 0 && p.moe.ep > 1) {
       // Each rank dispatches its share of the replica's tokens, k copies each.
       const double send = std::ceil(tokens / p.attention.tp) * static_cast<double>(costs.top_k * costs.hidden) * act;
-      c.ep_alltoall_s = collectives.cost(topology::Collective::all_to_all, g.ep, send).time_s;
+      c.ep_alltoall_s =
+          collectives.cost(topology::Collective::all_to_all, g.ep, send).time_s / eff.collective_efficiency;
     }
     if (costs.experts > 0 && p.moe.tp > 1)
-      c.moe_tp_allreduce_s = collectives.cost(topology::Collective::all_reduce, g.moe_tp, hidden_bytes).time_s;
+      c.moe_tp_allreduce_s =
+          collectives.cost(topology::Collective::all_reduce, g.moe_tp, hidden_bytes).time_s / eff.collective_efficiency;
     return c;
   }
 
@@ -124,7 +127,7 @@ struct Simulator::Impl {
     const topology::DeviceId pair[2] = {p.device_of(stage * p.ranks_per_stage()),
                                         p.device_of((stage + 1) * p.ranks_per_stage())};
     const double bytes = tokens * static_cast<double>(costs.hidden * ctx.act_bytes);
-    return collectives.cost(topology::Collective::send_recv, pair, bytes).time_s;
+    return collectives.cost(topology::Collective::send_recv, pair, bytes).time_s / eff.collective_efficiency;
   }
 
   // A whole step through the pipeline: stage times for `in`, summed with the

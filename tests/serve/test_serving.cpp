@@ -87,6 +87,24 @@ TEST(Serving, ClosedLoopObeysLittlesLaw) {
   EXPECT_NEAR(r.requests_per_s, 16 / r.e2e_s.mean, 0.01 * 16 / r.e2e_s.mean);
 }
 
+// In a closed loop the latencies' parts are exact: TTFT's and TPOT's parts add up
+// to their means, each step's overhead counts once per step, and with no time per
+// step but the overhead, TPOT is exactly the overhead.
+TEST(Serving, LatencyPartsAddUpToTheLatencies) {
+  Fixture f;
+  ServeOptions o = options(16, 200, 1000, 100);
+  o.engine.step_overhead_s = 1e-3;
+  o.engine.request_overhead_s = 0.02;
+  o.client.warmup = 16;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  expect_close(r.ttft_parts.total_s(), r.ttft_s.mean, 1e-9);
+  expect_close(r.tpot_parts.total_s(), r.tpot_s.mean, 1e-9);
+  expect_close(r.tpot_parts.step_overhead_s, 1e-3 * r.tpot_parts.steps, 1e-12);
+  expect_close(r.tpot_parts.steps, 1.0, 1e-12);  // one step per output token after the first
+  EXPECT_GE(r.ttft_parts.steps, 1.0);
+  expect_close(r.ttft_parts.request_overhead_s, 0.02, 1e-12);
+}
+
 // A KV cache for 4.5 full requests under a concurrency of 16: requests wait for room
 // (and running ones are preempted as they grow), so TTFT grows far beyond the
 // ample cache's.
