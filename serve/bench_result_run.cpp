@@ -31,9 +31,10 @@ const std::pair<const char*, Engine> kBackendEngines[] = {
     {"sglang-oai", Engine::sglang}, {"sglang-oai-chat", Engine::sglang},
     {"trtllm", Engine::trtllm},     {"tensorrt-llm", Engine::trtllm},
     {"trt", Engine::trtllm}};
-// vLLM's endpoint types that say only the API, not the server behind it: the engine
-// is --engine's, else vLLM's (the server `vllm bench serve` is written for).
-const char* const kOpenAiEndpoints[] = {"openai", "openai-chat"};
+// vLLM's client: endpoint types that say only the API, not the server behind it ("vllm"
+// is the same OpenAI completions request as "openai"): the engine is --engine's, else
+// vLLM's (the server `vllm bench serve` is written for).
+const char* const kVllmEndpoints[] = {"vllm", "openai", "openai-chat"};
 
 std::optional<int64_t> integral(const json& v) {
   if (v.is_number_integer()) return v.get<int64_t>();
@@ -174,12 +175,12 @@ std::string engine_of(const RunReader& r, const BenchDefaults& d) {
     if (!d.engine.empty()) return d.engine;
     r.missing("backend", "--engine", "the run does not name its engine");
   }
+  const bool endpoint = r.source().tool == BenchTool::vllm &&
+                        std::find_if(std::begin(kVllmEndpoints), std::end(kVllmEndpoints),
+                                     [&](const char* e) { return *backend == e; }) != std::end(kVllmEndpoints);
+  if (endpoint) return d.engine.empty() ? std::string(engine_name(Engine::vllm)) : d.engine;
   for (const auto& [name, engine] : kBackendEngines)
     if (*backend == name) return std::string(engine_name(engine));
-  const bool openai = r.source().tool == BenchTool::vllm &&
-                      std::find_if(std::begin(kOpenAiEndpoints), std::end(kOpenAiEndpoints),
-                                   [&](const char* e) { return *backend == e; }) != std::end(kOpenAiEndpoints);
-  if (openai) return d.engine.empty() ? std::string(engine_name(Engine::vllm)) : d.engine;
   r.fail("backend", "\"" + *backend + "\"", "not an engine DayZero models (vllm, sglang, trtllm)");
 }
 

@@ -75,6 +75,9 @@ TEST(BenchResults, VllmRunWithTheLayoutFromTheCommandLine) {
   EXPECT_DOUBLE_EQ(r.tpot_p50_s, 0.00709);
   EXPECT_DOUBLE_EQ(r.tpot_p99_s, 0.00761);
   EXPECT_EQ(read_vllm_results(file, h100_tp1())[0].id, r.id);
+  BenchDefaults sglang = h100_tp1();
+  sglang.engine = "sglang";  // the client's "vllm" is an endpoint type: any OpenAI-compatible server
+  EXPECT_EQ(read_bench_file(file, sglang)[0].backend, "sglang");
 }
 
 // --metadata keys win over the flags; per-request lengths (--save-detailed) give the
