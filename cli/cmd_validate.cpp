@@ -1,17 +1,22 @@
 // dayzero validate MEASUREMENTS.json [--device cpu-host] [--calibration FILE] [--ops] [--json]:
 // the run's measured ops against the simulator's prediction of them on a catalog
 // device (simulate/validation.h): per phase and op kind, and end to end.
+// dayzero validate --bench FILE [--system S --model ID --tp N ...]: measured serving
+// runs against the serving simulation (cli/validate_bench.h).
 #include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "cli/closed_loop.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/run_prediction_report.h"
 #include "cli/validate_bench.h"
+#include "serve/bench_results.h"
 #include "simulate/validation.h"
 
 namespace dayzero::cli {
@@ -21,6 +26,10 @@ namespace {
 struct ValidateOptions {
   std::string measurements, bench, device = "cpu-host", catalog, calibration;
   bool ops = false, json = false;
+  // --bench: what a vLLM or SGLang result file does not say (0 / not given: the file's or the default).
+  serve::BenchDefaults bench_defaults;
+  int64_t tp = 0, pp = 0, dp = 0, ep = 0, moe_tp = 0;
+  std::string quant, moe_quant;
 };
 
 std::string us(double s) { return fixed(s * 1e6, s < 1e-4 ? 2 : 1); }
@@ -131,7 +140,7 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
 }
 
 void run_validate(const ValidateOptions& o) {
-  if (!o.bench.empty()) return run_validate_bench(o.bench, o.calibration, o.json, o.ops);
+  if (!o.bench.empty()) return run_validate_bench(o.bench, o.bench_defaults, o.calibration, o.json, o.ops);
   if (o.measurements.empty()) throw std::runtime_error("validate needs a Measurements file or --bench FILE");
   const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, o.calibration);
   const simulate::RunValidation v = simulate::validate_measured_run(in.run, in.figures);
@@ -147,6 +156,48 @@ void run_validate(const ValidateOptions& o) {
   std::cout << out.str() << std::flush;
 }
 
+// The layout flags of `validate --bench`, used for runs whose result file lacks them
+// (serve/bench_results.h; keys and flags: scenarios/fidelity/README.md).
+void add_bench_options(CLI::App* cmd, ValidateOptions& o, CLI::Option* bench) {
+  serve::BenchDefaults& d = o.bench_defaults;
+  cmd->add_option("--system", d.system,
+                  "With --bench: the GPU system of runs that do not say (h100_sxm, h200_sxm, "
+                  "b200_sxm, ...: scenarios/fidelity/systems.json)")
+      ->needs(bench);
+  cmd->add_option("--model", d.model_path, "With --bench: the Hugging Face id of runs that do not say")->needs(bench);
+  cmd->add_option("--engine", d.engine,
+                  "With --bench: the engine behind an OpenAI-compatible endpoint type (default: vllm)")
+      ->check(CLI::IsMember({"vllm", "sglang", "trtllm"}))
+      ->needs(bench);
+  for (auto [flag, v, what] : {std::tuple{"--tp", &o.tp, "tensor-parallel size"},
+                               {"--pp", &o.pp, "pipeline-parallel size (default 1)"},
+                               {"--dp", &o.dp, "attention data-parallel size (default 1)"},
+                               {"--ep", &o.ep, "expert-parallel size (default 1)"},
+                               {"--moe-tp", &o.moe_tp, "expert tensor-parallel size (default: tp x dp / ep)"}})
+    cmd->add_option(flag, *v, std::string("With --bench: the ") + what + " of runs that do not say")
+        ->check(CLI::PositiveNumber)
+        ->needs(bench);
+  cmd->add_option("--quant", o.quant,
+                  "With --bench: the GEMM (and expert) quantization of runs that do not say: bf16, fp8, fp8_block, "
+                  "nvfp4, int4_wo (default bf16)")
+      ->needs(bench);
+  cmd->add_option("--moe-quant", o.moe_quant, "With --bench: the expert quantization (default: --quant's)")
+      ->needs(bench);
+}
+
+// Flags given on the command line, as BenchDefaults (a flag not given leaves the default).
+void finish_bench_defaults(const CLI::App* cmd, ValidateOptions& o) {
+  serve::BenchDefaults& d = o.bench_defaults;
+  const auto given = [](int64_t v) { return v > 0 ? std::optional<int64_t>(v) : std::nullopt; };
+  d.tp = given(o.tp);
+  d.pp = given(o.pp);
+  d.attention_dp = given(o.dp);
+  d.moe_ep = given(o.ep);
+  d.moe_tp = given(o.moe_tp);
+  if (cmd->count("--quant")) d.gemm_quant = o.quant;
+  if (cmd->count("--moe-quant")) d.moe_quant = o.moe_quant;
+}
+
 }  // namespace
 
 void add_validate_command(CLI::App& app) {
@@ -156,17 +207,24 @@ void add_validate_command(CLI::App& app) {
                                      "per phase and op kind, and end to end");
   auto* measurements =
       cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`");
-  cmd->add_option("--bench", opts->bench,
-                  "Measured serving runs (CSV in the format of scenarios/fidelity/serving-measured.csv): each row "
-                  "predicted by the serving simulation, with its error, and summarized per model, GPU and engine")
-      ->excludes(measurements);
+  auto* bench =
+      cmd->add_option("--bench", opts->bench,
+                      "Measured serving runs: a CSV in the format of scenarios/fidelity/serving-measured.csv, a "
+                      "`vllm bench serve --save-result` JSON or an `sglang.bench_serving --output-file` JSONL; each "
+                      "run predicted by the serving simulation, with its error, and summarized per model, GPU and "
+                      "engine")
+          ->excludes(measurements);
+  add_bench_options(cmd, *opts, bench);
   cmd->add_option("--device", opts->device, "Catalog device to predict on (default: cpu-host)");
   cmd->add_option("--calibration", opts->calibration,
                   "Efficiency table from `dayzero calibrate` (default: scenarios/devices/efficiency.json)");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");
-  cmd->add_flag("--ops", opts->ops, "List every op too (with --bench: every row)");
+  cmd->add_flag("--ops", opts->ops, "List every op too (with --bench: every run, as files of up to 20 runs do)");
   cmd->add_flag("--json", opts->json, "Print the report as one JSON object");
-  cmd->callback([opts] { run_validate(*opts); });
+  cmd->callback([opts, cmd] {
+    finish_bench_defaults(cmd, *opts);
+    run_validate(*opts);
+  });
 }
 
 }  // namespace dayzero::cli

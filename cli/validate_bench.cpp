@@ -79,8 +79,9 @@ void print_text(std::ostream& out, const std::string& file, const std::vector<se
 
 }  // namespace
 
-void run_validate_bench(const std::string& file, const std::string& calibration, bool json, bool rows) {
-  const std::vector<serve::BenchRow> bench = serve::read_bench_csv(file);
+void run_validate_bench(const std::string& file, const serve::BenchDefaults& defaults, const std::string& calibration,
+                        bool json, bool rows) {
+  const std::vector<serve::BenchRow> bench = serve::read_bench_file(file, defaults);
   serve::BenchOptions o;
   o.data_dir = core::data_dir();
   o.efficiency = calibration.empty() ? simulate::EfficiencyTable::load_builtin(o.data_dir)
@@ -93,7 +94,7 @@ void run_validate_bench(const std::string& file, const std::string& calibration,
     for (const auto& [key, v] : summary) s[key] = summary_json(v);
     out << nlohmann::json{{"file", file}, {"rows", rows_json(preds)}, {"summary", s}}.dump(2) << '\n';
   } else {
-    print_text(out, file, preds, summary, rows);
+    print_text(out, file, preds, summary, rows || preds.size() <= kRunsListed);
   }
   std::cout << out.str() << std::flush;
 }

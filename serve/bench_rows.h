@@ -3,7 +3,8 @@
 // `silicon_sample.csv` of ai-dynamo/aiconfigurator (columns: scenarios/fidelity/README.md).
 // Each row names the engine, the model, the GPU, the precisions, the workload
 // (input and output lengths, concurrency) and one worker's layout, with the
-// measured mean TTFT and TPOT.
+// measured mean TTFT and TPOT. The result files of `vllm bench serve` and
+// `sglang.bench_serving` become the same rows (serve/bench_results.h).
 
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +23,12 @@ struct BenchRow {
   int64_t batch_size = 0;  // concurrency per attention-DP rank (and per pipeline stage)
   int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
   double ttft_s = 0, tpot_s = 0;  // measured means
+  // The client: 0 = a closed loop at concurrency(); else Poisson arrivals at this rate
+  // (open loop), at most concurrency() in flight. The CSV rows are closed loops.
+  double request_rate_per_s = 0;
+  int64_t requests = 0;  // requests the client sent; 0 = not given (the CSV)
+  // Measured percentiles where the file has them; 0 = not given (the CSV).
+  double ttft_p50_s = 0, ttft_p99_s = 0, tpot_p50_s = 0, tpot_p99_s = 0;
   // Requests the benchmark client keeps in flight: batch_size x pp x attention_dp.
   int64_t concurrency() const { return batch_size * pp * attention_dp; }
   int64_t gpus() const { return tp * pp * attention_dp; }

@@ -312,3 +312,32 @@ TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
   EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
   std::filesystem::remove_all(dir);
 }
+
+// `validate --bench` on a `vllm bench serve --save-result` file: the layout from the
+// flags (the client records none without --metadata), the run predicted and listed
+// measured against predicted; a missing layout names the run, the field and the flag.
+TEST(Cli, ValidateBenchPredictsAVllmResultFile) {
+  const std::string file = std::string(DAYZERO_SERVE_DATA_DIR) + "/vllm_serve_llama8b_c8.json";
+  const Result r = run("validate --bench " + file + " --system h100_sxm --tp 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("1 rows, 1 predicted, 0 rejected"), std::string::npos) << r.out;
+  const auto row = r.out.find("vllm_serve_llama8b_c8:1");  // listed: a file of few runs
+  ASSERT_NE(row, std::string::npos) << r.out;
+  const std::string line = r.out.substr(row, r.out.find('\n', row) - row);
+  EXPECT_NE(line.find(" 41.3 "), std::string::npos) << line;  // measured mean TTFT, ms
+  EXPECT_NE(line.find(" 7.12 "), std::string::npos) << line;  // measured mean TPOT, ms
+  const Result j = run("validate --bench " + file + " --system h100_sxm --tp 1 --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto rows = nlohmann::json::parse(j.out).at("rows");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("status"), "predicted") << rows[0].dump();
+  EXPECT_DOUBLE_EQ(rows[0].at("measured").at("ttft_s").get<double>(), 0.04127);
+  EXPECT_GT(rows[0].at("predicted").at("ttft_s").get<double>(), 0);
+  EXPECT_GT(rows[0].at("predicted").at("tpot_s").get<double>(), 0);
+  const Result missing = run("validate --bench " + file + " --system h100_sxm");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("field 'line 1 tp': missing"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("pass --tp"), std::string::npos) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
+  EXPECT_NE(run("validate --tp 1").status, 0);  // the layout flags need --bench
+}
