@@ -151,8 +151,14 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
                                  {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp,
                                   p.pp, m.config.attention == model::AttentionKind::mla},
                                  r);
+    so.engine = o.engines.apply(so.engine);
     so.client.concurrency = r.concurrency();
     so.client.requests = std::max<int64_t>(64, o.requests_per_slot * r.concurrency());
+    if (r.request_rate_per_s > 0) {  // open loop: Poisson at the run's rate, as many requests as it sent
+      so.client.kind = ClientKind::open_loop;
+      so.client.rate_per_s = r.request_rate_per_s;
+      if (r.requests > 0) so.client.requests = r.requests;
+    }
     so.client.shape = {r.isl, r.osl, 0};
     so.max_points = 0;
     ServeResult s;
@@ -163,6 +169,10 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     }
     out.ttft_s = s.ttft_s.mean;
     out.tpot_s = s.tpot_s.mean;
+    out.ttft_parts = s.ttft_parts;
+    out.tpot_parts = s.tpot_parts;
+    out.device = c.device_spec().name;
+    out.model_params = m.params_total();
     out.predicted = true;
   } catch (const Rejected& rej) {
     out.reason = rej.reason;

@@ -16,6 +16,8 @@
 #include "plan/plan.h"
 #include "serve/bench_rows.h"
 #include "serve/engine.h"
+#include "serve/engine_overheads.h"
+#include "serve/simulation.h"
 #include "simulate/efficiency.h"
 
 namespace dayzero::serve {
@@ -40,6 +42,9 @@ struct RowPrediction {
   std::string reason;                           // why it was rejected
   double ttft_s = 0, tpot_s = 0;                // the serving simulation's means
   double steady_ttft_s = 0, steady_tpot_s = 0;  // the steady-state formula's
+  LatencyParts ttft_parts, tpot_parts;          // the serving simulation's means, by part (calibration's features)
+  std::string device;                           // the catalog's name of the row's GPU
+  int64_t model_params = 0;                     // the bundled config's parameters (same architecture, same count)
   double ttft_error_pct() const { return 100 * (ttft_s / row->ttft_s - 1); }
   double tpot_error_pct() const { return 100 * (tpot_s / row->tpot_s - 1); }
   double steady_ttft_error_pct() const { return 100 * (steady_ttft_s / row->ttft_s - 1); }
@@ -49,6 +54,7 @@ struct RowPrediction {
 struct BenchOptions {
   std::filesystem::path data_dir;
   simulate::EfficiencyTable efficiency;  // the shipped table or a calibration
+  EngineOverheadTable engines;           // the engines' host overheads (none: zeros)
   int64_t requests_per_slot = 4;         // requests sent = max(this x concurrency, 64)
 };
 

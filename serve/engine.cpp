@@ -56,6 +56,10 @@ EngineProfile sglang_defaults(const Deployment& d) {
   // the request pool holds at least 2048.
   p.max_running = 2048;
   p.chunked_prefill = true;
+  // PrefillAdder.add_one_req (python/sglang/srt/managers/schedule_policy.py): only a
+  // request longer than the remaining chunk is truncated; one longer than the
+  // remaining input tokens of a batch that already holds a request is not added.
+  p.chunk_first_prompt_only = true;
   p.reserve_whole_request = false;  // ScheduleBatch.retract_decode when decode memory runs out
   // mem_fraction_static = (gpu_mem - reserved) / gpu_mem, reserved (MiB) = 512 +
   // 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp x pp / 8,

@@ -32,6 +32,11 @@ struct EngineProfile {
   int64_t token_budget = 8192;  // tokens one step may carry (prompt chunks included)
   int64_t max_running = 1024;   // sequences one step may carry
   bool chunked_prefill = true;  // false: a prompt enters a step whole, or waits
+  // A new prompt is cut to the step's room only when it is the step's first prompt;
+  // later ones enter whole or wait for the next step (SGLang's PrefillAdder: a request
+  // is truncated into a chunk only when it alone exceeds the chunk, and one that does
+  // not fit the remaining input tokens of a non-empty batch ends the batch).
+  bool chunk_first_prompt_only = false;
   // true: a request is admitted only when the cache can hold it to its last token,
   // and never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); false: admitted by its
   // prompt, and the last admitted is preempted (recomputed) when the cache runs out.

@@ -106,6 +106,9 @@ class Replica {
   void add_decodes();
   bool add_prefill(Seq& s);
   void admit_waiting();
+  bool has_prefill() const {
+    return std::any_of(step_.begin(), step_.end(), [](const Scheduled& e) { return !e.decode; });
+  }
   simulate::StepBatch batch() const;
   void apply_step(double step_s);
   void finish(Seq& s);
@@ -203,7 +206,8 @@ void Replica::admit_waiting() {
     if (s.generated == 0 && s.kv_tokens == 0 && eng_.prefix_caching)
       s.kv_tokens = std::min(s.req.shape.cached_prefix, s.target - 1);  // hits are not recomputed
     const int64_t remaining = s.target - s.kv_tokens, chunk = std::min(remaining, budget_);
-    if (!eng_.chunked_prefill && chunk < remaining) return;  // a whole prompt or none: the head waits
+    const bool whole_only = !eng_.chunked_prefill || (eng_.chunk_first_prompt_only && has_prefill());
+    if (whole_only && chunk < remaining) return;  // a whole prompt or none: the head waits
     // Room for the first chunk, or (no eviction) for the request to its last token.
     const int64_t hold =
         eng_.reserve_whole_request ? s.req.shape.input_len + s.req.shape.output_len : s.kv_tokens + chunk;

@@ -1,0 +1,171 @@
+// bench_fidelity: how well the serving simulation predicts the measured serving runs
+// of scenarios/fidelity/serving-measured.csv (`agg` rows), out of sample.
+//
+//   build/bench/bench_fidelity [CSV] [--markdown]
+//
+// 1. Every row is simulated once at the start figures (simulate::Efficiency's sourced
+//    defaults, no engine overheads): the steady-state formula's prediction (the
+//    simulator before the serving model) and the serving simulation's, uncalibrated,
+//    with each latency's parts (serve/serving_fit.h).
+// 2. In sample: fit on all rows, re-simulate all rows with the fitted figures.
+// 3. Leave one GPU out: for each GPU type, fit on the others' rows, re-simulate its
+//    rows with the fit (its device gets the shared figures: it has no entry).
+// 4. Leave one model out: for each model (models of one architecture, e.g.
+//    DeepSeek-V3 and -R1, held out together), fit on the others, re-simulate it.
+// Median and p90 |error| of TTFT and TPOT per group, for each.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "serve/bench_predict.h"
+#include "serve/bench_rows.h"
+#include "serve/serving_fit.h"
+#include "serve/stats.h"
+
+namespace {
+
+using namespace dayzero;
+using serve::BenchRow;
+using serve::RowPrediction;
+
+struct Scheme {
+  std::string name;
+  std::vector<RowPrediction> predictions;
+  std::vector<BenchRow> rows;  // the re-simulated copies the predictions point into
+};
+
+serve::BenchOptions start_options() {
+  serve::BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  o.efficiency.set_default(simulate::Efficiency{}, "the sourced start figures");
+  for (const std::string& d : o.efficiency.device_names()) o.efficiency.set_device(d, simulate::Efficiency{}, "start");
+  return o;
+}
+
+// Fits on `train` and re-simulates `test` with the fit.
+std::vector<RowPrediction> fit_and_predict(const std::vector<RowPrediction>& train, const std::vector<BenchRow>& test,
+                                           const serve::BenchOptions& start) {
+  const serve::ServingFit fit = serve::fit_serving(serve::fit_rows(train), simulate::Efficiency{});
+  serve::BenchOptions o = start;
+  o.efficiency = fit.table(simulate::EfficiencyTable{}, "bench_fidelity fold.");
+  o.engines = fit.overheads("bench_fidelity fold.");
+  return serve::predict_bench(test, o);
+}
+
+// Held out group by group: `key` names the group of a predicted row.
+Scheme holdout(const std::string& name, const std::vector<RowPrediction>& base, const serve::BenchOptions& start,
+               const std::function<std::string(const RowPrediction&)>& key) {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < base.size(); ++i)
+    if (base[i].predicted) groups[key(base[i])].push_back(i);
+  Scheme s{name, {}, {}};
+  for (const auto& [group, members] : groups) s.rows.reserve(s.rows.size() + members.size());
+  size_t total = 0;
+  for (const auto& [group, members] : groups) total += members.size();
+  s.rows.reserve(total);
+  for (const auto& [group, members] : groups) {
+    std::vector<RowPrediction> train;
+    std::vector<BenchRow> test;
+    for (size_t i = 0; i < base.size(); ++i)
+      if (base[i].predicted && key(base[i]) != group) train.push_back(base[i]);
+    for (size_t i : members) test.push_back(*base[i].row);
+    const size_t first = s.rows.size();
+    for (const auto& r : test) s.rows.push_back(r);
+    auto p = fit_and_predict(train, {s.rows.begin() + static_cast<std::ptrdiff_t>(first), s.rows.end()}, start);
+    for (size_t k = 0; k < p.size(); ++k) p[k].row = &s.rows[first + k];
+    s.predictions.insert(s.predictions.end(), p.begin(), p.end());
+  }
+  return s;
+}
+
+// The model groups: models with the same parameter count are one architecture.
+std::function<std::string(const RowPrediction&)> model_group(const std::vector<RowPrediction>& base) {
+  auto names = std::make_shared<std::map<int64_t, std::string>>();
+  for (const auto& p : base) {
+    if (!p.predicted) continue;
+    std::string& n = (*names)[p.model_params];
+    if (n.find(p.row->model_path) == std::string::npos) n += (n.empty() ? "" : " + ") + p.row->model_path;
+  }
+  return [names](const RowPrediction& p) { return names->at(p.model_params); };
+}
+
+// Per row, for a look at what the summary hides: --dump DIR writes DIR/<scheme>.csv.
+void dump(const std::string& dir, const std::string& name, const std::vector<RowPrediction>& p) {
+  if (dir.empty()) return;
+  std::string file = dir + "/" + name + ".csv";
+  for (char& c : file)
+    if (c == ' ') c = '_';
+  std::FILE* f = std::fopen(file.c_str(), "w");
+  if (!f) return;
+  std::fprintf(f,
+               "id,system,backend,model,isl,osl,batch,tp,pp,dp,moe_tp,moe_ep,gemm_quant,ttft_s,ttft_pred_s,tpot_s,tpot_"
+               "pred_s\n");
+  for (const auto& r : p) {
+    if (!r.predicted) continue;
+    const BenchRow& b = *r.row;
+    std::fprintf(f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%.6g,%.6g,%.6g,%.6g\n", b.id.c_str(),
+                 b.system.c_str(), b.backend.c_str(), b.model_path.c_str(), static_cast<long long>(b.isl),
+                 static_cast<long long>(b.osl), static_cast<long long>(b.batch_size), static_cast<long long>(b.tp),
+                 static_cast<long long>(b.pp), static_cast<long long>(b.attention_dp), static_cast<long long>(b.moe_tp),
+                 static_cast<long long>(b.moe_ep), b.gemm_quant.c_str(), b.ttft_s, r.ttft_s, b.tpot_s, r.tpot_s);
+  }
+  std::fclose(f);
+}
+
+void print_line(const char* scheme, const std::string& group, const serve::ErrorSummary& s, bool steady) {
+  std::printf("  %-26s %-58s %5lld %9.1f %9.1f %9.1f %9.1f\n", scheme, group.c_str(), static_cast<long long>(s.rows),
+              steady ? s.steady_ttft_median : s.ttft_median, steady ? s.steady_ttft_p90 : s.ttft_p90,
+              steady ? s.steady_tpot_median : s.tpot_median, steady ? s.steady_tpot_p90 : s.tpot_p90);
+}
+
+void print_scheme(const char* title, const std::vector<RowPrediction>& p, const char* group_prefix, bool steady) {
+  for (const auto& [group, s] : serve::summarize(p))
+    if (group == "all" || group.rfind(group_prefix, 0) == 0) print_line(title, group, s, steady);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string csv = DAYZERO_DATA_DIR "/fidelity/serving-measured.csv", dir;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) dir = argv[++i];
+    else csv = argv[i];
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<BenchRow> rows = serve::read_bench_csv(csv);
+  const serve::BenchOptions start = start_options();
+  const std::vector<RowPrediction> base = serve::predict_bench(rows, start);
+  int64_t predicted = 0;
+  for (const auto& p : base) predicted += p.predicted ? 1 : 0;
+  std::printf("bench_fidelity: %s\n  %zu rows, %lld predicted (agg, mappable), the rest rejected with the reason\n\n",
+              csv.c_str(), rows.size(), static_cast<long long>(predicted));
+  std::printf("  |error| in %%, median and p90\n  %-26s %-58s %5s %9s %9s %9s %9s\n", "predictor", "group", "rows",
+              "TTFT med", "TTFT p90", "TPOT med", "TPOT p90");
+  dump(dir, "start", base);
+  print_scheme("steady state (before)", base, "engine:", true);
+  print_scheme("serving, start figures", base, "engine:", false);
+  std::vector<BenchRow> in_rows;
+  for (const auto& p : base)
+    if (p.predicted) in_rows.push_back(*p.row);
+  std::vector<RowPrediction> in_sample;
+  for (const auto& p : base)
+    if (p.predicted) in_sample.push_back(p);
+  const auto fitted = fit_and_predict(in_sample, in_rows, start);
+  dump(dir, "in sample", fitted);
+  print_scheme("serving, fit in sample", fitted, "engine:", false);
+  const Scheme gpu = holdout("leave one GPU out", base, start, [](const RowPrediction& p) { return p.row->system; });
+  dump(dir, "leave one GPU out", gpu.predictions);
+  print_scheme("leave one GPU out", gpu.predictions, "system:", false);
+  print_scheme("leave one GPU out", gpu.predictions, "engine:", false);
+  const Scheme model = holdout("leave one model out", base, start, model_group(base));
+  dump(dir, "leave one model out", model.predictions);
+  print_scheme("leave one model out", model.predictions, "model:", false);
+  print_scheme("leave one model out", model.predictions, "engine:", false);
+  std::printf("\n  %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return 0;
+}

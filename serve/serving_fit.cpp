@@ -1,0 +1,270 @@
+// calibrate --bench's fit (serving_fit.h).
+#include "serve/serving_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace dayzero::serve {
+
+namespace {
+
+using simulate::TimeFigure;
+constexpr size_t kF = simulate::kTimeFigures;
+constexpr double kMinEfficiency = 0.02;       // a figure below 2 % of peak is a model error, not a device
+constexpr double kMaxKernelOverheadS = 1e-3;  // EfficiencyTable's bound
+constexpr double kMaxHostOverheadS = 1.0;     // EngineOverheadTable's bound
+constexpr double kErrorFloor = 0.02;          // IRLS: errors below 2 % weigh as 2 %
+
+size_t fi(TimeFigure f) { return static_cast<size_t>(f); }
+
+// The start value of the figure a scale multiplies the time of (1 for host transfers).
+double start_value(const simulate::Efficiency& e, TimeFigure f) {
+  switch (f) {
+    case TimeFigure::gemm_compute: return e.gemm_compute;
+    case TimeFigure::gemm_memory: return e.gemm_memory;
+    case TimeFigure::attention_compute: return e.attention_compute;
+    case TimeFigure::attention_memory: return e.attention_memory;
+    case TimeFigure::elementwise_memory: return e.elementwise_memory;
+    case TimeFigure::kernel_overhead: return e.kernel_overhead_s;
+    case TimeFigure::communication: return e.collective_efficiency;
+    case TimeFigure::host_transfer: return 1;
+  }
+  return 1;
+}
+
+// Bounds of m_f (serving_fit.h).
+std::pair<double, double> scale_bounds(const simulate::Efficiency& e, TimeFigure f) {
+  const double v = start_value(e, f);
+  switch (f) {
+    case TimeFigure::kernel_overhead: return {0.0, v > 0 ? kMaxKernelOverheadS / v : 0.0};
+    case TimeFigure::host_transfer: return {1.0, 1.0};
+    case TimeFigure::gemm_compute:
+    case TimeFigure::gemm_memory:
+    case TimeFigure::attention_compute:
+    case TimeFigure::attention_memory:
+    case TimeFigure::elementwise_memory:
+    case TimeFigure::communication: return {v, v / kMinEfficiency};
+  }
+  return {1.0, 1.0};
+}
+
+// A least-squares problem 1/2 x'Ax - b'x over a box, by cyclic coordinate descent
+// (exact minimization along each coordinate, clamped); a coordinate without data
+// (A_ii = 0) keeps its start value.
+struct BoxQp {
+  explicit BoxQp(size_t n) : a(n, std::vector<double>(n, 0.0)), b(n, 0.0), lo(n), hi(n), x(n) {}
+  void add(const std::vector<double>& row, double y, double w) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (row[i] == 0) continue;
+      b[i] += w * row[i] * y;
+      for (size_t j = 0; j < row.size(); ++j) a[i][j] += w * row[i] * row[j];
+    }
+  }
+  void solve() {
+    for (int sweep = 0; sweep < 5000; ++sweep) {
+      double change = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!(a[i][i] > 0)) continue;
+        double r = b[i];
+        for (size_t j = 0; j < x.size(); ++j)
+          if (j != i) r -= a[i][j] * x[j];
+        const double v = std::clamp(r / a[i][i], lo[i], hi[i]);
+        change = std::max(change, std::abs(v - x[i]) / std::max(std::abs(x[i]), 1e-9));
+        x[i] = v;
+      }
+      if (change < 1e-12) break;
+    }
+  }
+  std::vector<std::vector<double>> a;
+  std::vector<double> b, lo, hi, x;
+};
+
+// The two equations of a row: coefficients of (m_0..m_{F-1}, s, q) for TTFT and TPOT.
+struct RowEquations {
+  std::vector<double> ttft, tpot;
+};
+RowEquations equations(const FitRow& r) {
+  RowEquations e{std::vector<double>(kF + 2, 0.0), std::vector<double>(kF + 2, 0.0)};
+  for (size_t f = 0; f < kF; ++f) {
+    e.ttft[f] = r.ttft.figure_s[f];
+    e.tpot[f] = r.tpot.figure_s[f];
+  }
+  e.ttft[kF] = r.ttft.steps;
+  e.tpot[kF] = r.tpot.steps;
+  e.ttft[kF + 1] = 1;
+  return e;
+}
+
+double relative_error(double predicted, double measured) { return predicted / measured - 1; }
+
+// Step 1: shared scales, overheads per engine. Unknowns: F scales, then (s, q) per engine.
+void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptions& o) {
+  std::map<Engine, size_t> engine_index;
+  for (const auto& r : rows) engine_index.emplace(r.engine, 0);
+  size_t n = kF;
+  for (auto& [e, i] : engine_index) i = (n += 2) - 2;
+  BoxQp qp(n);
+  for (size_t f = 0; f < kF; ++f) {
+    std::tie(qp.lo[f], qp.hi[f]) = scale_bounds(fit.start, simulate::kAllTimeFigures[f]);
+    qp.x[f] = std::clamp(1.0, qp.lo[f], qp.hi[f]);
+  }
+  for (size_t i = kF; i < n; ++i) qp.hi[i] = kMaxHostOverheadS;
+  std::vector<double> w_ttft(rows.size(), 1.0), w_tpot(rows.size(), 1.0);
+  const auto spread = [&](const std::vector<double>& eq, size_t base) {  // (s, q) into the engine's columns
+    std::vector<double> row(n, 0.0);
+    std::copy(eq.begin(), eq.begin() + kF, row.begin());
+    row[base] = eq[kF];
+    row[base + 1] = eq[kF + 1];
+    return row;
+  };
+  for (int round = 0; round < o.rounds; ++round) {
+    BoxQp step = qp;
+    std::fill(step.b.begin(), step.b.end(), 0.0);
+    for (auto& line : step.a) std::fill(line.begin(), line.end(), 0.0);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const RowEquations e = equations(rows[i]);
+      const size_t base = engine_index.at(rows[i].engine);
+      step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
+      step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
+    }
+    step.solve();
+    qp.x = step.x;
+    for (size_t f = 0; f < kF; ++f) fit.shared[f] = qp.x[f];
+    for (const auto& [e, i] : engine_index) {
+      fit.engines[e].step_overhead_s = qp.x[i];
+      fit.engines[e].request_overhead_s = qp.x[i + 1];
+    }
+    for (size_t i = 0; i < rows.size(); ++i) {
+      w_ttft[i] = 1 / std::max(std::abs(relative_error(fit.ttft_s(rows[i]), rows[i].ttft_s)), kErrorFloor);
+      w_tpot[i] = 1 / std::max(std::abs(relative_error(fit.tpot_s(rows[i]), rows[i].tpot_s)), kErrorFloor);
+    }
+  }
+}
+
+// Step 2: one device's scales with the engines' overheads held.
+FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit& fit, const FitOptions& o) {
+  FigureScales m = fit.shared;
+  std::vector<double> w_ttft(rows.size(), 1.0), w_tpot(rows.size(), 1.0);
+  ServingFit probe = fit;
+  const std::string device = rows.front()->device;
+  for (int round = 0; round < o.rounds; ++round) {
+    BoxQp qp(kF);
+    double mean_w = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const FitRow& r = *rows[i];
+      const EngineOverheads& eo = fit.engines.at(r.engine);
+      const RowEquations e = equations(r);
+      const std::vector<double> ttft(e.ttft.begin(), e.ttft.begin() + kF), tpot(e.tpot.begin(), e.tpot.begin() + kF);
+      qp.add(ttft, r.ttft_s - eo.step_overhead_s * r.ttft.steps - eo.request_overhead_s,
+             w_ttft[i] / (r.ttft_s * r.ttft_s));
+      qp.add(tpot, r.tpot_s - eo.step_overhead_s * r.tpot.steps, w_tpot[i] / (r.tpot_s * r.tpot_s));
+      mean_w += (w_ttft[i] + w_tpot[i]) / (2.0 * static_cast<double>(rows.size()));
+    }
+    // The pull toward the shared scales: prior_rows rows' worth of both equations,
+    // on the relative change of each scale that has data.
+    for (size_t f = 0; f < kF; ++f) {
+      std::tie(qp.lo[f], qp.hi[f]) = scale_bounds(fit.start, simulate::kAllTimeFigures[f]);
+      qp.x[f] = std::clamp(m[f], qp.lo[f], qp.hi[f]);
+      const double g = fit.shared[f];
+      if (!(qp.a[f][f] > 0) || !(g > 0)) continue;
+      const double lambda = 2 * o.prior_rows * mean_w / (g * g);
+      qp.a[f][f] += lambda;
+      qp.b[f] += lambda * g;
+    }
+    qp.solve();
+    std::copy(qp.x.begin(), qp.x.end(), m.begin());
+    probe.devices[device] = m;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      w_ttft[i] = 1 / std::max(std::abs(relative_error(probe.ttft_s(*rows[i]), rows[i]->ttft_s)), kErrorFloor);
+      w_tpot[i] = 1 / std::max(std::abs(relative_error(probe.tpot_s(*rows[i]), rows[i]->tpot_s)), kErrorFloor);
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
+  std::vector<FitRow> rows;
+  for (const auto& p : predictions) {
+    if (!p.predicted || !(p.row->ttft_s > 0) || !(p.row->tpot_s > 0)) continue;
+    const auto e = parse_engine(p.row->backend);
+    if (!e) continue;
+    rows.push_back({p.device, p.row->model_path, *e, p.ttft_parts, p.tpot_parts, p.row->ttft_s, p.row->tpot_s});
+  }
+  return rows;
+}
+
+const FigureScales& ServingFit::scales_for(const std::string& device) const {
+  const auto it = devices.find(device);
+  return it == devices.end() ? shared : it->second;
+}
+
+double ServingFit::ttft_s(const FitRow& r) const {
+  const FigureScales& m = scales_for(r.device);
+  const auto eo = engines.find(r.engine);
+  double t = 0;
+  for (size_t f = 0; f < kF; ++f) t += m[f] * r.ttft.figure_s[f];
+  if (eo != engines.end()) t += eo->second.step_overhead_s * r.ttft.steps + eo->second.request_overhead_s;
+  return t;
+}
+
+double ServingFit::tpot_s(const FitRow& r) const {
+  const FigureScales& m = scales_for(r.device);
+  const auto eo = engines.find(r.engine);
+  double t = 0;
+  for (size_t f = 0; f < kF; ++f) t += m[f] * r.tpot.figure_s[f];
+  if (eo != engines.end()) t += eo->second.step_overhead_s * r.tpot.steps;
+  return t;
+}
+
+simulate::Efficiency ServingFit::efficiency(const FigureScales& m) const {
+  simulate::Efficiency e = start;
+  e.gemm_compute = start.gemm_compute / m[fi(TimeFigure::gemm_compute)];
+  e.gemm_memory = start.gemm_memory / m[fi(TimeFigure::gemm_memory)];
+  e.attention_compute = start.attention_compute / m[fi(TimeFigure::attention_compute)];
+  e.attention_memory = start.attention_memory / m[fi(TimeFigure::attention_memory)];
+  e.elementwise_memory = start.elementwise_memory / m[fi(TimeFigure::elementwise_memory)];
+  e.kernel_overhead_s = start.kernel_overhead_s * m[fi(TimeFigure::kernel_overhead)];
+  e.collective_efficiency = start.collective_efficiency / m[fi(TimeFigure::communication)];
+  return e;
+}
+
+simulate::EfficiencyTable ServingFit::table(simulate::EfficiencyTable base, const std::string& source) const {
+  base.set_default(efficiency(shared), source + " Shared by every device (the default for one without measured runs).");
+  for (const auto& [device, m] : devices)
+    base.set_device(device, efficiency(m),
+                    source + " " + device + ": " + std::to_string(device_rows.at(device)) + " measured runs.");
+  return base;
+}
+
+EngineOverheadTable ServingFit::overheads(const std::string& source) const {
+  EngineOverheadTable t;
+  for (auto [e, o] : engines) {
+    o.source = source;
+    t.set(e, o);
+  }
+  return t;
+}
+
+ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficiency& start, const FitOptions& o) {
+  std::vector<FitRow> usable;
+  for (const auto& r : rows)
+    if (r.ttft_s > 0 && r.tpot_s > 0 && std::isfinite(r.ttft_s) && std::isfinite(r.tpot_s)) usable.push_back(r);
+  if (usable.empty()) throw std::invalid_argument("no measured run with a positive TTFT and TPOT to fit");
+  ServingFit fit;
+  fit.start = start;
+  fit.shared.fill(1.0);
+  fit_shared(usable, fit, o);
+  std::map<std::string, std::vector<const FitRow*>> by_device;
+  for (const auto& r : usable) by_device[r.device].push_back(&r);
+  for (const auto& r : usable) ++fit.engines[r.engine].rows;
+  for (const auto& [device, list] : by_device) {
+    fit.devices[device] = fit_device(list, fit, o);
+    fit.device_rows[device] = static_cast<int64_t>(list.size());
+  }
+  return fit;
+}
+
+}  // namespace dayzero::serve

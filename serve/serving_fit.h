@@ -1,0 +1,79 @@
+#pragma once
+// `calibrate --bench`: the efficiency figures of each device and the host overheads
+// of each engine, fitted to measured serving runs.
+//
+// The model. The serving simulation of a row at the start figures splits its mean
+// TTFT and TPOT into parts (serve/simulation.h, LatencyParts): seconds set by each
+// efficiency figure f, engine steps N, and the request overhead. With m_f a factor on
+// the time figure f sets (the fitted efficiency is start / m_f; the kernel overhead
+// start x m_f; collectives take 1 / m_f of the link model), s the engine's step
+// overhead and q its request overhead:
+//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e        TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
+// for a row on device d served by engine e. A closed loop's schedule does not depend
+// on step times, so this is what re-simulating with the fitted figures gives, as
+// long as no op changes the roofline term that binds it (the bench re-simulates to
+// check: bench/bench_fidelity.cpp).
+//
+// The fit minimizes the sum over rows of |TTFT / measured - 1| + |TPOT / measured - 1|
+// (iteratively reweighted least squares, the weights 1 / max(|error|, 2 %)) under
+// bounds: efficiencies in [0.02, 1], the kernel overhead in [0, 1 ms], collectives
+// no faster than the link model, overheads in [0, 1 s]. Host transfers keep m = 1.
+//  1. One set of m for every device, with s and q per engine: the figures a device
+//     without measured runs gets (the table's `default`).
+//  2. For each device with rows: its own m, s and q held from step 1, pulled toward
+//     step 1's m by a penalty worth `prior_rows` rows (few rows move it little).
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "serve/bench_predict.h"
+#include "serve/engine.h"
+#include "serve/engine_overheads.h"
+#include "serve/simulation.h"
+#include "simulate/efficiency.h"
+
+namespace dayzero::serve {
+
+// One measured run with its parts at the start figures (no engine overheads).
+struct FitRow {
+  std::string device;  // catalog name
+  std::string model;   // model_path
+  Engine engine = Engine::vllm;
+  LatencyParts ttft, tpot;
+  double ttft_s = 0, tpot_s = 0;  // measured
+};
+
+// The predicted rows of predict_bench (run with no engine overheads) as fit rows.
+std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions);
+
+using FigureScales = std::array<double, simulate::kTimeFigures>;  // m_f; 1 = the start figures
+
+struct FitOptions {
+  double prior_rows = 20;  // weight of the pull toward the shared figures, in rows
+  int rounds = 25;         // reweighting rounds
+};
+
+struct ServingFit {
+  simulate::Efficiency start;  // the figures the parts were computed with
+  FigureScales shared{};       // step 1
+  std::map<std::string, FigureScales> devices;
+  std::map<std::string, int64_t> device_rows;
+  std::map<Engine, EngineOverheads> engines;  // step and request overheads, rows
+
+  const FigureScales& scales_for(const std::string& device) const;
+  double ttft_s(const FitRow& r) const;  // the model's prediction
+  double tpot_s(const FitRow& r) const;
+  // The start figures with the scales applied.
+  simulate::Efficiency efficiency(const FigureScales& m) const;
+  // `base` with its default and the fitted devices replaced (other devices kept),
+  // each entry's source set to `source`.
+  simulate::EfficiencyTable table(simulate::EfficiencyTable base, const std::string& source) const;
+  EngineOverheadTable overheads(const std::string& source) const;
+};
+
+// Throws std::invalid_argument when no row has positive measured latencies.
+ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficiency& start, const FitOptions& o = {});
+
+}  // namespace dayzero::serve
