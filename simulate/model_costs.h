@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "model/model.h"
@@ -25,7 +26,7 @@ enum class WeightClass {
   count
 };
 inline constexpr size_t kWeightClasses = static_cast<size_t>(WeightClass::count);
-inline constexpr size_t kPrecisions = 4;  // model::WeightPrecision values
+inline constexpr size_t kPrecisions = std::size(model::kAllPrecisions);  // indexed by model::WeightPrecision
 using BytesByPrecision = std::array<int64_t, kPrecisions>;
 
 struct LayerClassCosts {

@@ -55,9 +55,15 @@ TEST(Cli, InspectJsonHasRequiredKeys) {
   EXPECT_EQ(j.at("params_total").get<int64_t>(), 8'030'261'248);
   EXPECT_EQ(j.at("params_active").get<int64_t>(), 8'030'261'248);
   EXPECT_EQ(j.at("params_embedding").get<int64_t>(), 525'336'576);
-  for (const char* k : {"bf16", "fp8", "int4", "checkpoint"})
+  for (const char* k : {"bf16", "fp8", "int8", "int8_w8a16", "int4", "nvfp4", "checkpoint"})
     EXPECT_TRUE(j.at("weights_bytes").at(k).is_number_integer()) << k;
   EXPECT_EQ(j.at("weights_bytes").at("checkpoint").get<int64_t>(), 16'060'522'496);
+  // Layers at 1 B per weight + a scale per output row (1,376,256 rows: F32 for W8A8,
+  // BF16 for W8A16) or at NVFP4 (6,979,321,856 x 9/16 + 4 B x 224 matrices), with the
+  // BF16 embedding, head (1,050,673,152 B each) and norms (532,480 B):
+  EXPECT_EQ(j.at("weights_bytes").at("int8").get<int64_t>(), 9'086'705'664);
+  EXPECT_EQ(j.at("weights_bytes").at("int8_w8a16").get<int64_t>(), 9'083'953'152);
+  EXPECT_EQ(j.at("weights_bytes").at("nvfp4").get<int64_t>(), 6'027'748'224);
   EXPECT_EQ(j.at("kv_bytes_per_token").at("bf16").get<int64_t>(), 131'072);
   EXPECT_EQ(j.at("kv_bytes_per_token").at("fp8").get<int64_t>(), 65'536);
   ASSERT_EQ(j.at("layers").size(), 32u);
