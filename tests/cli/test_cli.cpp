@@ -170,6 +170,23 @@ TEST(Cli, SimulateFitsAndDoesNotFit) {
   EXPECT_EQ(run("simulate --help").status, 0);
 }
 
+// A plan in NVFP4 (W4A4) simulates on Blackwell and is refused on an H100, naming
+// the field, the precision and the device.
+TEST(Cli, SimulateNvfp4NeedsFp4TensorCores) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("dayzero_cli_nvfp4_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"schema_version": 1, "attention": {"tp": 1, "dp": 1},
+      "dtypes": {"attention": "nvfp4", "dense_mlp": "nvfp4", "kv_cache": "fp8"},
+      "workload": {"batch": 1, "input_len": 1000, "output_len": 200}})";
+  const Result b200 = run("simulate --model Llama-3.1-8B --cluster hgx-b200 --plan " + file.string() + " --json");
+  EXPECT_EQ(b200.status, 0) << b200.err;
+  const Result h100 = run("simulate --model Llama-3.1-8B --cluster h100x1 --plan " + file.string());
+  EXPECT_EQ(h100.status, 1);
+  EXPECT_NE(h100.err.find("field 'dtypes.attention' = nvfp4: needs fp4 tensor cores"), std::string::npos) << h100.err;
+  EXPECT_NE(h100.err.find("H100-SXM"), std::string::npos) << h100.err;
+  std::filesystem::remove(file);
+}
+
 TEST(Cli, PlanIsDeterministicAndWritesPlansSimulateAccepts) {
   const Result a = run("plan llama-3.1-70b-h100x8");
   const Result b = run("plan llama-3.1-70b-h100x8");
