@@ -94,13 +94,14 @@ void print_summary(std::ostream& out, const Model& m) {
         << "  (not in total)\n";
 
   out << "\nWeights, scales included (GB = 1e9 bytes, GiB = 2^30 bytes)\n";
-  for (auto p : {model::WeightPrecision::bf16, model::WeightPrecision::fp8, model::WeightPrecision::int4,
-                 model::WeightPrecision::checkpoint}) {
+  for (model::WeightPrecision p : model::kAllPrecisions) {
     out << "  " << pad_right(std::string(model::precision_name(p)), 12) << pad_left(gb_and_gib(m.weights_bytes(p)), 30);
     if (c.mtp_layers > 0) out << "   + MTP " << gb_and_gib(m.weights_bytes(p, true));
     out << '\n';
   }
-  out << "  (fp8: 128x128 block scales; int4: BF16 scale per 128 inputs; embeddings, head, routers, norms stay BF16)\n";
+  out << "  (fp8: 128x128 block scales; int8 (W8A8): F32 scale per output channel; int8_w8a16: BF16 scale per output\n"
+         "   channel; int4 (W4A16): BF16 scale per 128 inputs; nvfp4 (W4A4): F8_E4M3 scale per 16 inputs + F32 per\n"
+         "   tensor; embeddings, head, routers, norms stay BF16)\n";
 
   out << "\nKV cache per token of context, all " << c.num_layers << " layers\n";
   out << "  bf16  " << with_commas(m.kv_bytes_per_token(2)) << " bytes\n";

@@ -14,6 +14,7 @@
 #include "search/search.h"
 #include "search/session.h"
 #include "serve/simulation.h"
+#include "simulate/precisions.h"
 #include "topology/device.h"
 
 namespace dayzero::cli {
@@ -49,6 +50,7 @@ Served load_served(const ServeCliOptions& o) {
     s.cluster = std::make_unique<topology::Cluster>(topology::Cluster::load(resolve_cluster_path(o.cluster), catalog));
     s.plan = plan::load_plan(o.plan);
     plan::validate_plan(s.plan, *s.model, s.cluster->num_devices(), o.plan);
+    simulate::validate_plan_precisions(s.plan, s.cluster->device_spec(), o.plan);
     s.efficiency = simulate::EfficiencyTable::load_builtin(core::data_dir()).for_device(s.cluster->device_spec().name);
     s.plan_source = o.plan;
     return s;

@@ -9,6 +9,7 @@
 #include "cli/format.h"
 #include "core/data_dir.h"
 #include "plan/plan_json.h"
+#include "simulate/precisions.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
 
@@ -84,6 +85,7 @@ void run_simulate(const SimulateOptions& o) {
   const topology::Cluster cluster = topology::Cluster::load(resolve_cluster_path(o.cluster), catalog);
   const plan::Plan plan = plan::load_plan(o.plan);
   plan::validate_plan(plan, m, cluster.num_devices(), o.plan);
+  simulate::validate_plan_precisions(plan, cluster.device_spec(), o.plan);
   const auto table = simulate::EfficiencyTable::load_builtin(core::data_dir());
   simulate::Simulator sim(m, cluster, table.for_device(cluster.device_spec().name));
   const simulate::Prediction pred = sim.simulate(plan);

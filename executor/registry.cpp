@@ -130,6 +130,8 @@ std::string storage_variant(const model::StorageFormat& f) {
     case model::StorageKind::fp8_tensor: return "fp8_tensor";
     case model::StorageKind::mxfp4: return "mxfp4";
     case model::StorageKind::int4_group: return "int4_group";
+    case model::StorageKind::int8_channel: return "int8_channel";
+    case model::StorageKind::nvfp4: return "nvfp4";
   }
   return "?";
 }

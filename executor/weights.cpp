@@ -201,7 +201,9 @@ void dequantize_row_range(const StoredWeight& w, int64_t index, int64_t row, int
       return;
     }
     case model::StorageKind::fp8_tensor:
-    case model::StorageKind::int4_group: break;
+    case model::StorageKind::int4_group:
+    case model::StorageKind::int8_channel:
+    case model::StorageKind::nvfp4: break;
   }
   throw std::runtime_error("weight '" + w.name + "': storage format not supported by the CPU backend");
 }

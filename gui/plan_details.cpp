@@ -14,6 +14,7 @@
 #include "gui/cluster_view.h"
 #include "gui/plan_charts.h"
 #include "plan/plan_json.h"
+#include "simulate/precisions.h"
 
 namespace dayzero::gui {
 
@@ -148,6 +149,7 @@ void PlanDetails::resimulate() {
     try {
       plan::Plan p = apply_knobs(base_->plan, k);
       plan::validate_plan(p, session_->model, session_->cluster.num_devices(), "what-if");
+      simulate::validate_plan_precisions(p, session_->cluster.device_spec(), "what-if");
       prediction_ = sim_->simulate(p);
       plan_ = std::move(p);
     } catch (const std::exception& ex) {

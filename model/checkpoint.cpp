@@ -47,7 +47,9 @@ void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& o
       out.push_back({name + "_scales", DType::u8, scales, true, &w});
       return;
     }
-    case StorageKind::int4_group: break;  // not a checkpoint format DayZero reads
+    case StorageKind::int4_group:
+    case StorageKind::int8_channel:
+    case StorageKind::nvfp4: break;  // not checkpoint formats DayZero reads
   }
   out.push_back({name, f.dtype, s, false, &w});
 }

@@ -73,6 +73,8 @@ std::string StorageFormat::describe() const {
     case StorageKind::fp8_tensor: return "F8_E4M3 + one F32 scale per tensor";
     case StorageKind::mxfp4: return "MXFP4 (E2M1 + E8M0 scale per 32)";
     case StorageKind::int4_group: return "INT4 + BF16 scale per " + std::to_string(group) + " inputs";
+    case StorageKind::int8_channel: return "INT8 + " + std::string(dtype_name(scale)) + " scale per output channel";
+    case StorageKind::nvfp4: return "NVFP4 (E2M1 + F8_E4M3 scale per 16 + F32 scale per tensor)";
   }
   return "?";
 }
@@ -81,7 +83,10 @@ std::string_view precision_name(WeightPrecision p) {
   switch (p) {
     case WeightPrecision::bf16: return "bf16";
     case WeightPrecision::fp8: return "fp8";
+    case WeightPrecision::int8: return "int8";
+    case WeightPrecision::int8_w8a16: return "int8_w8a16";
     case WeightPrecision::int4: return "int4";
+    case WeightPrecision::nvfp4: return "nvfp4";
     case WeightPrecision::checkpoint: return "checkpoint";
   }
   return "?";
@@ -119,6 +124,19 @@ int64_t storage_bytes(std::span<const int64_t> shape, const StorageFormat& fmt) 
       const int64_t row_groups = core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, fmt.group));
       const int64_t packed = core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, 2));
       return core::checked_add(packed, core::checked_mul(row_groups, 2));
+    }
+    case StorageKind::int8_channel: {
+      // One byte per element + one scale per row (output channel) of every matrix.
+      const int64_t scale_bytes = dtype_bits(fmt.scale) / 8;
+      return core::checked_add(elems, core::checked_mul(core::checked_mul(matrices, rows), scale_bytes));
+    }
+    case StorageKind::nvfp4: {
+      // Per row: ceil(cols/16) blocks of 8 bytes (16 E2M1 values) + 1 F8_E4M3 byte
+      // each; per matrix one F32 tensor scale.
+      const int64_t row_blocks =
+          core::checked_mul(core::checked_mul(matrices, rows), core::ceil_div(cols, kNvfp4BlockElems));
+      return core::checked_add(core::checked_mul(row_blocks, kNvfp4BlockElems / 2 + 1),
+                               core::checked_mul(matrices, dtype_bits(DType::f32) / 8));
     }
     case StorageKind::plain: break;
   }

@@ -49,6 +49,12 @@ enum class StorageKind {
   fp8_tensor,  // F8_E4M3 elements + one F32 scale for the whole tensor
   mxfp4,       // OCP MX FP4 (E2M1, two per byte) + one E8M0 byte scale per 32 elements
   int4_group,  // 4-bit integers, one BF16 scale per `group` elements along the input dim
+  // INT8 elements + one `scale`-typed scale per output channel (row): W8A8 INT8
+  // (F32 scales) and W8A16 INT8 weight-only (BF16 scales), see matrix_format.
+  int8_channel,
+  // NVIDIA NVFP4: FP4 E2M1 elements (two per byte) + one F8_E4M3 scale per 16
+  // elements along the input dim + one F32 scale per matrix (weight_scale_2).
+  nvfp4,
 };
 
 struct StorageFormat {
@@ -57,6 +63,7 @@ struct StorageFormat {
   int64_t block_rows = 0;     // fp8_block: block size along the output (row) dim
   int64_t block_cols = 0;     // fp8_block: block size along the input (column) dim
   int64_t group = 0;          // int4_group: elements per scale
+  DType scale = DType::f32;   // int8_channel: the per-channel scale's element type
 
   static StorageFormat plain_of(DType t) { return {StorageKind::plain, t}; }
   std::string describe() const;  // e.g. "fp8 e4m3, 128x128 block scales"
@@ -66,11 +73,31 @@ struct StorageFormat {
 // checkpoint stores them; the others convert every projection matrix (attention,
 // dense MLP, experts, shared experts) and keep embeddings, head, routers, norms
 // and biases at BF16 (F32 where the checkpoint keeps F32), the policy of
-// DeepSeek-V3's FP8 release.
-enum class WeightPrecision { bf16, fp8, int4, checkpoint };
-inline constexpr WeightPrecision kAllPrecisions[] = {WeightPrecision::bf16, WeightPrecision::fp8, WeightPrecision::int4,
-                                                     WeightPrecision::checkpoint};
-std::string_view precision_name(WeightPrecision p);  // "bf16", "fp8", "int4", "checkpoint"
+// DeepSeek-V3's FP8 release. What each is (storage: matrix_format in model.h;
+// the GEMM compute dtype: simulate/precisions.h):
+//   bf16        16-bit weights and activations
+//   fp8         W8A8 FP8 E4M3, 128x128 block scales (DeepSeek-V3's format)
+//   int8        W8A8 INT8: per-channel F32 weight scales, per-token dynamic
+//               activation scales (SmoothQuant; vLLM / SGLang "w8a8 int8")
+//   int8_w8a16  INT8 weight-only: per-channel BF16 scales, BF16 activations
+//   int4        W4A16 INT4, a BF16 scale per 128 inputs (GPTQ / AWQ what-if)
+//   nvfp4       W4A4 NVFP4: E2M1 weights and activations, F8_E4M3 scale per 16
+//               elements + an F32 scale per tensor (Blackwell FP4 tensor cores)
+// The order is the enumerators' (kAllPrecisions[i] has the value i).
+enum class WeightPrecision { bf16, fp8, int8, int8_w8a16, int4, nvfp4, checkpoint };
+inline constexpr WeightPrecision kAllPrecisions[] = {
+    WeightPrecision::bf16, WeightPrecision::fp8,   WeightPrecision::int8,      WeightPrecision::int8_w8a16,
+    WeightPrecision::int4, WeightPrecision::nvfp4, WeightPrecision::checkpoint};
+static_assert(
+    [] {
+      size_t i = 0;
+      for (WeightPrecision p : kAllPrecisions)
+        if (static_cast<size_t>(p) != i++) return false;
+      return true;
+    }(),
+    "kAllPrecisions lists every WeightPrecision in enumerator order (simulate indexes arrays by it)");
+// "bf16", "fp8", "int8", "int8_w8a16", "int4", "nvfp4", "checkpoint"
+std::string_view precision_name(WeightPrecision p);
 std::optional<WeightPrecision> parse_precision(std::string_view s);
 
 // Elements per MXFP4 scale (OCP Microscaling Formats spec v1.0, block size 32).
@@ -80,6 +107,12 @@ inline constexpr int64_t kFp8DefaultBlock = 128;
 // Group size of DayZero's int4 what-if format: W4A16 with one BF16 scale per 128
 // input elements, the common GPTQ/AWQ setting (symmetric, no zero points).
 inline constexpr int64_t kInt4DefaultGroup = 128;
+// Elements per NVFP4 block scale: 16, each scale F8_E4M3, plus one F32 scale per
+// tensor (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+// Inference", developer.nvidia.com blog, 2025; TensorRT Model Optimizer's NVFP4
+// export: weight [out, in/2] U8, weight_scale [out, in/16] F8_E4M3, weight_scale_2
+// F32 scalar, as vLLM's ModelOptNvFp4LinearMethod loads it).
+inline constexpr int64_t kNvfp4BlockElems = 16;
 
 // Bytes of a tensor with the given logical shape stored in `fmt`, scales included.
 // Quantized formats treat the last dim as the input dim and the product of all

@@ -12,6 +12,13 @@ StorageFormat matrix_format(WeightPrecision p) {
   switch (p) {
     case WeightPrecision::fp8: return {StorageKind::fp8_block, DType::f8_e4m3, kFp8DefaultBlock, kFp8DefaultBlock};
     case WeightPrecision::int4: return {StorageKind::int4_group, DType::u8, 0, 0, kInt4DefaultGroup};
+    // W8A8 INT8: F32 per-channel scales, as vLLM's CompressedTensorsW8A8Int8 (channel
+    // strategy) creates weight_scale [out, 1] float32.
+    case WeightPrecision::int8: return {StorageKind::int8_channel, DType::i8, 0, 0, 0, DType::f32};
+    // W8A16 INT8: scales in the activation dtype, as vLLM's CompressedTensorsWNA16
+    // (num_bits 8, channel strategy) creates weight_scale [out, 1] in params_dtype.
+    case WeightPrecision::int8_w8a16: return {StorageKind::int8_channel, DType::i8, 0, 0, 0, DType::bf16};
+    case WeightPrecision::nvfp4: return {StorageKind::nvfp4, DType::f4};
     case WeightPrecision::bf16:
     case WeightPrecision::checkpoint: break;  // `checkpoint` keeps each weight's own storage (weight_bytes)
   }

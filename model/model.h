@@ -16,7 +16,10 @@
 namespace dayzero::model {
 
 // Storage of a converted projection matrix: bf16; fp8 with 128x128 block scales
-// (DeepSeek-V3 recipe); int4 with one BF16 scale per 128 inputs (GPTQ/AWQ-style).
+// (DeepSeek-V3 recipe); int8 with an F32 scale per output channel (W8A8); int8_w8a16
+// with a BF16 scale per output channel; int4 with one BF16 scale per 128 inputs
+// (GPTQ/AWQ-style); nvfp4 with an F8_E4M3 scale per 16 inputs and an F32 scale per
+// matrix. `checkpoint` has no one format (each weight keeps its own): bf16 here.
 StorageFormat matrix_format(WeightPrecision p);
 
 struct Model {

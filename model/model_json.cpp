@@ -52,8 +52,7 @@ void to_json(nlohmann::json& j, const Layer& layer) {
 namespace {
 nlohmann::json bytes_by_precision(const Model& m, bool mtp) {
   nlohmann::json j;
-  for (auto p : {WeightPrecision::bf16, WeightPrecision::fp8, WeightPrecision::int4, WeightPrecision::checkpoint})
-    j[std::string(precision_name(p))] = m.weights_bytes(p, mtp);
+  for (WeightPrecision p : kAllPrecisions) j[std::string(precision_name(p))] = m.weights_bytes(p, mtp);
   return j;
 }
 }  // namespace

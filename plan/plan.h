@@ -42,8 +42,10 @@ std::string_view activation_dtype_name(ActivationDtype d);  // "bf16" | "fp16"
 std::optional<ActivationDtype> parse_activation_dtype(std::string_view s);
 int64_t activation_elem_bytes(ActivationDtype d);
 
-// Weight precisions, per part (model::WeightPrecision: bf16, fp8, int4, or
-// checkpoint = as stored), and the KV cache and activation dtypes.
+// Weight precisions, per part (model::WeightPrecision: bf16, fp8, int8 (W8A8),
+// int8_w8a16, int4 (W4A16), nvfp4 (W4A4), or checkpoint = as stored), and the KV
+// cache and activation dtypes. Whether the cluster's device can run them (int8 and
+// nvfp4 need its INT8 / FP4 tensor cores) is simulate::validate_plan_precisions.
 struct PlanDtypes {
   model::WeightPrecision attention = model::WeightPrecision::checkpoint;
   model::WeightPrecision dense_mlp = model::WeightPrecision::checkpoint;  // dense FFN layers and shared experts

@@ -24,6 +24,12 @@ std::vector<int> positive_ints(Fields& f, const std::string& key) {
   return out;
 }
 
+std::string weight_choice_names() {
+  std::string s;
+  for (WeightChoice w : kAllWeightChoices) s += (s.empty() ? "" : ", ") + std::string(weight_choice_name(w));
+  return s;
+}
+
 std::filesystem::path resolve(const std::filesystem::path& base, const std::string& rel) {
   const std::filesystem::path p(rel);
   return p.is_absolute() ? p : base / p;
@@ -45,7 +51,10 @@ std::string_view weight_choice_name(WeightChoice w) {
     case WeightChoice::checkpoint: return "checkpoint";
     case WeightChoice::bf16: return "bf16";
     case WeightChoice::fp8: return "fp8";
+    case WeightChoice::int8: return "int8";
+    case WeightChoice::int8_w8a16: return "int8_w8a16";
     case WeightChoice::int4: return "int4";
+    case WeightChoice::nvfp4: return "nvfp4";
     case WeightChoice::experts_int4: return "experts-int4";
   }
   return "?";
@@ -112,7 +121,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   o.ep = positive_ints(sp, "ep");
   for (const auto& d : sp.opt_strings("weight_dtypes")) {
     const auto w = parse_weight_choice(d);
-    if (!w) sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (checkpoint, bf16, fp8, int4, experts-int4)");
+    if (!w) sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (" + weight_choice_names() + ")");
     o.weight_dtypes.push_back(*w);
   }
   for (const auto& d : sp.opt_strings("kv_dtypes")) {

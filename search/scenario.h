@@ -21,12 +21,16 @@ enum class Objective { throughput_per_device, latency, fewest_devices };
 std::string_view objective_name(Objective o);
 
 // How the search converts a model's weights (apply_weight_choice in search.h): as
-// the checkpoint stores them; every projection matrix at BF16, FP8 or INT4
-// (embeddings stay 16-bit under INT4); or only the routed experts at INT4.
-enum class WeightChoice { checkpoint, bf16, fp8, int4, experts_int4 };
-inline constexpr WeightChoice kAllWeightChoices[] = {WeightChoice::checkpoint, WeightChoice::bf16, WeightChoice::fp8,
-                                                     WeightChoice::int4, WeightChoice::experts_int4};
-std::string_view weight_choice_name(WeightChoice w);  // "checkpoint", "bf16", "fp8", "int4", "experts-int4"
+// the checkpoint stores them; every projection matrix at BF16, FP8, INT8 (W8A8),
+// INT8 weight-only (W8A16), INT4 (W4A16) or NVFP4 (W4A4) (model::WeightPrecision;
+// embeddings and head stay 16-bit under the integer and FP4 choices); or only the
+// routed experts at INT4.
+enum class WeightChoice { checkpoint, bf16, fp8, int8, int8_w8a16, int4, nvfp4, experts_int4 };
+inline constexpr WeightChoice kAllWeightChoices[] = {
+    WeightChoice::checkpoint, WeightChoice::bf16, WeightChoice::fp8,   WeightChoice::int8,
+    WeightChoice::int8_w8a16, WeightChoice::int4, WeightChoice::nvfp4, WeightChoice::experts_int4};
+// "checkpoint", "bf16", "fp8", "int8", "int8_w8a16", "int4", "nvfp4", "experts-int4"
+std::string_view weight_choice_name(WeightChoice w);
 std::optional<WeightChoice> parse_weight_choice(std::string_view s);
 
 struct Sla {
@@ -38,8 +42,10 @@ struct Sla {
 struct SpaceOverrides {
   std::vector<int> device_counts;
   std::vector<int> tp, pp, ep;
-  // Default: the checkpoint's precision, and FP8 for a 16-bit checkpoint on a
-  // device with FP8 (INT4 is opt-in).
+  // Default: the checkpoint's precision, and for a 16-bit checkpoint FP8 on a
+  // device with FP8, else INT8 (W8A8) on a device with INT8 (A100). The others
+  // (int8_w8a16, int4, nvfp4, experts-int4, bf16) are opt-in; int8 and nvfp4 need
+  // the device's INT8 / FP4 tensor cores (an InputError names this field if not).
   std::vector<WeightChoice> weight_dtypes;
   std::vector<plan::KvDtype> kv_dtypes;
   std::vector<int64_t> batches;                   // concurrent sequences

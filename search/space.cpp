@@ -2,9 +2,12 @@
 // the model and the cluster.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "core/error.h"
 #include "plan/plan_json.h"
 #include "search/search.h"
+#include "simulate/precisions.h"
 
 namespace dayzero::search {
 
@@ -31,22 +34,43 @@ std::vector<int> divisors_pow2(int n) {
   return v;
 }
 
+// A compute dtype that a weight choice's precisions need (simulate::
+// required_compute_dtype) and the device has no peak for, if any.
+std::optional<topology::ComputeDtype> missing_compute(WeightChoice w, const topology::DeviceSpec& dev) {
+  plan::Plan p;
+  apply_weight_choice(p, w);
+  for (model::WeightPrecision prec : {p.dtypes.attention, p.dtypes.dense_mlp, p.dtypes.experts, p.dtypes.embedding})
+    if (const auto d = simulate::required_compute_dtype(prec); d && dev.peak_flops_for(*d) <= 0) return d;
+  return std::nullopt;
+}
+
 // Weight choices worth trying for this model (the checkpoint's own, and the
 // conversions that change its bytes).
 std::vector<WeightChoice> weight_choices(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+  const topology::DeviceSpec& dev = c.device_spec();
   if (!s.space.weight_dtypes.empty()) {
     std::vector<WeightChoice> v;
-    for (WeightChoice d : s.space.weight_dtypes)
-      if (d != WeightChoice::experts_int4 || m.config.is_moe()) v.push_back(d);
+    for (WeightChoice d : s.space.weight_dtypes) {
+      if (d == WeightChoice::experts_int4 && !m.config.is_moe()) continue;
+      if (const auto missing = missing_compute(d, dev)) {
+        const std::string dtype(topology::compute_dtype_name(*missing));
+        throw core::InputError(s.file.string(), "search.weight_dtypes",
+                               "\"" + std::string(weight_choice_name(d)) + "\"",
+                               "needs " + dtype + " tensor cores; the cluster's device " + dev.name + " has none");
+      }
+      v.push_back(d);
+    }
     return v;
   }
-  // By default the checkpoint's own precision, and FP8 for a 16-bit checkpoint on a
-  // device with an FP8 path. Lossier conversions (INT4) change the model's quality:
-  // a scenario opts in through search.weight_dtypes.
+  // By default the checkpoint's own precision, and for a 16-bit checkpoint the
+  // device's 8-bit W8A8 path: FP8, else INT8 (A100). Lossier conversions (INT4,
+  // NVFP4) change the model's quality, and weight-only INT8 is slower than W8A8 at
+  // the same bytes wherever W8A8 runs: a scenario opts in through search.weight_dtypes.
   std::vector<WeightChoice> v = {WeightChoice::checkpoint};
-  if (m.config.quant.method == model::QuantMethod::none &&
-      c.device_spec().peak_flops_for(topology::ComputeDtype::fp8) > 0)
-    v.push_back(WeightChoice::fp8);
+  if (m.config.quant.method == model::QuantMethod::none) {
+    if (dev.peak_flops_for(topology::ComputeDtype::fp8) > 0) v.push_back(WeightChoice::fp8);
+    else if (dev.peak_flops_for(topology::ComputeDtype::int8) > 0) v.push_back(WeightChoice::int8);
+  }
   return v;
 }
 
@@ -142,9 +166,12 @@ void apply_weight_choice(plan::Plan& p, WeightChoice w) {
     case WeightChoice::checkpoint: all(WeightPrecision::checkpoint, WeightPrecision::checkpoint); return;
     case WeightChoice::bf16: all(WeightPrecision::bf16, WeightPrecision::bf16); return;
     case WeightChoice::fp8: all(WeightPrecision::fp8, WeightPrecision::fp8); return;
-    case WeightChoice::int4:  // embeddings stay 16-bit under INT4
-      all(WeightPrecision::int4, WeightPrecision::checkpoint);
-      return;
+    // Embeddings and head stay as stored (16-bit) under the integer and FP4 choices,
+    // as GPTQ / AWQ, llm-compressor's W8A8 and ModelOpt's NVFP4 recipes leave lm_head.
+    case WeightChoice::int8: all(WeightPrecision::int8, WeightPrecision::checkpoint); return;
+    case WeightChoice::int8_w8a16: all(WeightPrecision::int8_w8a16, WeightPrecision::checkpoint); return;
+    case WeightChoice::int4: all(WeightPrecision::int4, WeightPrecision::checkpoint); return;
+    case WeightChoice::nvfp4: all(WeightPrecision::nvfp4, WeightPrecision::checkpoint); return;
     case WeightChoice::experts_int4:
       all(WeightPrecision::checkpoint, WeightPrecision::checkpoint);
       p.dtypes.experts = WeightPrecision::int4;

@@ -3,6 +3,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "simulate/precisions.h"
+
 namespace dayzero::simulate {
 
 namespace {
@@ -10,7 +12,6 @@ namespace {
 using model::Op;
 using model::OpKind;
 using model::Part;
-using model::WeightPrecision;
 
 // The cost class of an op's weights, from its kind, the part it belongs to and
 // how TP splits it (model::Op::tp_split, the one sharding truth).
@@ -109,10 +110,7 @@ ModelCosts model_costs(const model::Model& m) {
       mc.head_flops_per_token = op.flops_per_token();
     }
   }
-  for (size_t p = 0; p < kPrecisions; ++p) mc.gemm_dtype[p] = topology::ComputeDtype::bf16;
-  mc.gemm_dtype[static_cast<size_t>(WeightPrecision::fp8)] = topology::ComputeDtype::fp8;
-  if (c.quant.method == model::QuantMethod::fp8)
-    mc.gemm_dtype[static_cast<size_t>(WeightPrecision::checkpoint)] = topology::ComputeDtype::fp8;
+  for (size_t p = 0; p < kPrecisions; ++p) mc.gemm_dtype[p] = gemm_dtype(model::kAllPrecisions[p], c);
   return mc;
 }
 

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "model/model.h"
@@ -25,7 +26,7 @@ enum class WeightClass {
   count
 };
 inline constexpr size_t kWeightClasses = static_cast<size_t>(WeightClass::count);
-inline constexpr size_t kPrecisions = 4;  // model::WeightPrecision values
+inline constexpr size_t kPrecisions = std::size(model::kAllPrecisions);  // indexed by model::WeightPrecision
 using BytesByPrecision = std::array<int64_t, kPrecisions>;
 
 struct LayerClassCosts {
@@ -57,8 +58,9 @@ struct ModelCosts {
   int64_t top_k = 0;
   int64_t expert_intermediate = 0;
   int64_t max_ffn_width = 0;  // widest FFN activation per token (dense, or k experts)
-  // Compute dtype of a part at a precision: FP8 where weights are FP8 (W8A8),
-  // else BF16 (INT4/MXFP4 weights are dequantized to BF16 for the math).
+  // Compute dtype of a part's GEMMs at a precision (simulate::gemm_dtype,
+  // precisions.h): fp8, int8 and fp4 for W8A8 FP8, W8A8 INT8 and W4A4 NVFP4, else
+  // BF16 (weight-only INT8 / INT4 and MXFP4 weights are dequantized for BF16 math).
   std::array<topology::ComputeDtype, kPrecisions> gemm_dtype{};
 };
 

@@ -55,9 +55,15 @@ TEST(Cli, InspectJsonHasRequiredKeys) {
   EXPECT_EQ(j.at("params_total").get<int64_t>(), 8'030'261'248);
   EXPECT_EQ(j.at("params_active").get<int64_t>(), 8'030'261'248);
   EXPECT_EQ(j.at("params_embedding").get<int64_t>(), 525'336'576);
-  for (const char* k : {"bf16", "fp8", "int4", "checkpoint"})
+  for (const char* k : {"bf16", "fp8", "int8", "int8_w8a16", "int4", "nvfp4", "checkpoint"})
     EXPECT_TRUE(j.at("weights_bytes").at(k).is_number_integer()) << k;
   EXPECT_EQ(j.at("weights_bytes").at("checkpoint").get<int64_t>(), 16'060'522'496);
+  // Layers at 1 B per weight + a scale per output row (1,376,256 rows: F32 for W8A8,
+  // BF16 for W8A16) or at NVFP4 (6,979,321,856 x 9/16 + 4 B x 224 matrices), with the
+  // BF16 embedding, head (1,050,673,152 B each) and norms (532,480 B):
+  EXPECT_EQ(j.at("weights_bytes").at("int8").get<int64_t>(), 9'086'705'664);
+  EXPECT_EQ(j.at("weights_bytes").at("int8_w8a16").get<int64_t>(), 9'083'953'152);
+  EXPECT_EQ(j.at("weights_bytes").at("nvfp4").get<int64_t>(), 6'027'748'224);
   EXPECT_EQ(j.at("kv_bytes_per_token").at("bf16").get<int64_t>(), 131'072);
   EXPECT_EQ(j.at("kv_bytes_per_token").at("fp8").get<int64_t>(), 65'536);
   ASSERT_EQ(j.at("layers").size(), 32u);
@@ -162,6 +168,23 @@ TEST(Cli, SimulateFitsAndDoesNotFit) {
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("the model has no experts"), std::string::npos) << bad.err;
   EXPECT_EQ(run("simulate --help").status, 0);
+}
+
+// A plan in NVFP4 (W4A4) simulates on Blackwell and is refused on an H100, naming
+// the field, the precision and the device.
+TEST(Cli, SimulateNvfp4NeedsFp4TensorCores) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("dayzero_cli_nvfp4_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << R"({"schema_version": 1, "attention": {"tp": 1, "dp": 1},
+      "dtypes": {"attention": "nvfp4", "dense_mlp": "nvfp4", "kv_cache": "fp8"},
+      "workload": {"batch": 1, "input_len": 1000, "output_len": 200}})";
+  const Result b200 = run("simulate --model Llama-3.1-8B --cluster hgx-b200 --plan " + file.string() + " --json");
+  EXPECT_EQ(b200.status, 0) << b200.err;
+  const Result h100 = run("simulate --model Llama-3.1-8B --cluster h100x1 --plan " + file.string());
+  EXPECT_EQ(h100.status, 1);
+  EXPECT_NE(h100.err.find("field 'dtypes.attention' = nvfp4: needs fp4 tensor cores"), std::string::npos) << h100.err;
+  EXPECT_NE(h100.err.find("H100-SXM"), std::string::npos) << h100.err;
+  std::filesystem::remove(file);
 }
 
 TEST(Cli, PlanIsDeterministicAndWritesPlansSimulateAccepts) {

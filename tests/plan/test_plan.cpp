@@ -62,6 +62,31 @@ TEST(Plan, JsonRoundTrip) {
   EXPECT_EQ(back.workload.expert_counts, p.workload.expert_counts);
 }
 
+// Every weight precision by its name, in every part, through JSON and back.
+TEST(Plan, EveryWeightPrecisionRoundTrips) {
+  for (model::WeightPrecision w : model::kAllPrecisions) {
+    SCOPED_TRACE(std::string(model::precision_name(w)));
+    Plan p = plan(1);
+    p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = p.dtypes.embedding = w;
+    const nlohmann::json j = plan_to_json(p);
+    EXPECT_EQ(j["dtypes"]["experts"], std::string(model::precision_name(w)));
+    const Plan back = plan_from_json(j, "rt.json");
+    EXPECT_EQ(back.dtypes.attention, w);
+    EXPECT_EQ(back.dtypes.dense_mlp, w);
+    EXPECT_EQ(back.dtypes.experts, w);
+    EXPECT_EQ(back.dtypes.embedding, w);
+  }
+  // The names a plan file uses for the new precisions.
+  nlohmann::json j = plan_to_json(plan(1));
+  j["dtypes"]["attention"] = "int8";
+  j["dtypes"]["dense_mlp"] = "int8_w8a16";
+  j["dtypes"]["experts"] = "nvfp4";
+  const Plan p = plan_from_json(j, "names.json");
+  EXPECT_EQ(p.dtypes.attention, model::WeightPrecision::int8);
+  EXPECT_EQ(p.dtypes.dense_mlp, model::WeightPrecision::int8_w8a16);
+  EXPECT_EQ(p.dtypes.experts, model::WeightPrecision::nvfp4);
+}
+
 std::string plan_error(nlohmann::json j) {
   try {
     plan_from_json(j, "bad-plan.json");

@@ -3,6 +3,7 @@
 // say what would work.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -132,6 +133,59 @@ TEST(Search, NothingFitsSuggestsMoreDevicesPrecisionOffload) {
   EXPECT_NE(all.find("more devices: about"), std::string::npos) << all;
   EXPECT_NE(all.find("lower precision"), std::string::npos) << all;
   EXPECT_NE(all.find("offloading"), std::string::npos) << all;
+}
+
+// The weight choices a search tries: by default the checkpoint and the device's
+// 8-bit W8A8 path for a 16-bit checkpoint (FP8 on H100; INT8 on A100, which has
+// no FP8); opted-in choices the device cannot run are refused, naming the field.
+std::vector<WeightChoice> choices_of(const SearchResult& r) {
+  std::vector<WeightChoice> v;
+  for (const auto& e : r.all)
+    if (std::find(v.begin(), v.end(), e.weights) == v.end()) v.push_back(e.weights);
+  return v;
+}
+
+TEST(Search, WeightChoicesFollowTheDevice) {
+  const std::string workload = R"("workload": {"input_len": 128, "output_len": 16, "concurrency": 1},
+      "search": {"device_counts": [1], "kv_dtypes": ["bf16"]})";
+  const Loaded h100 = load(write_scenario("h100", R"({"schema_version": 1, "model": "models/Llama-3.1-8B",
+      "cluster": "clusters/h100x1.json", )" + workload +
+                                                      "}"));
+  EXPECT_EQ(choices_of(run_search(h100.scenario, h100.model, h100.cluster, {})),
+            (std::vector<WeightChoice>{WeightChoice::checkpoint, WeightChoice::fp8}));
+
+  const auto cluster =
+      std::filesystem::temp_directory_path() / ("dayzero_a100x1_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(cluster) << R"({"name": "a100x1", "device": "A100-80GB-SXM", "nodes": 1, "devices_per_node": 1,
+      "host": {"mem_bytes": 256e9}, "intra_node": {"fabric": "nvswitch"}})";
+  const Loaded a100 = load(write_scenario("a100", R"({"schema_version": 1, "model": "models/Llama-3.1-8B",
+      "cluster": ")" + cluster.string() + "\", " + workload +
+                                                      "}"));
+  const SearchResult r = run_search(a100.scenario, a100.model, a100.cluster, {});
+  EXPECT_EQ(choices_of(r), (std::vector<WeightChoice>{WeightChoice::checkpoint, WeightChoice::int8}));
+  for (const auto& e : r.all)
+    if (e.weights == WeightChoice::int8) {
+      EXPECT_EQ(e.plan.dtypes.dense_mlp, model::WeightPrecision::int8);
+      EXPECT_EQ(e.plan.dtypes.embedding, model::WeightPrecision::checkpoint);  // head stays 16-bit
+    }
+
+  // Opted in: every precision the device can run; nvfp4 on an H100 is refused.
+  const std::string opt_in = R"({"schema_version": 1, "model": "models/Llama-3.1-8B",
+      "cluster": "clusters/h100x1.json", "workload": {"input_len": 128, "output_len": 16, "concurrency": 1},
+      "search": {"device_counts": [1], "kv_dtypes": ["bf16"], "weight_dtypes": )";
+  const Loaded ok = load(write_scenario("optin", opt_in + R"(["int8", "int8_w8a16", "int4"]}})"));
+  EXPECT_EQ(choices_of(run_search(ok.scenario, ok.model, ok.cluster, {})),
+            (std::vector<WeightChoice>{WeightChoice::int8, WeightChoice::int8_w8a16, WeightChoice::int4}));
+  const Loaded bad = load(write_scenario("nvfp4", opt_in + R"(["checkpoint", "nvfp4"]}})"));
+  try {
+    run_search(bad.scenario, bad.model, bad.cluster, {});
+    ADD_FAILURE() << "nvfp4 on an H100 was accepted";
+  } catch (const core::InputError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.field(), "search.weight_dtypes");
+    EXPECT_NE(what.find("\"nvfp4\": needs fp4 tensor cores; the cluster's device H100-SXM has none"), std::string::npos)
+        << what;
+  }
 }
 
 std::string scenario_error(const std::string& text) {
