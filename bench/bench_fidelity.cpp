@@ -47,6 +47,20 @@ serve::BenchOptions start_options() {
   return o;
 }
 
+void print_fit(const serve::ServingFit& fit) {
+  const auto line = [&](const std::string& name, const serve::FigureScales& m) {
+    const simulate::Efficiency e = fit.efficiency(m);
+    std::printf("  %-10s gemm %.3f / %.3f  attention %.3f / %.3f  elementwise %.3f  kernel %.2f us  collectives %.3f\n",
+                name.c_str(), e.gemm_compute, e.gemm_memory, e.attention_compute, e.attention_memory,
+                e.elementwise_memory, e.kernel_overhead_s * 1e6, e.collective_efficiency);
+  };
+  line("shared", fit.shared);
+  for (const auto& [d, m] : fit.devices) line(d, m);
+  for (const auto& [e, o] : fit.engines)
+    std::printf("  %-10s step %.2f ms  request %.1f ms  (%lld rows)\n", std::string(serve::engine_name(e)).c_str(),
+                o.step_overhead_s * 1e3, o.request_overhead_s * 1e3, static_cast<long long>(o.rows));
+}
+
 // Fits on `train` and re-simulates `test` with the fit.
 std::vector<RowPrediction> fit_and_predict(const std::vector<RowPrediction>& train, const std::vector<BenchRow>& test,
                                            const serve::BenchOptions& start) {
@@ -155,6 +169,7 @@ int main(int argc, char** argv) {
   std::vector<RowPrediction> in_sample;
   for (const auto& p : base)
     if (p.predicted) in_sample.push_back(p);
+  print_fit(serve::fit_serving(serve::fit_rows(in_sample), simulate::Efficiency{}));
   const auto fitted = fit_and_predict(in_sample, in_rows, start);
   dump(dir, "in sample", fitted);
   print_scheme("serving, fit in sample", fitted, "engine:", false);

@@ -7,8 +7,8 @@
 #include <memory>
 #include <thread>
 
+#include "core/parallel.h"
 #include "plan/plan_json.h"
-#include "search/parallel.h"
 #include "search/ranking.h"
 #include "simulate/simulator.h"
 
@@ -125,7 +125,7 @@ void evaluate_all(SearchResult& r, const Scenario& s, const model::Model& m, con
     progress = [&](size_t done) {
       opts.progress(done, r.all.size(), std::chrono::duration<double>(Clock::now() - t0).count());
     };
-  parallel_blocks(r.all.size(), r.threads, kBlock, body, progress);
+  core::parallel_blocks(r.all.size(), r.threads, kBlock, body, progress);
 }
 
 }  // namespace

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <thread>
 
 #include "core/json_fields.h"
+#include "core/parallel.h"
 #include "model/model.h"
 #include "plan/plan_json.h"
 #include "serve/simulation.h"
 #include "serve/stats.h"
+#include "simulate/precisions.h"
 #include "simulate/simulator.h"
 #include "topology/cluster.h"
 #include "topology/device.h"
@@ -40,6 +43,7 @@ class Loader {
     const auto folder = models_.find(hf_id);
     if (folder == models_.end())
       throw Rejected{"model " + hf_id + " is not among the bundled models (scenarios/models/hf_ids.json)"};
+    if (frozen_) throw std::logic_error("bench rows: model " + hf_id + " was not loaded before the rows were served");
     auto m = std::make_unique<model::Model>(model::load_model(o_.data_dir / "models" / folder->second));
     return *loaded_models_.emplace(hf_id, std::move(m)).first->second;
   }
@@ -64,11 +68,14 @@ class Loader {
     if (cfg.node_names.empty()) edited.erase("node_names");
     cfg = topology::cluster_config_from_json(
         edited, (o_.data_dir / file->second).string() + " (" + std::to_string(gpus) + " GPUs)");
+    if (frozen_) throw std::logic_error("bench rows: cluster " + key + " was not loaded before the rows were served");
     auto c = std::make_unique<topology::Cluster>(std::move(cfg), catalog_);
     return *clusters_.emplace(key, std::move(c)).first->second;
   }
 
   const simulate::EfficiencyTable& efficiency() const { return o_.efficiency; }
+  // From now on the loader is only read (from several threads): loading more is a bug.
+  void freeze() { frozen_ = true; }
 
  private:
   static void read_map(const fs::path& file, const char* key, std::map<std::string, std::string>& out) {
@@ -90,6 +97,7 @@ class Loader {
   std::map<std::string, std::string> models_, systems_;
   std::map<std::string, std::unique_ptr<model::Model>> loaded_models_;
   std::map<std::string, std::unique_ptr<topology::Cluster>> clusters_;
+  bool frozen_ = false;
 };
 
 // A quantization mode of the rows as a weight precision.
@@ -99,6 +107,10 @@ model::WeightPrecision precision(const std::string& mode, const model::Model& m,
     return m.config.quant.method == model::QuantMethod::fp8 ? model::WeightPrecision::checkpoint
                                                             : model::WeightPrecision::fp8;
   if (mode == "int4_wo") return model::WeightPrecision::int4;
+  // NVFP4 rows name the checkpoint's 4-bit format: an MXFP4 checkpoint (gpt-oss) as stored.
+  if (mode == "nvfp4")
+    return m.config.quant.method == model::QuantMethod::mxfp4 ? model::WeightPrecision::checkpoint
+                                                              : model::WeightPrecision::nvfp4;
   throw Rejected{std::string(column) + " " + mode + " is not modelled yet"};
 }
 
@@ -128,6 +140,11 @@ plan::Plan plan_of(const BenchRow& r, const model::Model& m, const topology::Clu
   } catch (const std::exception& e) {
     throw Rejected{std::string("inconsistent layout: ") + e.what()};
   }
+  try {
+    simulate::validate_plan_precisions(p, c.device_spec(), "the row's precisions");
+  } catch (const std::exception& e) {
+    throw Rejected{std::string("unsupported precision: ") + e.what()};
+  }
   return p;
 }
 
@@ -153,11 +170,13 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
                                  r);
     so.engine = o.engines.apply(so.engine);
     so.client.concurrency = r.concurrency();
-    so.client.requests = std::max<int64_t>(64, o.requests_per_slot * r.concurrency());
+    so.client.requests = (o.requests_per_slot + o.warmup_per_slot) * r.concurrency();
+    so.client.warmup = o.warmup_per_slot * r.concurrency();
     if (r.request_rate_per_s > 0) {  // open loop: Poisson at the run's rate, as many requests as it sent
       so.client.kind = ClientKind::open_loop;
       so.client.rate_per_s = r.request_rate_per_s;
       if (r.requests > 0) so.client.requests = r.requests;
+      so.client.warmup = 0;
     }
     so.client.shape = {r.isl, r.osl, 0};
     so.max_points = 0;
@@ -214,9 +233,25 @@ EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r)
 
 std::vector<RowPrediction> predict_bench(const std::vector<BenchRow>& rows, const BenchOptions& o) {
   Loader loader(o);
-  std::vector<RowPrediction> out;
-  out.reserve(rows.size());
-  for (const auto& r : rows) out.push_back(predict_row(r, loader, o));
+  // Models and clusters are loaded on this thread first; the rows are then served
+  // on a pool of threads that only read them (one Simulator per row).
+  for (const auto& r : rows) {
+    // A row that cannot be mapped is rejected again, with the same reason, by predict_row.
+    try {
+      (void)loader.model(r.model_path);
+    } catch (const Rejected&) {
+    }
+    try {
+      (void)loader.cluster(r.system, r.gpus());
+    } catch (const Rejected&) {
+    }
+  }
+  loader.freeze();
+  std::vector<RowPrediction> out(rows.size());
+  const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  core::parallel_blocks(rows.size(), threads, 1, [&](int, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) out[i] = predict_row(rows[i], loader, o);
+  });
   return out;
 }
 

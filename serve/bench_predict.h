@@ -55,7 +55,15 @@ struct BenchOptions {
   std::filesystem::path data_dir;
   simulate::EfficiencyTable efficiency;  // the shipped table or a calibration
   EngineOverheadTable engines;           // the engines' host overheads (none: zeros)
-  int64_t requests_per_slot = 4;         // requests sent = max(this x concurrency, 64)
+  // The benchmark client of the measured runs (aiconfigurator's generator,
+  // config/backend_templates/benchmark/bench_run.sh.j2): `aiperf profile --concurrency c
+  // --num-requests 20c --warmup-request-count 2c`, the warm-up left out of the statistics.
+  // aiperf (0.13.0, config/phases.py: `seamless` defaults to False) starts the profiling
+  // phase only once every warm-up request has returned: a fresh burst of c requests on
+  // an idle engine, which is what a closed loop of 20c requests without warm-up is.
+  int64_t requests_per_slot = 20;
+  int64_t warmup_per_slot = 0;
+  int threads = 0;  // rows served at once; 0: one per hardware thread
 };
 
 std::vector<RowPrediction> predict_bench(const std::vector<BenchRow>& rows, const BenchOptions& o);

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "search/parallel.h"
+#include "core/parallel.h"
 #include "search/ranking.h"
 
 namespace dayzero::search {
@@ -78,7 +78,7 @@ TEST(Ranking, ReasonsSayWhatDiffersAndWhatBoundsDecode) {
 TEST(Parallel, EveryItemOnceWhateverTheThreads) {
   for (int threads : {1, 2, 3, 8}) {
     std::vector<std::atomic<int>> seen(1000);
-    parallel_blocks(seen.size(), threads, 7, [&](int, size_t b, size_t e) {
+    core::parallel_blocks(seen.size(), threads, 7, [&](int, size_t b, size_t e) {
       for (size_t i = b; i < e; ++i) ++seen[i];
     });
     for (const auto& s : seen) ASSERT_EQ(s.load(), 1) << threads << " threads";
@@ -90,7 +90,7 @@ TEST(Parallel, AWorkersExceptionReachesTheCaller) {
   EXPECT_THROW(
       {
         try {
-          parallel_blocks(10'000, 4, 16, [&](int, size_t b, size_t e) {
+          core::parallel_blocks(10'000, 4, 16, [&](int, size_t b, size_t e) {
             if (b <= 5000 && 5000 < e) throw std::runtime_error("plan 5000 cannot be costed");
             handled += e - b;
           });

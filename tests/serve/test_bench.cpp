@@ -70,7 +70,7 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
                  "eng,tgi,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
                  "gpu,vllm,,meta-llama/Llama-3.1-8B-Instruct,mi999,,agg,1000,200,,,8,1,1,1,,,50,10\n"
                  "mod,vllm,,someone/Unknown-1B,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
-                 "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,50,10\n"
+                 "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,50,10\n"
                  "lay,sglang,,deepseek-ai/DeepSeek-V3,h100_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,3,1,50,10\n"
                  "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,50,10\n"));
   BenchOptions o;
@@ -85,7 +85,9 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   EXPECT_EQ(p[1].reason, "engine tgi is not one of vllm, sglang, trtllm");
   EXPECT_EQ(p[2].reason, "GPU system mi999 has no cluster in scenarios/fidelity/systems.json");
   EXPECT_NE(p[3].reason.find("someone/Unknown-1B is not among the bundled models"), std::string::npos);
-  EXPECT_EQ(p[4].reason, "gemm_quant_mode nvfp4 is not modelled yet");
+  // NVFP4 needs FP4 tensor cores: an H100 has none.
+  EXPECT_EQ(p[4].reason.rfind("unsupported precision: ", 0), 0u) << p[4].reason;
+  EXPECT_NE(p[4].reason.find("nvfp4"), std::string::npos) << p[4].reason;
   EXPECT_NE(p[5].reason.find("inconsistent layout"), std::string::npos) << p[5].reason;
   EXPECT_EQ(p[6].reason, "disaggregated serving is not modelled yet");
   const auto s = summarize(p);

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <functional>
 
-namespace dayzero::search {
+namespace dayzero::core {
 
 // body(worker, begin, end) handles items [begin, end); progress(done), when set, is
 // called on the calling thread about every 100 ms until the workers are done.
@@ -17,4 +17,4 @@ void parallel_blocks(size_t n, int threads, size_t block,
                      const std::function<void(int worker, size_t begin, size_t end)>& body,
                      const std::function<void(size_t done)>& progress = {});
 
-}  // namespace dayzero::search
+}  // namespace dayzero::core

@@ -1,4 +1,4 @@
-#include "search/parallel.h"
+#include "core/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-namespace dayzero::search {
+namespace dayzero::core {
 
 void parallel_blocks(size_t n, int threads, size_t block,
                      const std::function<void(int worker, size_t begin, size_t end)>& body,
@@ -49,4 +49,4 @@ void parallel_blocks(size_t n, int threads, size_t block,
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace dayzero::search
+}  // namespace dayzero::core
