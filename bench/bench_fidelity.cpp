@@ -41,9 +41,7 @@ struct Scheme {
 serve::BenchOptions start_options() {
   serve::BenchOptions o;
   o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
-  o.efficiency.set_default(simulate::Efficiency{}, "the sourced start figures");
-  for (const std::string& d : o.efficiency.device_names()) o.efficiency.set_device(d, simulate::Efficiency{}, "start");
+  o.efficiency = simulate::EfficiencyTable{};  // every device at simulate::Efficiency's sourced figures
   return o;
 }
 

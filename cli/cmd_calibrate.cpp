@@ -1,12 +1,14 @@
 // dayzero calibrate MEASUREMENTS.json [--device cpu-host] --out calibration.json:
 // fits the device's efficiency figures to a run's measured ops (simulate/calibration.h)
 // and writes them as an efficiency table that `validate --calibration` loads.
+// dayzero calibrate --bench FILE --out DIR: measured serving runs (cli/calibrate_bench.h).
 #include <chrono>
 #include <ctime>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
+#include "cli/calibrate_bench.h"
 #include "cli/closed_loop.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -17,7 +19,7 @@ namespace dayzero::cli {
 namespace {
 
 struct CalibrateOptions {
-  std::string measurements, device = "cpu-host", catalog, out;
+  std::string measurements, bench, device = "cpu-host", catalog, out;
 };
 
 std::string today() {
@@ -34,6 +36,8 @@ std::string figure(const std::string& name, double v) {
 }
 
 void run_calibrate(const CalibrateOptions& o) {
+  if (!o.bench.empty()) return run_calibrate_bench(o.bench, {}, o.out);
+  if (o.measurements.empty()) throw std::runtime_error("calibrate needs a Measurements file or --bench FILE");
   const LoopInputs in = load_loop_inputs(o.measurements, o.device, o.catalog, "");
   simulate::Calibration c;
   try {
@@ -77,12 +81,20 @@ void run_calibrate(const CalibrateOptions& o) {
 void add_calibrate_command(CLI::App& app) {
   auto opts = std::make_shared<CalibrateOptions>();
   CLI::App* cmd = app.add_subcommand("calibrate",
-                                     "Fit a device's efficiency figures to a run's measured ops and "
-                                     "write them as an efficiency table");
-  cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`")->required();
+                                     "Fit a device's efficiency figures to a run's measured ops, or every "
+                                     "device's figures and every engine's overheads to measured serving runs");
+  auto* measurements =
+      cmd->add_option("measurements", opts->measurements, "Measurements JSON written by `dayzero run`");
+  cmd->add_option("--bench", opts->bench,
+                  "Measured serving runs (the aiconfigurator CSV, vLLM or SGLang result files): fit every device's "
+                  "figures and every engine's overheads to them; --out is then a directory")
+      ->excludes(measurements);
   cmd->add_option("--device", opts->device, "Catalog device the run ran on (default: cpu-host)");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");
-  cmd->add_option("--out", opts->out, "Calibration JSON to write (efficiency.json format)")->required();
+  cmd->add_option("--out", opts->out,
+                  "Calibration JSON to write (efficiency.json format); with --bench, the directory for "
+                  "efficiency.json and engine-overheads.json")
+      ->required();
   cmd->callback([opts] { run_calibrate(*opts); });
 }
 

@@ -13,6 +13,7 @@
 #include "plan/plan_json.h"
 #include "search/search.h"
 #include "search/session.h"
+#include "serve/calibration_files.h"
 #include "serve/simulation.h"
 #include "simulate/precisions.h"
 #include "topology/device.h"
@@ -22,7 +23,7 @@ namespace dayzero::cli {
 namespace {
 
 struct ServeCliOptions {
-  std::string scenario, model, cluster, plan, catalog, engine = "vllm";
+  std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0;
   double rate = 0;
   bool json = false;
@@ -34,6 +35,7 @@ struct Served {
   std::unique_ptr<model::Model> model;       // plan form
   std::unique_ptr<topology::Cluster> cluster;
   simulate::Efficiency efficiency;
+  serve::EngineOverheadTable engines;
   plan::Plan plan;
   std::string plan_source;
   const model::Model& m() const { return session ? session->model : *model; }
@@ -42,6 +44,8 @@ struct Served {
 
 Served load_served(const ServeCliOptions& o) {
   Served s;
+  serve::ServingCalibration cal = serve::load_serving_calibration(core::data_dir(), o.calibration);
+  s.engines = std::move(cal.engines);
   if (!o.plan.empty()) {
     if (o.model.empty() || o.cluster.empty()) throw std::runtime_error("--plan needs --model and --cluster");
     s.model = std::make_unique<model::Model>(model::load_model(resolve_model_path(o.model)));
@@ -51,7 +55,7 @@ Served load_served(const ServeCliOptions& o) {
     s.plan = plan::load_plan(o.plan);
     plan::validate_plan(s.plan, *s.model, s.cluster->num_devices(), o.plan);
     simulate::validate_plan_precisions(s.plan, s.cluster->device_spec(), o.plan);
-    s.efficiency = simulate::EfficiencyTable::load_builtin(core::data_dir()).for_device(s.cluster->device_spec().name);
+    s.efficiency = cal.efficiency.for_device(s.cluster->device_spec().name);
     s.plan_source = o.plan;
     return s;
   }
@@ -62,7 +66,8 @@ Served load_served(const ServeCliOptions& o) {
       search::run_search(s.session->scenario, s.session->model, s.session->cluster, s.session->efficiency);
   if (!r.feasible()) throw std::runtime_error(file.string() + ": no plan fits and meets the SLA (see dayzero plan)");
   s.plan = r.all[r.top.front()].plan;
-  s.efficiency = s.session->efficiency;
+  s.efficiency =
+      o.calibration.empty() ? s.session->efficiency : cal.efficiency.for_device(s.session->cluster.device_spec().name);
   s.plan_source =
       "the best plan of " + s.session->scenario.name + " (" + search::layout_name(r.all[r.top.front()]) + ")";
   return s;
@@ -77,7 +82,7 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   serve::ServeOptions so;
   const auto engine = serve::parse_engine(o.engine);
   if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
-  so.engine = serve::default_profile(*engine, deployment);
+  so.engine = s.engines.apply(serve::default_profile(*engine, deployment));
   serve::Client& c = so.client;
   c.shape = {o.input_len > 0 ? o.input_len : p.workload.input_len,
              o.output_len > 0 ? o.output_len : p.workload.output_len,
@@ -98,7 +103,21 @@ nlohmann::json stats_json(const serve::LatencyStats& s) {
   return {{"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"count", s.count}};
 }
 
-nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOptions& so) {
+// The range the measurement is likely in: the prediction divided by 1 + the 90th and
+// the 10th percentile of the calibration's errors on measured runs of the engine.
+std::pair<double, double> likely_range(double predicted, const serve::ErrorBand& b) {
+  return {predicted / (1 + b.p90), predicted / (1 + b.p10)};
+}
+
+nlohmann::json band_json(const serve::EngineOverheads& o) {
+  if (o.rows == 0) return nullptr;
+  return {{"runs", o.rows},
+          {"ttft", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},
+          {"tpot", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}}};
+}
+
+nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOptions& so,
+                           const serve::EngineOverheads& overheads) {
   nlohmann::json series = nlohmann::json::array();
   for (const auto& pt : r.series)
     series.push_back(
@@ -117,6 +136,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
           {"preemptions", r.preemptions},
           {"max_running", r.max_running},
           {"kv_free_bytes_per_rank", r.kv.free_bytes},
+          {"error_band", band_json(overheads)},
           {"series", series}};
 }
 
@@ -142,6 +162,14 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
        {std::pair{"TTFT", &r.ttft_s}, {"TPOT", &r.tpot_s}, {"ITL", &r.itl_s}, {"E2E", &r.e2e_s}})
     out << "  " << pad_right(name, 6) << pad_left(ms(st->mean), 10) << pad_left(ms(st->p50), 10)
         << pad_left(ms(st->p90), 10) << pad_left(ms(st->p99), 10) << '\n';
+  const serve::EngineOverheads band = s.engines.for_engine(e.engine);
+  if (band.rows > 0) {
+    const auto [t_lo, t_hi] = likely_range(r.ttft_s.mean, band.ttft_band);
+    const auto [p_lo, p_hi] = likely_range(r.tpot_s.mean, band.tpot_band);
+    out << "  likely measured: TTFT " << ms(t_lo) << " .. " << ms(t_hi) << " ms, TPOT " << ms(p_lo) << " .. "
+        << ms(p_hi) << " ms (10th-90th percentile of the errors on " << band.rows << " measured "
+        << serve::engine_name(e.engine) << " runs the calibration was fitted to)\n";
+  }
   out << "\n  " << fixed(r.output_tokens_per_s, 0) << " output tokens/s (" << fixed(r.total_tokens_per_s, 0)
       << " with prompts), " << fixed(r.requests_per_s, 2) << " requests/s over " << fixed(r.duration_s, 1) << " s; "
       << with_commas(r.steps) << " steps per replica, " << r.preemptions << " preemptions, at most " << r.max_running
@@ -159,7 +187,7 @@ void run_serve(const ServeCliOptions& o) {
     throw std::runtime_error(std::string("serve: ") + e.what());
   }
   std::ostringstream out;
-  if (o.json) out << result_json(r, so).dump(2) << '\n';
+  if (o.json) out << result_json(r, so, s.engines.for_engine(so.engine.engine)).dump(2) << '\n';
   else print_result(out, s, so, r);
   std::cout << out.str() << std::flush;
 }
@@ -190,6 +218,8 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--calibration", opts->calibration,
+                  "Efficiency table file, or a directory from `calibrate --bench` (default: the shipped fit)");
   cmd->add_flag("--json", opts->json, "Print the result as one JSON object");
   cmd->callback([opts] { run_serve(*opts); });
 }

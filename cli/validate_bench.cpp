@@ -9,6 +9,7 @@
 #include "cli/format.h"
 #include "core/data_dir.h"
 #include "serve/bench_predict.h"
+#include "serve/calibration_files.h"
 
 namespace dayzero::cli {
 
@@ -84,8 +85,9 @@ void run_validate_bench(const std::string& file, const serve::BenchDefaults& def
   const std::vector<serve::BenchRow> bench = serve::read_bench_file(file, defaults);
   serve::BenchOptions o;
   o.data_dir = core::data_dir();
-  o.efficiency = calibration.empty() ? simulate::EfficiencyTable::load_builtin(o.data_dir)
-                                     : simulate::EfficiencyTable::load(calibration);
+  serve::ServingCalibration cal = serve::load_serving_calibration(o.data_dir, calibration);
+  o.efficiency = std::move(cal.efficiency);
+  o.engines = std::move(cal.engines);
   const auto preds = serve::predict_bench(bench, o);
   const auto summary = serve::summarize(preds);
   std::ostringstream out;

@@ -51,6 +51,10 @@ struct EngineProfile {
   // Client-visible time per request outside the engine's steps (HTTP, tokenization,
   // detokenization), added to its TTFT and end-to-end latency. 0 until calibrated.
   double request_overhead_s = 0;
+  // And per request in flight when it arrives (its own included): TTFT grows with the
+  // requests the serving frontend tokenizes and streams for, beyond what the engine's
+  // steps explain. 0 until calibrated.
+  double request_overhead_per_inflight_s = 0;
 };
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor

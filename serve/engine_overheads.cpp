@@ -48,6 +48,7 @@ EngineOverheadTable EngineOverheadTable::load(const std::filesystem::path& path)
     EngineOverheads o;
     o.step_overhead_s = seconds(f, "step_overhead_s");
     o.request_overhead_s = seconds(f, "request_overhead_s");
+    o.request_overhead_per_inflight_s = seconds(f, "request_overhead_per_request_in_flight_s");
     o.rows = f.opt_int("rows", 0, 0);
     o.ttft_band = band(f, "ttft_error_band");
     o.tpot_band = band(f, "tpot_error_band");
@@ -73,18 +74,21 @@ EngineProfile EngineOverheadTable::apply(EngineProfile p) const {
   const EngineOverheads o = for_engine(p.engine);
   p.step_overhead_s = o.step_overhead_s;
   p.request_overhead_s = o.request_overhead_s;
+  p.request_overhead_per_inflight_s = o.request_overhead_per_inflight_s;
   return p;
 }
 
 nlohmann::json EngineOverheadTable::to_json(const std::string& description) const {
   nlohmann::json engines = nlohmann::json::object();
   for (const auto& [e, o] : engines_) {
-    engines[std::string(engine_name(e))] = {{"step_overhead_s", o.step_overhead_s},
-                                            {"request_overhead_s", o.request_overhead_s},
-                                            {"rows", o.rows},
-                                            {"ttft_error_band", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},
-                                            {"tpot_error_band", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}},
-                                            {"source", o.source}};
+    engines[std::string(engine_name(e))] = {
+        {"step_overhead_s", o.step_overhead_s},
+        {"request_overhead_s", o.request_overhead_s},
+        {"request_overhead_per_request_in_flight_s", o.request_overhead_per_inflight_s},
+        {"rows", o.rows},
+        {"ttft_error_band", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},
+        {"tpot_error_band", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}},
+        {"source", o.source}};
   }
   return {{"description", description}, {"engines", engines}};
 }

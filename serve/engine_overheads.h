@@ -22,9 +22,10 @@ struct ErrorBand {
 };
 
 struct EngineOverheads {
-  double step_overhead_s = 0;     // every engine step
-  double request_overhead_s = 0;  // every request's TTFT (and end-to-end latency)
-  int64_t rows = 0;               // measured runs it was fitted to (0: not fitted)
+  double step_overhead_s = 0;                  // every engine step
+  double request_overhead_s = 0;               // every request's TTFT (and end-to-end latency)
+  double request_overhead_per_inflight_s = 0;  // and per request in flight when it arrives
+  int64_t rows = 0;                            // measured runs it was fitted to (0: not fitted)
   ErrorBand ttft_band, tpot_band;
   std::string source;
 };

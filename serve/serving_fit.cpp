@@ -11,7 +11,15 @@ namespace {
 
 using simulate::TimeFigure;
 constexpr size_t kF = simulate::kTimeFigures;
-constexpr double kMinEfficiency = 0.02;       // a figure below 2 % of peak is a model error, not a device
+// The lowest figure a fit may give each kind of kernel: below it the fit would be
+// absorbing what the model leaves out (queueing, host time) into a kernel rate that
+// no published kernel of the class is that slow at on these GPUs: FlashAttention-2
+// forward reaches 0.35-0.73 of the A100's BF16 peak (Dao 2023, fig. 4), FlashAttention-3
+// 0.6-0.75 on H100 (Shah et al. 2024); cuBLAS GEMMs 0.6-0.8 on large shapes; streaming
+// kernels 0.6-0.9 of HBM bandwidth (STREAM-like copies). The floors sit well under those.
+constexpr double kMinComputeEfficiency = 0.25;
+constexpr double kMinMemoryEfficiency = 0.4;
+constexpr double kMinCollectiveEfficiency = 0.05;
 constexpr double kMaxKernelOverheadS = 1e-3;  // EfficiencyTable's bound
 constexpr double kMaxHostOverheadS = 1.0;     // EngineOverheadTable's bound
 constexpr double kErrorFloor = 0.02;          // IRLS: errors below 2 % weigh as 2 %
@@ -40,11 +48,11 @@ std::pair<double, double> scale_bounds(const simulate::Efficiency& e, TimeFigure
     case TimeFigure::kernel_overhead: return {0.0, v > 0 ? kMaxKernelOverheadS / v : 0.0};
     case TimeFigure::host_transfer: return {1.0, 1.0};
     case TimeFigure::gemm_compute:
+    case TimeFigure::attention_compute: return {v, v / kMinComputeEfficiency};
     case TimeFigure::gemm_memory:
-    case TimeFigure::attention_compute:
     case TimeFigure::attention_memory:
-    case TimeFigure::elementwise_memory:
-    case TimeFigure::communication: return {v, v / kMinEfficiency};
+    case TimeFigure::elementwise_memory: return {v, v / kMinMemoryEfficiency};
+    case TimeFigure::communication: return {v, v / kMinCollectiveEfficiency};
   }
   return {1.0, 1.0};
 }
@@ -80,12 +88,12 @@ struct BoxQp {
   std::vector<double> b, lo, hi, x;
 };
 
-// The two equations of a row: coefficients of (m_0..m_{F-1}, s, q) for TTFT and TPOT.
+// The two equations of a row: coefficients of (m_0..m_{F-1}, s, q, q1) for TTFT and TPOT.
 struct RowEquations {
   std::vector<double> ttft, tpot;
 };
 RowEquations equations(const FitRow& r) {
-  RowEquations e{std::vector<double>(kF + 2, 0.0), std::vector<double>(kF + 2, 0.0)};
+  RowEquations e{std::vector<double>(kF + 3, 0.0), std::vector<double>(kF + 3, 0.0)};
   for (size_t f = 0; f < kF; ++f) {
     e.ttft[f] = r.ttft.figure_s[f];
     e.tpot[f] = r.tpot.figure_s[f];
@@ -93,29 +101,65 @@ RowEquations equations(const FitRow& r) {
   e.ttft[kF] = r.ttft.steps;
   e.tpot[kF] = r.tpot.steps;
   e.ttft[kF + 1] = 1;
+  e.ttft[kF + 2] = r.ttft.inflight;
   return e;
 }
 
 double relative_error(double predicted, double measured) { return predicted / measured - 1; }
 
+// What a pass fits: one latency, and the unknowns it may move (the rest held).
+struct Pass {
+  bool ttft = false;  // else TPOT
+  std::array<bool, kF> figures{};
+  bool step_overhead = false, request_overhead = false;
+};
+// TPOT first: one step per output token, measured precisely; it sets every figure a
+// step's time shows and the step overhead.
+Pass tpot_pass() {
+  Pass p;
+  p.figures.fill(true);
+  p.figures[fi(TimeFigure::host_transfer)] = false;
+  p.step_overhead = true;
+  return p;
+}
+// Then TTFT, for what TPOT barely sees: the request overhead and prompt attention.
+Pass ttft_pass() {
+  Pass p;
+  p.ttft = true;
+  p.figures[fi(TimeFigure::attention_compute)] = true;
+  p.request_overhead = true;
+  return p;
+}
+
 // Step 1: shared scales, overheads per engine. Unknowns: F scales, then (s, q) per engine.
-void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptions& o) {
+void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptions& o, const Pass& pass) {
   std::map<Engine, size_t> engine_index;
   for (const auto& r : rows) engine_index.emplace(r.engine, 0);
   size_t n = kF;
-  for (auto& [e, i] : engine_index) i = (n += 2) - 2;
+  for (auto& [e, i] : engine_index) i = (n += 3) - 3;
   BoxQp qp(n);
   for (size_t f = 0; f < kF; ++f) {
     std::tie(qp.lo[f], qp.hi[f]) = scale_bounds(fit.start, simulate::kAllTimeFigures[f]);
-    qp.x[f] = std::clamp(1.0, qp.lo[f], qp.hi[f]);
+    qp.x[f] = std::clamp(fit.shared[f], qp.lo[f], qp.hi[f]);
+    if (!pass.figures[f]) qp.lo[f] = qp.hi[f] = qp.x[f];
   }
-  for (size_t i = kF; i < n; ++i) qp.hi[i] = kMaxHostOverheadS;
+  for (const auto& [e, i] : engine_index) {
+    const EngineOverheads& eo = fit.engines[e];
+    qp.x[i] = eo.step_overhead_s;
+    qp.x[i + 1] = eo.request_overhead_s;
+    qp.x[i + 2] = eo.request_overhead_per_inflight_s;
+    qp.lo[i] = pass.step_overhead ? 0 : qp.x[i];
+    qp.hi[i] = pass.step_overhead ? kMaxHostOverheadS : qp.x[i];
+    qp.lo[i + 1] = pass.request_overhead ? 0 : qp.x[i + 1];
+    qp.hi[i + 1] = pass.request_overhead ? kMaxHostOverheadS : qp.x[i + 1];
+    qp.lo[i + 2] = pass.request_overhead ? 0 : qp.x[i + 2];
+    qp.hi[i + 2] = pass.request_overhead ? kMaxHostOverheadS : qp.x[i + 2];
+  }
   std::vector<double> w_ttft(rows.size(), 1.0), w_tpot(rows.size(), 1.0);
-  const auto spread = [&](const std::vector<double>& eq, size_t base) {  // (s, q) into the engine's columns
+  const auto spread = [&](const std::vector<double>& eq, size_t base) {  // (s, q, q1) into the engine's columns
     std::vector<double> row(n, 0.0);
     std::copy(eq.begin(), eq.begin() + kF, row.begin());
-    row[base] = eq[kF];
-    row[base + 1] = eq[kF + 1];
+    for (size_t k = 0; k < 3; ++k) row[base + k] = eq[kF + k];
     return row;
   };
   for (int round = 0; round < o.rounds; ++round) {
@@ -125,8 +169,8 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
     for (size_t i = 0; i < rows.size(); ++i) {
       const RowEquations e = equations(rows[i]);
       const size_t base = engine_index.at(rows[i].engine);
-      step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
-      step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
+      if (pass.ttft) step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
+      else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
     }
     step.solve();
     qp.x = step.x;
@@ -134,6 +178,7 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
     for (const auto& [e, i] : engine_index) {
       fit.engines[e].step_overhead_s = qp.x[i];
       fit.engines[e].request_overhead_s = qp.x[i + 1];
+      fit.engines[e].request_overhead_per_inflight_s = qp.x[i + 2];
     }
     for (size_t i = 0; i < rows.size(); ++i) {
       w_ttft[i] = 1 / std::max(std::abs(relative_error(fit.ttft_s(rows[i]), rows[i].ttft_s)), kErrorFloor);
@@ -143,8 +188,9 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
 }
 
 // Step 2: one device's scales with the engines' overheads held.
-FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit& fit, const FitOptions& o) {
-  FigureScales m = fit.shared;
+FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit& fit, const FitOptions& o,
+                        const Pass& pass) {
+  FigureScales m = fit.scales_for(rows.front()->device);
   std::vector<double> w_ttft(rows.size(), 1.0), w_tpot(rows.size(), 1.0);
   ServingFit probe = fit;
   const std::string device = rows.front()->device;
@@ -156,19 +202,23 @@ FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit
       const EngineOverheads& eo = fit.engines.at(r.engine);
       const RowEquations e = equations(r);
       const std::vector<double> ttft(e.ttft.begin(), e.ttft.begin() + kF), tpot(e.tpot.begin(), e.tpot.begin() + kF);
-      qp.add(ttft, r.ttft_s - eo.step_overhead_s * r.ttft.steps - eo.request_overhead_s,
-             w_ttft[i] / (r.ttft_s * r.ttft_s));
-      qp.add(tpot, r.tpot_s - eo.step_overhead_s * r.tpot.steps, w_tpot[i] / (r.tpot_s * r.tpot_s));
-      mean_w += (w_ttft[i] + w_tpot[i]) / (2.0 * static_cast<double>(rows.size()));
+      if (pass.ttft)
+        qp.add(ttft,
+               r.ttft_s - eo.step_overhead_s * r.ttft.steps - eo.request_overhead_s -
+                   eo.request_overhead_per_inflight_s * r.ttft.inflight,
+               w_ttft[i] / (r.ttft_s * r.ttft_s));
+      else qp.add(tpot, r.tpot_s - eo.step_overhead_s * r.tpot.steps, w_tpot[i] / (r.tpot_s * r.tpot_s));
+      mean_w += (pass.ttft ? w_ttft[i] : w_tpot[i]) / static_cast<double>(rows.size());
     }
-    // The pull toward the shared scales: prior_rows rows' worth of both equations,
+    // The pull toward the shared scales: prior_rows rows' worth of the pass's equation,
     // on the relative change of each scale that has data.
     for (size_t f = 0; f < kF; ++f) {
       std::tie(qp.lo[f], qp.hi[f]) = scale_bounds(fit.start, simulate::kAllTimeFigures[f]);
       qp.x[f] = std::clamp(m[f], qp.lo[f], qp.hi[f]);
+      if (!pass.figures[f]) qp.lo[f] = qp.hi[f] = qp.x[f];
       const double g = fit.shared[f];
       if (!(qp.a[f][f] > 0) || !(g > 0)) continue;
-      const double lambda = 2 * o.prior_rows * mean_w / (g * g);
+      const double lambda = o.prior_rows * mean_w / (g * g);
       qp.a[f][f] += lambda;
       qp.b[f] += lambda * g;
     }
@@ -206,7 +256,9 @@ double ServingFit::ttft_s(const FitRow& r) const {
   const auto eo = engines.find(r.engine);
   double t = 0;
   for (size_t f = 0; f < kF; ++f) t += m[f] * r.ttft.figure_s[f];
-  if (eo != engines.end()) t += eo->second.step_overhead_s * r.ttft.steps + eo->second.request_overhead_s;
+  if (eo != engines.end())
+    t += eo->second.step_overhead_s * r.ttft.steps + eo->second.request_overhead_s +
+         eo->second.request_overhead_per_inflight_s * r.ttft.inflight;
   return t;
 }
 
@@ -256,12 +308,12 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
   ServingFit fit;
   fit.start = start;
   fit.shared.fill(1.0);
-  fit_shared(usable, fit, o);
+  for (const Pass& pass : {tpot_pass(), ttft_pass()}) fit_shared(usable, fit, o, pass);
   std::map<std::string, std::vector<const FitRow*>> by_device;
   for (const auto& r : usable) by_device[r.device].push_back(&r);
   for (const auto& r : usable) ++fit.engines[r.engine].rows;
   for (const auto& [device, list] : by_device) {
-    fit.devices[device] = fit_device(list, fit, o);
+    for (const Pass& pass : {tpot_pass(), ttft_pass()}) fit.devices[device] = fit_device(list, fit, o, pass);
     fit.device_rows[device] = static_cast<int64_t>(list.size());
   }
   return fit;

@@ -8,16 +8,23 @@
 // the time figure f sets (the fitted efficiency is start / m_f; the kernel overhead
 // start x m_f; collectives take 1 / m_f of the link model), s the engine's step
 // overhead and q its request overhead:
-//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e        TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
-// for a row on device d served by engine e. A closed loop's schedule does not depend
+//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C   TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
+// for a row on device d served by engine e, C the requests in flight when a request
+// arrives (q1: the serving frontend's share, serve/engine.h). A closed loop's schedule does not depend
 // on step times, so this is what re-simulating with the fitted figures gives, as
 // long as no op changes the roofline term that binds it (the bench re-simulates to
 // check: bench/bench_fidelity.cpp).
 //
-// The fit minimizes the sum over rows of |TTFT / measured - 1| + |TPOT / measured - 1|
-// (iteratively reweighted least squares, the weights 1 / max(|error|, 2 %)) under
-// bounds: efficiencies in [0.02, 1], the kernel overhead in [0, 1 ms], collectives
-// no faster than the link model, overheads in [0, 1 s]. Host transfers keep m = 1.
+// Each pass minimizes the sum over rows of |predicted / measured - 1| (iteratively
+// reweighted least squares, the weights 1 / max(|error|, 2 %)) under
+// bounds: compute figures in [0.25, 1], memory figures in [0.4, 1] (floors under every
+// published kernel of the class: serving_fit.cpp), the kernel overhead in [0, 1 ms],
+// collectives in [0.05, 1] of the link model, overheads in [0, 1 s]. Host transfers
+// keep m = 1.
+// Each step runs two passes: TPOT alone (one step per output token, measured
+// precisely) fits every figure and the step overhead; then TTFT alone fits what TPOT
+// barely sees, the request overheads (q, q1) and prompt attention (attention_compute), with the
+// rest held. A noisy TTFT thus cannot pull the decode figures.
 //  1. One set of m for every device, with s and q per engine: the figures a device
 //     without measured runs gets (the table's `default`).
 //  2. For each device with rows: its own m, s and q held from step 1, pulled toward

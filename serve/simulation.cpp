@@ -25,6 +25,7 @@ struct Seq {
   double first_token_s = -1, last_token_s = 0;
   double kv_bytes = 0;                      // reserved in the replica's budget
   LatencyParts at_arrival, at_first_token;  // the replica's running totals then
+  double inflight = 0;                      // requests in flight in the whole plan when it arrived
   bool prefilled() const { return kv_tokens >= target; }
 };
 
@@ -167,7 +168,10 @@ void Replica::preempt_last() {
   waiting_.push_front(std::move(s));
 }
 
+// Arrivals up to now join the queue; each counts the requests in flight once every
+// arrival of the same instant is in (the plan's: the replica's times dp).
 void Replica::admit_arrived() {
+  const size_t first_new = waiting_.size();
   while (!arrivals_.empty() && arrivals_.next_time() <= now_) {
     auto s = std::make_unique<Seq>();
     s->req = arrivals_.pop();
@@ -176,6 +180,8 @@ void Replica::admit_arrived() {
     s->target = s->req.shape.input_len;
     waiting_.push_back(std::move(s));
   }
+  const auto inflight = static_cast<double>((waiting_.size() + running_.size()) * static_cast<size_t>(dp_));
+  for (size_t i = first_new; i < waiting_.size(); ++i) waiting_[i]->inflight = inflight;
 }
 
 // One decode token for every running sequence whose prompt is in its cache.
@@ -260,10 +266,12 @@ void Replica::finish(Seq& s) {
     return;
   }
   const int64_t out = s.req.shape.output_len;
-  ttft_.push_back(s.first_token_s - s.req.arrival_s + eng_.request_overhead_s);
-  e2e_.push_back(now_ - s.req.arrival_s + eng_.request_overhead_s);
+  const double overhead = eng_.request_overhead_s + eng_.request_overhead_per_inflight_s * s.inflight;
+  ttft_.push_back(s.first_token_s - s.req.arrival_s + overhead);
+  e2e_.push_back(now_ - s.req.arrival_s + overhead);
   LatencyParts ttft = s.at_first_token - s.at_arrival;
-  ttft.request_overhead_s = eng_.request_overhead_s;
+  ttft.request_overhead_s = overhead;
+  ttft.inflight = s.inflight;
   ttft_parts_ += ttft;
   if (out > 1) {
     tpot_.push_back((now_ - s.first_token_s) / static_cast<double>(out - 1));
@@ -364,6 +372,7 @@ LatencyParts& LatencyParts::operator+=(const LatencyParts& o) {
   for (size_t f = 0; f < figure_s.size(); ++f) figure_s[f] += o.figure_s[f];
   step_overhead_s += o.step_overhead_s;
   request_overhead_s += o.request_overhead_s;
+  inflight += o.inflight;
   steps += o.steps;
   return *this;
 }
@@ -373,6 +382,7 @@ LatencyParts LatencyParts::operator-(const LatencyParts& o) const {
   for (size_t f = 0; f < figure_s.size(); ++f) d.figure_s[f] -= o.figure_s[f];
   d.step_overhead_s -= o.step_overhead_s;
   d.request_overhead_s -= o.request_overhead_s;
+  d.inflight -= o.inflight;
   d.steps -= o.steps;
   return d;
 }
@@ -382,6 +392,7 @@ LatencyParts LatencyParts::operator*(double k) const {
   for (double& v : d.figure_s) v *= k;
   d.step_overhead_s *= k;
   d.request_overhead_s *= k;
+  d.inflight *= k;
   d.steps *= k;
   return d;
 }

@@ -38,7 +38,8 @@ struct ServePoint {
 struct LatencyParts {
   simulate::FigureTimes figure_s{};
   double step_overhead_s = 0;
-  double request_overhead_s = 0;  // TTFT only
+  double request_overhead_s = 0;  // TTFT only: the engine's request overhead, both terms
+  double inflight = 0;            // TTFT only: requests in flight at arrival (the second term's feature)
   double steps = 0;
   double total_s() const;
   LatencyParts& operator+=(const LatencyParts& o);

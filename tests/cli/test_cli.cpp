@@ -336,6 +336,39 @@ TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
   std::filesystem::remove_all(dir);
 }
 
+// `calibrate --bench` fits a directory's calibration to measured rows; `validate --bench`
+// and `serve` read it back, and `serve` prints the band the measurement is likely in.
+TEST(Cli, CalibrateBenchWritesACalibrationOthersRead) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_calbench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "cal");
+  const std::string header =
+      "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,"
+      "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  std::ofstream(dir / "rows.csv") << header << "a,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,1000,100,,,4,2,1,1,,,90,11\n"
+                                  << "b,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,1000,100,,,8,2,1,1,,,110,12\n"
+                                  << "c,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,100,,,8,4,1,1,,,120,9\n"
+                                  << "d,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,100,,,16,4,1,1,,,160,11\n";
+  const Result r = run("calibrate --bench " + (dir / "rows.csv").string() + " --out " + (dir / "cal").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("4 of 4 runs predicted and fitted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("H100-SXM"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "cal" / "efficiency.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "cal" / "engine-overheads.json"));
+  const Result v =
+      run("validate --bench " + (dir / "rows.csv").string() + " --calibration " + (dir / "cal").string() + " --json");
+  ASSERT_EQ(v.status, 0) << v.err;
+  EXPECT_EQ(nlohmann::json::parse(v.out).at("summary").at("all").at("rows"), 4);
+  const Result s = run("serve qwen3-30b-a3b-h100x1 --engine vllm --concurrency 4 --requests 40 --calibration " +
+                       (dir / "cal").string());
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.out.find("likely measured: TTFT"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("4 measured vllm runs"), std::string::npos) << s.out;
+  const Result bad = run("calibrate --bench " + (dir / "rows.csv").string() + " --out " + (dir / "none").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--out must be an existing directory"), std::string::npos) << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
 // `validate --bench` on a `vllm bench serve --save-result` file: the layout from the
 // flags (the client records none without --metadata), the run predicted and listed
 // measured against predicted; a missing layout names the run, the field and the flag.

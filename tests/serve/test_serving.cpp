@@ -95,6 +95,7 @@ TEST(Serving, LatencyPartsAddUpToTheLatencies) {
   ServeOptions o = options(16, 200, 1000, 100);
   o.engine.step_overhead_s = 1e-3;
   o.engine.request_overhead_s = 0.02;
+  o.engine.request_overhead_per_inflight_s = 1e-3;
   o.client.warmup = 16;
   const ServeResult r = simulate_serving(f.sim, f.p, o);
   expect_close(r.ttft_parts.total_s(), r.ttft_s.mean, 1e-9);
@@ -102,7 +103,8 @@ TEST(Serving, LatencyPartsAddUpToTheLatencies) {
   expect_close(r.tpot_parts.step_overhead_s, 1e-3 * r.tpot_parts.steps, 1e-12);
   expect_close(r.tpot_parts.steps, 1.0, 1e-12);  // one step per output token after the first
   EXPECT_GE(r.ttft_parts.steps, 1.0);
-  expect_close(r.ttft_parts.request_overhead_s, 0.02, 1e-12);
+  expect_close(r.ttft_parts.inflight, 16, 1e-12);  // a closed loop: every arrival finds the other 15 in flight
+  expect_close(r.ttft_parts.request_overhead_s, 0.02 + 16e-3, 1e-12);
 }
 
 // A KV cache for 4.5 full requests under a concurrency of 16: requests wait for room

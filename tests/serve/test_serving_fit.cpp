@@ -1,0 +1,127 @@
+// calibrate --bench's fit (serve/serving_fit.h) against rows made from known figures,
+// and the engine overheads table it writes (serve/engine_overheads.h).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "serve/engine_overheads.h"
+#include "serve/serving_fit.h"
+
+namespace dayzero::serve {
+namespace {
+
+using simulate::TimeFigure;
+size_t fi(TimeFigure f) { return static_cast<size_t>(f); }
+
+// A row whose parts are `gemm_memory` and `attention_compute` seconds at the start
+// figures, `steps` engine steps in its TTFT and one per output token.
+FitRow row(const std::string& device, Engine e, double ttft_gemm, double ttft_attn, double ttft_steps,
+           double tpot_gemm) {
+  FitRow r;
+  r.device = device;
+  r.model = "m";
+  r.engine = e;
+  r.ttft.figure_s[fi(TimeFigure::gemm_memory)] = ttft_gemm;
+  r.ttft.figure_s[fi(TimeFigure::attention_compute)] = ttft_attn;
+  r.ttft.steps = ttft_steps;
+  r.tpot.figure_s[fi(TimeFigure::gemm_memory)] = tpot_gemm;
+  r.tpot.steps = 1;
+  return r;
+}
+
+// Rows measured exactly as the model says with known figures: weight streaming 1.25x
+// slower than the start figures (gemm_memory 0.8 -> 0.64), attention 2x slower, 1 ms per
+// vLLM step, 30 ms per request and 2 ms per request in flight. The fit finds them, and a row's prediction is its
+// measurement.
+TEST(ServingFit, RecoversTheFiguresRowsWereMadeWith) {
+  std::vector<FitRow> rows;
+  for (int i = 1; i <= 12; ++i) {
+    FitRow r = row("H100-SXM", Engine::vllm, 0.01 * i, 0.02 * (13 - i), 3 + i % 4, 0.002 + 0.001 * (i % 5));
+    r.ttft.inflight = 4 * (1 + i % 3);
+    r.ttft_s = 1.25 * r.ttft.figure_s[fi(TimeFigure::gemm_memory)] +
+               2.0 * r.ttft.figure_s[fi(TimeFigure::attention_compute)] + 1e-3 * r.ttft.steps + 0.03 +
+               2e-3 * r.ttft.inflight;
+    r.tpot_s = 1.25 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)] + 1e-3;
+    rows.push_back(r);
+  }
+  const simulate::Efficiency start;
+  const ServingFit fit = fit_serving(rows, start);
+  const simulate::Efficiency e = fit.efficiency(fit.scales_for("H100-SXM"));
+  EXPECT_NEAR(e.gemm_memory, start.gemm_memory / 1.25, 1e-4);
+  EXPECT_NEAR(e.attention_compute, start.attention_compute / 2, 1e-4);
+  EXPECT_NEAR(fit.engines.at(Engine::vllm).step_overhead_s, 1e-3, 1e-6);
+  EXPECT_NEAR(fit.engines.at(Engine::vllm).request_overhead_s, 0.03, 1e-5);
+  EXPECT_NEAR(fit.engines.at(Engine::vllm).request_overhead_per_inflight_s, 2e-3, 1e-6);
+  EXPECT_EQ(fit.engines.at(Engine::vllm).rows, 12);
+  for (const auto& r : rows) {
+    EXPECT_NEAR(fit.ttft_s(r) / r.ttft_s, 1, 1e-4);
+    EXPECT_NEAR(fit.tpot_s(r) / r.tpot_s, 1, 1e-4);
+  }
+  // Figures without data stay at the start; a device without rows gets the shared ones.
+  EXPECT_DOUBLE_EQ(e.gemm_compute, start.gemm_compute);
+  EXPECT_EQ(&fit.scales_for("B200"), &fit.shared);
+}
+
+// An efficiency never exceeds the peak: rows faster than the start figures at peak
+// clamp the figure at 1, and the fit still explains what it can with the overheads.
+TEST(ServingFit, EfficienciesStayWithinThePeak) {
+  std::vector<FitRow> rows;
+  for (int i = 1; i <= 6; ++i) {
+    FitRow r = row("B200", Engine::trtllm, 0.01 * i, 0, 2, 0.001 * i);
+    r.ttft_s = 0.5 * r.ttft.figure_s[fi(TimeFigure::gemm_memory)];  // would need gemm_memory 1.6
+    r.tpot_s = 0.5 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+    rows.push_back(r);
+  }
+  const ServingFit fit = fit_serving(rows, simulate::Efficiency{});
+  EXPECT_DOUBLE_EQ(fit.efficiency(fit.shared).gemm_memory, 1.0);
+  EXPECT_DOUBLE_EQ(fit.efficiency(fit.scales_for("B200")).gemm_memory, 1.0);
+  EXPECT_GE(fit.engines.at(Engine::trtllm).step_overhead_s, 0);
+  EXPECT_THROW(fit_serving({}, simulate::Efficiency{}), std::invalid_argument);
+}
+
+std::filesystem::path write(const std::string& name, const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("dayzero_overheads_" + name + ".json");
+  std::ofstream(p) << text;
+  return p;
+}
+
+TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
+  EngineOverheadTable t;
+  EngineOverheads o;
+  o.step_overhead_s = 6e-4;
+  o.request_overhead_s = 0.03;
+  o.rows = 411;
+  o.ttft_band = {-0.3, 0.4};
+  o.tpot_band = {-0.1, 0.12};
+  o.source = "test";
+  t.set(Engine::vllm, o);
+  const auto file = std::filesystem::temp_directory_path() / "dayzero_overheads_roundtrip.json";
+  t.save(file, "test table");
+  const EngineOverheadTable back = EngineOverheadTable::load(file);
+  EXPECT_DOUBLE_EQ(back.for_engine(Engine::vllm).request_overhead_s, 0.03);
+  EXPECT_DOUBLE_EQ(back.for_engine(Engine::vllm).tpot_band.p90, 0.12);
+  EXPECT_EQ(back.for_engine(Engine::sglang).rows, 0);  // absent: zeros
+  const EngineProfile p = back.apply(default_profile(Engine::vllm));
+  EXPECT_DOUBLE_EQ(p.step_overhead_s, 6e-4);
+
+  const auto expect_error = [](const std::string& name, const std::string& text, const std::string& field) {
+    try {
+      (void)EngineOverheadTable::load(write(name, text));
+      ADD_FAILURE() << name << ": no error";
+    } catch (const core::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  };
+  expect_error("engine", R"({"engines": {"tgi": {"source": "x"}}})", "engines.tgi");
+  expect_error("negative", R"({"engines": {"vllm": {"step_overhead_s": -1, "source": "x"}}})",
+               "engines.vllm.step_overhead_s");
+  expect_error("source", R"({"engines": {"vllm": {"step_overhead_s": 0.001}}})", "engines.vllm.source");
+  expect_error("unknown", R"({"engines": {"vllm": {"source": "x", "speed": 1}}})", "engines.vllm.speed");
+  expect_error("band", R"({"engines": {"vllm": {"source": "x", "ttft_error_band": {"p10": 0.5, "p90": 0.1}}}})",
+               "ttft_error_band.p10");
+}
+
+}  // namespace
+}  // namespace dayzero::serve
