@@ -15,6 +15,7 @@
 
 #include "plan/plan.h"
 #include "serve/engine.h"
+#include "serve/latency_parts.h"
 #include "serve/stats.h"
 #include "serve/workload.h"
 #include "simulate/simulator.h"
@@ -27,24 +28,6 @@ struct ServePoint {
   int64_t waiting = 0;  // arrived, not running (queued or preempted)
   int64_t running = 0;
   double kv_used = 0;  // share of the KV budget in use
-};
-
-// Where a latency's seconds go: the step time by what sets it (simulate/time_figure.h),
-// the engine's per-step overhead, and the number of steps — the features that
-// `calibrate --bench` fits efficiencies and engine overheads to (serve/serving_fit.h).
-// Closed loop: exactly the latency (requests arrive at step boundaries); open loop:
-// from the first step that starts after the arrival (idle time and the rest of a
-// running step are left out).
-struct LatencyParts {
-  simulate::FigureTimes figure_s{};
-  double step_overhead_s = 0;
-  double request_overhead_s = 0;  // TTFT only: the engine's request overhead, both terms
-  double inflight = 0;            // TTFT only: requests in flight at arrival (the second term's feature)
-  double steps = 0;
-  double total_s() const;
-  LatencyParts& operator+=(const LatencyParts& o);
-  LatencyParts operator-(const LatencyParts& o) const;
-  LatencyParts operator*(double k) const;
 };
 
 struct ServeResult {

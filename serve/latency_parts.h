@@ -1,0 +1,27 @@
+#pragma once
+// A latency split into what it is made of (the serving simulation's output beside
+// each mean, and the features `calibrate --bench` fits).
+
+#include "simulate/time_figure.h"
+
+namespace dayzero::serve {
+
+// Where a latency's seconds go: the step time by what sets it (simulate/time_figure.h),
+// the engine's per-step overhead, and the number of steps — the features that
+// `calibrate --bench` fits efficiencies and engine overheads to (serve/serving_fit.h).
+// Closed loop: exactly the latency (requests arrive at step boundaries); open loop:
+// from the first step that starts after the arrival (idle time and the rest of a
+// running step are left out).
+struct LatencyParts {
+  simulate::FigureTimes figure_s{};
+  double step_overhead_s = 0;
+  double request_overhead_s = 0;  // TTFT only: the engine's request overhead, both terms
+  double inflight = 0;            // TTFT only: requests in flight at arrival (the second term's feature)
+  double steps = 0;
+  double total_s() const;
+  LatencyParts& operator+=(const LatencyParts& o);
+  LatencyParts operator-(const LatencyParts& o) const;
+  LatencyParts operator*(double k) const;
+};
+
+}  // namespace dayzero::serve
