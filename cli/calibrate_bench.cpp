@@ -1,8 +1,6 @@
 #include "cli/calibrate_bench.h"
 
 #include <algorithm>
-#include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -19,15 +17,6 @@
 namespace dayzero::cli {
 
 namespace {
-
-std::string today() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
 
 // The 10th and 90th percentile of predicted / measured - 1 per engine.
 std::map<serve::Engine, std::pair<serve::ErrorBand, serve::ErrorBand>> bands(
@@ -84,7 +73,7 @@ void run_calibrate_bench(const std::string& file, const serve::BenchDefaults& de
     throw std::runtime_error(file + ": " + e.what());
   }
   std::ostringstream src;
-  src << "dayzero calibrate --bench " << fs::path(file).filename().string() << ", " << today() << ": fitted to "
+  src << "dayzero calibrate --bench " << fs::path(file).filename().string() << ", " << today_utc() << ": fitted to "
       << fit_rows.size() << " measured serving runs (serve/serving_fit.h) from simulate::Efficiency's sourced figures;"
       << " out-of-sample accuracy in docs/FIDELITY.md.";
   // The shipped table keeps the devices the runs do not name (their figures are sourced apart).

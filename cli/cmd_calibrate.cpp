@@ -2,8 +2,6 @@
 // fits the device's efficiency figures to a run's measured ops (simulate/calibration.h)
 // and writes them as an efficiency table that `validate --calibration` loads.
 // dayzero calibrate --bench FILE --out DIR: measured serving runs (cli/calibrate_bench.h).
-#include <chrono>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -22,15 +20,6 @@ struct CalibrateOptions {
   std::string measurements, bench, device = "cpu-host", catalog, out;
 };
 
-std::string today() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-  return buf;
-}
-
 std::string figure(const std::string& name, double v) {
   return name == "kernel_overhead_s" ? fixed(v * 1e6, 3) + " us" : fixed(v, 4);
 }
@@ -47,7 +36,7 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   const auto& m = in.run.measurements;
   std::ostringstream src;
-  src << "dayzero calibrate, " << today() << ", from " << o.measurements << " (" << describe_run(m);
+  src << "dayzero calibrate, " << today_utc() << ", from " << o.measurements << " (" << describe_run(m);
   if (!m.machine.hostname.empty()) src << ", host " << m.machine.hostname;
   src << "): the fit of simulate/calibration.h over " << c.ops
       << " measured ops, starting from: " << in.figures.efficiency_source;

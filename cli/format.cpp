@@ -1,7 +1,9 @@
 #include "cli/format.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 
 #include "core/data_dir.h"
 
@@ -60,6 +62,15 @@ std::filesystem::path resolve_cluster_path(const std::string& arg) {
   const auto bundled = core::data_dir() / "clusters" / (arg + ".json");
   if (arg.find('/') == std::string::npos && std::filesystem::exists(bundled, ec)) return bundled;
   return arg;  // the loader reports the missing file by its given name
+}
+
+std::string today_utc() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
 }
 
 }  // namespace dayzero::cli

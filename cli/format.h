@@ -14,6 +14,7 @@ std::string billions(int64_t n);            // "671.03 B"
 std::string gb_and_gib(int64_t bytes);      // "1,342.05 GB (1,249.88 GiB)"
 std::string pad_right(const std::string& s, size_t width);
 std::string pad_left(const std::string& s, size_t width);
+std::string today_utc();  // "2026-11-30", for provenance lines
 
 // A model argument: an existing path, else the name of a bundled model folder.
 std::filesystem::path resolve_model_path(const std::string& arg);
