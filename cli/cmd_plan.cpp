@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/plan_serve_check.h"
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
 #include "plan/plan_json.h"
@@ -32,6 +33,8 @@ struct PlanOptions {
   std::string catalog;
   int top = 0;
   int threads = 0;
+  int serve_check = 0;  // plans to check with the serving simulation
+  std::string engine = "vllm";
   bool json = false;
 };
 
@@ -185,8 +188,25 @@ void run_plan(const PlanOptions& o) {
   const search::SearchResult r = search_with_progress(session, o.threads);
   const Report rep = report_of(session, r);
   std::ostringstream out;
-  if (o.json) print_json(out, session.scenario, r, rep);
-  else print_text(out, session, r, rep);
+  if (o.serve_check > 0) {
+    const auto engine = serve::parse_engine(o.engine);
+    if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
+    const ServeCheck check = check_with_serving(session, r, o.serve_check, *engine);
+    if (o.json) {
+      std::ostringstream j;
+      print_json(j, session.scenario, r, rep);
+      nlohmann::json all = nlohmann::json::parse(j.str());
+      all["serve_check"] = serve_check_json(check, r);
+      out << all.dump(2) << '\n';
+    } else {
+      print_text(out, session, r, rep);
+      print_serve_check(out, check, r);
+    }
+  } else if (o.json) {
+    print_json(out, session.scenario, r, rep);
+  } else {
+    print_text(out, session, r, rep);
+  }
   std::cout << out.str() << std::flush;
   if (!o.out.empty()) write_outputs(o.out, r, rep);
   if (r.top.empty()) throw ExitStatus{2};
@@ -203,6 +223,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--out", opts->out, "Write the top plans as Plan JSON and every evaluated plan as CSV into DIR");
   cmd->add_option("--threads", opts->threads, "Worker threads (default: every core)")->check(CLI::Range(1, 1024));
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
+  cmd->add_option("--serve-check", opts->serve_check,
+                  "Serve the K best plans request by request, check the SLA on p90 and re-rank them")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--engine", opts->engine, "With --serve-check: vllm, sglang or trtllm (default: vllm)");
   cmd->add_flag("--json", opts->json, "Print {plans, pareto, ...} as JSON");
   cmd->callback([opts] { run_plan(*opts); });
 }

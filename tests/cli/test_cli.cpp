@@ -336,6 +336,25 @@ TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
   std::filesystem::remove_all(dir);
 }
 
+// `plan --serve-check K`: the K best plans served request by request, the SLA checked
+// on p90, re-ranked, and the agreement of the two orders reported, in text and JSON.
+TEST(Cli, PlanServeCheckReRanksTheBestPlansByServing) {
+  const Result r = run("plan qwen3-30b-a3b-h100x1 --serve-check 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Checked by the serving simulation (vllm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pairs of plans meeting the SLA both ways"), std::string::npos) << r.out;
+  const Result j = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine sglang --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto check = nlohmann::json::parse(j.out).at("serve_check");
+  EXPECT_EQ(check.at("engine"), "sglang");
+  ASSERT_EQ(check.at("plans").size(), 3u);
+  EXPECT_EQ(check.at("plans")[0].at("steady_rank"), 1);
+  EXPECT_GT(check.at("plans")[0].at("tpot_s").at("p90").get<double>(), 0);
+  const Result bad = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine tgi");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--engine"), std::string::npos) << bad.err;
+}
+
 // `calibrate --bench` fits a directory's calibration to measured rows; `validate --bench`
 // and `serve` read it back, and `serve` prints the band the measurement is likely in.
 TEST(Cli, CalibrateBenchWritesACalibrationOthersRead) {

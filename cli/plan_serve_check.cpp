@@ -1,0 +1,150 @@
+#include "cli/plan_serve_check.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "cli/format.h"
+#include "core/data_dir.h"
+#include "search/ranking.h"
+#include "serve/calibration_files.h"
+#include "simulate/simulator.h"
+
+namespace dayzero::cli {
+
+namespace {
+
+serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, serve::Engine engine,
+                                const serve::EngineOverheadTable& overheads) {
+  const auto& dev = s.cluster.device_spec();
+  serve::ServeOptions so;
+  so.engine = overheads.apply(
+      serve::default_profile(engine, {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0,
+                                      p.attention.tp, p.pp, s.model.config.attention == model::AttentionKind::mla}));
+  serve::Client& c = so.client;
+  c.shape = {p.workload.input_len, p.workload.output_len,
+             static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};
+  if (s.scenario.request_rate_per_s > 0) {
+    c.kind = serve::ClientKind::open_loop;
+    c.rate_per_s = s.scenario.request_rate_per_s;
+    c.requests = 1000;
+  } else {
+    // Steady load: the first wave, every request arriving at once on an idle engine,
+    // is left out of the statistics.
+    c.concurrency = p.workload.batch;
+    c.warmup = c.concurrency;
+    c.requests = std::max<int64_t>(200, 5 * c.concurrency);
+  }
+  so.max_points = 0;
+  return so;
+}
+
+// The plan as the search saw it, with the served figures in place of the steady state's.
+search::Evaluated served_view(const search::Evaluated& e, const serve::ServeResult& r) {
+  search::Evaluated v = e;
+  v.prediction.ttft_s = r.ttft_s.mean;
+  v.prediction.tpot_s = r.tpot_s.mean;
+  v.prediction.throughput_tokens_per_s = r.output_tokens_per_s;
+  v.prediction.throughput_tokens_per_s_per_device = r.output_tokens_per_s / static_cast<double>(e.plan.world_size());
+  return v;
+}
+
+std::string sla_miss(const search::Sla& sla, const serve::ServeResult& r) {
+  if (sla.max_ttft_s > 0 && r.ttft_s.p90 > sla.max_ttft_s)
+    return "p90 TTFT over " + fixed(sla.max_ttft_s * 1e3, 0) + " ms";
+  if (sla.max_tpot_s > 0 && r.tpot_s.p90 > sla.max_tpot_s)
+    return "p90 TPOT over " + fixed(sla.max_tpot_s * 1e3, 1) + " ms";
+  return "";
+}
+
+void rank_served(ServeCheck& c, const search::SearchResult& r, search::Objective objective) {
+  std::vector<size_t> ok;
+  std::vector<search::Evaluated> views;
+  for (const auto& row : c.rows) views.push_back(served_view(r.all[row.index], row.served));
+  for (size_t i = 0; i < c.rows.size(); ++i)
+    if (c.rows[i].meets_sla) ok.push_back(i);
+  std::vector<size_t> order = ok;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return search::better(views[a], views[b], objective); });
+  for (size_t k = 0; k < order.size(); ++k) c.rows[order[k]].served_rank = static_cast<int>(k + 1);
+  for (size_t a = 0; a < ok.size(); ++a)
+    for (size_t b = a + 1; b < ok.size(); ++b) {  // ok is in the search's order: a above b
+      ++c.pairs;
+      if (c.rows[ok[a]].served_rank < c.rows[ok[b]].served_rank) ++c.agreeing;
+    }
+  c.same_best = !c.rows.empty() && c.rows.front().served_rank == 1;
+}
+
+}  // namespace
+
+ServeCheck check_with_serving(const search::Session& session, const search::SearchResult& r, int k,
+                              serve::Engine engine) {
+  ServeCheck c;
+  c.engine = engine;
+  const serve::EngineOverheadTable overheads = serve::load_serving_calibration(core::data_dir(), "").engines;
+  simulate::Simulator sim(session.model, session.cluster, session.efficiency);
+  for (size_t i = 0; i < r.top.size() && i < static_cast<size_t>(std::max(k, 0)); ++i) {
+    ServeCheck::Row row;
+    row.index = r.top[i];
+    row.steady_rank = static_cast<int>(i + 1);
+    const plan::Plan& p = r.all[row.index].plan;
+    try {
+      row.served = serve::simulate_serving(sim, p, options_for(session, p, engine, overheads));
+      row.sla_miss = sla_miss(session.scenario.sla, row.served);
+    } catch (const std::invalid_argument& e) {
+      row.sla_miss = std::string("cannot be served: ") + e.what();
+    }
+    row.meets_sla = row.sla_miss.empty();
+    c.rows.push_back(std::move(row));
+  }
+  rank_served(c, r, session.scenario.objective);
+  return c;
+}
+
+void print_serve_check(std::ostream& out, const ServeCheck& c, const search::SearchResult& r) {
+  out << "\nChecked by the serving simulation (" << serve::engine_name(c.engine)
+      << ", each plan's batch in flight; SLA on p90):\n";
+  out << "  " << pad_left("rank", 4) << pad_left("served", 8) << "  " << pad_right("layout", 52)
+      << pad_left("TTFT ms", 10) << pad_left("p90", 10) << pad_left("TPOT ms", 10) << pad_left("p90", 9)
+      << pad_left("tok/s/dev", 11) << "  SLA\n";
+  for (const auto& row : c.rows) {
+    const auto& e = r.all[row.index];
+    out << "  " << pad_left(std::to_string(row.steady_rank), 4)
+        << pad_left(row.served_rank ? std::to_string(row.served_rank) : "-", 8) << "  "
+        << pad_right(search::layout_name(e), 52);
+    if (row.served.ttft_s.count > 0)
+      out << pad_left(fixed(row.served.ttft_s.mean * 1e3, 1), 10) << pad_left(fixed(row.served.ttft_s.p90 * 1e3, 1), 10)
+          << pad_left(fixed(row.served.tpot_s.mean * 1e3, 2), 10) << pad_left(fixed(row.served.tpot_s.p90 * 1e3, 2), 9)
+          << pad_left(fixed(row.served.output_tokens_per_s / static_cast<double>(e.plan.world_size()), 0), 11);
+    else out << pad_left("-", 50);
+    out << "  " << (row.meets_sla ? "meets" : row.sla_miss) << '\n';
+  }
+  const bool any = std::any_of(c.rows.begin(), c.rows.end(), [](const ServeCheck::Row& row) { return row.meets_sla; });
+  if (!any) out << "  none of the " << c.rows.size() << " plans checked meets the SLA when served request by request\n";
+  else
+    out << "  the search's order and the served order agree on " << c.agreeing << " of " << c.pairs
+        << " pairs of plans meeting the SLA both ways; the search's best is " << (c.same_best ? "" : "not ")
+        << "the served best\n";
+}
+
+nlohmann::json serve_check_json(const ServeCheck& c, const search::SearchResult& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : c.rows) {
+    const auto& s = row.served;
+    rows.push_back({{"layout", search::layout_name(r.all[row.index])},
+                    {"steady_rank", row.steady_rank},
+                    {"served_rank", row.served_rank},
+                    {"meets_sla", row.meets_sla},
+                    {"sla_miss", row.sla_miss},
+                    {"ttft_s", {{"mean", s.ttft_s.mean}, {"p90", s.ttft_s.p90}}},
+                    {"tpot_s", {{"mean", s.tpot_s.mean}, {"p90", s.tpot_s.p90}}},
+                    {"output_tokens_per_s", s.output_tokens_per_s}});
+  }
+  return {{"engine", serve::engine_name(c.engine)},
+          {"plans", rows},
+          {"pairs", c.pairs},
+          {"agreeing_pairs", c.agreeing},
+          {"same_best", c.same_best}};
+}
+
+}  // namespace dayzero::cli
