@@ -192,6 +192,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     out.tpot_parts = s.tpot_parts;
     out.device = c.device_spec().name;
     out.model_params = m.params_total();
+    out.overlap_scheduling = so.engine.overlap_scheduling;
     out.predicted = true;
   } catch (const Rejected& rej) {
     out.reason = rej.reason;

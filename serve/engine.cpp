@@ -36,7 +36,8 @@ EngineProfile vllm_defaults(const Deployment& d) {
   // CudaPlatformBase.check_and_update_config (vllm/platforms/cuda.py): 16 tokens;
   // MLA: 64 (FlashMLA, Hopper), 128 (CUTLASS MLA, Blackwell).
   p.kv_block_tokens = d.mla ? (d.fp4_tensor_cores ? 128 : 64) : 16;
-  p.prefix_caching = true;  // EngineArgs._set_default_args: on for generative models
+  p.prefix_caching = true;       // EngineArgs._set_default_args: on for generative models
+  p.overlap_scheduling = false;  // SchedulerConfig.async_scheduling = False (v0.10.2, v0.11.0)
   return p;
 }
 
@@ -70,7 +71,9 @@ EngineProfile sglang_defaults(const Deployment& d) {
   if (mem_mib > 60 * 1024) reserved = std::max(reserved, 10240.0);
   const double fraction = std::round((mem_mib - reserved) / mem_mib * 1000) / 1000;
   p.memory = {fraction, false, p.token_budget, static_cast<int64_t>(graph_bs)};
-  p.kv_block_tokens = 1;    // page_size 1 with the default attention backends
+  p.kv_block_tokens = 1;  // page_size 1 with the default attention backends
+  // disable_overlap_schedule = False; forced off when pp > 1 (_handle_pipeline_parallelism).
+  p.overlap_scheduling = d.pp == 1;
   p.prefix_caching = true;  // the radix cache is on (disable_radix_cache = False)
   return p;
 }
@@ -95,6 +98,7 @@ EngineProfile trtllm_defaults(const Deployment& d) {
   p.memory = {0.9, true, p.token_budget, p.max_running};
   p.kv_block_tokens = d.mla ? 64 : 32;  // tokens_per_block 32; 64 for MLA with FlashMLA
   p.prefix_caching = true;              // KvCacheConfig.enable_block_reuse = True
+  p.overlap_scheduling = true;          // TorchLlmArgs.disable_overlap_scheduler = False
   return p;
 }
 

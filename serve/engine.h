@@ -48,6 +48,10 @@ struct EngineProfile {
   // launches not hidden by CUDA graphs or overlapped scheduling). 0 until calibrated
   // against measured serving runs (serve/engine_overheads.h).
   double step_overhead_s = 0;
+  // The host prepares step k+1 while the GPU runs step k (SGLang's and TensorRT-LLM's
+  // overlap schedulers, vLLM's async scheduling): a step then takes max(GPU time, host
+  // time) instead of their sum.
+  bool overlap_scheduling = false;
   // Client-visible time per request outside the engine's steps (HTTP, tokenization,
   // detokenization), added to its TTFT and end-to-end latency. 0 until calibrated.
   double request_overhead_s = 0;

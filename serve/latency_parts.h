@@ -14,7 +14,7 @@ namespace dayzero::serve {
 // running step are left out).
 struct LatencyParts {
   simulate::FigureTimes figure_s{};
-  double step_overhead_s = 0;
+  double step_overhead_s = 0;     // the engine's host time per step not hidden behind the GPU's
   double request_overhead_s = 0;  // TTFT only: the engine's request overhead, both terms
   double inflight = 0;            // TTFT only: requests in flight at arrival (the second term's feature)
   double steps = 0;

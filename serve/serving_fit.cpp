@@ -98,8 +98,8 @@ RowEquations equations(const FitRow& r) {
     e.ttft[f] = r.ttft.figure_s[f];
     e.tpot[f] = r.tpot.figure_s[f];
   }
-  e.ttft[kF] = r.ttft.steps;
-  e.tpot[kF] = r.tpot.steps;
+  e.ttft[kF] = r.overlap_scheduling ? 0 : r.ttft.steps;
+  e.tpot[kF] = r.overlap_scheduling ? 0 : r.tpot.steps;
   e.ttft[kF + 1] = 1;
   e.ttft[kF + 2] = r.ttft.inflight;
   return e;
@@ -204,10 +204,10 @@ FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit
       const std::vector<double> ttft(e.ttft.begin(), e.ttft.begin() + kF), tpot(e.tpot.begin(), e.tpot.begin() + kF);
       if (pass.ttft)
         qp.add(ttft,
-               r.ttft_s - eo.step_overhead_s * r.ttft.steps - eo.request_overhead_s -
+               r.ttft_s - eo.step_overhead_s * e.ttft[kF] - eo.request_overhead_s -
                    eo.request_overhead_per_inflight_s * r.ttft.inflight,
                w_ttft[i] / (r.ttft_s * r.ttft_s));
-      else qp.add(tpot, r.tpot_s - eo.step_overhead_s * r.tpot.steps, w_tpot[i] / (r.tpot_s * r.tpot_s));
+      else qp.add(tpot, r.tpot_s - eo.step_overhead_s * e.tpot[kF], w_tpot[i] / (r.tpot_s * r.tpot_s));
       mean_w += (pass.ttft ? w_ttft[i] : w_tpot[i]) / static_cast<double>(rows.size());
     }
     // The pull toward the shared scales: prior_rows rows' worth of the pass's equation,
@@ -241,7 +241,8 @@ std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
     if (!p.predicted || !(p.row->ttft_s > 0) || !(p.row->tpot_s > 0)) continue;
     const auto e = parse_engine(p.row->backend);
     if (!e) continue;
-    rows.push_back({p.device, p.row->model_path, *e, p.ttft_parts, p.tpot_parts, p.row->ttft_s, p.row->tpot_s});
+    rows.push_back({p.device, p.row->model_path, *e, p.overlap_scheduling, p.ttft_parts, p.tpot_parts, p.row->ttft_s,
+                    p.row->tpot_s});
   }
   return rows;
 }
@@ -257,7 +258,7 @@ double ServingFit::ttft_s(const FitRow& r) const {
   double t = 0;
   for (size_t f = 0; f < kF; ++f) t += m[f] * r.ttft.figure_s[f];
   if (eo != engines.end())
-    t += eo->second.step_overhead_s * r.ttft.steps + eo->second.request_overhead_s +
+    t += eo->second.step_overhead_s * (r.overlap_scheduling ? 0 : r.ttft.steps) + eo->second.request_overhead_s +
          eo->second.request_overhead_per_inflight_s * r.ttft.inflight;
   return t;
 }
@@ -267,7 +268,7 @@ double ServingFit::tpot_s(const FitRow& r) const {
   const auto eo = engines.find(r.engine);
   double t = 0;
   for (size_t f = 0; f < kF; ++f) t += m[f] * r.tpot.figure_s[f];
-  if (eo != engines.end()) t += eo->second.step_overhead_s * r.tpot.steps;
+  if (eo != engines.end()) t += eo->second.step_overhead_s * (r.overlap_scheduling ? 0 : r.tpot.steps);
   return t;
 }
 

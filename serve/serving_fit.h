@@ -9,7 +9,8 @@
 // start x m_f; collectives take 1 / m_f of the link model), s the engine's step
 // overhead and q its request overhead:
 //   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C   TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
-// for a row on device d served by engine e, C the requests in flight when a request
+// for a row on device d served by engine e (N = 0 when the engine overlaps its host
+// work with the GPU's: serve/engine.h), C the requests in flight when a request
 // arrives (q1: the serving frontend's share, serve/engine.h). A closed loop's schedule does not depend
 // on step times, so this is what re-simulating with the fitted figures gives, as
 // long as no op changes the roofline term that binds it (the bench re-simulates to
@@ -48,6 +49,9 @@ struct FitRow {
   std::string device;  // catalog name
   std::string model;   // model_path
   Engine engine = Engine::vllm;
+  // The engine overlaps its host work with the GPU's: the step overhead is hidden (the
+  // fit assumes it shorter than a step) and not fitted to this row.
+  bool overlap_scheduling = false;
   LatencyParts ttft, tpot;
   double ttft_s = 0, tpot_s = 0;  // measured
 };

@@ -107,6 +107,27 @@ TEST(Serving, LatencyPartsAddUpToTheLatencies) {
   expect_close(r.ttft_parts.request_overhead_s, 0.02 + 16e-3, 1e-12);
 }
 
+// Overlapped scheduling: host time shorter than a step is hidden behind it; longer,
+// it sets the step. One request of 1 + 5 tokens: its 4 decode gaps are each a decode
+// step (about 8 ms for Llama-3.1-8B on an H100), or 1 s when the host needs 1 s.
+TEST(Serving, OverlappedSchedulingHidesHostTimeShorterThanAStep) {
+  Fixture f;
+  ServeOptions o = options(1, 1, 1, 5);
+  const ServeResult bare = simulate_serving(f.sim, f.p, o);
+  o.engine.overlap_scheduling = true;
+  o.engine.step_overhead_s = 1e-4;  // well under a decode step
+  const ServeResult hidden = simulate_serving(f.sim, f.p, o);
+  expect_close(hidden.tpot_s.mean, bare.tpot_s.mean, 1e-12);
+  EXPECT_EQ(hidden.tpot_parts.step_overhead_s, 0);
+  o.engine.step_overhead_s = 1.0;  // far over it: each step waits for the host
+  const ServeResult host_bound = simulate_serving(f.sim, f.p, o);
+  expect_close(host_bound.tpot_s.mean, 1.0, 1e-12);
+  expect_close(host_bound.tpot_parts.total_s(), 1.0, 1e-12);
+  o.engine.overlap_scheduling = false;  // not overlapped: the sum
+  const ServeResult serial = simulate_serving(f.sim, f.p, o);
+  expect_close(serial.tpot_s.mean, bare.tpot_s.mean + 1.0, 1e-12);
+}
+
 // A KV cache for 4.5 full requests under a concurrency of 16: requests wait for room
 // (and running ones are preempted as they grow), so TTFT grows far beyond the
 // ample cache's.
@@ -159,7 +180,12 @@ TEST(Serving, EngineDefaultsAsTheEnginesShipThem) {
   EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);
   // (143,771 - (512 + 1.5 x 8,192 + 2 x 512 + 1,024 x 8 / 8)) / 143,771 = 0.8967 -> 0.897
   EXPECT_DOUBLE_EQ(s.memory.memory_fraction, 0.897);
+  EXPECT_TRUE(s.overlap_scheduling);
+  EXPECT_TRUE(s.chunk_first_prompt_only);
+  EXPECT_FALSE(default_profile(Engine::sglang, {h200.device_mem_bytes, false, 4, 2, true}).overlap_scheduling);  // pp 2
+  EXPECT_FALSE(v.overlap_scheduling);
   const EngineProfile t = default_profile(Engine::trtllm, h200);
+  EXPECT_TRUE(t.overlap_scheduling);
   EXPECT_TRUE(t.memory.share_of_free);
   EXPECT_FALSE(t.chunked_prefill);
   EXPECT_TRUE(t.reserve_whole_request);
