@@ -62,6 +62,9 @@ EngineProfile sglang_defaults(const Deployment& d) {
   // remaining input tokens of a batch that already holds a request is not added.
   p.chunk_first_prompt_only = true;
   p.reserve_whole_request = false;  // ScheduleBatch.retract_decode when decode memory runs out
+  // Admission by the estimated tokens to come (schedule_policy.py, PrefillAdder;
+  // new_token_ratio_tracker.py; defaults in srt/environ.py).
+  p.future_tokens.on = true;
   // mem_fraction_static = (gpu_mem - reserved) / gpu_mem, reserved (MiB) = 512 +
   // 1.5 x max(chunked_prefill_size, 2048) + 2 x cuda_graph_max_bs + 1024 x tp x pp / 8,
   // at least 10,240 MiB above 60 GiB; a share of the total memory for weights and

@@ -26,6 +26,20 @@ enum class PrefillPolicy {
 };
 std::string_view prefill_policy_name(PrefillPolicy p);
 
+// SGLang's admission estimate (PrefillAdder with NewTokenRatioTracker): a new request
+// is admitted only while the KV cache can hold every running request's tokens plus
+// `ratio` x the output it has left (each capped at `clip_tokens`), and the newcomer's
+// prompt plus `ratio` x its output. The ratio starts at `init`, falls by
+// (init - init x min_factor) / decay_steps after every step without a retraction down
+// to init x min_factor, and goes back to `init` on a retraction or an idle engine.
+struct FutureTokenEstimate {
+  bool on = false;
+  double init = 0.7;           // SGLANG_INIT_NEW_TOKEN_RATIO x schedule_conservativeness (1.0)
+  double min_factor = 0.14;    // SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR
+  int64_t decay_steps = 600;   // SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS
+  int64_t clip_tokens = 4096;  // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
+};
+
 struct EngineProfile {
   Engine engine = Engine::vllm;
   PrefillPolicy policy = PrefillPolicy::mixed;
@@ -41,6 +55,7 @@ struct EngineProfile {
   // and never preempted (TensorRT-LLM's GUARANTEED_NO_EVICT); false: admitted by its
   // prompt, and the last admitted is preempted (recomputed) when the cache runs out.
   bool reserve_whole_request = false;
+  FutureTokenEstimate future_tokens;  // admission by SGLang's estimate of the tokens still to come
   simulate::KvMemoryRule memory;
   int64_t kv_block_tokens = 16;  // paged KV cache block (page) size
   bool prefix_caching = true;    // a request's cached prefix is not recomputed

@@ -87,7 +87,8 @@ class Replica {
         kv_(kv),
         dp_(dp),
         arrivals_(o.client, dp),
-        warmup_(o.client.warmup) {}
+        warmup_(o.client.warmup),
+        ratio_(o.engine.future_tokens.init) {}
 
   ServeResult run(size_t max_points);
 
@@ -107,6 +108,8 @@ class Replica {
   void add_decodes();
   bool add_prefill(Seq& s);
   void admit_waiting();
+  bool estimate_admits(const Seq& s) const;
+  void decay_ratio();
   bool has_prefill() const {
     return std::any_of(step_.begin(), step_.end(), [](const Scheduled& e) { return !e.decode; });
   }
@@ -127,6 +130,7 @@ class Replica {
   std::vector<std::unique_ptr<Seq>> running_;  // in admission order: the last admitted is preempted first
   std::vector<Scheduled> step_;                // the step being built
   int64_t budget_ = 0;                         // its tokens left
+  double ratio_ = 0;                           // SGLang's new-token ratio (FutureTokenEstimate)
   int64_t done_ = 0, preemptions_ = 0, steps_ = 0, max_running_ = 0, out_tokens_ = 0, in_tokens_ = 0;
   std::vector<double> ttft_, tpot_, e2e_;
   LatencyParts elapsed_;                  // every step so far, by part
@@ -165,6 +169,7 @@ void Replica::preempt_last() {
   s->kv_tokens = 0;
   s->target = s->req.shape.input_len + s->generated;
   ++preemptions_;
+  ratio_ = eng_.future_tokens.init;  // a retraction: back to the cautious estimate
   waiting_.push_front(std::move(s));
 }
 
@@ -218,11 +223,34 @@ void Replica::admit_waiting() {
     const int64_t hold =
         eng_.reserve_whole_request ? s.req.shape.input_len + s.req.shape.output_len : s.kv_tokens + chunk;
     if (kv_used_ + kv_.sequence_bytes(hold) > kv_.free_bytes) return;  // the head waits for room
+    if (eng_.future_tokens.on && !estimate_admits(s)) return;
     running_.push_back(std::move(waiting_.front()));
     waiting_.pop_front();
     reserve(*running_.back(), hold);
     add_prefill(*running_.back());
   }
+}
+
+// Whether the cache holds what every running request and `s` are estimated to still
+// need (FutureTokenEstimate): the tokens each holds or will hold for its prompt, and
+// ratio x its output left, capped.
+bool Replica::estimate_admits(const Seq& s) const {
+  const FutureTokenEstimate& f = eng_.future_tokens;
+  const auto need = [&](const Seq& q) {
+    const int64_t left = std::min(q.req.shape.output_len - q.generated, f.clip_tokens);
+    return kv_.sequence_bytes(std::max(q.kv_tokens, q.target) +
+                              static_cast<int64_t>(std::ceil(ratio_ * static_cast<double>(left))));
+  };
+  double total = need(s);
+  for (const auto& r : running_) total += need(*r);
+  return total <= kv_.free_bytes;
+}
+
+// After a step without a retraction the estimate grows bolder, down to its floor.
+void Replica::decay_ratio() {
+  const FutureTokenEstimate& f = eng_.future_tokens;
+  const double floor = f.init * f.min_factor;
+  ratio_ = std::max(floor, ratio_ - (f.init - floor) / static_cast<double>(std::max<int64_t>(1, f.decay_steps)));
 }
 
 // vLLM V1 / TensorRT-LLM: running sequences first (decodes, then unfinished prompt
@@ -319,6 +347,7 @@ ServeResult Replica::run(size_t max_points) {
   while (done_ < arrivals_.total()) {
     admit_arrived();
     if (running_.empty() && waiting_.empty()) {
+      ratio_ = eng_.future_tokens.init;  // an idle engine starts cautious again
       if (arrivals_.empty()) break;
       now_ = std::max(now_, arrivals_.next_time());
       continue;
@@ -330,6 +359,7 @@ ServeResult Replica::run(size_t max_points) {
       throw std::logic_error("serving simulation: nothing to schedule with " + std::to_string(running_.size()) +
                              " running and " + std::to_string(waiting_.size()) + " waiting");
     max_running_ = std::max(max_running_, static_cast<int64_t>(running_.size()));
+    const int64_t preempted_before = preemptions_;
     const simulate::StepTime st = sim_.step_time(prepared_, batch());
     // The host's time per step: after the GPU's, or beside it when scheduling overlaps.
     const double host_s =
@@ -338,6 +368,7 @@ ServeResult Replica::run(size_t max_points) {
     elapsed_.step_overhead_s += host_s;
     elapsed_.steps += 1;
     apply_step(st.time_s + host_s);
+    if (preemptions_ == preempted_before) decay_ratio();
     record();
   }
   ServeResult r;

@@ -128,6 +128,29 @@ TEST(Serving, OverlappedSchedulingHidesHostTimeShorterThanAStep) {
   expect_close(serial.tpot_s.mean, bare.tpot_s.mean + 1.0, 1e-12);
 }
 
+// SGLang's admission estimate: with the ratio held at 0.7 (no decay), a request of
+// 1,000 + 1,000 tokens counts as 1,000 + 700 = 1,700; a cache for 2.9 such requests
+// runs 2 at a time (3 x 1,700 > 2.9 x 1,700) and never needs to retract, since 2 whole
+// requests (2 x 2,000 tokens) fit. Without the estimate, admission by prompt runs more
+// at once and retracts as they grow.
+TEST(Serving, SglangAdmitsByItsEstimateOfTheTokensToCome) {
+  Fixture f;
+  ServeOptions o = options(8, 24, 1000, 1000);
+  o.engine.future_tokens.on = true;
+  o.engine.future_tokens.decay_steps = int64_t{1} << 40;  // the ratio stays at 0.7
+  const ServeResult ample = simulate_serving(f.sim, f.p, o);
+  const double cap = f.c.device_spec().mem_bytes;
+  const double used = o.engine.memory.memory_fraction * cap - ample.kv.free_bytes;
+  o.engine.memory.memory_fraction = (used + 2.9 * ample.kv.sequence_bytes(1700)) / cap;
+  const ServeResult est = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(est.max_running, 2);
+  EXPECT_EQ(est.preemptions, 0);
+  o.engine.future_tokens.on = false;
+  const ServeResult by_prompt = simulate_serving(f.sim, f.p, o);
+  EXPECT_GT(by_prompt.max_running, 2);
+  EXPECT_GT(by_prompt.preemptions, 0);
+}
+
 // A KV cache for 4.5 full requests under a concurrency of 16: requests wait for room
 // (and running ones are preempted as they grow), so TTFT grows far beyond the
 // ample cache's.
@@ -182,6 +205,8 @@ TEST(Serving, EngineDefaultsAsTheEnginesShipThem) {
   EXPECT_DOUBLE_EQ(s.memory.memory_fraction, 0.897);
   EXPECT_TRUE(s.overlap_scheduling);
   EXPECT_TRUE(s.chunk_first_prompt_only);
+  EXPECT_TRUE(s.future_tokens.on);
+  EXPECT_FALSE(v.future_tokens.on);
   EXPECT_FALSE(default_profile(Engine::sglang, {h200.device_mem_bytes, false, 4, 2, true}).overlap_scheduling);  // pp 2
   EXPECT_FALSE(v.overlap_scheduling);
   const EngineProfile t = default_profile(Engine::trtllm, h200);
