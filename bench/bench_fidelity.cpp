@@ -76,18 +76,15 @@ Scheme holdout(const std::string& name, const std::vector<RowPrediction>& base, 
   for (size_t i = 0; i < base.size(); ++i)
     if (base[i].predicted) groups[key(base[i])].push_back(i);
   Scheme s{name, {}, {}};
-  for (const auto& [group, members] : groups) s.rows.reserve(s.rows.size() + members.size());
   size_t total = 0;
   for (const auto& [group, members] : groups) total += members.size();
-  s.rows.reserve(total);
+  s.rows.reserve(total);  // the predictions point into it: no reallocation
   for (const auto& [group, members] : groups) {
     std::vector<RowPrediction> train;
-    std::vector<BenchRow> test;
     for (size_t i = 0; i < base.size(); ++i)
       if (base[i].predicted && key(base[i]) != group) train.push_back(base[i]);
-    for (size_t i : members) test.push_back(*base[i].row);
     const size_t first = s.rows.size();
-    for (const auto& r : test) s.rows.push_back(r);
+    for (size_t i : members) s.rows.push_back(*base[i].row);
     auto p = fit_and_predict(train, {s.rows.begin() + static_cast<std::ptrdiff_t>(first), s.rows.end()}, start);
     for (size_t k = 0; k < p.size(); ++k) p[k].row = &s.rows[first + k];
     s.predictions.insert(s.predictions.end(), p.begin(), p.end());
