@@ -76,13 +76,10 @@ Served load_served(const ServeCliOptions& o) {
 serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   const plan::Plan& p = s.plan;
   const search::Session* session = s.session.get();
-  const auto& dev = s.c().device_spec();
-  const serve::Deployment deployment{dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp,
-                                     p.pp, s.m().config.attention == model::AttentionKind::mla};
   serve::ServeOptions so;
   const auto engine = serve::parse_engine(o.engine);
   if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
-  so.engine = s.engines.apply(serve::default_profile(*engine, deployment));
+  so.engine = s.engines.apply(serve::default_profile(*engine, serve::deployment_of(p, s.m(), s.c().device_spec())));
   serve::Client& c = so.client;
   c.shape = {o.input_len > 0 ? o.input_len : p.workload.input_len,
              o.output_len > 0 ? o.output_len : p.workload.output_len,

@@ -16,11 +16,9 @@ namespace {
 
 serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, serve::Engine engine,
                                 const serve::EngineOverheadTable& overheads) {
-  const auto& dev = s.cluster.device_spec();
   serve::ServeOptions so;
-  so.engine = overheads.apply(
-      serve::default_profile(engine, {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0,
-                                      p.attention.tp, p.pp, s.model.config.attention == model::AttentionKind::mla}));
+  so.engine =
+      overheads.apply(serve::default_profile(engine, serve::deployment_of(p, s.model, s.cluster.device_spec())));
   serve::Client& c = so.client;
   c.shape = {p.workload.input_len, p.workload.output_len,
              static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};

@@ -163,11 +163,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     out.steady_ttft_s = steady.ttft_s;
     out.steady_tpot_s = steady.tpot_s;
     ServeOptions so;
-    const auto& dev = c.device_spec();
-    so.engine = deployed_profile(*engine,
-                                 {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp,
-                                  p.pp, m.config.attention == model::AttentionKind::mla},
-                                 r);
+    so.engine = deployed_profile(*engine, deployment_of(p, m, c.device_spec()), r);
     so.engine = o.engines.apply(so.engine);
     so.client.concurrency = r.concurrency();
     so.client.requests = (o.requests_per_slot + o.warmup_per_slot) * r.concurrency();

@@ -126,6 +126,11 @@ std::string_view prefill_policy_name(PrefillPolicy p) {
   return "?";
 }
 
+Deployment deployment_of(const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev) {
+  return {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp, p.pp,
+          m.config.attention == model::AttentionKind::mla};
+}
+
 EngineProfile default_profile(Engine e, const Deployment& d) {
   switch (e) {
     case Engine::vllm: return vllm_defaults(d);

@@ -6,7 +6,10 @@
 #include <optional>
 #include <string_view>
 
+#include "model/model.h"
+#include "plan/plan.h"
 #include "simulate/step_batch.h"
+#include "topology/device.h"
 
 namespace dayzero::serve {
 
@@ -84,6 +87,10 @@ struct Deployment {
   int tp = 1, pp = 1;
   bool mla = false;
 };
+
+// The deployment of a plan of `m` on `dev`: its memory, FP4 tensor cores, layout and
+// attention kind.
+Deployment deployment_of(const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev);
 
 // The engine's defaults as a user gets them from its OpenAI-compatible server with
 // no flags but the model and its parallel sizes (engine.cpp names each source).
