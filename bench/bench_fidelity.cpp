@@ -18,6 +18,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -113,15 +114,19 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
   if (!f) return;
   std::fprintf(f,
                "id,system,backend,model,isl,osl,batch,tp,pp,dp,moe_tp,moe_ep,gemm_quant,ttft_s,ttft_pred_s,tpot_s,tpot_"
-               "pred_s\n");
+               "pred_s,ttft_gpu_s,ttft_steps,ttft_request_s,ttft_inflight,tpot_gpu_s,tpot_steps\n");
   for (const auto& r : p) {
     if (!r.predicted) continue;
     const BenchRow& b = *r.row;
-    std::fprintf(f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%.6g,%.6g,%.6g,%.6g\n", b.id.c_str(),
-                 b.system.c_str(), b.backend.c_str(), b.model_path.c_str(), static_cast<long long>(b.isl),
-                 static_cast<long long>(b.osl), static_cast<long long>(b.batch_size), static_cast<long long>(b.tp),
-                 static_cast<long long>(b.pp), static_cast<long long>(b.attention_dp), static_cast<long long>(b.moe_tp),
-                 static_cast<long long>(b.moe_ep), b.gemm_quant.c_str(), b.ttft_s, r.ttft_s, b.tpot_s, r.tpot_s);
+    std::fprintf(
+        f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+        b.id.c_str(), b.system.c_str(), b.backend.c_str(), b.model_path.c_str(), static_cast<long long>(b.isl),
+        static_cast<long long>(b.osl), static_cast<long long>(b.batch_size), static_cast<long long>(b.tp),
+        static_cast<long long>(b.pp), static_cast<long long>(b.attention_dp), static_cast<long long>(b.moe_tp),
+        static_cast<long long>(b.moe_ep), b.gemm_quant.c_str(), b.ttft_s, r.ttft_s, b.tpot_s, r.tpot_s,
+        std::accumulate(r.ttft_parts.figure_s.begin(), r.ttft_parts.figure_s.end(), 0.0), r.ttft_parts.steps,
+        r.ttft_parts.request_overhead_s, r.ttft_parts.inflight,
+        std::accumulate(r.tpot_parts.figure_s.begin(), r.tpot_parts.figure_s.end(), 0.0), r.tpot_parts.steps);
   }
   std::fclose(f);
 }
@@ -138,14 +143,17 @@ void print_scheme(const char* title, const std::vector<RowPrediction>& p, const 
     if ((with_all && group == "all") || group.rfind(group_prefix, 0) == 0) print_line(title, group, s, steady);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string csv = DAYZERO_DATA_DIR "/fidelity/serving-measured.csv", dir;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::printf("usage: bench_fidelity [BENCH.csv] [--dump DIR]\n");
+      return 0;
+    }
     if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) dir = argv[++i];
     else csv = argv[i];
   }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line as it is printed, also into a file
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<BenchRow> rows = serve::read_bench_csv(csv);
   const serve::BenchOptions start = start_options();
@@ -179,4 +187,15 @@ int main(int argc, char** argv) {
   print_scheme("leave one model out", model.predictions, "engine:", false, false);
   std::printf("\n  %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_fidelity: %s\n", e.what());
+    return 1;
+  }
 }
