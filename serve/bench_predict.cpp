@@ -213,10 +213,13 @@ EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r)
       p.token_budget = r.batch_size + r.isl + 1500;  // max-num-batched-tokens
       break;
     case Engine::sglang:
-      // enable-mixed-chunk; a step's prompt tokens capped by max-prefill-tokens
-      // (isl + 1500, decodes counted against it) and by chunked-prefill-size.
-      p.policy = PrefillPolicy::mixed;
-      p.token_budget = std::min(r.isl + 1500, p.token_budget + r.batch_size);
+      // Prefill first, SGLang's default: the generator's enable-mixed-chunk reached
+      // the engine only from 2026-01-19 (aiconfigurator 07a3779: the flag was misspelt
+      // before), SGLang turns it off under MTP / EAGLE speculative decoding, and the
+      // runs behave as prefill-first (docs/ENGINE_DEFAULTS.md). A prefill step's prompt
+      // tokens are capped by max-prefill-tokens (isl + 1500) and chunked-prefill-size.
+      p.policy = PrefillPolicy::prefill_first;
+      p.token_budget = std::min(r.isl + 1500, p.token_budget);
       break;
     case Engine::trtllm:
       p.token_budget = round_up(r.batch_size + r.isl + 1500, 32);  // max_num_tokens, a multiple of tokens_per_block

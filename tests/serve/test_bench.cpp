@@ -113,8 +113,10 @@ TEST(BenchPredict, RowsAreServedWithTheSettingsTheyWereDeployedWith) {
   EXPECT_DOUBLE_EQ(t.memory.memory_fraction, 0.8);
   EXPECT_FALSE(t.chunked_prefill);
   const EngineProfile s = deployed_profile(Engine::sglang, d, r);
-  EXPECT_EQ(s.policy, PrefillPolicy::mixed);  // enable-mixed-chunk
-  EXPECT_EQ(s.token_budget, 2500);            // max-prefill-tokens = ISL + 1500 < chunked-prefill-size + batch
+  EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);  // as the runs behave (deployed_profile)
+  EXPECT_EQ(s.token_budget, 2500);                    // max-prefill-tokens = ISL + 1500 < chunked-prefill-size
+  r.isl = 9000;
+  EXPECT_EQ(deployed_profile(Engine::sglang, d, r).token_budget, 8192);  // chunked-prefill-size on 80 GiB
   r.gemm_quant = "fp8_block";
   EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);
   r.gemm_quant = r.moe_quant = "int4_wo";
