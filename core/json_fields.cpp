@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "core/input_file.h"
+
 namespace dayzero::core {
 
 namespace {
@@ -55,11 +57,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& source)
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(file.string(), "", "", "cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse_json_text(buf.str(), file.string());
+  return parse_json_text(read_input_file(file), file.string());
 }
 
 Fields::Fields(const nlohmann::json& obj, std::string file, std::string path)

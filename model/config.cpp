@@ -1,9 +1,8 @@
 #include "model/config.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "core/input_file.h"
 #include "model/config_parse.h"
 
 namespace dayzero::model {
@@ -202,11 +201,7 @@ ModelConfig load_config(const std::filesystem::path& path) {
     throw core::InputError(
         file.string(), "", "",
         std::filesystem::is_directory(path, ec) ? "model directory has no config.json" : "no such file");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw core::InputError(file.string(), "", "", "cannot be opened for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), file.string());
+  return parse_config(core::read_input_file(file), file.string());
 }
 
 }  // namespace dayzero::model

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "core/json_fields.h"
 #include "model/checkpoint.h"
 #include "model/random.h"
 #include "model/safetensors.h"
@@ -103,8 +105,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // The source config.json with its layer count cut to `layers`.
 nlohmann::json truncated_config(const std::filesystem::path& config_path, int64_t layers) {
-  std::ifstream in(config_path);
-  nlohmann::json j = nlohmann::json::parse(in);
+  nlohmann::json j = core::parse_json_text(core::read_input_file(config_path), config_path.string());
   nlohmann::json& t = j.contains("text_config") ? j["text_config"] : j;
   if (layers > 0) {
     t["num_hidden_layers"] = layers;

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "serve/bench_result_run.h"
 
 namespace dayzero::serve {
@@ -16,13 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw core::InputError(file.string(), "", "", "cannot open file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
+std::string read_text(const fs::path& file) { return core::read_input_file(file); }
 
 bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace dayzero::serve {
 
@@ -123,8 +123,7 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
 
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw core::InputError(file, "", "", "cannot open file");
+  std::istringstream in(core::read_input_file(path));
   std::string line;
   if (!std::getline(in, line)) throw core::InputError(file, "", "", "empty file: expected a header row");
   const std::vector<std::string> header = split_csv(line);

@@ -91,7 +91,7 @@ TEST(TopologyBadInput, MalformedJson) {
 
 TEST(TopologyBadInput, MissingFile) {
   expect_error([&] { Cluster::load("/nonexistent/cluster.json", catalog()); },
-               {"/nonexistent/cluster.json", "cannot open file"});
+               {"/nonexistent/cluster.json", "no such file"});
 }
 
 TEST(TopologyBadInput, UnknownFieldIsAnErrorNotIgnored) {
