@@ -56,8 +56,9 @@ void print_fit(const serve::ServingFit& fit) {
   line("shared", fit.shared);
   for (const auto& [d, m] : fit.devices) line(d, m);
   for (const auto& [e, o] : fit.engines)
-    std::printf("  %-10s step %.2f ms  request %.1f ms  (%lld rows)\n", std::string(serve::engine_name(e)).c_str(),
-                o.step_overhead_s * 1e3, o.request_overhead_s * 1e3, static_cast<long long>(o.rows));
+    std::printf("  %-10s step %.2f ms  request %.1f ms + %.2f ms in flight  admission %.1f steps  (%lld rows)\n",
+                std::string(serve::engine_name(e)).c_str(), o.step_overhead_s * 1e3, o.request_overhead_s * 1e3,
+                o.request_overhead_per_inflight_s * 1e3, o.admission_delay_steps, static_cast<long long>(o.rows));
 }
 
 // Fits on `train` and re-simulates `test` with the fit.

@@ -77,6 +77,12 @@ struct EngineProfile {
   // requests the serving frontend tokenizes and streams for, beyond what the engine's
   // steps explain. 0 until calibrated.
   double request_overhead_per_inflight_s = 0;
+  // A new request reaches the engine's scheduler this many steps after it arrives
+  // (the serving frontend tokenizes it and hands it over between the engine's steps),
+  // each step as long as the request's own decode steps. It adds to TTFT and
+  // end-to-end latency; the request's slot is not held meanwhile (a step or ten
+  // against a life of hundreds of steps). 0 until calibrated.
+  double admission_delay_steps = 0;
 };
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor

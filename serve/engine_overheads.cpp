@@ -11,6 +11,9 @@ namespace dayzero::serve {
 namespace {
 
 constexpr double kMaxOverheadS = 1.0;  // a host cost beyond a second is a units mistake
+// A frontend that holds a request for more steps than this is not waiting on the
+// engine's loop but broken; the fit's bound (serving_fit.cpp) is the same.
+constexpr double kMaxAdmissionDelaySteps = 100;
 
 double seconds(core::Fields& f, const std::string& key) {
   const double v = f.opt_double(key, 0);
@@ -49,6 +52,9 @@ EngineOverheadTable EngineOverheadTable::load(const std::filesystem::path& path)
     o.step_overhead_s = seconds(f, "step_overhead_s");
     o.request_overhead_s = seconds(f, "request_overhead_s");
     o.request_overhead_per_inflight_s = seconds(f, "request_overhead_per_request_in_flight_s");
+    o.admission_delay_steps = f.opt_double("admission_delay_steps", 0);
+    if (!(o.admission_delay_steps >= 0 && o.admission_delay_steps <= kMaxAdmissionDelaySteps))
+      f.fail("admission_delay_steps", "must be in [0, 100] steps");
     o.rows = f.opt_int("rows", 0, 0);
     o.ttft_band = band(f, "ttft_error_band");
     o.tpot_band = band(f, "tpot_error_band");
@@ -75,6 +81,7 @@ EngineProfile EngineOverheadTable::apply(EngineProfile p) const {
   p.step_overhead_s = o.step_overhead_s;
   p.request_overhead_s = o.request_overhead_s;
   p.request_overhead_per_inflight_s = o.request_overhead_per_inflight_s;
+  p.admission_delay_steps = o.admission_delay_steps;
   return p;
 }
 
@@ -85,6 +92,7 @@ nlohmann::json EngineOverheadTable::to_json(const std::string& description) cons
         {"step_overhead_s", o.step_overhead_s},
         {"request_overhead_s", o.request_overhead_s},
         {"request_overhead_per_request_in_flight_s", o.request_overhead_per_inflight_s},
+        {"admission_delay_steps", o.admission_delay_steps},
         {"rows", o.rows},
         {"ttft_error_band", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},
         {"tpot_error_band", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}},

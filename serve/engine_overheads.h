@@ -25,6 +25,7 @@ struct EngineOverheads {
   double step_overhead_s = 0;                  // every engine step
   double request_overhead_s = 0;               // every request's TTFT (and end-to-end latency)
   double request_overhead_per_inflight_s = 0;  // and per request in flight when it arrives
+  double admission_delay_steps = 0;            // steps before a new request is scheduled (engine.h)
   int64_t rows = 0;                            // measured runs it was fitted to (0: not fitted)
   ErrorBand ttft_band, tpot_band;
   std::string source;

@@ -20,9 +20,10 @@ constexpr size_t kF = simulate::kTimeFigures;
 constexpr double kMinComputeEfficiency = 0.25;
 constexpr double kMinMemoryEfficiency = 0.4;
 constexpr double kMinCollectiveEfficiency = 0.05;
-constexpr double kMaxKernelOverheadS = 1e-3;  // EfficiencyTable's bound
-constexpr double kMaxHostOverheadS = 1.0;     // EngineOverheadTable's bound
-constexpr double kErrorFloor = 0.02;          // IRLS: errors below 2 % weigh as 2 %
+constexpr double kMaxKernelOverheadS = 1e-3;     // EfficiencyTable's bound
+constexpr double kMaxHostOverheadS = 1.0;        // EngineOverheadTable's bound
+constexpr double kMaxAdmissionDelaySteps = 100;  // EngineOverheadTable's bound
+constexpr double kErrorFloor = 0.02;             // IRLS: errors below 2 % weigh as 2 %
 
 size_t fi(TimeFigure f) { return static_cast<size_t>(f); }
 
@@ -88,12 +89,15 @@ struct BoxQp {
   std::vector<double> b, lo, hi, x;
 };
 
-// The two equations of a row: coefficients of (m_0..m_{F-1}, s, q, q1) for TTFT and TPOT.
+// The engine's unknowns after the figures' scales: s, q, q1, k.
+constexpr size_t kEngineUnknowns = 4;
+// The two equations of a row: coefficients of (m_0..m_{F-1}, s, q, q1, k) for TTFT and
+// TPOT; `own_step_s`, the row's TPOT as currently fitted, is k's coefficient.
 struct RowEquations {
   std::vector<double> ttft, tpot;
 };
-RowEquations equations(const FitRow& r) {
-  RowEquations e{std::vector<double>(kF + 3, 0.0), std::vector<double>(kF + 3, 0.0)};
+RowEquations equations(const FitRow& r, double own_step_s) {
+  RowEquations e{std::vector<double>(kF + kEngineUnknowns, 0.0), std::vector<double>(kF + kEngineUnknowns, 0.0)};
   for (size_t f = 0; f < kF; ++f) {
     e.ttft[f] = r.ttft.figure_s[f];
     e.tpot[f] = r.tpot.figure_s[f];
@@ -102,6 +106,7 @@ RowEquations equations(const FitRow& r) {
   e.tpot[kF] = r.overlap_scheduling ? 0 : r.tpot.steps;
   e.ttft[kF + 1] = 1;
   e.ttft[kF + 2] = r.ttft.inflight;
+  e.ttft[kF + 3] = own_step_s;
   return e;
 }
 
@@ -136,7 +141,7 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
   std::map<Engine, size_t> engine_index;
   for (const auto& r : rows) engine_index.emplace(r.engine, 0);
   size_t n = kF;
-  for (auto& [e, i] : engine_index) i = (n += 3) - 3;
+  for (auto& [e, i] : engine_index) i = (n += kEngineUnknowns) - kEngineUnknowns;
   BoxQp qp(n);
   for (size_t f = 0; f < kF; ++f) {
     std::tie(qp.lo[f], qp.hi[f]) = scale_bounds(fit.start, simulate::kAllTimeFigures[f]);
@@ -154,12 +159,15 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
     qp.hi[i + 1] = pass.request_overhead ? kMaxHostOverheadS : qp.x[i + 1];
     qp.lo[i + 2] = pass.request_overhead ? 0 : qp.x[i + 2];
     qp.hi[i + 2] = pass.request_overhead ? kMaxHostOverheadS : qp.x[i + 2];
+    qp.x[i + 3] = eo.admission_delay_steps;
+    qp.lo[i + 3] = pass.request_overhead ? 0 : qp.x[i + 3];
+    qp.hi[i + 3] = pass.request_overhead ? kMaxAdmissionDelaySteps : qp.x[i + 3];
   }
   std::vector<double> w_ttft(rows.size(), 1.0), w_tpot(rows.size(), 1.0);
-  const auto spread = [&](const std::vector<double>& eq, size_t base) {  // (s, q, q1) into the engine's columns
+  const auto spread = [&](const std::vector<double>& eq, size_t base) {  // (s, q, q1, k) into the engine's columns
     std::vector<double> row(n, 0.0);
     std::copy(eq.begin(), eq.begin() + kF, row.begin());
-    for (size_t k = 0; k < 3; ++k) row[base + k] = eq[kF + k];
+    for (size_t k = 0; k < kEngineUnknowns; ++k) row[base + k] = eq[kF + k];
     return row;
   };
   for (int round = 0; round < o.rounds; ++round) {
@@ -167,7 +175,7 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
     std::fill(step.b.begin(), step.b.end(), 0.0);
     for (auto& line : step.a) std::fill(line.begin(), line.end(), 0.0);
     for (size_t i = 0; i < rows.size(); ++i) {
-      const RowEquations e = equations(rows[i]);
+      const RowEquations e = equations(rows[i], fit.tpot_s(rows[i]));
       const size_t base = engine_index.at(rows[i].engine);
       if (pass.ttft) step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
       else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
@@ -179,6 +187,7 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
       fit.engines[e].step_overhead_s = qp.x[i];
       fit.engines[e].request_overhead_s = qp.x[i + 1];
       fit.engines[e].request_overhead_per_inflight_s = qp.x[i + 2];
+      fit.engines[e].admission_delay_steps = qp.x[i + 3];
     }
     for (size_t i = 0; i < rows.size(); ++i) {
       w_ttft[i] = 1 / std::max(std::abs(relative_error(fit.ttft_s(rows[i]), rows[i].ttft_s)), kErrorFloor);
@@ -200,12 +209,12 @@ FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit
     for (size_t i = 0; i < rows.size(); ++i) {
       const FitRow& r = *rows[i];
       const EngineOverheads& eo = fit.engines.at(r.engine);
-      const RowEquations e = equations(r);
+      const RowEquations e = equations(r, probe.tpot_s(r));
       const std::vector<double> ttft(e.ttft.begin(), e.ttft.begin() + kF), tpot(e.tpot.begin(), e.tpot.begin() + kF);
       if (pass.ttft)
         qp.add(ttft,
                r.ttft_s - eo.step_overhead_s * e.ttft[kF] - eo.request_overhead_s -
-                   eo.request_overhead_per_inflight_s * r.ttft.inflight,
+                   eo.request_overhead_per_inflight_s * r.ttft.inflight - eo.admission_delay_steps * e.ttft[kF + 3],
                w_ttft[i] / (r.ttft_s * r.ttft_s));
       else qp.add(tpot, r.tpot_s - eo.step_overhead_s * e.tpot[kF], w_tpot[i] / (r.tpot_s * r.tpot_s));
       mean_w += (pass.ttft ? w_ttft[i] : w_tpot[i]) / static_cast<double>(rows.size());
@@ -259,7 +268,7 @@ double ServingFit::ttft_s(const FitRow& r) const {
   for (size_t f = 0; f < kF; ++f) t += m[f] * r.ttft.figure_s[f];
   if (eo != engines.end())
     t += eo->second.step_overhead_s * (r.overlap_scheduling ? 0 : r.ttft.steps) + eo->second.request_overhead_s +
-         eo->second.request_overhead_per_inflight_s * r.ttft.inflight;
+         eo->second.request_overhead_per_inflight_s * r.ttft.inflight + eo->second.admission_delay_steps * tpot_s(r);
   return t;
 }
 

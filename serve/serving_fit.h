@@ -8,10 +8,13 @@
 // the time figure f sets (the fitted efficiency is start / m_f; the kernel overhead
 // start x m_f; collectives take 1 / m_f of the link model), s the engine's step
 // overhead and q its request overhead:
-//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C   TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
+//   TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
+//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C + k_e TPOT
 // for a row on device d served by engine e (N = 0 when the engine overlaps its host
 // work with the GPU's: serve/engine.h), C the requests in flight when a request
-// arrives (q1: the serving frontend's share, serve/engine.h). A closed loop's schedule does not depend
+// arrives (q1: the serving frontend's share, serve/engine.h), k the steps before a new
+// request reaches the scheduler (serve/engine.h: admission_delay_steps; its coefficient,
+// the row's TPOT, is taken as fitted by the TPOT pass). A closed loop's schedule does not depend
 // on step times, so this is what re-simulating with the fitted figures gives, as
 // long as no op changes the roofline term that binds it (the bench re-simulates to
 // check: bench/bench_fidelity.cpp).
@@ -24,7 +27,7 @@
 // keep m = 1.
 // Each step runs two passes: TPOT alone (one step per output token, measured
 // precisely) fits every figure and the step overhead; then TTFT alone fits what TPOT
-// barely sees, the request overheads (q, q1) and prompt attention (attention_compute), with the
+// barely sees, the request overheads (q, q1, k) and prompt attention (attention_compute), with the
 // rest held. A noisy TTFT thus cannot pull the decode figures.
 //  1. One set of m for every device, with s and q per engine: the figures a device
 //     without measured runs gets (the table's `default`).

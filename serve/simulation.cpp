@@ -294,7 +294,9 @@ void Replica::finish(Seq& s) {
     return;
   }
   const int64_t out = s.req.shape.output_len;
-  const double overhead = eng_.request_overhead_s + eng_.request_overhead_per_inflight_s * s.inflight;
+  const double own_step_s = out > 1 ? (now_ - s.first_token_s) / static_cast<double>(out - 1) : 0;
+  const double overhead = eng_.request_overhead_s + eng_.request_overhead_per_inflight_s * s.inflight +
+                          eng_.admission_delay_steps * own_step_s;
   ttft_.push_back(s.first_token_s - s.req.arrival_s + overhead);
   e2e_.push_back(now_ - s.req.arrival_s + overhead);
   LatencyParts ttft = s.at_first_token - s.at_arrival;

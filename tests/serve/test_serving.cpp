@@ -62,6 +62,21 @@ TEST(Serving, OneRequestAloneIsItsPrefillAndDecodeSteps) {
   expect_close(r.output_tokens_per_s, 10 / (ttft + decode));
 }
 
+// An admission delay of k steps: the request's TTFT and end-to-end latency grow by
+// k of its own decode steps (its TPOT), and nothing else changes.
+TEST(Serving, AdmissionDelayAddsThatManyOfTheRequestsOwnSteps) {
+  Fixture f;
+  const ServeResult base = simulate_serving(f.sim, f.p, options(1, 1, 1000, 10));
+  ServeOptions o = options(1, 1, 1000, 10);
+  o.engine.admission_delay_steps = 3;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  expect_close(r.ttft_s.mean, base.ttft_s.mean + 3 * base.tpot_s.mean);
+  expect_close(r.e2e_s.mean, base.e2e_s.mean + 3 * base.tpot_s.mean);
+  expect_close(r.tpot_s.mean, base.tpot_s.mean);
+  expect_close(r.ttft_parts.request_overhead_s, 3 * base.tpot_s.mean);
+  EXPECT_EQ(r.steps, base.steps);
+}
+
 // A 20,000-token prompt over a budget of 8,192 tokens: three chunks, each over the
 // tokens before it.
 TEST(Serving, LongPromptIsChunkedByTheTokenBudget) {

@@ -33,17 +33,17 @@ FitRow row(const std::string& device, Engine e, double ttft_gemm, double ttft_at
 
 // Rows measured exactly as the model says with known figures: weight streaming 1.25x
 // slower than the start figures (gemm_memory 0.8 -> 0.64), attention 2x slower, 1 ms per
-// vLLM step, 30 ms per request and 2 ms per request in flight. The fit finds them, and a row's prediction is its
-// measurement.
+// vLLM step, 30 ms per request, 2 ms per request in flight and admission after 5 steps.
+// The fit finds them, and a row's prediction is its measurement.
 TEST(ServingFit, RecoversTheFiguresRowsWereMadeWith) {
   std::vector<FitRow> rows;
   for (int i = 1; i <= 12; ++i) {
     FitRow r = row("H100-SXM", Engine::vllm, 0.01 * i, 0.02 * (13 - i), 3 + i % 4, 0.002 + 0.001 * (i % 5));
     r.ttft.inflight = 4 * (1 + i % 3);
+    r.tpot_s = 1.25 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)] + 1e-3;
     r.ttft_s = 1.25 * r.ttft.figure_s[fi(TimeFigure::gemm_memory)] +
                2.0 * r.ttft.figure_s[fi(TimeFigure::attention_compute)] + 1e-3 * r.ttft.steps + 0.03 +
-               2e-3 * r.ttft.inflight;
-    r.tpot_s = 1.25 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)] + 1e-3;
+               2e-3 * r.ttft.inflight + 5 * r.tpot_s;
     rows.push_back(r);
   }
   const simulate::Efficiency start;
@@ -54,6 +54,7 @@ TEST(ServingFit, RecoversTheFiguresRowsWereMadeWith) {
   EXPECT_NEAR(fit.engines.at(Engine::vllm).step_overhead_s, 1e-3, 1e-6);
   EXPECT_NEAR(fit.engines.at(Engine::vllm).request_overhead_s, 0.03, 1e-5);
   EXPECT_NEAR(fit.engines.at(Engine::vllm).request_overhead_per_inflight_s, 2e-3, 1e-6);
+  EXPECT_NEAR(fit.engines.at(Engine::vllm).admission_delay_steps, 5, 1e-3);
   EXPECT_EQ(fit.engines.at(Engine::vllm).rows, 12);
   for (const auto& r : rows) {
     EXPECT_NEAR(fit.ttft_s(r) / r.ttft_s, 1, 1e-4);
@@ -92,6 +93,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   EngineOverheads o;
   o.step_overhead_s = 6e-4;
   o.request_overhead_s = 0.03;
+  o.admission_delay_steps = 9.5;
   o.rows = 411;
   o.ttft_band = {-0.3, 0.4};
   o.tpot_band = {-0.1, 0.12};
@@ -105,6 +107,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   EXPECT_EQ(back.for_engine(Engine::sglang).rows, 0);  // absent: zeros
   const EngineProfile p = back.apply(default_profile(Engine::vllm));
   EXPECT_DOUBLE_EQ(p.step_overhead_s, 6e-4);
+  EXPECT_DOUBLE_EQ(p.admission_delay_steps, 9.5);
 
   const auto expect_error = [](const std::string& name, const std::string& text, const std::string& field) {
     try {
@@ -118,6 +121,8 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   expect_error("negative", R"({"engines": {"vllm": {"step_overhead_s": -1, "source": "x"}}})",
                "engines.vllm.step_overhead_s");
   expect_error("source", R"({"engines": {"vllm": {"step_overhead_s": 0.001}}})", "engines.vllm.source");
+  expect_error("delay", R"({"engines": {"vllm": {"admission_delay_steps": 1000, "source": "x"}}})",
+               "engines.vllm.admission_delay_steps");
   expect_error("unknown", R"({"engines": {"vllm": {"source": "x", "speed": 1}}})", "engines.vllm.speed");
   expect_error("band", R"({"engines": {"vllm": {"source": "x", "ttft_error_band": {"p10": 0.5, "p90": 0.1}}}})",
                "ttft_error_band.p10");
