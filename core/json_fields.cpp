@@ -29,8 +29,14 @@ const char* type_word(const nlohmann::json& v) {
 }  // namespace
 
 std::string show(const nlohmann::json& v) {
-  std::string s = v.dump();
-  if (s.size() > kMaxShown) s = s.substr(0, kMaxShown - 3) + "...";
+  // A string that is not UTF-8 (one built in code, not parsed) shows U+FFFD
+  // instead of making dump() throw while an error is being reported.
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > kMaxShown) {
+    std::size_t cut = kMaxShown - 3;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 
