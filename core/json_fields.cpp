@@ -5,8 +5,6 @@
 #include <limits>
 #include <sstream>
 
-#include "core/input_file.h"
-
 namespace dayzero::core {
 
 namespace {
@@ -38,32 +36,6 @@ std::string show(const nlohmann::json& v) {
     s = s.substr(0, cut) + "...";
   }
   return s;
-}
-
-nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based offset of the failing character; turn it into line:column.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    const std::string what = e.what();
-    const auto at = what.find("parse error");
-    throw InputError(source, "", "",
-                     "not valid JSON: malformed JSON at line " + std::to_string(line) + ", column " +
-                         std::to_string(col) + " (" + what.substr(at == std::string::npos ? 0 : at) + ")");
-  }
-}
-
-nlohmann::json read_json_file(const std::filesystem::path& file) {
-  return parse_json_text(read_input_file(file), file.string());
 }
 
 Fields::Fields(const nlohmann::json& obj, std::string file, std::string path)
