@@ -1,5 +1,5 @@
 // Hostile config.json through the dayzero binary: one line on stderr naming the
-// file, exit 1, never a crash.
+// file, exit 1, never a crash; `check --json` prints a JSON object then too.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -49,4 +49,26 @@ TEST(CliJsonErrors, DuplicateKeyAndOverflowNameTheConfig) {
   const auto big = model_dir("big", R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 1e400})");
   expect_one_line_error(run("inspect " + big.string()),
                         (big / "config.json").string() + ": field 'hidden_size' = 1e400: number out of range");
+}
+
+TEST(CliJsonErrors, CheckJsonPrintsAnErrorObject) {
+  const auto dir = model_dir("broken", "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": ");
+  const std::string file = (dir / "config.json").string();
+  const Result text = run("check " + dir.string());
+  expect_one_line_error(text, file + ": not valid JSON");
+  EXPECT_EQ(text.out, "");
+
+  const Result json = run("check " + dir.string() + " --json");
+  expect_one_line_error(json, file + ": not valid JSON");
+  EXPECT_EQ(json.err, text.err);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_FALSE(j.at("ok").get<bool>());
+  EXPECT_EQ(j.at("error").at("file"), file);
+  EXPECT_EQ("dayzero: error: " + j.at("error").at("message").get<std::string>() + "\n", json.err);
+  EXPECT_NE(j.at("error").at("problem").get<std::string>().find("malformed JSON at line 1"), std::string::npos);
+
+  // Not a model directory at all: still an object.
+  const Result missing = run("check " + (dir / "nope").string() + " --json");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_FALSE(nlohmann::json::parse(missing.out).at("ok").get<bool>());
 }
