@@ -32,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/json_fields.h"
 #include "executor/kernels.h"
 #include "executor/threads.h"
 
@@ -268,16 +269,11 @@ void report_gemms(const json& m, const char* phase, double step, double peak, do
 }
 
 void report(const std::string& file, const Peak& fma, const Peak& sse2, const Peak& sgemm) {
-  std::ifstream in(file);
-  if (!in) {
-    std::printf("\n%s: cannot open\n", file.c_str());
-    return;
-  }
   json m;
   try {
-    m = json::parse(in);
+    m = dayzero::core::read_json_file(file);
   } catch (const std::exception& e) {
-    std::printf("\n%s: not readable JSON (%s)\n", file.c_str(), e.what());
+    std::printf("\n%s\n", e.what());  // names the file
     return;
   }
   const int world = static_cast<int>(num(m, "world_size", 1));

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "core/error.h"
 #include "executor/registry.h"
 #include "model/checkpoint.h"
 
@@ -79,7 +80,7 @@ nlohmann::json to_json(const model::CheckReport& r) {
           {"found_bytes_by_dtype", r.found_bytes_by_dtype}};
 }
 
-void run_check(const CheckOptions& o) {
+void report(const CheckOptions& o) {
   const auto dir = resolve_model_path(o.dir);
   const model::Model m = model::load_model(dir);
   const model::CheckReport r = model::check_checkpoint(m, dir);
@@ -112,6 +113,31 @@ void run_check(const CheckOptions& o) {
   if (!r.ok()) throw ExitStatus{2};
 }
 
+// What `check --json` prints when there is no report (a model directory that is
+// not one, a bad config.json): a JSON object, so that a script reading stdout sees
+// why; stderr has the same one-line message and the exit status is 1, as in text mode.
+nlohmann::json error_json(const std::exception& e) {
+  nlohmann::json err = {{"message", e.what()}};
+  if (const auto* in = dynamic_cast<const core::InputError*>(&e)) {
+    err["file"] = in->file();
+    if (!in->field().empty()) err["field"] = in->field();
+    if (!in->value().empty()) err["value"] = in->value();
+    err["problem"] = in->problem();
+  }
+  return {{"ok", false}, {"error", err}};
+}
+
+void run_check(const CheckOptions& o) {
+  if (!o.json) return report(o);
+  try {
+    report(o);
+  } catch (const std::exception& e) {
+    // Parts of the input may not be UTF-8: replaced, not thrown on.
+    std::cout << error_json(e).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+    throw;
+  }
+}
+
 }  // namespace
 
 void add_check_command(CLI::App& app) {
@@ -123,7 +149,8 @@ void add_check_command(CLI::App& app) {
       "implement each op the model needs. Exit 2 on a tensor mismatch");
   cmd->add_option("model_dir", opts->dir, "Directory with config.json and model.safetensors (or an index and shards)")
       ->required();
-  cmd->add_flag("--json", opts->json, "Print one JSON object");
+  cmd->add_flag("--json", opts->json,
+                "Print one JSON object (on an error too: {\"ok\": false, \"error\": {...}}, exit 1)");
   cmd->callback([opts] { run_check(*opts); });
 }
 

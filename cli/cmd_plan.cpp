@@ -14,6 +14,7 @@
 #include "cli/plan_serve_check.h"
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
+#include "core/json_fields.h"
 #include "plan/plan_json.h"
 #include "search/search.h"
 #include "search/session.h"
@@ -195,7 +196,7 @@ void run_plan(const PlanOptions& o) {
     if (o.json) {
       std::ostringstream j;
       print_json(j, session.scenario, r, rep);
-      nlohmann::json all = nlohmann::json::parse(j.str());
+      nlohmann::json all = core::parse_json_text(j.str(), "plan --json output");
       all["serve_check"] = serve_check_json(check, r);
       out << all.dump(2) << '\n';
     } else {

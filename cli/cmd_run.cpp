@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "core/json_fields.h"
 #include "executor/communicator.h"
 #include "executor/mpi_communicator.h"
 #include "executor/runner.h"
@@ -213,10 +214,12 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
   if (!lead) return;
   std::vector<plan::Measurements> ranks;
-  for (size_t k = 0; k < all.size(); ++k)
+  for (size_t k = 0; k < all.size(); ++k) {
+    const std::string part_name = "rank " + std::to_string(k) + "'s measurements";
     ranks.push_back(plan::measurements_from_json(
-        nlohmann::json::parse(std::string(reinterpret_cast<const char*>(all[k].data()), all[k].size())),
-        "rank " + std::to_string(k) + "'s measurements"));
+        core::parse_json_text(std::string_view(reinterpret_cast<const char*>(all[k].data()), all[k].size()), part_name),
+        part_name));
+  }
   const plan::Measurements ms = plan::merge_rank_measurements(ranks);
   plan::save_measurements(o.out, ms);
   print_table(ms);

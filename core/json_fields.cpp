@@ -5,8 +5,6 @@
 #include <limits>
 #include <sstream>
 
-#include "core/input_file.h"
-
 namespace dayzero::core {
 
 namespace {
@@ -29,35 +27,15 @@ const char* type_word(const nlohmann::json& v) {
 }  // namespace
 
 std::string show(const nlohmann::json& v) {
-  std::string s = v.dump();
-  if (s.size() > kMaxShown) s = s.substr(0, kMaxShown - 3) + "...";
-  return s;
-}
-
-nlohmann::json parse_json_text(std::string_view text, const std::string& source) {
-  try {
-    return nlohmann::json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is the 1-based offset of the failing character; turn it into line:column.
-    std::size_t line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    const std::string what = e.what();
-    const auto at = what.find("parse error");
-    throw InputError(source, "", "",
-                     "not valid JSON: malformed JSON at line " + std::to_string(line) + ", column " +
-                         std::to_string(col) + " (" + what.substr(at == std::string::npos ? 0 : at) + ")");
+  // A string that is not UTF-8 (one built in code, not parsed) shows U+FFFD
+  // instead of making dump() throw while an error is being reported.
+  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (s.size() > kMaxShown) {
+    std::size_t cut = kMaxShown - 3;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // not inside a UTF-8 character
+    s = s.substr(0, cut) + "...";
   }
-}
-
-nlohmann::json read_json_file(const std::filesystem::path& file) {
-  return parse_json_text(read_input_file(file), file.string());
+  return s;
 }
 
 Fields::Fields(const nlohmann::json& obj, std::string file, std::string path)

@@ -23,9 +23,48 @@ namespace dayzero::core {
 // A JSON value as it would appear in the file, shortened for one-line messages.
 std::string show(const nlohmann::json& v);
 
-// Parses `text`; a syntax error names `source`, the line and the column.
+// Deepest nesting of arrays and objects parse_json_text accepts. DayZero's inputs
+// are a few levels deep (a safetensors header 3, a Hugging Face config about 4);
+// the limit keeps every reader, and every recursive walk of a parsed value
+// (dump, comparison, copy), off the stack's edge.
+inline constexpr int kMaxJsonDepth = 128;
+
+// What parse_json_text rejects, with where; readers that report in an error type
+// of their own (safetensors) rebuild their message from the parts.
+class JsonTextError : public InputError {
+ public:
+  enum class Kind {
+    syntax,         // not JSON; detail() is the parser's message, cut short
+    too_deep,       // nested deeper than kMaxJsonDepth
+    duplicate_key,  // an object repeats a key; field() is its path, key() the key
+    out_of_range,   // a number beyond a double's range; field() is its path
+  };
+  JsonTextError(Kind kind, std::string source, std::string field, std::string value, const std::string& problem,
+                std::string detail, std::string key, std::size_t line, std::size_t column)
+      : InputError(std::move(source), std::move(field), std::move(value), problem),
+        kind_(kind),
+        detail_(std::move(detail)),
+        key_(std::move(key)),
+        line_(line),
+        column_(column) {}
+  Kind kind() const { return kind_; }
+  const std::string& detail() const { return detail_; }
+  const std::string& key() const { return key_; }
+  std::size_t line() const { return line_; }
+  std::size_t column() const { return column_; }
+
+ private:
+  Kind kind_;
+  std::string detail_, key_;
+  std::size_t line_, column_;
+};
+
+// Parses `text`. A syntax error, nesting deeper than kMaxJsonDepth, a key repeated
+// in one object, or a number out of a double's range is a JsonTextError naming
+// `source`, the line and the column (and the key's path where there is one). The
+// one parser of JSON text in DayZero: every reader goes through it.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source);
-// Reads and parses a file; a file that cannot be opened is an InputError too.
+// Reads (core::read_input_file) and parses a file.
 nlohmann::json read_json_file(const std::filesystem::path& file);
 
 class Fields {

@@ -145,14 +145,7 @@ void read_family(core::Fields& f, ModelConfig& c) {
 }  // namespace
 
 ModelConfig parse_config(std::string_view json_text, const std::string& source) {
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
-    std::string what = e.what();
-    const auto pos = what.find("parse error");
-    throw core::InputError(source, "", "", "not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
-  }
+  const nlohmann::json root = core::parse_json_text(json_text, source);
   if (!root.is_object()) throw core::InputError(source, "", core::show(root), "expected a JSON object");
 
   core::Fields top(root, source);

@@ -12,6 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/input_file.h"
+#include "core/json_fields.h"
+
 namespace dayzero::model {
 
 namespace {
@@ -64,27 +67,31 @@ TensorInfo parse_entry(const std::string& name, const json& e, const std::string
   return t;
 }
 
+// core::parse_json_text (its limits on nesting, repeated keys and numbers), its
+// errors told as SafetensorsErrors. A key repeated at the top of a header is a
+// tensor named twice.
+json parse_guarded(std::string_view text, const std::string& file, bool header) {
+  try {
+    return core::parse_json_text(text, file);
+  } catch (const core::JsonTextError& e) {
+    using Kind = core::JsonTextError::Kind;
+    const std::string where = header ? "header: " : "";
+    if (e.kind() == Kind::syntax)
+      throw SafetensorsError(file, "", std::string(header ? "header is " : "") + "not valid JSON (" + e.detail() + ")");
+    if (e.kind() == Kind::too_deep) throw SafetensorsError(file, "", where + e.problem());
+    if (header && e.kind() == Kind::duplicate_key && e.field() == e.key())
+      throw SafetensorsError(file, core::printable(e.key(), core::kMaxShownChars), "appears twice in the header");
+    throw SafetensorsError(file, "",
+                           where + "field '" + core::printable(e.field(), core::kMaxShownChars) + "'" +
+                               (e.value().empty() ? "" : " = " + core::printable(e.value(), core::kMaxShownChars)) +
+                               ": " + e.problem());
+  }
+}
+
 }  // namespace
 
 SafetensorsHeader parse_safetensors_header(std::string_view text, int64_t data_bytes, const std::string& file) {
-  // Duplicate top-level keys are rejected explicitly (a JSON object keeps only one).
-  std::set<std::string> seen;
-  std::string duplicate;
-  json::parser_callback_t cb = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth == 1 && event == json::parse_event_t::key && !seen.insert(parsed.get<std::string>()).second)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
-  json root;
-  try {
-    root = json::parse(text, cb);
-  } catch (const json::exception& e) {
-    std::string what = e.what();
-    const auto pos = what.find("parse error");
-    throw SafetensorsError(file, "",
-                           "header is not valid JSON (" + what.substr(pos == std::string::npos ? 0 : pos) + ")");
-  }
-  if (!duplicate.empty()) throw SafetensorsError(file, duplicate, "appears twice in the header");
+  const json root = parse_guarded(text, file, true);
   if (!root.is_object()) throw SafetensorsError(file, "", "header is not a JSON object");
 
   SafetensorsHeader h;
@@ -233,12 +240,13 @@ void write_safetensors(const std::filesystem::path& file, const std::vector<Tens
 ShardIndex read_shard_index(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) throw SafetensorsError(file.string(), "", "cannot be opened");
-  json j;
+  std::string text;
   try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {
-    throw SafetensorsError(file.string(), "", std::string("not valid JSON (") + e.what() + ")");
+    text = core::read_input_file(file);
+  } catch (const core::InputError& e) {
+    throw SafetensorsError(file.string(), "", e.problem());
   }
+  json j = parse_guarded(text, file.string(), false);
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
     throw SafetensorsError(file.string(), "", "has no 'weight_map' object");
   ShardIndex idx;

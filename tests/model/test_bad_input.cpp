@@ -213,3 +213,15 @@ TEST(ConfigDefaults, OptionalKeysTakeReferenceDefaults) {
   EXPECT_TRUE(v3.moe.score_correction_bias);
   EXPECT_EQ(v3.moe.num_shared_experts, 0);
 }
+
+// Through parse_json_text (parse_config used nlohmann's parser directly): deep
+// nesting, a repeated key and a number beyond a double are errors naming the file.
+TEST(BadInput, HostileJson) {
+  expect_error(std::string(52'000, '['), "", {"JSON nested deeper than 128 levels at line 1, column 129"});
+  std::string dup = base_config().dump();
+  dup.insert(1, "\"num_hidden_layers\": 1, ");
+  expect_error(dup, "num_hidden_layers", {"key appears twice in one object"});
+  std::string big = base_config().dump();
+  big.insert(1, "\"x\": [1e400], ");
+  expect_error(big, "x[0]", {"= 1e400: number out of range"});
+}

@@ -164,3 +164,28 @@ TEST(Safetensors, ShardIndexRoundTrip) {
   std::ofstream(path) << R"({"metadata": {}, "weight_map": {"a": 3}})";
   EXPECT_THROW(read_shard_index(path), SafetensorsError);
 }
+
+// Hostile headers and indexes go through core::parse_json_text's limits, told as
+// SafetensorsErrors naming the file.
+TEST(Safetensors, HostileJsonIsRejectedNamingTheFile) {
+  expect_rejected(raw_file("deep.st", std::string(52'000, '['), 0),
+                  "header: JSON nested deeper than 128 levels at line 1, column 129");
+  expect_rejected(raw_file("dupkey.st", R"({"a":{"dtype":"F32","dtype":"F16","shape":[2],"data_offsets":[0,8]}})", 8),
+                  "header: field 'a.dtype': key appears twice in one object (at line 1, column 21)");
+  expect_rejected(raw_file("esc.st", R"({"\u001b[31m":{},"\u001b[31m":{}})", 0), "tensor '\\x1b[31m': appears twice");
+  expect_rejected(raw_file("big.st", R"({"a":{"dtype":"F32","shape":[1e400],"data_offsets":[0,8]}})", 8),
+                  "header: field 'a.shape[0]' = 1e400: number out of range");
+  const std::string long_string = "{\"a\":\"" + std::string(100'000, 'x');
+  const std::string msg = error_of(raw_file("open.st", long_string, 0));
+  EXPECT_NE(msg.find("header is not valid JSON (parse error"), std::string::npos) << msg;
+  EXPECT_LT(msg.size(), 400u);
+
+  const auto index = temp_dir() / "deep.index.json";
+  std::ofstream(index) << std::string(52'000, '[');
+  try {
+    read_shard_index(index);
+    ADD_FAILURE() << "deep index accepted";
+  } catch (const SafetensorsError& e) {
+    EXPECT_EQ(std::string(e.what()), index.string() + ": JSON nested deeper than 128 levels at line 1, column 129");
+  }
+}
