@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/json_fields.h"
 #include "serve/bench_result_run.h"
 
 namespace dayzero::serve {
@@ -61,15 +62,14 @@ struct RunText {
 
 json parse_at(std::string_view text, const std::string& file, int64_t first_line) {
   try {
-    return json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    int64_t line = first_line, col = 1;
-    for (size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) text[i] == '\n' ? (++line, col = 1) : ++col;
-    const std::string what = e.what();  // "[json.exception...] parse error at line 1, column 5: <detail>"
-    const size_t at = what.find(": ", what.find("column"));
+    return core::parse_json_text(text, file);  // nesting, repeated keys, ranges: core/json_fields.h
+  } catch (const core::JsonTextError& e) {
+    if (first_line == 1) throw;
+    // One line of a JSONL file: its line in the file, the column within it.
+    const int64_t line = first_line + static_cast<int64_t>(e.line()) - 1;
     throw core::InputError(file, "line " + std::to_string(line), "",
-                           "not valid JSON at column " + std::to_string(col) + ": " +
-                               (at == std::string::npos ? what : what.substr(at + 2)));
+                           "not valid JSON at column " + std::to_string(e.column()) + ": " +
+                               (e.detail().empty() ? e.problem() : e.detail()));
   }
 }
 

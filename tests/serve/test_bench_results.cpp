@@ -193,11 +193,22 @@ TEST(BenchResults, TheFormatFollowsTheContent) {
 }
 
 // A vLLM run as the client writes it, with `fields` replacing or adding keys.
+// A vLLM run with `fields` added; a field it names replaces the base's (a JSON object
+// may not repeat a key).
 std::string vllm_run(const std::string& fields) {
-  return "{\"date\": \"20250612-141503\", \"backend\": \"vllm\", \"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", "
-         "\"num_prompts\": 32, \"request_rate\": \"inf\", \"max_concurrency\": 8, \"completed\": 32, "
-         "\"total_input_tokens\": 32000, \"total_output_tokens\": 6400, " +
-         fields + "}";
+  const std::vector<std::pair<std::string, std::string>> base = {{"date", "\"20250612-141503\""},
+                                                                 {"backend", "\"vllm\""},
+                                                                 {"model_id", "\"meta-llama/Llama-3.1-8B-Instruct\""},
+                                                                 {"num_prompts", "32"},
+                                                                 {"request_rate", "\"inf\""},
+                                                                 {"max_concurrency", "8"},
+                                                                 {"completed", "32"},
+                                                                 {"total_input_tokens", "32000"},
+                                                                 {"total_output_tokens", "6400"}};
+  std::string run = "{";
+  for (const auto& [key, value] : base)
+    if (fields.find("\"" + key + "\"") == std::string::npos) run += "\"" + key + "\": " + value + ", ";
+  return run + fields + "}";
 }
 const std::string kLatencies = "\"mean_ttft_ms\": 41.2, \"mean_tpot_ms\": 7.1";
 
@@ -247,12 +258,19 @@ TEST(BenchResults, BadRunsNameTheFileTheLineAndTheField) {
                 .find("'line 1 max_concurrency' = 9: not a multiple of pp x attention_dp = 2"),
             std::string::npos);
   EXPECT_NE(error_of("a.json", "{\"backend\": \"vllm\",\n \"completed\": }")
-                .find("a.json: field 'line 2': not valid "
-                      "JSON at column 15"),
+                .find("a.json: not valid JSON: malformed JSON at line 2, column 15"),
             std::string::npos);
   EXPECT_NE(error_of("a.json", "  \n").find("a.json: empty file: no runs"), std::string::npos);
   const std::string run = vllm_run(kLatencies);
   EXPECT_NE(error_of("b.jsonl", run + "\n" + run.substr(0, 40) + "\n", d).find("b.jsonl: field 'line 2': not valid"),
+            std::string::npos);
+  // Issue 16: these readers parsed with no guard. A line repeating a key, or nested
+  // 60,000 deep (which overflowed the stack), is an error naming its line.
+  EXPECT_NE(error_of("c.jsonl", run + "\n{\"a\": 1, \"a\": 2}\n", d)
+                .find("c.jsonl: field 'line 2': not valid JSON at column 10: key appears twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("d.jsonl", run + "\n{\"a\": " + std::string(60'000, '[') + "\n", d)
+                .find("d.jsonl: field 'line 2': not valid JSON at column"),
             std::string::npos);
 }
 
