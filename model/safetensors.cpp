@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -91,6 +92,21 @@ json parse_guarded(std::string_view text, const std::string& file, bool header) 
 }  // namespace
 
 SafetensorsHeader parse_safetensors_header(std::string_view text, int64_t data_bytes, const std::string& file) {
+  // The header is a JSON object, with JSON whitespace around it as the reference
+  // reader accepts; a byte-order mark or any other first byte is refused, as there.
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || text[first] != '{') {
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X",
+                  first == std::string_view::npos ? 0u : static_cast<unsigned char>(text[first]));
+    throw SafetensorsError(file, "",
+                           std::string("header is not a JSON object: it begins with ") +
+                               (first == std::string_view::npos ? "nothing" : byte) + ", not '{'");
+  }
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw SafetensorsError(
+        file, "",
+        "header holds a NUL byte at offset " + std::to_string(nul) + " (only spaces may pad it after the JSON)");
   const json root = parse_guarded(text, file, true);
   if (!root.is_object()) throw SafetensorsError(file, "", "header is not a JSON object");
 
@@ -136,6 +152,11 @@ SafetensorsHeader parse_safetensors_header(std::string_view text, int64_t data_b
 
 SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   const std::string file = path.string();
+  try {
+    core::require_regular_file(path);  // a FIFO would block, a device read without end
+  } catch (const core::InputError& e) {
+    throw SafetensorsError(file, "", e.problem());
+  }
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw SafetensorsError(file, "", "cannot be read (" + ec.message() + ")");
@@ -237,9 +258,24 @@ void write_safetensors(const std::filesystem::path& file, const std::vector<Tens
   std::filesystem::rename(tmp, file);
 }
 
+namespace {
+
+// A shard's name in an index: a file of the checkpoint's directory, never a path out
+// of it (an absolute path, or one through "..", would make `check` and `run` read
+// whatever file the index names).
+void require_shard_name(const std::filesystem::path& file, const std::string& tensor, const std::string& shard) {
+  const std::filesystem::path p(shard);
+  bool escapes = shard.empty() || p.is_absolute() || p.has_root_name() || shard.find('\0') != std::string::npos;
+  for (const auto& part : p) escapes = escapes || part == "..";
+  if (escapes)
+    throw SafetensorsError(file.string(), tensor,
+                           "weight_map names '" + core::printable(shard, core::kMaxShownChars) +
+                               "': a shard must be a file inside the checkpoint's directory");
+}
+
+}  // namespace
+
 ShardIndex read_shard_index(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw SafetensorsError(file.string(), "", "cannot be opened");
   std::string text;
   try {
     text = core::read_input_file(file);
@@ -252,11 +288,17 @@ ShardIndex read_shard_index(const std::filesystem::path& file) {
   ShardIndex idx;
   for (const auto& [name, shard] : j["weight_map"].items()) {
     if (!shard.is_string()) throw SafetensorsError(file.string(), name, "weight_map value is not a file name");
+    require_shard_name(file, name, shard.get<std::string>());
     idx.weight_map[name] = shard.get<std::string>();
   }
   if (j.contains("metadata") && j["metadata"].is_object() && j["metadata"].contains("total_size")) {
     const json& t = j["metadata"]["total_size"];
-    if (t.is_number_integer() && t.get<int64_t>() > 0) idx.total_size = t.get<int64_t>();
+    if (!(t.is_number_unsigned() || (t.is_number_integer() && t.get<int64_t>() >= 0)) ||
+        t.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      throw SafetensorsError(file.string(), "",
+                             "metadata.total_size = " + core::printable(t.dump(), core::kMaxShownChars) +
+                                 ": must be a non-negative integer (the tensors' bytes)");
+    idx.total_size = t.get<int64_t>();
   }
   return idx;
 }

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/error.h"
 #include "model/dtype.h"
 
 namespace dayzero::model {
@@ -26,8 +27,12 @@ inline constexpr int64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
 class SafetensorsError : public std::runtime_error {
  public:
+  // The file and the tensor's name are made printable (core::printable): a header's
+  // bytes never reach a terminal raw.
   SafetensorsError(const std::string& file, const std::string& tensor, const std::string& problem)
-      : std::runtime_error(file + (tensor.empty() ? "" : ": tensor '" + tensor + "'") + ": " + problem) {}
+      : std::runtime_error(core::printable(file, 1000) +
+                           (tensor.empty() ? "" : ": tensor '" + core::printable(tensor, core::kMaxShownChars) + "'") +
+                           ": " + problem) {}
 };
 
 struct TensorInfo {

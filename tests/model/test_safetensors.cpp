@@ -1,6 +1,7 @@
 // The safetensors reader rejects what the reference reader rejects (and
 // duplicates), and reads back what the writer wrote.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <filesystem>
@@ -168,8 +169,8 @@ TEST(Safetensors, ShardIndexRoundTrip) {
 // Hostile headers and indexes go through core::parse_json_text's limits, told as
 // SafetensorsErrors naming the file.
 TEST(Safetensors, HostileJsonIsRejectedNamingTheFile) {
-  expect_rejected(raw_file("deep.st", std::string(52'000, '['), 0),
-                  "header: JSON nested deeper than 128 levels at line 1, column 129");
+  expect_rejected(raw_file("deep.st", "{\"a\":" + std::string(52'000, '['), 0),
+                  "header: JSON nested deeper than 128 levels at line 1, column 133");
   expect_rejected(raw_file("dupkey.st", R"({"a":{"dtype":"F32","dtype":"F16","shape":[2],"data_offsets":[0,8]}})", 8),
                   "header: field 'a.dtype': key appears twice in one object (at line 1, column 21)");
   expect_rejected(raw_file("esc.st", R"({"\u001b[31m":{},"\u001b[31m":{}})", 0), "tensor '\\x1b[31m': appears twice");
@@ -188,4 +189,48 @@ TEST(Safetensors, HostileJsonIsRejectedNamingTheFile) {
   } catch (const SafetensorsError& e) {
     EXPECT_EQ(std::string(e.what()), index.string() + ": JSON nested deeper than 128 levels at line 1, column 129");
   }
+}
+
+// Issue 16's reproducers, rejected as the reference reader rejects them: a byte-order
+// mark before the header, a header padded with NUL bytes and followed by garbage, a
+// header that is not an object; a FIFO is refused, not waited on.
+TEST(Safetensors, HeaderBytesTheFormatDoesNotAllowAreRejected) {
+  const std::string one = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  expect_rejected(raw_file("bom.st", "\xEF\xBB\xBF" + one, 8), "header is not a JSON object: it begins with 0xEF, not '{'");
+  expect_rejected(raw_file("nul.st", one + std::string(6, '\0') + "garbage", 8),
+                  "header holds a NUL byte at offset 54 (only spaces may pad it after the JSON)");
+  expect_rejected(raw_file("list.st", "[1, 2]", 0), "header is not a JSON object: it begins with 0x5B, not '{'");
+  EXPECT_EQ(read_safetensors_header(raw_file("spaces.st", one + "      ", 8)).tensors.size(), 1u);  // space padding
+  const auto fifo = temp_dir() / "fifo.st";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_rejected(fifo, "not a regular file");
+}
+
+// An index may name only files inside the checkpoint's directory, and its total_size
+// must be a byte count.
+TEST(Safetensors, IndexShardsOutsideTheDirectoryAndBadTotalSizeAreRejected) {
+  const auto index_error = [](const std::string& name, const std::string& text) {
+    const auto path = temp_dir() / name;
+    std::ofstream(path) << text;
+    try {
+      read_shard_index(path);
+    } catch (const SafetensorsError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(index_error("up.json", R"({"weight_map": {"w": "../../etc/passwd"}})")
+                .find("tensor 'w': weight_map names '../../etc/passwd': a shard must be a file inside the "
+                      "checkpoint's directory"),
+            std::string::npos);
+  EXPECT_NE(index_error("abs.json", R"({"weight_map": {"w": "/etc/passwd"}})").find("a shard must be a file inside"),
+            std::string::npos);
+  EXPECT_NE(index_error("size.json", R"({"metadata": {"total_size": "big"}, "weight_map": {"w": "a.safetensors"}})")
+                .find("metadata.total_size = \"big\": must be a non-negative integer"),
+            std::string::npos);
+  EXPECT_NE(index_error("neg.json", R"({"metadata": {"total_size": -5}, "weight_map": {"w": "a.safetensors"}})")
+                .find("metadata.total_size = -5"),
+            std::string::npos);
+  EXPECT_EQ(index_error("ok.json", R"({"metadata": {"total_size": 0}, "weight_map": {"w": "sub/a.safetensors"}})"), "");
 }
