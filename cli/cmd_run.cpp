@@ -14,6 +14,7 @@
 #include "executor/communicator.h"
 #include "executor/mpi_communicator.h"
 #include "executor/runner.h"
+#include "model/checkpoint.h"
 #include "plan/measurements.h"
 #include "plan/plan_json.h"
 
@@ -22,6 +23,25 @@
 namespace dayzero::cli {
 
 namespace {
+
+// The same checks as `check`, before a byte is run: weights that disagree with their
+// config.json (a hidden size doubled, a vocabulary of 1) are refused, not executed.
+void require_matching_checkpoint(const model::Model& m, const std::string& dir) {
+  const model::CheckReport r = model::check_checkpoint(m, dir);
+  if (r.ok()) return;
+  std::string first;
+  if (!r.file_errors.empty()) first = r.file_errors.front();
+  else if (!r.misshaped.empty())
+    first = "tensor " + r.misshaped.front().name + " has shape " + r.misshaped.front().found + ", the config needs " +
+            r.misshaped.front().expected;
+  else if (!r.wrong_dtype.empty())
+    first = "tensor " + r.wrong_dtype.front().name + " is " + r.wrong_dtype.front().found + ", the config needs " +
+            r.wrong_dtype.front().expected;
+  else if (!r.missing.empty()) first = "tensor " + r.missing.front() + " is missing";
+  else first = "tensor " + r.unexpected.front() + " is not in the config's model";
+  throw std::runtime_error("--weights " + dir + ": the checkpoint does not match its config.json (" + first +
+                           "); `dayzero check " + dir + "` lists every difference");
+}
 struct RunCliOptions {
   std::string plan;
   std::string weights;
@@ -165,6 +185,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
       throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
   }
   const model::Model m = model::load_model(o.weights);
+  require_matching_checkpoint(m, o.weights);
   plan::Plan plan;
   std::string source = o.plan;
   if (!o.plan.empty()) plan = plan::load_plan(o.plan);

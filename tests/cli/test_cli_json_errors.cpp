@@ -72,3 +72,20 @@ TEST(CliJsonErrors, CheckJsonPrintsAnErrorObject) {
   EXPECT_EQ(missing.status, 1);
   EXPECT_FALSE(nlohmann::json::parse(missing.out).at("ok").get<bool>());
 }
+
+// Issue 16: `run` executed weights that disagree with their config (a hidden size
+// doubled) and printed tokens; it now runs `check`'s checks first and refuses.
+TEST(CliJsonErrors, RunRefusesWeightsThatDisagreeWithTheConfig) {
+  const auto src = std::filesystem::path(DAYZERO_FIXTURES_DIR) / "tiny" / "llama";
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_json_" + std::to_string(::getpid())) / "wide";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(src / "model.safetensors", dir / "model.safetensors");
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(src / "config.json"));
+  config["hidden_size"] = 2 * config["hidden_size"].get<int64_t>();
+  std::ofstream(dir / "config.json") << config.dump();
+  const Result r = run("run --weights " + dir.string() + " --prompt-len 4 --out " + (dir / "m.json").string());
+  expect_one_line_error(r, "the checkpoint does not match its config.json (tensor ");
+  EXPECT_NE(r.err.find("`dayzero check " + dir.string() + "` lists every difference"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "m.json"));
+}
