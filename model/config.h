@@ -35,6 +35,13 @@ inline constexpr int64_t kMaxExperts = 1 << 16;     // 64x the 1024 of DayZero-3
 // tensors by name. 4x DayZero-3T-MoE's 61 x 1024 = 62,464 (DeepSeek-V3: 62 x 256).
 inline constexpr int64_t kMaxLayerExperts = 1 << 18;
 inline constexpr int64_t kMaxPositions = 1 << 30;  // 100x Llama 4 Scout's 10M-token context
+// quantization_config.modules_to_not_convert: 230x the longest published list we ship,
+// Qwen3-235B-A22B-FP8's 283 (three modules per layer); a list naming every expert
+// projection of DeepSeek-V3 (61 layers x 256 experts x 3) would still fit.
+inline constexpr int64_t kMaxModulePatterns = 1 << 16;
+// Of those, glob patterns (model.layers.*.self_attn), each tried against every weight
+// name: 16x the 4 of gpt-oss, the only published lists we know with globs.
+inline constexpr int64_t kMaxModuleGlobs = 64;
 
 enum class AttentionKind { gqa, mla };     // MHA is GQA with kv_heads == heads
 enum class LayerWindow { full, sliding };  // per-layer attention span

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "model/config_parse.h"
+#include "model/weights.h"
 
 namespace dayzero::model::detail {
 
@@ -192,8 +193,16 @@ void read_quantization(Fields& f, ModelConfig& c) {
   Fields qf(*q, f.file(), "quantization_config.");
   const std::string method = qf.opt_string("quant_method", "");
   c.quant.modules_to_not_convert = qf.opt_strings("modules_to_not_convert");
-  for (const auto& p : c.quant.modules_to_not_convert) {
+  const auto& keep = c.quant.modules_to_not_convert;
+  if (static_cast<int64_t>(keep.size()) > kMaxModulePatterns)
+    qf.fail_value("modules_to_not_convert", std::to_string(keep.size()) + " patterns",
+                  "at most " + std::to_string(kMaxModulePatterns) + " are accepted");
+  int64_t globs = 0;
+  for (const auto& p : keep) {
     if (p.empty()) qf.fail("modules_to_not_convert", "contains an empty pattern");
+    if (is_glob_pattern(p) && ++globs > kMaxModuleGlobs)
+      qf.fail_value("modules_to_not_convert", "\"" + p + "\"",
+                    "more than " + std::to_string(kMaxModuleGlobs) + " glob patterns (each is tried on every weight)");
   }
   if (method == "fp8") {
     c.quant.method = QuantMethod::fp8;

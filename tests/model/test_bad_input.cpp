@@ -2,6 +2,7 @@
 // the file, the field and the value, never a crash.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -255,4 +256,40 @@ TEST(BadInput, DenseLayerListIsBoundedByTheLayers) {
   expect_error(with(q, "mlp_only_layers", json::array({1, 48})), "mlp_only_layers", {"= 48", "must be at most 47"});
   expect_error(with(q, "mlp_only_layers", json(std::vector<int>(49, 0))), "mlp_only_layers",
                {"49 entries for 48 layers"});
+}
+
+// Issue 16: 10^5 modules_to_not_convert (1.1 MB) took 15 s, matched pattern by pattern
+// against every weight. Literal patterns are now hashed, the list and its globs capped.
+TEST(BadInput, ModulesToNotConvertAreBoundedAndMatchedInLinearTime) {
+  json j = moe_config();
+  auto& keep = j["quantization_config"]["modules_to_not_convert"];
+  keep = json::array();
+  for (int64_t i = 0; i < kMaxModulePatterns; ++i) keep.push_back("model.layers." + std::to_string(i) + ".mlp.gate");
+  keep.push_back("lm_head");
+  expect_error(j.dump(), "quantization_config.modules_to_not_convert",
+               {"65537 patterns", "at most 65536 are accepted"});
+  keep.erase(keep.size() - 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Model m = build_model(parse_config(j.dump(), "long-list.json"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  const Weight* gate = m.find_weight("model.layers.3.mlp.gate.weight");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->stored.kind, StorageKind::plain);  // listed: kept in BF16
+  EXPECT_NE(m.find_weight("model.layers.3.mlp.experts.{e}.gate_proj.weight")->stored.kind, StorageKind::plain);
+
+  keep = json::array();
+  for (int64_t i = 0; i <= kMaxModuleGlobs; ++i) keep.push_back("model.layers.*.x" + std::to_string(i));
+  expect_error(j.dump(), "quantization_config.modules_to_not_convert",
+               {"\"model.layers.*.x64\"", "more than 64 glob patterns"});
+}
+
+TEST(ModulePatterns, MatchesAsThePatternByPatternRule) {
+  const ModulePatterns keep({"model.layers.*.self_attn", "mlp.gate", "lm_head", "layers.2"});
+  for (const char* name : {"model.layers.3.self_attn.q_proj.weight", "model.layers.2.mlp.gate.weight", "lm_head.weight",
+                           "model.layers.2.input_layernorm.weight"})
+    EXPECT_TRUE(keep.matches(name)) << name;
+  for (const char* name : {"model.layers.3.mlp.gate_proj.weight", "model.layers.12.mlp.up_proj.weight",
+                           "model.embed_tokens.weight", "model.layers.20.input_layernorm.weight"})
+    EXPECT_FALSE(keep.matches(name)) << name;
+  EXPECT_FALSE(ModulePatterns({}).matches("lm_head.weight"));
 }
