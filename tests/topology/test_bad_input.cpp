@@ -201,5 +201,16 @@ TEST(TopologyBadInput, CountsAboveTheirBoundsAreErrors) {
       {"field 'intra_node.fabric'", "a mesh of more than 64 devices per node"});
 }
 
+// Issue 16: a ClusterConfig made in code whose node_names do not match `nodes` crashed
+// the builders, which index the names by node.
+TEST(TopologyBadInput, NodeNamesThatDoNotMatchTheNodes) {
+  ClusterConfig c = load_cluster_config(write_temp(two_nodes()));
+  c.node_names.pop_back();
+  expect_error([&] { Cluster(c, catalog()); },
+               {"field 'node_names' = 1 names", "expected one name per node (nodes = 2)"});
+  c.node_names.clear();
+  EXPECT_THROW(Cluster(c, catalog()), core::InputError);
+}
+
 }  // namespace
 }  // namespace dayzero::topology
