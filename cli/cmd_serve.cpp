@@ -210,9 +210,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--requests", opts->requests, "Requests in all (default: max(1000, 4 x concurrency))")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the plan's workload)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
   cmd->add_option("--output-len", opts->output_len, "Output tokens (default: the plan's workload)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

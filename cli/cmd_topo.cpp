@@ -1,5 +1,6 @@
 // dayzero topo CLUSTER [--json] [--catalog FILE]: what a cluster is, and what collectives
 // cost on it, in nccl-tests' vocabulary (time, algbw, busbw).
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -26,6 +27,11 @@ struct TopoOptions {
   std::string catalog;
   bool json = false;
 };
+
+// The largest group tabulated: an all-to-all over n devices routes n^2 pairs; 1024
+// devices (128 eight-GPU nodes, 2x the largest shipped cluster, h200-64x8) take about a
+// second, 4096 five. Larger clusters are tabulated over their first nodes.
+constexpr uint32_t kMaxTabulatedDevices = 1024;
 
 // Message sizes of the table: 1 KiB, 4 KiB, ... 1 GiB (nccl-tests -b 1K -e 1G -f 4).
 std::vector<double> table_sizes() {
@@ -130,7 +136,16 @@ void run_topo(const TopoOptions& o) {
   CollectiveModel model(cl);
 
   std::vector<Group> groups = {{"one node (" + cl.config().node_names[0] + ")", cl.node_devices(0)}};
-  if (cl.num_nodes() > 1) groups.push_back({"all devices", cl.all_devices()});
+  if (cl.num_nodes() > 1 && cl.num_devices() <= kMaxTabulatedDevices) {
+    groups.push_back({"all devices", cl.all_devices()});
+  } else if (cl.num_nodes() > 1) {
+    // An all-to-all's cost grows with the square of its group: tabulate the first nodes.
+    const uint32_t nodes = std::max<uint32_t>(2, kMaxTabulatedDevices / cl.devices_per_node());
+    Group g{"the first " + std::to_string(nodes) + " of " + std::to_string(cl.num_nodes()) + " nodes", {}};
+    for (uint32_t n = 0; n < nodes; ++n)
+      for (DeviceId d : cl.node_devices(n)) g.devices.push_back(d);
+    groups.push_back(std::move(g));
+  }
 
   nlohmann::json collectives = nlohmann::json::array();
   std::vector<std::vector<CollectiveCost>> tables;

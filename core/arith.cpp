@@ -16,4 +16,11 @@ int64_t checked_add(int64_t a, int64_t b) {
   return r;
 }
 
+int64_t checked_int64(double x) {
+  // 2^63 is exactly representable; every double below it converts without overflow.
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!(x < kTwoTo63 && x >= -kTwoTo63)) throw std::overflow_error("size overflows 64 bits");
+  return static_cast<int64_t>(x);
+}
+
 }  // namespace dayzero::core

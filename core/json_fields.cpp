@@ -77,7 +77,7 @@ const nlohmann::json& Fields::req(const std::string& key) {
   return *v;
 }
 
-int64_t Fields::to_int(const std::string& key, const nlohmann::json& v, int64_t min) const {
+int64_t Fields::to_int(const std::string& key, const nlohmann::json& v, int64_t min, int64_t max) const {
   int64_t x = 0;
   if (v.is_number_unsigned()) {
     if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
@@ -92,6 +92,7 @@ int64_t Fields::to_int(const std::string& key, const nlohmann::json& v, int64_t 
     fail(key, v, std::string("expected an integer, got ") + type_word(v));
   }
   if (x < min) fail(key, v, min == 1 ? "must be positive" : "must be at least " + std::to_string(min));
+  if (x > max) fail(key, v, "must be at most " + std::to_string(max));
   return x;
 }
 
@@ -102,17 +103,17 @@ double Fields::number(const std::string& key, const nlohmann::json& v) const {
   return x;
 }
 
-int64_t Fields::req_int(const std::string& key, int64_t min) { return to_int(key, req(key), min); }
+int64_t Fields::req_int(const std::string& key, int64_t min, int64_t max) { return to_int(key, req(key), min, max); }
 
-int64_t Fields::opt_int(const std::string& key, int64_t fallback, int64_t min) {
+int64_t Fields::opt_int(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
   const nlohmann::json* v = opt(key);
-  return v ? to_int(key, *v, min) : fallback;
+  return v ? to_int(key, *v, min, max) : fallback;
 }
 
-std::optional<int64_t> Fields::maybe_int(const std::string& key, int64_t min) {
+std::optional<int64_t> Fields::maybe_int(const std::string& key, int64_t min, int64_t max) {
   const nlohmann::json* v = opt(key);
   if (!v) return std::nullopt;
-  return to_int(key, *v, min);
+  return to_int(key, *v, min, max);
 }
 
 double Fields::opt_double(const std::string& key, double fallback) {
@@ -175,12 +176,12 @@ std::vector<std::string> Fields::opt_strings(const std::string& key) {
   return out;
 }
 
-std::vector<int64_t> Fields::opt_ints(const std::string& key, int64_t min) {
+std::vector<int64_t> Fields::opt_ints(const std::string& key, int64_t min, int64_t max) {
   std::vector<int64_t> out;
   const nlohmann::json* v = opt(key);
   if (!v) return out;
   if (!v->is_array()) fail(key, *v, std::string("expected a list of integers, got ") + type_word(*v));
-  for (const auto& e : *v) out.push_back(to_int(key, e, min));
+  for (const auto& e : *v) out.push_back(to_int(key, e, min, max));
   return out;
 }
 

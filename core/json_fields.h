@@ -79,10 +79,13 @@ class Fields {
   const nlohmann::json& req(const std::string& key);
   const nlohmann::json* opt(const std::string& key);
 
-  // Integers (a JSON integer, or a number with no fractional part) that must be >= min.
-  int64_t req_int(const std::string& key, int64_t min = 1);
-  int64_t opt_int(const std::string& key, int64_t fallback, int64_t min = 1);
-  std::optional<int64_t> maybe_int(const std::string& key, int64_t min = 1);
+  // Integers (a JSON integer, or a number with no fractional part) that must be >= min
+  // and <= max (a documented bound on a count or a size, so that later arithmetic on it
+  // stays in range; kNoMax where none applies).
+  static constexpr int64_t kNoMax = INT64_MAX;
+  int64_t req_int(const std::string& key, int64_t min = 1, int64_t max = kNoMax);
+  int64_t opt_int(const std::string& key, int64_t fallback, int64_t min = 1, int64_t max = kNoMax);
+  std::optional<int64_t> maybe_int(const std::string& key, int64_t min = 1, int64_t max = kNoMax);
   double opt_double(const std::string& key, double fallback);
   // Finite numbers that must be > 0 (bandwidths, sizes, rates), or >= 0 (latencies).
   double req_positive(const std::string& key);
@@ -92,7 +95,7 @@ class Fields {
   std::string req_string(const std::string& key);  // a non-empty string
   std::string opt_string(const std::string& key, const std::string& fallback);
   std::vector<std::string> opt_strings(const std::string& key);
-  std::vector<int64_t> opt_ints(const std::string& key, int64_t min = 0);
+  std::vector<int64_t> opt_ints(const std::string& key, int64_t min = 0, int64_t max = kNoMax);
   std::vector<double> opt_doubles(const std::string& key, double min);
   const nlohmann::json* opt_object(const std::string& key);
 
@@ -108,7 +111,7 @@ class Fields {
   const std::string& file() const { return file_; }
 
  private:
-  int64_t to_int(const std::string& key, const nlohmann::json& v, int64_t min) const;
+  int64_t to_int(const std::string& key, const nlohmann::json& v, int64_t min, int64_t max) const;
   double number(const std::string& key, const nlohmann::json& v) const;
 
   const nlohmann::json& obj_;

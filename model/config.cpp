@@ -101,19 +101,19 @@ namespace {
 
 // The fields every family has (at the top of config.json, or in text_config).
 void read_common(core::Fields& f, core::Fields& top, ModelConfig& c) {
-  c.hidden_size = f.req_int("hidden_size");
-  c.num_layers = f.req_int("num_hidden_layers");
-  c.num_heads = f.req_int("num_attention_heads");
-  c.vocab_size = f.req_int("vocab_size");
-  c.num_kv_heads = f.opt_int("num_key_value_heads", c.num_heads);
-  c.max_position_embeddings = f.opt_int("max_position_embeddings", 0, 0);
+  c.hidden_size = f.req_int("hidden_size", 1, kMaxHiddenSize);
+  c.num_layers = f.req_int("num_hidden_layers", 1, kMaxLayers);
+  c.num_heads = f.req_int("num_attention_heads", 1, kMaxHeads);
+  c.vocab_size = f.req_int("vocab_size", 1, kMaxVocab);
+  c.num_kv_heads = f.opt_int("num_key_value_heads", c.num_heads, 1, kMaxHeads);
+  c.max_position_embeddings = f.opt_int("max_position_embeddings", 0, 0, kMaxPositions);
   c.tie_word_embeddings = f.opt_bool("tie_word_embeddings", top.opt_bool("tie_word_embeddings", false));
   // transformers' config defaults: 1e-5 for Mixtral, Mistral and gpt-oss, 1e-6 for the others.
   const bool eps5 = c.family == Family::mixtral || c.family == Family::mistral || c.family == Family::gpt_oss;
   c.rms_norm_eps = f.opt_double("rms_norm_eps", eps5 ? 1e-5 : 1e-6);
   if (!(c.rms_norm_eps > 0 && c.rms_norm_eps < 1)) f.fail("rms_norm_eps", "must be in (0, 1)");
   if (f.has("head_dim")) {
-    c.head_dim = f.req_int("head_dim");
+    c.head_dim = f.req_int("head_dim", 1, kMaxHeadDim);
   } else {
     if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 && c.hidden_size % c.num_heads != 0)
       f.fail_value("num_attention_heads", std::to_string(c.num_heads),

@@ -20,6 +20,29 @@ std::string_view family_name(Family f);
 // The `architectures` values DayZero reads, as one comma-separated line (for errors).
 std::string supported_architectures();
 
+// Upper bounds on a config's counts and sizes, checked when it is read, so that every
+// loop over layers, heads or experts is bounded and sizes stay far inside 64 bits before
+// the overflow-checked products (model_weights) are even reached. Each is a generous
+// multiple of the largest published model, so no real config comes near one.
+inline constexpr int64_t kMaxLayers = 4096;         // 32x Llama-3.1-405B's 126 decoder layers
+inline constexpr int64_t kMaxHiddenSize = 1 << 20;  // 64x Llama-3.1-405B's hidden_size 16384 (also MLA ranks)
+inline constexpr int64_t kMaxFfnWidth = 1 << 22;    // 78x Llama-3.1-405B's intermediate_size 53248
+inline constexpr int64_t kMaxHeads = 1 << 14;       // 128x the 128 heads of Llama-3.1-405B and DeepSeek-V3
+inline constexpr int64_t kMaxHeadDim = 1 << 14;     // 64x the largest published head_dim, 256 (Gemma)
+inline constexpr int64_t kMaxVocab = 1 << 24;       // 64x Gemma 3's vocab_size 262144
+inline constexpr int64_t kMaxExperts = 1 << 16;     // 64x the 1024 of DayZero-3T-MoE (Kimi-K2 has 384)
+// Routed experts over all layers (MTP included): `dayzero check` lists each expert's
+// tensors by name. 4x DayZero-3T-MoE's 61 x 1024 = 62,464 (DeepSeek-V3: 62 x 256).
+inline constexpr int64_t kMaxLayerExperts = 1 << 18;
+inline constexpr int64_t kMaxPositions = 1 << 30;  // 100x Llama 4 Scout's 10M-token context
+// quantization_config.modules_to_not_convert: 230x the longest published list we ship,
+// Qwen3-235B-A22B-FP8's 283 (three modules per layer); a list naming every expert
+// projection of DeepSeek-V3 (61 layers x 256 experts x 3) would still fit.
+inline constexpr int64_t kMaxModulePatterns = 1 << 16;
+// Of those, glob patterns (model.layers.*.self_attn), each tried against every weight
+// name: 16x the 4 of gpt-oss, the only published lists we know with globs.
+inline constexpr int64_t kMaxModuleGlobs = 64;
+
 enum class AttentionKind { gqa, mla };     // MHA is GQA with kv_heads == heads
 enum class LayerWindow { full, sliding };  // per-layer attention span
 

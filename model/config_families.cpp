@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "model/config_parse.h"
+#include "model/weights.h"
 
 namespace dayzero::model::detail {
 
@@ -24,7 +25,7 @@ void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved
   r.type = sf.opt_string("rope_type", sf.opt_string("type", "default"));
   r.factor = sf.opt_double("factor", 1.0);
   if (r.factor <= 0) sf.fail_value("factor", std::to_string(r.factor), "must be positive");
-  r.original_max_position_embeddings = sf.opt_int("original_max_position_embeddings", 0, 0);
+  r.original_max_position_embeddings = sf.opt_int("original_max_position_embeddings", 0, 0, kMaxPositions);
   r.low_freq_factor = sf.opt_double("low_freq_factor", r.low_freq_factor);
   r.high_freq_factor = sf.opt_double("high_freq_factor", r.high_freq_factor);
   r.beta_fast = sf.opt_double("beta_fast", r.beta_fast);
@@ -44,7 +45,7 @@ void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved
 }  // namespace
 
 void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
-  const auto window = f.maybe_int("sliding_window");
+  const auto window = f.maybe_int("sliding_window", 1, kMaxPositions);
   c.sliding_window = window.value_or(0);
   const auto types = f.opt_strings("layer_types");
   c.layer_windows.assign(static_cast<size_t>(c.num_layers), LayerWindow::full);
@@ -60,7 +61,7 @@ void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
   } else if (is_qwen(c.family)) {
     // Qwen2/3: sliding only with use_sliding_window, on layers >= max_window_layers.
     const bool use = f.opt_bool("use_sliding_window", false);
-    const int64_t from = f.opt_int("max_window_layers", c.num_layers, 0);
+    const int64_t from = f.opt_int("max_window_layers", c.num_layers, 0, kMaxLayers);
     for (int64_t i = 0; i < c.num_layers; ++i)
       if (use && i >= from) c.layer_windows[i] = LayerWindow::sliding;
   } else if (sliding_by_default && c.sliding_window > 0) {
@@ -96,23 +97,27 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
     case Family::gpt_oss: break;
   }
   if (c.family == Family::mixtral) {
-    c.moe.num_experts = f.req_int("num_local_experts");
-    c.moe.experts_per_token = f.opt_int("num_experts_per_tok", 2);
-    c.moe.expert_intermediate = f.req_int("intermediate_size");
+    c.moe.num_experts = f.req_int("num_local_experts", 1, kMaxExperts);
+    c.moe.experts_per_token = f.opt_int("num_experts_per_tok", 2, 1, kMaxExperts);
+    c.moe.expert_intermediate = f.req_int("intermediate_size", 1, kMaxFfnWidth);
     c.moe.norm_topk_prob = true;  // Mixtral renormalizes the top-k softmax weights
   } else if (c.family == Family::qwen3_moe) {
-    c.moe.num_experts = f.req_int("num_experts");
-    c.moe.experts_per_token = f.req_int("num_experts_per_tok");
-    c.moe.expert_intermediate = f.req_int("moe_intermediate_size");
-    c.moe.layer_freq = f.opt_int("decoder_sparse_step", 1);
-    c.moe.dense_layers = f.opt_ints("mlp_only_layers", 0);
+    c.moe.num_experts = f.req_int("num_experts", 1, kMaxExperts);
+    c.moe.experts_per_token = f.req_int("num_experts_per_tok", 1, kMaxExperts);
+    c.moe.expert_intermediate = f.req_int("moe_intermediate_size", 1, kMaxFfnWidth);
+    c.moe.layer_freq = f.opt_int("decoder_sparse_step", 1, 1, kMaxLayers);
+    // Layer indices, at most one per layer: is_moe_layer searches this list for every layer.
+    c.moe.dense_layers = f.opt_ints("mlp_only_layers", 0, c.num_layers - 1);
+    if (static_cast<int64_t>(c.moe.dense_layers.size()) > c.num_layers)
+      f.fail("mlp_only_layers", "has " + std::to_string(c.moe.dense_layers.size()) + " entries for " +
+                                    std::to_string(c.num_layers) + " layers");
     c.moe.norm_topk_prob = f.opt_bool("norm_topk_prob", false);
   }
   // Dense FFN width: needed by dense models and by the dense layers of MoE ones.
   bool any_dense = false;
   for (int64_t i = 0; i < c.num_layers; ++i) any_dense = any_dense || !c.is_moe_layer(i);
-  if (any_dense) c.intermediate_size = f.req_int("intermediate_size");
-  else c.intermediate_size = f.opt_int("intermediate_size", 0, 0);
+  if (any_dense) c.intermediate_size = f.req_int("intermediate_size", 1, kMaxFfnWidth);
+  else c.intermediate_size = f.opt_int("intermediate_size", 0, 0, kMaxFfnWidth);
   read_layer_windows(f, c, c.family == Family::mistral || c.family == Family::mixtral);
 }
 
@@ -121,58 +126,59 @@ void read_deepseek(Fields& f, ModelConfig& c) {
   c.attention = AttentionKind::mla;
   // DeepseekV3Config: rope_theta 1e4, rope_interleave true (pairs (2i, 2i+1), as DeepSeek's reference).
   read_rope(f, c, 1e4, true);
-  c.mla.q_lora_rank = f.maybe_int("q_lora_rank").value_or(0);
-  c.mla.kv_lora_rank = f.req_int("kv_lora_rank");
-  c.mla.qk_nope_head_dim = f.req_int("qk_nope_head_dim");
-  c.mla.qk_rope_head_dim = f.req_int("qk_rope_head_dim");
-  c.mla.v_head_dim = f.req_int("v_head_dim");
+  c.mla.q_lora_rank = f.maybe_int("q_lora_rank", 1, kMaxHiddenSize).value_or(0);
+  c.mla.kv_lora_rank = f.req_int("kv_lora_rank", 1, kMaxHiddenSize);
+  c.mla.qk_nope_head_dim = f.req_int("qk_nope_head_dim", 1, kMaxHeadDim);
+  c.mla.qk_rope_head_dim = f.req_int("qk_rope_head_dim", 1, kMaxHeadDim);
+  c.mla.v_head_dim = f.req_int("v_head_dim", 1, kMaxHeadDim);
   c.head_dim = c.mla.qk_nope_head_dim + c.mla.qk_rope_head_dim;
   c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
 
   auto& m = c.moe;
-  m.num_experts = f.maybe_int("n_routed_experts").value_or(0);
+  m.num_experts = f.maybe_int("n_routed_experts", 1, kMaxExperts).value_or(0);
   if (m.num_experts > 0) {
-    m.experts_per_token = f.req_int("num_experts_per_tok");
-    m.expert_intermediate = f.req_int("moe_intermediate_size");
-    m.num_shared_experts = f.maybe_int("n_shared_experts", 0).value_or(0);
-    m.first_dense_layers = f.opt_int("first_k_dense_replace", v3 ? 3 : 0, 0);
-    m.layer_freq = f.opt_int("moe_layer_freq", 1);
+    m.experts_per_token = f.req_int("num_experts_per_tok", 1, kMaxExperts);
+    m.expert_intermediate = f.req_int("moe_intermediate_size", 1, kMaxFfnWidth);
+    m.num_shared_experts = f.maybe_int("n_shared_experts", 0, kMaxExperts).value_or(0);
+    m.first_dense_layers = f.opt_int("first_k_dense_replace", v3 ? 3 : 0, 0, kMaxLayers);
+    m.layer_freq = f.opt_int("moe_layer_freq", 1, 1, kMaxLayers);
     m.routed_scaling_factor = f.opt_double("routed_scaling_factor", v3 ? 2.5 : 1.0);
-    m.n_group = f.maybe_int("n_group").value_or(1);
-    m.topk_group = f.maybe_int("topk_group").value_or(1);
+    m.n_group = f.maybe_int("n_group", 1, kMaxExperts).value_or(1);
+    m.topk_group = f.maybe_int("topk_group", 1, kMaxExperts).value_or(1);
     m.topk_method = f.opt_string("topk_method", v3 ? "noaux_tc" : "greedy");
     m.scoring_func = f.opt_string("scoring_func", v3 ? "sigmoid" : "softmax");
     m.norm_topk_prob = f.opt_bool("norm_topk_prob", v3);
     m.score_correction_bias = m.topk_method == "noaux_tc";
   }
-  c.mtp_layers = f.opt_int("num_nextn_predict_layers", v3 ? 1 : 0, 0);
+  c.mtp_layers = f.opt_int("num_nextn_predict_layers", v3 ? 1 : 0, 0, kMaxLayers);
   bool any_dense = false;
   for (int64_t i = 0; i < c.num_layers; ++i) any_dense = any_dense || !c.is_moe_layer(i);
-  c.intermediate_size = any_dense ? f.req_int("intermediate_size") : f.opt_int("intermediate_size", 0, 0);
+  c.intermediate_size =
+      any_dense ? f.req_int("intermediate_size", 1, kMaxFfnWidth) : f.opt_int("intermediate_size", 0, 0, kMaxFfnWidth);
   read_layer_windows(f, c, false);
 }
 
 void read_gpt_oss(Fields& f, ModelConfig& c) {
   c.attention = AttentionKind::gqa;
   read_rope(f, c, 150000.0, false);  // GptOssConfig: rope_theta 150000, half-rotation layout
-  c.head_dim = f.opt_int("head_dim", 64);
+  c.head_dim = f.opt_int("head_dim", 64, 1, kMaxHeadDim);
   c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", true);
   c.attention_sinks = true;
   auto& m = c.moe;
-  m.num_experts = f.req_int("num_local_experts");
+  m.num_experts = f.req_int("num_local_experts", 1, kMaxExperts);
   // Both spellings appear in the published config; they must agree.
-  const auto a = f.maybe_int("num_experts_per_tok");
-  const auto b = f.maybe_int("experts_per_token");
+  const auto a = f.maybe_int("num_experts_per_tok", 1, kMaxExperts);
+  const auto b = f.maybe_int("experts_per_token", 1, kMaxExperts);
   if (a && b && *a != *b)
     f.fail_value("experts_per_token", std::to_string(*b), "disagrees with num_experts_per_tok = " + std::to_string(*a));
   m.experts_per_token = a ? *a : b.value_or(4);
-  m.expert_intermediate = f.req_int("intermediate_size");
+  m.expert_intermediate = f.req_int("intermediate_size", 1, kMaxFfnWidth);
   m.expert_bias = true;
   m.norm_topk_prob = true;
   c.intermediate_size = 0;
   if (!f.has("layer_types")) {
     // GptOssConfig default: sliding on even layers, full on odd ones.
-    c.sliding_window = f.opt_int("sliding_window", 128);
+    c.sliding_window = f.opt_int("sliding_window", 128, 1, kMaxPositions);
     c.layer_windows.resize(static_cast<size_t>(c.num_layers));
     for (int64_t i = 0; i < c.num_layers; ++i)
       c.layer_windows[i] = (i % 2 == 0) ? LayerWindow::sliding : LayerWindow::full;
@@ -187,14 +193,22 @@ void read_quantization(Fields& f, ModelConfig& c) {
   Fields qf(*q, f.file(), "quantization_config.");
   const std::string method = qf.opt_string("quant_method", "");
   c.quant.modules_to_not_convert = qf.opt_strings("modules_to_not_convert");
-  for (const auto& p : c.quant.modules_to_not_convert) {
+  const auto& keep = c.quant.modules_to_not_convert;
+  if (static_cast<int64_t>(keep.size()) > kMaxModulePatterns)
+    qf.fail_value("modules_to_not_convert", std::to_string(keep.size()) + " patterns",
+                  "at most " + std::to_string(kMaxModulePatterns) + " are accepted");
+  int64_t globs = 0;
+  for (const auto& p : keep) {
     if (p.empty()) qf.fail("modules_to_not_convert", "contains an empty pattern");
+    if (is_glob_pattern(p) && ++globs > kMaxModuleGlobs)
+      qf.fail_value("modules_to_not_convert", "\"" + p + "\"",
+                    "more than " + std::to_string(kMaxModuleGlobs) + " glob patterns (each is tried on every weight)");
   }
   if (method == "fp8") {
     c.quant.method = QuantMethod::fp8;
     const std::string fmt = qf.opt_string("fmt", "e4m3");
     if (fmt != "e4m3") qf.fail("fmt", "only e4m3 FP8 weights are supported");
-    const auto block = qf.opt_ints("weight_block_size", 1);
+    const auto block = qf.opt_ints("weight_block_size", 1, kMaxFfnWidth);
     if (block.empty()) {
       c.quant.format = {StorageKind::fp8_tensor, DType::f8_e4m3};
     } else {
@@ -216,6 +230,12 @@ void validate(const Fields& f, const ModelConfig& c) {
                  "must divide num_attention_heads = " + std::to_string(c.num_heads));
   const auto& m = c.moe;
   if (m.num_experts > 0) {
+    const int64_t layer_experts = (c.num_layers + c.mtp_layers) * m.num_experts;  // < 2^13 x 2^16
+    if (layer_experts > kMaxLayerExperts)
+      f.fail_value("num_hidden_layers", std::to_string(c.num_layers),
+                   "with " + std::to_string(m.num_experts) + " experts per layer makes " +
+                       std::to_string(layer_experts) + " layer experts; at most " + std::to_string(kMaxLayerExperts) +
+                       " are accepted");
     if (m.experts_per_token > m.num_experts)
       f.fail_value("num_experts_per_tok", std::to_string(m.experts_per_token),
                    "exceeds the number of experts, " + std::to_string(m.num_experts));
@@ -227,8 +247,6 @@ void validate(const Fields& f, const ModelConfig& c) {
     if (m.topk_group * (m.num_experts / m.n_group) < m.experts_per_token)
       f.fail_value("topk_group", std::to_string(m.topk_group),
                    "the selected groups hold fewer experts than num_experts_per_tok");
-    for (int64_t l : m.dense_layers)
-      if (l >= c.num_layers) f.fail_value("mlp_only_layers", std::to_string(l), "is not a layer index");
   }
   if (c.attention == AttentionKind::mla && c.num_heads <= 0)
     f.fail("num_attention_heads", "MLA needs at least one head");

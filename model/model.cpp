@@ -88,7 +88,8 @@ int64_t Model::kv_bytes_per_token(int64_t elem_bytes) const {
   for (const auto& l : layers) {
     if (l.mtp) continue;
     for (const auto& op : l.ops)
-      if (op.kind == OpKind::attention) n += op.attn.kv_elems_per_token * elem_bytes;
+      if (op.kind == OpKind::attention)
+        n = core::checked_add(n, core::checked_mul(op.attn.kv_elems_per_token, elem_bytes));
   }
   return n;
 }

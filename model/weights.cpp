@@ -53,7 +53,7 @@ std::vector<std::string> split_dots(const std::string& s) {
 // Builds the weight list of one model; `add` fills in storage from the policy.
 class Builder {
  public:
-  explicit Builder(const ModelConfig& c) : c_(c) {}
+  explicit Builder(const ModelConfig& c) : c_(c), keep_(c.quant.modules_to_not_convert) {}
 
   void add(std::string name, std::vector<int64_t> shape, Part part, int64_t layer, bool matrix, int64_t copies = 1,
            int64_t experts = 1) {
@@ -84,11 +84,11 @@ class Builder {
     const StorageFormat plain = StorageFormat::plain_of(c_.torch_dtype);
     if (c_.quant.method == QuantMethod::none || !w.matrix) return plain;
     if (c_.quant.method == QuantMethod::mxfp4 && w.part != Part::experts) return plain;
-    for (const auto& p : c_.quant.modules_to_not_convert)
-      if (matches_module_pattern(w.name, p)) return plain;
+    if (keep_.matches(w.name)) return plain;
     return c_.quant.format;
   }
   const ModelConfig& c_;
+  const ModulePatterns keep_;  // modules_to_not_convert
 };
 
 void add_linear(Builder& b, const std::string& name, int64_t out, int64_t in, Part part, int64_t layer, bool bias,
@@ -194,6 +194,32 @@ bool matches_module_pattern(const std::string& name, const std::string& pattern)
     for (size_t i = 0; ok && i < p.size(); ++i) ok = fnmatch(p[i].c_str(), n[start + i].c_str(), 0) == 0;
     if (ok) return true;
   }
+  return false;
+}
+
+bool is_glob_pattern(const std::string& pattern) { return pattern.find_first_of("*?[\\") != std::string::npos; }
+
+ModulePatterns::ModulePatterns(const std::vector<std::string>& patterns) {
+  for (const auto& p : patterns) {
+    if (is_glob_pattern(p)) globs_.push_back(p);
+    else literals_.insert(p);
+  }
+}
+
+bool ModulePatterns::matches(const std::string& name) const {
+  // A literal pattern matches when it equals a run of whole components: name[i, j) with
+  // i at the start or after a dot, j at a dot or the end.
+  for (size_t i = 0; !literals_.empty();) {
+    for (size_t j = name.find('.', i);; j = name.find('.', j + 1)) {
+      if (literals_.count(name.substr(i, j == std::string::npos ? std::string::npos : j - i))) return true;
+      if (j == std::string::npos) break;
+    }
+    const size_t dot = name.find('.', i);
+    if (dot == std::string::npos) break;
+    i = dot + 1;
+  }
+  for (const auto& g : globs_)
+    if (matches_module_pattern(name, g)) return true;
   return false;
 }
 

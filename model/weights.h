@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "model/config.h"
@@ -42,5 +43,23 @@ std::vector<Weight> model_weights(const ModelConfig& c);
 // True if `name` is covered by one of HF's `modules_to_not_convert` patterns
 // (a module path, `*` matching one path component, matched at dot boundaries).
 bool matches_module_pattern(const std::string& name, const std::string& pattern);
+
+// Whether a pattern has a glob character: `*`, `?`, `[` or a backslash.
+bool is_glob_pattern(const std::string& pattern);
+
+// A `modules_to_not_convert` list prepared for matching every weight name of a model.
+// Literal patterns (no glob character) sit in a hash set, looked up once per run of
+// consecutive components of the name (k(k+1)/2 lookups for k components, whatever the
+// list's length); only glob patterns are tried one by one, and
+// parse_config bounds how many there are (kMaxModuleGlobs).
+class ModulePatterns {
+ public:
+  explicit ModulePatterns(const std::vector<std::string>& patterns);
+  bool matches(const std::string& name) const;  // as matches_module_pattern with any pattern
+
+ private:
+  std::unordered_set<std::string> literals_;
+  std::vector<std::string> globs_;
+};
 
 }  // namespace dayzero::model

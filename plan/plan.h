@@ -62,6 +62,16 @@ struct OffloadPolicy {
   int64_t resident_experts = -1;
 };
 
+// Upper bounds on a workload, checked where a plan or a scenario is read, so that token
+// and sequence counts stay far inside 64 bits before the memory model multiplies them
+// (check_workload_sizes then checks the products themselves).
+// Tokens of a prompt or of an output (and a KV block or a prefill chunk): 100x the
+// longest published context window, Llama 4 Scout's 10M tokens.
+inline constexpr int64_t kMaxSequenceTokens = int64_t{1} << 30;
+// Concurrent sequences: 256 (vLLM's default max_num_seqs) on each of 2^18 devices, more
+// than the largest cluster holds.
+inline constexpr int64_t kMaxBatch = int64_t{1} << 26;
+
 struct Workload {
   int64_t batch = 1;           // concurrent sequences over the whole plan
   int64_t input_len = 1024;    // prompt tokens

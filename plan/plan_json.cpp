@@ -29,8 +29,11 @@ E dtype(Fields& f, const std::string& key, E fallback, const E (&all)[N], Name n
   f.fail_value(key, "\"" + s + "\"", "unknown dtype (one of: " + core::enum_names(all, name) + ")");
 }
 
+// Ranks of one parallel dimension, and of a whole plan: a million, 61x topology::kMaxDevices.
+constexpr int64_t kMaxRanks = 1'000'000;
+
 int as_int(int64_t v, Fields& f, const std::string& key) {
-  if (v > 1'000'000) f.fail(key, "is implausibly large");
+  if (v > kMaxRanks) f.fail(key, "is implausibly large");
   return static_cast<int>(v);
 }
 
@@ -60,9 +63,17 @@ Plan plan_from_json(const json& j, const std::string& file) {
     p.moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
     m.reject_unknown();
   }
+  // Each factor is at most 10^6, so the int64 products are exact; the rank arithmetic
+  // (Plan::world_size and the rest) is in int.
+  if (int64_t{p.pp} * p.attention.tp * p.attention.dp > kMaxRanks)
+    f.fail("pp", "pp x attention.tp x attention.dp = " +
+                     std::to_string(int64_t{p.pp} * p.attention.tp * p.attention.dp) + " ranks is implausibly large");
+  if (int64_t{p.moe.tp} * p.moe.ep * p.moe.dp > kMaxRanks)
+    f.fail("moe", "moe.tp x moe.ep x moe.dp = " + std::to_string(int64_t{p.moe.tp} * p.moe.ep * p.moe.dp) +
+                      " ranks is implausibly large");
   for (int64_t d : f.opt_ints("devices", 0))
     p.devices.push_back(static_cast<uint32_t>(std::min<int64_t>(d, UINT32_MAX)));
-  p.stage_layers = f.opt_ints("stage_layers", 1);
+  p.stage_layers = f.opt_ints("stage_layers", 1, model::kMaxLayers);
   {
     Fields d(object_or_empty(f, "dtypes"), file, "dtypes.");
     p.dtypes.attention = dtype(d, "attention", p.dtypes.attention, model::kAllPrecisions, model::precision_name);
@@ -73,8 +84,8 @@ Plan plan_from_json(const json& j, const std::string& file) {
     p.dtypes.activations = dtype(d, "activations", p.dtypes.activations, kAllActivationDtypes, activation_dtype_name);
     d.reject_unknown();
   }
-  p.kv_block_tokens = f.opt_int("kv_block_tokens", p.kv_block_tokens);
-  p.prefill_chunk_tokens = f.opt_int("prefill_chunk_tokens", p.prefill_chunk_tokens);
+  p.kv_block_tokens = f.opt_int("kv_block_tokens", p.kv_block_tokens, 1, kMaxSequenceTokens);
+  p.prefill_chunk_tokens = f.opt_int("prefill_chunk_tokens", p.prefill_chunk_tokens, 1, kMaxSequenceTokens);
   {
     Fields o(object_or_empty(f, "offload"), file, "offload.");
     p.offload.resident_experts = o.opt_int("resident_experts", -1, -1);
@@ -82,9 +93,9 @@ Plan plan_from_json(const json& j, const std::string& file) {
   }
   {
     Fields w(object_or_empty(f, "workload"), file, "workload.");
-    p.workload.batch = w.opt_int("batch", p.workload.batch);
-    p.workload.input_len = w.opt_int("input_len", p.workload.input_len);
-    p.workload.output_len = w.opt_int("output_len", p.workload.output_len);
+    p.workload.batch = w.opt_int("batch", p.workload.batch, 1, kMaxBatch);
+    p.workload.input_len = w.opt_int("input_len", p.workload.input_len, 1, kMaxSequenceTokens);
+    p.workload.output_len = w.opt_int("output_len", p.workload.output_len, 1, kMaxSequenceTokens);
     p.workload.prefix_hit_rate = w.opt_double("prefix_hit_rate", 0);
     if (p.workload.prefix_hit_rate < 0 || p.workload.prefix_hit_rate >= 1)
       w.fail("prefix_hit_rate", "must be in [0, 1)");

@@ -24,4 +24,12 @@ void save_plan(const std::filesystem::path& file, const Plan& p, const nlohmann:
 // core::InputError naming `file` and the offending field.
 void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
 
+// Checks that the memory a workload can need on `m` fits in 64 bits: the KV cache of
+// all `w.batch` sequences at full length (input_len + output_len, in blocks of
+// `kv_block_tokens`, `kv_bytes` per element) on one replica, and the activations and
+// MoE buffers of a step of `step_tokens`. validate_plan calls it for a plan; a search
+// for its scenario. Throws core::InputError naming `file` and the field `workload`.
+void check_workload_sizes(const Workload& w, const model::Model& m, int64_t kv_block_tokens, int64_t step_tokens,
+                          int64_t kv_bytes, const std::string& file);
+
 }  // namespace dayzero::plan

@@ -1,7 +1,11 @@
-// validate_plan: a plan's sizes against the model and the cluster.
+// validate_plan: a plan's sizes against the model and the cluster; check_workload_sizes:
+// its memory sizes against 64 bits.
+#include <algorithm>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 
+#include "core/arith.h"
 #include "core/error.h"
 #include "plan/plan_json.h"
 
@@ -80,6 +84,37 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
   const int64_t replicas = static_cast<int64_t>(p.attention.dp);
   if (p.workload.batch < replicas)
     fail("workload.batch", str(p.workload.batch), "is smaller than the " + str(replicas) + " data-parallel replicas");
+  check_workload_sizes(p.workload, m, p.kv_block_tokens, p.prefill_chunk_tokens, kv_elem_bytes(p.dtypes.kv_cache),
+                       file);
+}
+
+void check_workload_sizes(const Workload& w, const model::Model& m, int64_t kv_block_tokens, int64_t step_tokens,
+                          int64_t kv_bytes, const std::string& file) {
+  using core::checked_add;
+  using core::checked_mul;
+  const auto& c = m.config;
+  const std::string value =
+      "batch " + str(w.batch) + ", input_len " + str(w.input_len) + ", output_len " + str(w.output_len);
+  try {
+    // Upper bounds of the memory model's terms (simulate/memory.cpp): every sequence's
+    // KV at full length on every layer, no sliding window, no tensor parallelism.
+    const int64_t tokens = core::round_up(checked_add(w.input_len, w.output_len), kv_block_tokens);
+    (void)checked_mul(checked_mul(m.kv_bytes_per_token(kv_bytes), tokens), w.batch);
+  } catch (const std::overflow_error&) {
+    throw InputError(file, "workload", value, "the KV cache of the batch at full length overflows 64 bits");
+  }
+  try {
+    constexpr int64_t kWidestElem = 4;  // FP32 logits; activations are 16-bit
+    const int64_t ffn = std::max(c.intermediate_size, c.moe.expert_intermediate);
+    const int64_t width = checked_add(checked_mul(3, c.hidden_size), checked_mul(2, ffn));
+    int64_t bytes = checked_mul(checked_mul(step_tokens, width), kWidestElem);
+    bytes = checked_add(bytes, checked_mul(checked_mul(w.batch, c.vocab_size), kWidestElem));
+    const int64_t routed = checked_mul(checked_mul(2, step_tokens), std::max<int64_t>(1, c.moe.experts_per_token));
+    (void)checked_add(bytes, checked_mul(checked_mul(routed, c.hidden_size), kWidestElem));
+  } catch (const std::overflow_error&) {
+    throw InputError(file, "workload", value + ", step of " + str(step_tokens) + " tokens",
+                     "the activations of a step overflow 64 bits");
+  }
 }
 
 }  // namespace dayzero::plan

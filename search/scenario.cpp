@@ -78,11 +78,11 @@ void read_workload(Fields& f, const std::string& file, Scenario& s) {
   const json* wj = f.opt_object("workload");
   if (!wj) f.fail("workload", "required field is missing");
   Fields w(*wj, file, "workload.");
-  s.workload.input_len = w.req_int("input_len");
-  s.workload.output_len = w.req_int("output_len");
+  s.workload.input_len = w.req_int("input_len", 1, plan::kMaxSequenceTokens);
+  s.workload.output_len = w.req_int("output_len", 1, plan::kMaxSequenceTokens);
   if (w.has("concurrency") && w.has("request_rate_per_s"))
     w.fail("request_rate_per_s", "give concurrency or request_rate_per_s, not both");
-  s.workload.batch = w.opt_int("concurrency", 0, 1);
+  s.workload.batch = w.opt_int("concurrency", 0, 1, plan::kMaxBatch);
   s.request_rate_per_s = w.opt_double("request_rate_per_s", 0);
   if (s.request_rate_per_s < 0) w.fail("request_rate_per_s", "must be positive");
   if (s.workload.batch == 0 && s.request_rate_per_s == 0)
@@ -129,7 +129,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
     if (!kv) sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
     o.kv_dtypes.push_back(*kv);
   }
-  o.batches = sp.opt_ints("batches", 1);
+  o.batches = sp.opt_ints("batches", 1, plan::kMaxBatch);
   o.resident_expert_fractions = sp.opt_doubles("resident_expert_fractions", 0.0);
   for (double x : o.resident_expert_fractions)
     if (x <= 0 || x > 1) sp.fail("resident_expert_fractions", "entries must be in (0, 1]");

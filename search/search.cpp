@@ -134,6 +134,18 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
                         const simulate::Efficiency& eff, const SearchOptions& opts) {
   const auto t0 = Clock::now();
   SearchResult r;
+  {
+    // The largest memory any candidate can need must fit in 64 bits: the whole batch on
+    // one replica (the largest batch swept), the widest KV dtype.
+    const plan::Plan defaults;
+    plan::Workload w = s.workload;
+    if (w.batch == 0) w.batch = kRateBatchCap;
+    for (int64_t b : s.space.batches) w.batch = std::max(w.batch, b);
+    int64_t kv_bytes = 0;
+    for (plan::KvDtype d : plan::kAllKvDtypes) kv_bytes = std::max(kv_bytes, plan::kv_elem_bytes(d));
+    plan::check_workload_sizes(w, m, defaults.kv_block_tokens, defaults.prefill_chunk_tokens, kv_bytes,
+                               s.file.string());
+  }
   r.all = enumerate_plans(s, m, c);
   r.candidates = r.all.size();
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());

@@ -47,6 +47,9 @@ struct SearchOptions {
 
 // The candidate plans of a scenario (valid by construction).
 std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c);
+// The largest batch swept for a scenario given by request rate (no concurrency): 65536
+// concurrent sequences, 256 per device (vLLM's default max_num_seqs) on 256 devices.
+inline constexpr int64_t kRateBatchCap = int64_t{1} << 16;
 
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts = {});

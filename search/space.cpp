@@ -119,7 +119,7 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
           // Batches: powers of two from one sequence per replica up to the scenario's
           // concurrency (always including it).
           std::vector<int64_t> batches;
-          const int64_t cap = s.workload.batch > 0 ? s.workload.batch : int64_t{1} << 16;
+          const int64_t cap = s.workload.batch > 0 ? s.workload.batch : kRateBatchCap;
           if (!sp.batches.empty()) {
             for (int64_t b : sp.batches)
               if (b >= dp) batches.push_back(b);

@@ -58,7 +58,7 @@ int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
   const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const int64_t block = p.kv_block_tokens;
-  const int64_t full = round_up(p.workload.input_len + p.workload.output_len, block);
+  const int64_t full = round_up(core::checked_add(p.workload.input_len, p.workload.output_len), block);
   double kv = 0;
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     const auto& lc = mc.classes[c];
@@ -69,7 +69,8 @@ int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
         mc.mla ? static_cast<double>(lc.kv_elems_per_token) : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
     kv += static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(tokens);
   }
-  return static_cast<int64_t>(kv * static_cast<double>(ctx.seqs_per_replica * ctx.kv_elem_bytes));
+  // plan::check_workload_sizes bounds this; a miss throws instead of wrapping round.
+  return core::checked_int64(kv * static_cast<double>(core::checked_mul(ctx.seqs_per_replica, ctx.kv_elem_bytes)));
 }
 
 // Tokens of the largest step (a prefill chunk) of a replica.
@@ -91,16 +92,22 @@ void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, in
   const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const int64_t tp = p.attention.tp, ep = p.moe.ep, moe_tp = p.moe.tp;
+  using core::checked_add;
+  using core::checked_mul;
   const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
   r.activation_bytes =
-      step_tokens * width * ctx.act_bytes + (s.last ? logit_rows * ceil_div(mc.vocab, tp) * kLogitBytes : 0);
+      checked_add(checked_mul(checked_mul(step_tokens, width), ctx.act_bytes),
+                  s.last ? checked_mul(checked_mul(logit_rows, ceil_div(mc.vocab, tp)), kLogitBytes) : 0);
   int64_t comms = 0;
   if (tp > 1) ++comms;
   if (ep > 1) ++comms;
   if (moe_tp > 1 && mc.experts > 0) ++comms;
   if (p.pp > 1) ++comms;
   r.buffer_bytes = comms * kNcclBytesPerCommunicator;
-  if (ep > 1) r.buffer_bytes += 2 * ceil_div(step_tokens, tp) * mc.top_k * mc.hidden * ctx.act_bytes;
+  if (ep > 1)
+    r.buffer_bytes = checked_add(
+        r.buffer_bytes,
+        checked_mul(checked_mul(checked_mul(2 * ceil_div(step_tokens, tp), mc.top_k), mc.hidden), ctx.act_bytes));
   r.overhead_bytes = kRuntimeOverheadBytes;
 }
 
@@ -112,11 +119,13 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
   r.rank = s.first_rank;
   r.capacity_bytes = static_cast<int64_t>(capacity_bytes);
   const StageWeights w = stage_weights(ctx, s);
-  r.weights_bytes = static_cast<int64_t>(w.device_bytes);
-  r.host_bytes = static_cast<int64_t>(w.host_bytes);
+  r.weights_bytes = core::checked_int64(w.device_bytes);
+  r.host_bytes = core::checked_int64(w.host_bytes);
   r.kv_cache_bytes = stage_kv_bytes(ctx, s);
   step_memory(ctx, s, largest_step_tokens(ctx), ctx.seqs_per_replica, r);
-  r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes;
+  r.total_bytes =
+      core::checked_add(core::checked_add(core::checked_add(r.weights_bytes, r.kv_cache_bytes), r.activation_bytes),
+                        core::checked_add(r.buffer_bytes, r.overhead_bytes));
   return r;
 }
 

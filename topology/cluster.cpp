@@ -99,6 +99,11 @@ Cluster::Cluster(ClusterConfig config, const DeviceCatalog& catalog)
       break;
     case IntraFabric::pcie: intra_link_bw_Bps_ = host_link_bw_Bps_; break;
   }
+  // A config built in code rather than read from a file may not have one name per node;
+  // the builders index node_names by node.
+  if (c.node_names.size() != static_cast<std::size_t>(c.nodes))
+    throw core::InputError(c.source, "node_names", std::to_string(c.node_names.size()) + " names",
+                           "expected one name per node (nodes = " + std::to_string(c.nodes) + ")");
   if (c.host.pcie_switches > c.devices_per_node)
     throw core::InputError(c.source, "host.pcie_switches", std::to_string(c.host.pcie_switches),
                            "more PCIe switches than devices per node (" + std::to_string(c.devices_per_node) + ")");

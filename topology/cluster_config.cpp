@@ -39,11 +39,13 @@ int local_index(Fields& r, const std::string& key, const nlohmann::json& v, int 
   return static_cast<int>(v.get<int64_t>());
 }
 
-HostConfig host_from_json(const nlohmann::json& j, const std::string& file) {
+HostConfig host_from_json(const nlohmann::json& j, const std::string& file, int devices_per_node) {
   Fields r(j, file, "host.");
   HostConfig h;
   if (auto m = r.opt_positive("mem_bytes")) h.mem_bytes = *m;
-  h.pcie_switches = static_cast<int>(r.opt_int("pcie_switches", 0, 0));
+  h.pcie_switches = static_cast<int>(r.opt_int("pcie_switches", 0, 0, kMaxPcieSwitchesPerNode));
+  if (h.pcie_switches > devices_per_node)
+    r.fail("pcie_switches", "more PCIe switches than devices per node (" + std::to_string(devices_per_node) + ")");
   h.link_bw_Bps = r.opt_positive("link_bw_Bps");
   h.switch_uplink_bw_Bps = r.opt_positive("switch_uplink_bw_Bps");
   h.latency_s = r.opt_non_negative("latency_s", kDefaultPcieLinkLatency_s);
@@ -69,11 +71,15 @@ IntraNodeConfig intra_from_json(const nlohmann::json& j, const std::string& file
       c.fabric == IntraFabric::mesh ? kDefaultMeshLinkLatency_s : kDefaultNvlinkLinkLatency_s;
   c.latency_s = r.opt_non_negative("latency_s", default_latency);
   if (c.fabric == IntraFabric::nvswitch) {
-    c.domain_nodes = static_cast<int>(r.opt_int("domain_nodes", 1, 1));
+    c.domain_nodes = static_cast<int>(r.opt_int("domain_nodes", 1, 1, kMaxNodes));
     if (nodes % c.domain_nodes != 0)
       r.fail("domain_nodes", j.at("domain_nodes"), "must divide nodes (" + std::to_string(nodes) + ")");
   }
   if (c.fabric == IntraFabric::mesh) {
+    if (per_node > kMaxMeshDevicesPerNode)
+      r.fail("fabric", "a mesh of more than " + std::to_string(kMaxMeshDevicesPerNode) +
+                           " devices per node (devices_per_node = " + std::to_string(per_node) +
+                           "); use \"nvswitch\" or \"pcie\"");
     if (const nlohmann::json* links = r.opt("links")) {
       if (!links->is_array() || links->empty()) r.fail("links", *links, "expected a list of [a, b] device pairs");
       std::set<std::pair<int, int>> seen;
@@ -95,7 +101,7 @@ IntraNodeConfig intra_from_json(const nlohmann::json& j, const std::string& file
 NicConfig nics_from_json(const nlohmann::json& j, const std::string& file, int per_node_devices) {
   Fields r(j, file, "nics.");
   NicConfig n;
-  n.per_node = static_cast<int>(r.req_int("per_node", 1));
+  n.per_node = static_cast<int>(r.req_int("per_node", 1, kMaxNicsPerNode));
   n.bw_Bps = r.req_positive("bw_Bps");
   n.pcie_bw_Bps = r.opt_positive("pcie_bw_Bps");
   n.latency_s = r.opt_non_negative("latency_s", 2 * kDefaultPcieLinkLatency_s);
@@ -147,7 +153,7 @@ InterNodeConfig inter_from_json(const nlohmann::json& j, const std::string& file
   } else {
     r.fail("fabric", j.at("fabric"), "expected \"fat-tree\" or \"rail-optimized\"");
   }
-  c.nodes_per_leaf = static_cast<int>(r.opt_int("nodes_per_leaf", nodes, 1));
+  c.nodes_per_leaf = static_cast<int>(r.opt_int("nodes_per_leaf", nodes, 1, kMaxNodes));
   c.oversubscription = r.opt_positive("oversubscription").value_or(kDefaultOversubscription);
   if (c.oversubscription < 1.0)
     r.fail("oversubscription", j.at("oversubscription"), "must be at least 1 (downlink:uplink bandwidth ratio)");
@@ -165,8 +171,11 @@ ClusterConfig cluster_config_from_json(const nlohmann::json& j, const std::strin
   c.name = r.req_string("name");
   c.description = r.opt_string("description", "");
   c.device = r.req_string("device");
-  c.nodes = static_cast<int>(r.req_int("nodes", 1));
-  c.devices_per_node = static_cast<int>(r.req_int("devices_per_node", 1));
+  c.nodes = static_cast<int>(r.req_int("nodes", 1, kMaxNodes));
+  c.devices_per_node = static_cast<int>(r.req_int("devices_per_node", 1, kMaxDevicesPerNode));
+  if (int64_t{c.nodes} * c.devices_per_node > kMaxDevices)
+    r.fail("nodes", "nodes x devices_per_node = " + std::to_string(int64_t{c.nodes} * c.devices_per_node) +
+                        " devices; at most " + std::to_string(kMaxDevices) + " are accepted");
   if (const nlohmann::json* names = r.opt("node_names")) {
     if (!names->is_array() || names->size() != static_cast<std::size_t>(c.nodes))
       r.fail("node_names", *names, "expected a list of " + std::to_string(c.nodes) + " names (one per node)");
@@ -182,7 +191,7 @@ ClusterConfig cluster_config_from_json(const nlohmann::json& j, const std::strin
   } else {
     for (int i = 0; i < c.nodes; ++i) c.node_names.push_back(std::string("n").append(std::to_string(i)));
   }
-  if (const nlohmann::json* h = r.opt("host")) c.host = host_from_json(*h, source);
+  if (const nlohmann::json* h = r.opt("host")) c.host = host_from_json(*h, source, c.devices_per_node);
   c.intra_node = intra_from_json(r.req("intra_node"), source, c.nodes, c.devices_per_node);
   if (const nlohmann::json* n = r.opt("nics")) c.nics = nics_from_json(*n, source, c.devices_per_node);
   if (const nlohmann::json* n = r.opt("inter_node")) {

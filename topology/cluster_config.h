@@ -10,6 +10,7 @@
 // reach their host over a PCIe tree (or a direct link such as NVLink-C2C). NICs sit
 // behind given devices; nodes are joined by a fat tree or a rail-optimized network.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -33,6 +34,24 @@ inline constexpr double kDefaultNetworkLinkLatency_s = 0.35e-6;
 inline constexpr double kDefaultMeshLinkLatency_s = 2 * kDefaultNvlinkLinkLatency_s;
 // A fabric without a stated oversubscription is non-blocking (1:1).
 inline constexpr double kDefaultOversubscription = 1.0;
+
+// Upper bounds on a cluster's counts, checked when it is read: they keep every count
+// well inside `int` and the graph (a vertex per device, NIC and switch, a link per
+// connection) small enough to build and search in seconds.
+// Devices in all: 16,384, 32x the largest shipped cluster (h200-64x8, 512 GPUs) and far
+// beyond one inference deployment. The path model searches the whole graph once per
+// source device: `dayzero topo` takes 2.4 s on 2048 eight-GPU nodes and minutes at
+// twice that, so training-scale clusters (100,000 GPUs) are refused, not half-built.
+inline constexpr int64_t kMaxDevices = 1 << 14;
+inline constexpr int64_t kMaxNodes = kMaxDevices;  // a node holds at least one device
+// 1024 devices per node: 1.8x the 576 GPUs of one NVLink domain (NVL576), the most that
+// share a switch, should one domain be written as a single node (DGX-2 holds 16).
+inline constexpr int64_t kMaxDevicesPerNode = 1024;
+// A full mesh has a link per device pair: 8x the 8 GPUs of an MI300X platform's mesh.
+inline constexpr int64_t kMaxMeshDevicesPerNode = 64;
+// 64 NICs per node: 6x a DGX H100's 10 (8 compute, 2 storage); also PCIe switches.
+inline constexpr int64_t kMaxNicsPerNode = 64;
+inline constexpr int64_t kMaxPcieSwitchesPerNode = 64;
 
 enum class IntraFabric { nvswitch, pcie, mesh };
 enum class InterFabric { none, fat_tree, rail_optimized };

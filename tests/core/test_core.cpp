@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -84,6 +85,18 @@ TEST(Fields, IntegersAreCheckedNotNarrowed) {
             std::string::npos);
 }
 
+TEST(Fields, IntegersAboveTheirBoundAreErrors) {
+  const json j = json::parse(R"({"n": 2147483648, "ok": 4096, "list": [1, 5000]})");
+  Fields f(j, "f.json", "top.");
+  EXPECT_EQ(error_of([&] { f.req_int("n", 1, 4096); }), "f.json: field 'top.n' = 2147483648: must be at most 4096");
+  EXPECT_EQ(f.req_int("ok", 1, 4096), 4096);
+  EXPECT_EQ(f.opt_int("absent", 7, 1, 4096), 7);  // a fallback is the caller's, not checked
+  EXPECT_NE(error_of([&] { f.opt_int("n", 1, 1, 4096); }).find("must be at most 4096"), std::string::npos);
+  EXPECT_NE(error_of([&] { f.maybe_int("n", 1, 4096); }).find("must be at most 4096"), std::string::npos);
+  EXPECT_NE(error_of([&] { f.opt_ints("list", 0, 4096); }).find("'top.list' = 5000: must be at most 4096"),
+            std::string::npos);
+}
+
 TEST(JsonText, SyntaxErrorsSayLineAndColumn) {
   const std::string e = error_of([] { parse_json_text("{\n  \"a\": 1,\n  oops\n}", "c.json"); });
   EXPECT_NE(e.find("c.json: not valid JSON: malformed JSON at line 3, column 3"), std::string::npos) << e;
@@ -95,6 +108,9 @@ TEST(Arith, CheckedAndRounded) {
   EXPECT_EQ(checked_mul(int64_t{1} << 31, int64_t{1} << 31), int64_t{1} << 62);
   EXPECT_THROW(checked_mul(int64_t{1} << 32, int64_t{1} << 32), std::overflow_error);
   EXPECT_THROW(checked_add(std::numeric_limits<int64_t>::max(), 1), std::overflow_error);
+  EXPECT_EQ(checked_int64(1e18), int64_t{1'000'000'000'000'000'000});
+  EXPECT_THROW(checked_int64(9.3e18), std::overflow_error);  // 2^63 = 9.22e18
+  EXPECT_THROW(checked_int64(std::nan("")), std::overflow_error);
   EXPECT_EQ(ceil_div(10, 4), 3);
   EXPECT_EQ(ceil_div(8, 4), 2);
   EXPECT_EQ(round_up(10, 4), 12);

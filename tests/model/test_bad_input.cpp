@@ -2,6 +2,7 @@
 // the file, the field and the value, never a crash.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -117,12 +118,18 @@ TEST(BadInput, GroupLimitedRoutingInconsistent) {
 }
 
 TEST(BadInput, SizesOverflow64Bits) {
-  json j = base_config();
-  j["vocab_size"] = 4'000'000'000'000LL;  // 4e12 x 4096 x 2 bytes fits; the sum with layers ...
-  j["hidden_size"] = 4'000'000'000LL;     // ... 4e12 x 4e9 does not fit in 64 bits
-  j["num_attention_heads"] = 1;
-  j["num_key_value_heads"] = 1;
-  expect_error(j.dump(), "sizes", {"overflow", "vocab_size=4000000000000"});
+  // Each count within its bound (config.h), the product not: 4 layers x 2^16 experts x
+  // 3 x 2^20 x 2^22 = 3 x 2^60 parameters, in FP32 3 x 2^62 bytes.
+  std::ifstream in(std::string(DAYZERO_DATA_DIR) + "/models/Mixtral-8x7B/config.json");
+  json j = json::parse(in);
+  j["num_hidden_layers"] = 4;
+  j["num_local_experts"] = kMaxExperts;
+  j["hidden_size"] = kMaxHiddenSize;
+  j["intermediate_size"] = kMaxFfnWidth;
+  j["torch_dtype"] = "float32";
+  expect_error(j.dump(), "sizes", {"overflow", "hidden_size=1048576"});
+  // Beyond a bound, the bound is the error (4e9 x a 4e12 vocabulary overflowed before).
+  expect_error(with(base_config(), "hidden_size", 4'000'000'000LL), "hidden_size", {"must be at most 1048576"});
   expect_error(with(base_config(), "hidden_size", 18446744073709551615ULL), "hidden_size", {"64 bits"});
 }
 
@@ -224,4 +231,77 @@ TEST(BadInput, HostileJson) {
   std::string big = base_config().dump();
   big.insert(1, "\"x\": [1e400], ");
   expect_error(big, "x[0]", {"= 1e400: number out of range"});
+}
+
+// Issue 16: counts are bounded when read. num_hidden_layers = 2^31 took 3 GiB and 10^15
+// looped for ever; each bound is a documented multiple of the largest published model.
+TEST(BadInput, CountsAboveTheirBoundsAreErrors) {
+  expect_error(with(base_config(), "num_hidden_layers", int64_t{1} << 31), "num_hidden_layers",
+               {"= 2147483648", "must be at most 4096"});
+  expect_error(with(base_config(), "num_hidden_layers", 1'000'000'000'000'000), "num_hidden_layers",
+               {"must be at most 4096"});
+  expect_error(with(base_config(), "hidden_size", int64_t{1} << 40), "hidden_size", {"must be at most 1048576"});
+  expect_error(with(base_config(), "vocab_size", int64_t{1} << 32), "vocab_size", {"must be at most 16777216"});
+  expect_error(with(base_config(), "num_attention_heads", int64_t{1} << 31), "num_attention_heads",
+               {"must be at most 16384"});
+  expect_error(with(base_config(), "intermediate_size", int64_t{1} << 31), "intermediate_size",
+               {"must be at most 4194304"});
+  expect_error(with(moe_config(), "n_routed_experts", int64_t{1} << 31), "n_routed_experts", {"must be at most 65536"});
+  expect_error(with(moe_config(), "num_nextn_predict_layers", int64_t{1} << 31), "num_nextn_predict_layers",
+               {"must be at most 4096"});
+  // DeepSeek-V3's 256 experts on 4096 layers: 6.4 million expert tensors for `check`.
+  expect_error(with(moe_config(), "num_hidden_layers", kMaxLayers), "num_hidden_layers",
+               {"= 4096", "with 256 experts per layer makes 1048832 layer experts; at most 262144"});
+  // At the bounds a config is still read (kMaxLayers layers of a small model).
+  json j = base_config();
+  j["num_hidden_layers"] = kMaxLayers;
+  j["hidden_size"] = 64;
+  j["num_attention_heads"] = 4;
+  j["num_key_value_heads"] = 4;
+  j["intermediate_size"] = 128;
+  EXPECT_EQ(build_model(parse_config(j.dump(), "many-layers.json")).layers.size(), size_t{kMaxLayers});
+}
+
+TEST(BadInput, DenseLayerListIsBoundedByTheLayers) {
+  std::ifstream in(std::string(DAYZERO_DATA_DIR) + "/models/Qwen3-30B-A3B/config.json");
+  const json q = json::parse(in);
+  expect_error(with(q, "mlp_only_layers", json::array({1, 48})), "mlp_only_layers", {"= 48", "must be at most 47"});
+  expect_error(with(q, "mlp_only_layers", json(std::vector<int>(49, 0))), "mlp_only_layers",
+               {"49 entries for 48 layers"});
+}
+
+// Issue 16: 10^5 modules_to_not_convert (1.1 MB) took 15 s, matched pattern by pattern
+// against every weight. Literal patterns are now hashed, the list and its globs capped.
+TEST(BadInput, ModulesToNotConvertAreBoundedAndMatchedInLinearTime) {
+  json j = moe_config();
+  auto& keep = j["quantization_config"]["modules_to_not_convert"];
+  keep = json::array();
+  for (int64_t i = 0; i < kMaxModulePatterns; ++i) keep.push_back("model.layers." + std::to_string(i) + ".mlp.gate");
+  keep.push_back("lm_head");
+  expect_error(j.dump(), "quantization_config.modules_to_not_convert",
+               {"65537 patterns", "at most 65536 are accepted"});
+  keep.erase(keep.size() - 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Model m = build_model(parse_config(j.dump(), "long-list.json"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  const Weight* gate = m.find_weight("model.layers.3.mlp.gate.weight");
+  ASSERT_NE(gate, nullptr);
+  EXPECT_EQ(gate->stored.kind, StorageKind::plain);  // listed: kept in BF16
+  EXPECT_NE(m.find_weight("model.layers.3.mlp.experts.{e}.gate_proj.weight")->stored.kind, StorageKind::plain);
+
+  keep = json::array();
+  for (int64_t i = 0; i <= kMaxModuleGlobs; ++i) keep.push_back("model.layers.*.x" + std::to_string(i));
+  expect_error(j.dump(), "quantization_config.modules_to_not_convert",
+               {"\"model.layers.*.x64\"", "more than 64 glob patterns"});
+}
+
+TEST(ModulePatterns, MatchesAsThePatternByPatternRule) {
+  const ModulePatterns keep({"model.layers.*.self_attn", "mlp.gate", "lm_head", "layers.2"});
+  for (const char* name : {"model.layers.3.self_attn.q_proj.weight", "model.layers.2.mlp.gate.weight", "lm_head.weight",
+                           "model.layers.2.input_layernorm.weight"})
+    EXPECT_TRUE(keep.matches(name)) << name;
+  for (const char* name : {"model.layers.3.mlp.gate_proj.weight", "model.layers.12.mlp.up_proj.weight",
+                           "model.embed_tokens.weight", "model.layers.20.input_layernorm.weight"})
+    EXPECT_FALSE(keep.matches(name)) << name;
+  EXPECT_FALSE(ModulePatterns({}).matches("lm_head.weight"));
 }

@@ -166,6 +166,50 @@ TEST(Plan, BadPlansNameTheField) {
   EXPECT_NE(validate_error(p, llama, 8).find("'workload.batch' = 2"), std::string::npos);
 }
 
+// Issue 16: input_len 10^15 gave kv_cache_bytes = INT64_MIN and "fits": true. Lengths and
+// batches are bounded when read; products within the bounds are checked by validate_plan.
+TEST(Plan, WorkloadsAboveTheirBoundsAreErrors) {
+  nlohmann::json j = plan_to_json(plan(1));
+  j["workload"]["input_len"] = 1'000'000'000'000'000;
+  EXPECT_NE(plan_error(j).find("'workload.input_len' = 1000000000000000: must be at most 1073741824"),
+            std::string::npos)
+      << plan_error(j);
+  j = plan_to_json(plan(1));
+  j["workload"]["output_len"] = int64_t{1} << 62;
+  EXPECT_NE(plan_error(j).find("'workload.output_len' = 4611686018427387904: must be at most"), std::string::npos);
+  j = plan_to_json(plan(1));
+  j["workload"]["batch"] = int64_t{1} << 40;
+  EXPECT_NE(plan_error(j).find("'workload.batch' = 1099511627776: must be at most 67108864"), std::string::npos);
+  j = plan_to_json(plan(1));
+  j["kv_block_tokens"] = int64_t{1} << 40;
+  EXPECT_NE(plan_error(j).find("'kv_block_tokens'"), std::string::npos);
+  j = plan_to_json(plan(1));
+  j["stage_layers"] = {int64_t{1} << 62, int64_t{1} << 62, int64_t{1} << 62};  // summed: overflowed
+  EXPECT_NE(plan_error(j).find("'stage_layers' = 4611686018427387904: must be at most 4096"), std::string::npos);
+  // Each factor below a million, the world size 10^18: no longer an int overflow.
+  j = plan_to_json(plan(1));
+  j["pp"] = 1'000'000;
+  j["attention"]["tp"] = 1'000'000;
+  j["attention"]["dp"] = 1'000'000;
+  EXPECT_NE(plan_error(j).find("1000000000000000000 ranks is implausibly large"), std::string::npos) << plan_error(j);
+}
+
+TEST(Plan, KvCacheBeyond64BitsIsAnErrorNotANegativeSize) {
+  const auto llama = load_model("Llama-3.1-8B");
+  Plan p = plan(1);
+  // 2^30 + 2^30 tokens x 2^26 sequences x 128 KiB per token (32 layers x 8 KV heads x
+  // 128 x 2 x 2 B) = 2^79 bytes.
+  p.workload.input_len = p.workload.output_len = kMaxSequenceTokens;
+  p.workload.batch = kMaxBatch;
+  const std::string e = validate_error(p, llama, 8);
+  EXPECT_NE(e.find("bad-plan.json: field 'workload' = batch 67108864, input_len 1073741824, output_len 1073741824: "
+                   "the KV cache of the batch at full length overflows 64 bits"),
+            std::string::npos)
+      << e;
+  p.workload.batch = 1;  // 2^31 tokens x 128 KiB = 2^48 bytes: a size, which simply does not fit
+  EXPECT_EQ(validate_error(p, llama, 8), "");
+}
+
 TEST(Plan, SaveWritesAtomically) {
   const auto dir = std::filesystem::temp_directory_path() / ("dayzero_plan_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

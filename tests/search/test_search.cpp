@@ -236,5 +236,29 @@ TEST(Scenario, BadScenariosNameTheField) {
   EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": )").find("not valid JSON"), std::string::npos);
 }
 
+// Issue 16: a scenario with output_len 2^62 gave kv_cache_bytes = INT64_MIN and fitting
+// plans. Lengths are bounded when read; within the bounds, run_search checks that the
+// largest candidate's sizes fit in 64 bits before simulating any.
+TEST(Scenario, WorkloadSizesAreBoundedAndChecked) {
+  const std::string head =
+      R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",)";
+  const std::string e =
+      scenario_error(head + R"("workload": {"input_len": 10, "output_len": 4611686018427387904, "concurrency": 4}})");
+  EXPECT_NE(e.find("field 'workload.output_len' = 4611686018427387904: must be at most 1073741824"), std::string::npos)
+      << e;
+  const auto file = write_scenario("huge", head + R"("workload": {"input_len": 1073741824, "output_len": 1073741824,
+      "concurrency": 67108864}})");
+  const Loaded l = load(file);
+  try {
+    (void)run_search(l.scenario, l.model, l.cluster, {});
+    ADD_FAILURE() << "no error";
+  } catch (const core::InputError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find(file.string() + ": field 'workload' = batch 67108864, input_len 1073741824"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("overflows 64 bits"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace dayzero::search

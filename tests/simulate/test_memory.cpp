@@ -39,6 +39,20 @@ TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
   EXPECT_TRUE(pred.fits);
 }
 
+// Issue 16: input_len 10^15 wrapped kv_cache_bytes to INT64_MIN and "fits": true. At the
+// largest lengths a plan may give, one sequence's KV is a (huge) positive size that does
+// not fit: (2^30 + 2^30) tokens x 131,072 B = 2^48 B.
+TEST(SimulateMemory, LongestSequenceIsAPositiveSizeThatDoesNotFit) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  plan::Plan p = plan(1);
+  p.workload.input_len = p.workload.output_len = plan::kMaxSequenceTokens;
+  const auto pred = run(m, c, p);
+  EXPECT_EQ(pred.ranks[0].kv_cache_bytes, int64_t{1} << 48);
+  EXPECT_GT(pred.ranks[0].total_bytes, int64_t{1} << 48);
+  EXPECT_FALSE(pred.fits);
+}
+
 // TP=2 halves every matrix (all dims are even) and keeps norms whole:
 // norms = (32 layers x 2 + 1 final) x 4096 x 2 B = 532,480 B.
 TEST(SimulateMemory, Llama8BTp2SplitsMatricesNotNorms) {

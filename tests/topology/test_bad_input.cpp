@@ -172,5 +172,45 @@ TEST(TopologyBadInput, BadGroups) {
   EXPECT_THROW(m.cost(Collective::all_reduce, std::vector<DeviceId>{}, 1.0), core::InputError);
 }
 
+// Issue 16: counts of 2^31 or more were narrowed to int after validation and crashed
+// `dayzero topo`; now each is bounded when read (cluster_config.h says why).
+TEST(TopologyBadInput, CountsAboveTheirBoundsAreErrors) {
+  auto cluster = [](const std::string& nodes, const std::string& per_node, const std::string& extra = "") {
+    return R"({"name": "big", "device": "H100-SXM", "nodes": )" + nodes + R"(, "devices_per_node": )" + per_node +
+           R"(, "intra_node": {"fabric": "nvswitch"})" + extra + "}";
+  };
+  expect_error([&] { inline_cluster(cluster("2147483648", "8")); },
+               {"field 'nodes' = 2147483648", "must be at most 16384"});
+  expect_error([&] { inline_cluster(cluster("1", "4294967297")); },
+               {"field 'devices_per_node' = 4294967297", "must be at most 1024"});
+  expect_error([&] { inline_cluster(cluster("1", "8", R"(, "host": {"pcie_switches": 2147483648})")); },
+               {"field 'host.pcie_switches' = 2147483648", "must be at most 64"});
+  expect_error([&] { inline_cluster(cluster("1", "8", R"(, "host": {"pcie_switches": 9})")); },
+               {"field 'host.pcie_switches' = 9", "more PCIe switches than devices per node (8)"});
+  expect_error([&] { inline_cluster(cluster("2", "8", R"(, "nics": {"per_node": 4294967304, "bw_Bps": 50e9})")); },
+               {"field 'nics.per_node' = 4294967304", "must be at most 64"});
+  // 10^6 devices: an error, not minutes of path searches.
+  expect_error([&] { inline_cluster(cluster("15625", "64")); },
+               {"field 'nodes' = 15625", "1000000 devices; at most 16384 are accepted"});
+  // 10^4 devices per node in a full mesh: 5 x 10^7 links, refused.
+  expect_error(
+      [&] {
+        inline_cluster(R"({"name": "m", "device": "MI300X", "nodes": 1, "devices_per_node": 1000,
+                           "intra_node": {"fabric": "mesh"}})");
+      },
+      {"field 'intra_node.fabric'", "a mesh of more than 64 devices per node"});
+}
+
+// Issue 16: a ClusterConfig made in code whose node_names do not match `nodes` crashed
+// the builders, which index the names by node.
+TEST(TopologyBadInput, NodeNamesThatDoNotMatchTheNodes) {
+  ClusterConfig c = load_cluster_config(write_temp(two_nodes()));
+  c.node_names.pop_back();
+  expect_error([&] { Cluster(c, catalog()); },
+               {"field 'node_names' = 1 names", "expected one name per node (nodes = 2)"});
+  c.node_names.clear();
+  EXPECT_THROW(Cluster(c, catalog()), core::InputError);
+}
+
 }  // namespace
 }  // namespace dayzero::topology
