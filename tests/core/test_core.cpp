@@ -14,20 +14,14 @@
 #include "core/collective.h"
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "helpers.h"
 
 namespace dayzero::core {
 namespace {
 
 using nlohmann::json;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(Collectives, BusFactorsAreThoseOfNcclTests) {
   // nccl-tests doc/PERFORMANCE.md: all_reduce 2(n-1)/n; all_gather, reduce_scatter,

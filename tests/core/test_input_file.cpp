@@ -11,20 +11,14 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json_fields.h"
+#include "helpers.h"
 
 namespace dayzero::core {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 class InputFile : public ::testing::Test {
  protected:

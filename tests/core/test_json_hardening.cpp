@@ -11,20 +11,14 @@
 
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "helpers.h"
 
 namespace dayzero::core {
 namespace {
 
 using nlohmann::json;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 // One line of printable text: no control characters, no bytes outside ASCII
 // (none of these messages needs any).
