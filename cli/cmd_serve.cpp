@@ -22,6 +22,11 @@ namespace dayzero::cli {
 
 namespace {
 
+// Bounds, so that a typo cannot start hours of simulation: a thousand times the
+// 10,000 requests bench_serve serves in under a second (concurrency: a plan's
+// largest batch, plan::kMaxBatch).
+constexpr int64_t kMaxRequests = 10'000'000;
+
 struct ServeCliOptions {
   std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0;
@@ -91,7 +96,7 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   } else {
     c.concurrency = o.concurrency > 0 ? o.concurrency : p.workload.batch;
   }
-  c.requests = o.requests > 0 ? o.requests : std::max<int64_t>(1000, 4 * c.concurrency);
+  c.requests = o.requests > 0 ? o.requests : std::min(std::max<int64_t>(1000, 4 * c.concurrency), kMaxRequests);
   c.warmup = o.warmup;
   return so;
 }
@@ -203,12 +208,12 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
   cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm (default: vllm)");
   auto* conc = cmd->add_option("--concurrency", opts->concurrency, "Requests in flight (closed loop)")
-                   ->check(CLI::PositiveNumber);
+                   ->check(CLI::Range(int64_t{1}, plan::kMaxBatch));
   cmd->add_option("--request-rate", opts->rate, "Requests per second (Poisson arrivals)")
       ->check(CLI::PositiveNumber)
       ->excludes(conc);
   cmd->add_option("--requests", opts->requests, "Requests in all (default: max(1000, 4 x concurrency))")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, kMaxRequests));
   cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the plan's workload)")
       ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
   cmd->add_option("--output-len", opts->output_len, "Output tokens (default: the plan's workload)")

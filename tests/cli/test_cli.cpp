@@ -306,6 +306,9 @@ TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
   EXPECT_NE(engine.err.find("option '--engine' = \"tgi\""), std::string::npos) << engine.err;
   const Result both = run("serve " + plan + " --concurrency 4 --request-rate 2");
   EXPECT_NE(both.status, 0);
+  // Issue 16: a typo'd count is refused at once, not hours of simulation.
+  for (const char* huge : {" --concurrency 1000000000000", " --requests 100000000"})
+    EXPECT_NE(run("serve " + plan + huge).err.find("not in range"), std::string::npos) << huge;
 }
 
 // `validate --bench`: measured serving runs predicted row by row, as JSON; a bad
