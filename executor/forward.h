@@ -77,6 +77,8 @@ class Forward {
           double rms_norm_eps, int64_t kv_block_tokens);
 
   int add_sequence() { return kv_->add_sequence(); }
+  void release_sequence(int seq) { kv_->release(seq); }  // its KV blocks back to the free list
+  void preallocate_kv(int64_t blocks) { kv_->preallocate(blocks); }
   // Reserves cache room for `counts[i]` more tokens of sequence `seqs[i]`: the step's rows.
   Batch begin_step(const std::vector<int>& seqs, const std::vector<int64_t>& counts);
 
@@ -95,6 +97,7 @@ class Forward {
   int64_t shard_copy_bytes() const;  // float32 copies held
 
   int64_t kv_bytes() const { return kv_->bytes(); }
+  const KvCache& kv() const { return *kv_; }
   int64_t workspace_bytes() const { return workspace_bytes_; }
 
  private:

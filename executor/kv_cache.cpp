@@ -34,9 +34,39 @@ KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t 
 }
 
 int KvCache::add_sequence() {
+  if (!free_ids_.empty()) {
+    const int id = free_ids_.back();
+    free_ids_.pop_back();
+    live_[static_cast<size_t>(id)] = true;
+    return id;
+  }
   tables_.emplace_back();
   lengths_.push_back(0);
+  live_.push_back(true);
   return static_cast<int>(tables_.size()) - 1;
+}
+
+void KvCache::release(int seq) {
+  if (seq < 0 || static_cast<size_t>(seq) >= live_.size() || !live_[static_cast<size_t>(seq)])
+    throw std::out_of_range("KvCache::release: sequence " + std::to_string(seq) + " is not live");
+  auto& table = tables_[static_cast<size_t>(seq)];
+  free_blocks_.insert(free_blocks_.end(), table.rbegin(), table.rend());
+  table.clear();
+  lengths_[static_cast<size_t>(seq)] = 0;
+  live_[static_cast<size_t>(seq)] = false;
+  free_ids_.push_back(seq);
+}
+
+void KvCache::preallocate(int64_t blocks) {
+  if (blocks < 0 || blocks > std::numeric_limits<int32_t>::max())
+    throw std::invalid_argument("KvCache::preallocate: " + std::to_string(blocks) + " blocks");
+  if (blocks <= blocks_) return;
+  for (int64_t l = 0; l < layers_; ++l) {
+    k_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks * block_tokens_ * k_width_));
+    v_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks * block_tokens_ * v_width_));
+  }
+  for (int64_t b = blocks - 1; b >= blocks_; --b) free_blocks_.push_back(static_cast<int32_t>(b));  // lowest first out
+  blocks_ = blocks;
 }
 
 int64_t KvCache::length(int seq) const { return lengths_.at(static_cast<size_t>(seq)); }
@@ -46,7 +76,14 @@ int64_t KvCache::extend(int seq, int64_t n) {
   auto& table = tables_.at(static_cast<size_t>(seq));
   const int64_t first = lengths_[static_cast<size_t>(seq)], end = first + n;
   const int64_t need = (end + block_tokens_ - 1) / block_tokens_;
+  if (!live_.at(static_cast<size_t>(seq)))
+    throw std::out_of_range("KvCache::extend: sequence " + std::to_string(seq) + " was released");
   while (static_cast<int64_t>(table.size()) < need) {
+    if (!free_blocks_.empty()) {
+      table.push_back(free_blocks_.back());
+      free_blocks_.pop_back();
+      continue;
+    }
     if (blocks_ >= std::numeric_limits<int32_t>::max()) throw std::length_error("KvCache: out of block ids");
     table.push_back(static_cast<int32_t>(blocks_++));
   }

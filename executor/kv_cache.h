@@ -40,8 +40,16 @@ class KvCache {
   // `layers` pools of blocks with rows of k_width and v_width floats.
   KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
 
-  int add_sequence();  // a new, empty sequence; its id
-  int sequences() const { return static_cast<int>(tables_.size()); }
+  int add_sequence();  // a new, empty sequence; its id (a released one's id is reused)
+  // Returns `seq`'s blocks to the free list (taken again before the pools grow)
+  // and its id for reuse: a serving loop's memory stops growing once the pools
+  // reach the most blocks ever held at once.
+  void release(int seq);
+  // Allocates the pools up to `blocks` (written, so resident) and frees the new
+  // blocks for use: an engine's KV pool, sized once at start-up (vLLM's
+  // gpu_memory_utilization) instead of growing a block at a time.
+  void preallocate(int64_t blocks);
+  int sequences() const { return static_cast<int>(tables_.size() - free_ids_.size()); }
   int64_t length(int seq) const;  // positions reserved so far
   // Reserves `n` more positions for `seq` (taking free blocks as needed) and
   // returns the first of them.
@@ -54,6 +62,7 @@ class KvCache {
 
   int64_t block_tokens() const { return block_tokens_; }
   int64_t allocated_blocks() const { return blocks_; }
+  int64_t used_blocks() const { return blocks_ - static_cast<int64_t>(free_blocks_.size()); }
   int64_t bytes() const;  // all layers' pools as allocated
 
  private:
@@ -62,6 +71,9 @@ class KvCache {
   std::vector<std::vector<float>> k_pool_, v_pool_;  // per layer: [blocks * block_tokens, width]
   std::vector<std::vector<int32_t>> tables_;         // per sequence: block ids
   std::vector<int64_t> lengths_;
+  std::vector<int32_t> free_blocks_;  // released, reused last-in first-out
+  std::vector<int> free_ids_;         // released sequence ids
+  std::vector<bool> live_;            // per id: added and not released
 };
 
 }  // namespace dayzero::executor

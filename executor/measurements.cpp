@@ -30,6 +30,13 @@ int64_t rss_peak_bytes() {
   return 0;
 }
 
+int64_t rss_current_bytes() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmRSS:   1234 kB"
+  return 0;
+}
+
 OpMeasurement* OpTimer::note(const OpKey& key) {
   const std::string id = phase_ + "|" + key.op->name + "|" + key.variant + "|" + shape_string(key.shape);
   auto [it, fresh] = ops_.try_emplace(id);

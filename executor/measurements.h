@@ -32,6 +32,8 @@ using plan::save_measurements;
 MachineInfo this_machine();
 // Peak resident set of this process (VmHWM of /proc/self/status), 0 where unknown.
 int64_t rss_peak_bytes();
+// Resident set of this process now (VmRSS), 0 where unknown.
+int64_t rss_current_bytes();
 
 struct OpKey {
   const model::Op* op = nullptr;  // for the name, kind and cost
@@ -47,10 +49,13 @@ class OpTimer {
  public:
   explicit OpTimer(int iterations = 0) : iterations_(iterations) {}
   void set_phase(std::string phase) { phase_ = std::move(phase); }
+  // Off: ops run without being counted or timed (a serving loop, whose shapes never repeat).
+  void set_recording(bool on) { recording_ = on; }
 
   template <class Fn>
   auto run(const OpKey& key, Fn&& fn) {
     auto result = fn();
+    if (!recording_) return result;
     if (OpMeasurement* m = note(key))
       time(*m, [&] {
         auto r = fn();
@@ -63,7 +68,7 @@ class OpTimer {
   template <class State, class Fn>
   void run_inplace(const OpKey& key, State& x, Fn&& fn) {
     State copy;
-    if (OpMeasurement* m = note(key)) {
+    if (OpMeasurement* m = recording_ ? note(key) : nullptr) {
       copy = x;
       time(
           *m, [&] { fn(copy); }, [&] { copy = x; });
@@ -98,6 +103,7 @@ class OpTimer {
   }
 
   int iterations_ = 0;
+  bool recording_ = true;
   double overhead_s_ = 0;
   std::string phase_ = "prefill";
   std::map<std::string, OpMeasurement> ops_;

@@ -14,11 +14,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "executor/batcher.h"
 #include "executor/communicator.h"
 #include "executor/forward.h"
 #include "executor/measurements.h"
@@ -53,6 +55,35 @@ struct RunResult {
   Measurements measurements;              // this rank's (one entry in `ranks`)
 };
 
+// Serving: requests through continuous batching (executor/batcher.h) over the
+// paged KV cache, every sequence's blocks returned when it finishes.
+struct ServeRequest {
+  std::vector<int64_t> prompt;
+  int64_t output_tokens = 1;  // greedy tokens generated
+};
+// The state after one step.
+struct ServeSample {
+  int64_t step = 0;
+  int64_t rows = 0, sampled = 0;  // rows run; rows whose logits chose a token
+  int64_t running = 0, waiting = 0, finished = 0;
+  int64_t kv_blocks_used = 0, kv_blocks_allocated = 0;
+  int64_t rss_bytes = 0;  // this process's resident set after the step (VmRSS)
+  double step_s = 0;
+};
+struct ServeOptions {
+  int64_t kv_tokens = 16384;  // the KV pool (rounded down to whole blocks of the plan's kv_block_tokens)
+  int64_t token_budget = 0;   // rows per step; 0: the plan's prefill_chunk_tokens
+  int64_t max_running = 256;  // sequences at once (vLLM's max_num_seqs default)
+  // Called after every step; when set, the samples are not kept in the result
+  // (a long soak's record would itself be memory growing with the run).
+  std::function<void(const ServeSample&)> on_step;
+};
+struct ServeResult {
+  std::vector<std::vector<int64_t>> tokens;  // per request, its generated tokens (room reserved up front)
+  std::vector<ServeSample> samples;          // one per step, unless ServeOptions::on_step takes them
+  double total_s = 0;
+};
+
 // The sequences (indices) attention-DP replica `replica` of `dp` serves.
 std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica);
 
@@ -67,6 +98,11 @@ class Runner {
   // pass the same prompts. A Runner runs once: its KV cache is filled by the run.
   RunResult run(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps);
   RunResult run(std::span<const int64_t> prompt, int64_t decode_steps);  // one sequence
+  // Serves `requests` by continuous batching until all finish (runner_serve.cpp):
+  // one PP stage and one attention-DP replica (every rank runs the same steps).
+  // Op timing is off (a serving loop's shapes never repeat); each step is sampled.
+  // Like run, once per Runner.
+  ServeResult serve(const std::vector<ServeRequest>& requests, const ServeOptions& options);
 
   const WeightStore& weights() const { return *weights_; }
 
