@@ -24,6 +24,21 @@ std::vector<int> positive_ints(Fields& f, const std::string& key) {
   return out;
 }
 
+// A search list: at most kMaxSpaceListEntries entries, none repeated (a repeat
+// would only evaluate the same plans twice).
+template <class T, class Show>
+void check_list(Fields& f, const std::string& key, const std::vector<T>& v, Show&& show) {
+  if (v.size() > kMaxSpaceListEntries)
+    f.fail_value(key, std::to_string(v.size()) + " entries", "at most " + std::to_string(kMaxSpaceListEntries));
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (v[j] == v[i]) f.fail_value(key, show(v[i]), "listed twice");
+}
+template <class T>
+void check_list(Fields& f, const std::string& key, const std::vector<T>& v) {
+  check_list(f, key, v, [](const T& x) { return std::to_string(x); });
+}
+
 std::string weight_choice_names() {
   std::string s;
   for (WeightChoice w : kAllWeightChoices) s += (s.empty() ? "" : ", ") + std::string(weight_choice_name(w));
@@ -133,6 +148,16 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   o.resident_expert_fractions = sp.opt_doubles("resident_expert_fractions", 0.0);
   for (double x : o.resident_expert_fractions)
     if (x <= 0 || x > 1) sp.fail("resident_expert_fractions", "entries must be in (0, 1]");
+  check_list(sp, "device_counts", o.device_counts);
+  check_list(sp, "tp", o.tp);
+  check_list(sp, "pp", o.pp);
+  check_list(sp, "ep", o.ep);
+  check_list(sp, "weight_dtypes", o.weight_dtypes,
+             [](WeightChoice w) { return "\"" + std::string(weight_choice_name(w)) + "\""; });
+  check_list(sp, "kv_dtypes", o.kv_dtypes,
+             [](plan::KvDtype k) { return "\"" + std::string(plan::kv_dtype_name(k)) + "\""; });
+  check_list(sp, "batches", o.batches);
+  check_list(sp, "resident_expert_fractions", o.resident_expert_fractions);
   o.tp_within_node = sp.opt_bool("tp_within_node", true);
   o.top = static_cast<int>(sp.opt_int("top", 10));
   if (o.top > 1000) sp.fail("top", "at most 1000");

@@ -54,6 +54,9 @@ struct SpaceOverrides {
   int top = 10;                                   // plans in the table
 };
 
+// The most entries a scenario's search list (batches, tp, ...) may hold.
+inline constexpr size_t kMaxSpaceListEntries = 1024;
+
 struct Scenario {
   std::string name;
   std::string description;

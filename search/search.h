@@ -50,6 +50,11 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
 // The largest batch swept for a scenario given by request rate (no concurrency): 65536
 // concurrent sequences, 256 per device (vLLM's default max_num_seqs) on 256 devices.
 inline constexpr int64_t kRateBatchCap = int64_t{1} << 16;
+// The most plans a search builds and evaluates: about 1 GB of plans and
+// predictions held at once (sizeof(Evaluated) is 744 B before its per-stage
+// vectors) and ~25 s at bench_search's 40,000 plans/s on 2 threads. A larger
+// space is refused, naming the fields that widen it.
+inline constexpr int64_t kMaxSpacePlans = 1'000'000;
 
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts = {});

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/arith.h"
 #include "core/error.h"
 #include "plan/plan_json.h"
 #include "search/search.h"
@@ -76,24 +77,51 @@ std::vector<WeightChoice> weight_choices(const Scenario& s, const model::Model& 
 
 }  // namespace
 
-std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
-  const auto& cfg = m.config;
+namespace {
+
+// One layout of the space and the batches it is tried at.
+struct Layout {
+  int pp = 1, tp = 1, dp = 1, ep = 1, moe_tp = 1, rps = 1;
+  std::vector<int64_t> batches;
+};
+
+// Batches: powers of two from one sequence per replica up to the scenario's
+// concurrency (always including it), or the scenario's list.
+std::vector<int64_t> batches_for(const Scenario& s, int dp) {
+  std::vector<int64_t> batches;
+  const int64_t cap = s.workload.batch > 0 ? s.workload.batch : kRateBatchCap;
+  if (!s.space.batches.empty()) {
+    for (int64_t b : s.space.batches)
+      if (b >= dp) batches.push_back(b);
+  } else {
+    for (int64_t b = dp; b < cap; b *= 2) batches.push_back(b);
+    if (cap >= dp) batches.push_back(cap);
+  }
+  return batches;
+}
+
+// (ep, moe tp) pairs of a stage of `rps` ranks, the expert set not replicated.
+std::vector<std::pair<int, int>> moe_layouts(const Scenario& s, const model::ModelConfig& cfg, int rps, int per_node) {
+  if (!cfg.is_moe()) return {{1, 1}};
+  std::vector<std::pair<int, int>> moe;
+  for (int ep : pick(s.space.ep, divisors_pow2(rps))) {
+    const int moe_tp = rps / ep;
+    if (cfg.moe.num_experts % ep != 0 || cfg.moe.expert_intermediate % moe_tp != 0) continue;
+    if (s.space.tp_within_node && moe_tp > per_node) continue;
+    moe.emplace_back(ep, moe_tp);
+  }
+  return moe;
+}
+
+std::vector<Layout> layouts(const Scenario& s, const model::ModelConfig& cfg, const topology::Cluster& c) {
   const auto& sp = s.space;
   const int total = static_cast<int>(c.num_devices());
   const int per_node = static_cast<int>(c.devices_per_node());
   std::vector<int> counts = powers_of_two_up_to(total);
   if (counts.back() != total) counts.push_back(total);
   counts = pick(sp.device_counts, counts);
-
-  const auto weights = weight_choices(s, m, c);
-  const std::vector<plan::KvDtype> kvs =
-      sp.kv_dtypes.empty() ? std::vector<plan::KvDtype>{plan::KvDtype::bf16, plan::KvDtype::fp8} : sp.kv_dtypes;
-  std::vector<double> fractions = sp.resident_expert_fractions;
-  if (fractions.empty()) fractions = cfg.is_moe() ? std::vector<double>{1, 0.5, 0.25, 0.125} : std::vector<double>{1};
-  if (!cfg.is_moe()) fractions = {1};
-
-  std::vector<Evaluated> out;
-  for (int n : counts) {
+  std::vector<Layout> out;
+  for (int n : counts)
     for (int pp : pick(sp.pp, divisors_pow2(n))) {
       if (pp > cfg.num_layers) continue;
       const int rps = n / pp;
@@ -104,55 +132,63 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
           continue;
         if (cfg.intermediate_size > 0 && cfg.intermediate_size % tp != 0) continue;
         const int dp = rps / tp;
-        std::vector<std::pair<int, int>> moe;  // (ep, moe tp), expert set not replicated
-        if (cfg.is_moe()) {
-          for (int ep : pick(sp.ep, divisors_pow2(rps))) {
-            const int moe_tp = rps / ep;
-            if (cfg.moe.num_experts % ep != 0 || cfg.moe.expert_intermediate % moe_tp != 0) continue;
-            if (sp.tp_within_node && moe_tp > per_node) continue;
-            moe.emplace_back(ep, moe_tp);
-          }
-        } else {
-          moe.emplace_back(1, 1);
-        }
-        for (const auto& [ep, moe_tp] : moe) {
-          // Batches: powers of two from one sequence per replica up to the scenario's
-          // concurrency (always including it).
-          std::vector<int64_t> batches;
-          const int64_t cap = s.workload.batch > 0 ? s.workload.batch : kRateBatchCap;
-          if (!sp.batches.empty()) {
-            for (int64_t b : sp.batches)
-              if (b >= dp) batches.push_back(b);
-          } else {
-            for (int64_t b = dp; b < cap; b *= 2) batches.push_back(b);
-            if (cap >= dp) batches.push_back(cap);
-          }
-          for (WeightChoice w : weights)
-            for (plan::KvDtype kv : kvs)
-              for (double frac : fractions)
-                for (int64_t batch : batches) {
-                  Evaluated e;
-                  auto& p = e.plan;
-                  p.model = m.config.source;
-                  p.cluster = c.name();
-                  p.pp = pp;
-                  p.attention = {tp, dp};
-                  p.moe = cfg.is_moe() ? plan::MoeLayout{moe_tp, ep, 1} : plan::MoeLayout{1, 1, rps};
-                  apply_weight_choice(p, w);
-                  p.dtypes.kv_cache = kv;
-                  if (frac < 1)
-                    p.offload.resident_experts = std::max<int64_t>(
-                        ep, static_cast<int64_t>(std::llround(frac * static_cast<double>(cfg.moe.num_experts))));
-                  p.workload = s.workload;
-                  p.workload.batch = batch;
-                  e.weights = w;
-                  e.resident_fraction = frac;
-                  out.push_back(std::move(e));
-                }
-        }
+        for (const auto& [ep, moe_tp] : moe_layouts(s, cfg, rps, per_node))
+          out.push_back({pp, tp, dp, ep, moe_tp, rps, batches_for(s, dp)});
       }
     }
-  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+  const auto& cfg = m.config;
+  const auto weights = weight_choices(s, m, c);
+  const std::vector<plan::KvDtype> kvs = s.space.kv_dtypes.empty()
+                                             ? std::vector<plan::KvDtype>{plan::KvDtype::bf16, plan::KvDtype::fp8}
+                                             : s.space.kv_dtypes;
+  std::vector<double> fractions = s.space.resident_expert_fractions;
+  if (fractions.empty()) fractions = cfg.is_moe() ? std::vector<double>{1, 0.5, 0.25, 0.125} : std::vector<double>{1};
+  if (!cfg.is_moe()) fractions = {1};
+
+  const std::vector<Layout> all = layouts(s, cfg, c);
+  // The space's size before any plan is built: refused above kMaxSpacePlans.
+  const int64_t per_batch =
+      core::checked_mul(core::checked_mul(static_cast<int64_t>(weights.size()), static_cast<int64_t>(kvs.size())),
+                        static_cast<int64_t>(fractions.size()));
+  int64_t size = 0;
+  for (const Layout& l : all)
+    size = core::checked_add(size, core::checked_mul(per_batch, static_cast<int64_t>(l.batches.size())));
+  if (size > kMaxSpacePlans)
+    throw core::InputError(s.file.string(), "search", std::to_string(size) + " plans",
+                           "the space holds more plans than the search evaluates (" + std::to_string(kMaxSpacePlans) +
+                               "): narrow search.batches, resident_expert_fractions, device_counts, tp, pp or ep");
+
+  std::vector<Evaluated> out;
+  out.reserve(static_cast<size_t>(size));
+  for (const Layout& l : all)
+    for (WeightChoice w : weights)
+      for (plan::KvDtype kv : kvs)
+        for (double frac : fractions)
+          for (int64_t batch : l.batches) {
+            Evaluated e;
+            auto& p = e.plan;
+            p.model = m.config.source;
+            p.cluster = c.name();
+            p.pp = l.pp;
+            p.attention = {l.tp, l.dp};
+            p.moe = cfg.is_moe() ? plan::MoeLayout{l.moe_tp, l.ep, 1} : plan::MoeLayout{1, 1, l.rps};
+            apply_weight_choice(p, w);
+            p.dtypes.kv_cache = kv;
+            if (frac < 1)
+              p.offload.resident_experts = std::max<int64_t>(
+                  l.ep, static_cast<int64_t>(std::llround(frac * static_cast<double>(cfg.moe.num_experts))));
+            p.workload = s.workload;
+            p.workload.batch = batch;
+            e.weights = w;
+            e.resident_fraction = frac;
+            out.push_back(std::move(e));
+          }
   return out;
 }
 

@@ -260,5 +260,40 @@ TEST(Scenario, WorkloadSizesAreBoundedAndChecked) {
   }
 }
 
+// Issue 16: a scenario whose space holds ~10^12 plans (1,024 batches x 1,024
+// resident-expert fractions x every layout of 512 GPUs x precisions) used to be
+// materialized plan by plan; the search now counts the space first and refuses it,
+// saying how many plans it holds. Lists are bounded and free of repeats.
+TEST(Scenario, HugeSearchSpaceIsRefusedBeforeAnyPlanIsBuilt) {
+  std::string batches, fractions;
+  for (int i = 1; i <= 1024; ++i) {
+    const char* sep = i > 1 ? ", " : "";
+    batches.append(sep).append(std::to_string(i));
+    fractions.append(sep).append(std::to_string(i / 1024.0));
+  }
+  const std::string head = R"({"schema_version": 1, "model": "models/DeepSeek-V3", "cluster": "clusters/h200-64x8.json",
+      "workload": {"input_len": 1024, "output_len": 128, "concurrency": 64}, "search": )";
+  const auto file = write_scenario(
+      "space", head + R"({"batches": [)" + batches + R"(], "resident_expert_fractions": [)" + fractions + "]}}");
+  const Loaded l = load(file);
+  try {
+    (void)run_search(l.scenario, l.model, l.cluster, {});
+    ADD_FAILURE() << "no error";
+  } catch (const core::InputError& err) {
+    const std::string what = err.what();
+    EXPECT_EQ(err.field(), "search");
+    EXPECT_NE(what.find("the space holds more plans than the search evaluates (1000000)"), std::string::npos) << what;
+    const int64_t plans = std::stoll(what.substr(what.find("= ") + 2));
+    EXPECT_GT(plans, 1'000'000'000) << what;
+  }
+  std::string long_list = "1";
+  for (int i = 2; i <= 1025; ++i) long_list += ", " + std::to_string(i);
+  EXPECT_NE(scenario_error(head + R"({"batches": [)" + long_list + "]}}").find("1025 entries: at most 1024"),
+            std::string::npos);
+  EXPECT_NE(scenario_error(head + R"({"tp": [1, 2, 1]}})").find("'search.tp' = 1: listed twice"), std::string::npos);
+  EXPECT_NE(scenario_error(head + R"({"kv_dtypes": ["fp8", "fp8"]}})").find("\"fp8\": listed twice"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace dayzero::search
