@@ -55,6 +55,22 @@ struct RunCliOptions {
   std::string backend = "cpu";
 };
 
+// The most prompt tokens a run holds (batch x prompt length): 2^24 token ids
+// (128 MiB), far past what the CPU executor prefills in a day.
+constexpr int64_t kMaxRunPromptTokens = int64_t{1} << 24;
+
+// A run's sizes, before any prompt is built: the batch's prompt tokens bounded, and
+// each sequence's positions within the model's.
+void check_run_size(int64_t batch, int64_t prompt_len, int64_t decode_steps, int64_t max_positions) {
+  if (batch > kMaxRunPromptTokens / std::max<int64_t>(1, prompt_len))
+    throw std::runtime_error("--batch " + std::to_string(batch) + " x prompt length " + std::to_string(prompt_len) +
+                             " tokens is more than a run holds (" + std::to_string(kMaxRunPromptTokens) + " tokens)");
+  if (max_positions > 0 && prompt_len + decode_steps > max_positions)
+    throw std::runtime_error("prompt length " + std::to_string(prompt_len) + " + --decode-steps " +
+                             std::to_string(decode_steps) + " exceed the model's max_position_embeddings " +
+                             std::to_string(max_positions));
+}
+
 // A reproducible prompt of `len` tokens (64-bit LCG, Knuth MMIX constants);
 // sequence i of a batch starts from its own seed.
 std::vector<int64_t> synthetic_prompt(int64_t len, int64_t vocab, uint64_t sequence = 0) {
@@ -191,6 +207,8 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   if (!o.plan.empty()) plan = plan::load_plan(o.plan);
   // Sequences: --batch, else the plan file's workload batch, else one per DP replica.
   const int64_t batch = o.batch > 0 ? o.batch : !o.plan.empty() ? plan.workload.batch : o.dp;
+  const int64_t prompt_len = o.prompt_tokens.empty() ? o.prompt_len : static_cast<int64_t>(o.prompt_tokens.size());
+  check_run_size(batch, prompt_len, o.decode_steps, m.config.max_position_embeddings);
   std::vector<std::vector<int64_t>> prompts;
   for (int64_t i = 0; i < batch; ++i)
     prompts.push_back(o.prompt_tokens.empty()
@@ -259,14 +277,14 @@ void add_run_command(CLI::App& app) {
   auto* tokens =
       cmd->add_option("--prompt-tokens", opts->prompt_tokens, "Prompt token ids, comma-separated")->delimiter(',');
   cmd->add_option("--prompt-len", opts->prompt_len, "Length of a reproducible pseudo-random prompt")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens))
       ->excludes(tokens);
   cmd->add_option("--batch", opts->batch,
                   "Sequences run together (each the prompt, or its own pseudo-random one); default: the plan's "
                   "workload batch, or --dp")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(int64_t{1}, plan::kMaxBatch));
   cmd->add_option("--decode-steps", opts->decode_steps, "Greedy decode steps after prefill")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, plan::kMaxSequenceTokens));
   cmd->add_option("--out", opts->out, "Measurements JSON to write (atomically)");
   cmd->add_option("--backend", opts->backend, "Kernels to run on (`dayzero check` lists each backend's coverage)");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")

@@ -71,8 +71,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
   if (int64_t{p.moe.tp} * p.moe.ep * p.moe.dp > kMaxRanks)
     f.fail("moe", "moe.tp x moe.ep x moe.dp = " + std::to_string(int64_t{p.moe.tp} * p.moe.ep * p.moe.dp) +
                       " ranks is implausibly large");
-  for (int64_t d : f.opt_ints("devices", 0))
-    p.devices.push_back(static_cast<uint32_t>(std::min<int64_t>(d, UINT32_MAX)));
+  for (int64_t d : f.opt_ints("devices", 0, UINT32_MAX)) p.devices.push_back(static_cast<uint32_t>(d));
   p.stage_layers = f.opt_ints("stage_layers", 1, model::kMaxLayers);
   {
     Fields d(object_or_empty(f, "dtypes"), file, "dtypes.");

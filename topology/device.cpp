@@ -34,13 +34,19 @@ double DeviceSpec::peak_flops_for(ComputeDtype dtype) const {
 
 namespace {
 
+// PCIe 7.0 is the newest generation specified (PCI-SIG, June 2025).
+constexpr int64_t kMaxPcieGen = 7;
+// Links per device: an NVLink 5 GPU has 18 (B200, GB300); 64 leaves room for what comes next.
+constexpr int64_t kMaxLinks = 64;
+
 HostLink host_link_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
   Fields r(j, file, path);
   HostLink h;
   h.kind = r.req_string("kind");
   if (h.kind != "pcie" && h.kind != "nvlink-c2c" && h.kind != "host-memory")
     r.fail("kind", j.at("kind"), "expected \"pcie\", \"nvlink-c2c\" or \"host-memory\"");
-  h.pcie_gen = static_cast<int>(h.kind == "pcie" ? r.req_int("pcie_gen", 1) : r.opt_int("pcie_gen", 0, 0));
+  h.pcie_gen = static_cast<int>(h.kind == "pcie" ? r.req_int("pcie_gen", 1, kMaxPcieGen)
+                                                 : r.opt_int("pcie_gen", 0, 0, kMaxPcieGen));
   h.bw_Bps = r.req_positive("bw_Bps");
   r.reject_unknown();
   return h;
@@ -53,7 +59,7 @@ IntraNodeLink intra_link_from_json(const nlohmann::json& j, const std::string& f
   if (l.kind != "nvlink" && l.kind != "infinity-fabric" && l.kind != "pcie")
     r.fail("kind", j.at("kind"), "expected \"nvlink\", \"infinity-fabric\" or \"pcie\"");
   l.bw_Bps = r.req_positive("bw_Bps");
-  l.links = static_cast<int>(r.opt_int("links", 1, 1));
+  l.links = static_cast<int>(r.opt_int("links", 1, 1, kMaxLinks));
   r.reject_unknown();
   return l;
 }

@@ -277,6 +277,18 @@ TEST(Cli, RunErrorsAreOneLine) {
   const Result cuda = run("run --weights " + weights + " --backend cuda --out " + out.string());
   EXPECT_EQ(cuda.status, 1);
   EXPECT_NE(cuda.err.find("backend 'cuda' is not built into this dayzero (built: cpu)"), std::string::npos) << cuda.err;
+  // Issue 16: sizes are bounded before a prompt is built (a batch of 2^26 prompts of
+  // 2^30 tokens used to be allocated), and positions checked against the model's.
+  const Result huge =
+      run("run --weights " + weights + " --batch 67108864 --prompt-len 1073741824 --out " + out.string());
+  EXPECT_EQ(huge.status, 1);
+  EXPECT_NE(huge.err.find("is more than a run holds (16777216 tokens)"), std::string::npos) << huge.err;
+  const Result longer = run("run --weights " + weights + " --prompt-len 500 --decode-steps 13 --out " + out.string());
+  EXPECT_EQ(longer.status, 1);
+  EXPECT_NE(longer.err.find("exceed the model's max_position_embeddings 512"), std::string::npos) << longer.err;
+  const Result batch = run("run --weights " + weights + " --batch 67108865 --out " + out.string());
+  EXPECT_NE(batch.status, 0);
+  EXPECT_NE(batch.err.find("--batch"), std::string::npos) << batch.err;
   EXPECT_FALSE(std::filesystem::exists(out));
   std::filesystem::remove(out);
   std::filesystem::remove(out.parent_path() / (out.stem().string() + ".plan.json"));

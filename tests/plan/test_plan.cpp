@@ -192,6 +192,11 @@ TEST(Plan, WorkloadsAboveTheirBoundsAreErrors) {
   j["attention"]["tp"] = 1'000'000;
   j["attention"]["dp"] = 1'000'000;
   EXPECT_NE(plan_error(j).find("1000000000000000000 ranks is implausibly large"), std::string::npos) << plan_error(j);
+  // A device id past 32 bits was clamped to 4294967295; now it is refused.
+  j = plan_to_json(plan(1));
+  j["devices"] = {int64_t{1} << 32};
+  EXPECT_NE(plan_error(j).find("'devices' = 4294967296: must be at most 4294967295"), std::string::npos)
+      << plan_error(j);
 }
 
 TEST(Plan, KvCacheBeyond64BitsIsAnErrorNotANegativeSize) {

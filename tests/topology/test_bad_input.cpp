@@ -160,6 +160,26 @@ TEST(TopologyBadInput, BadCatalogEntry) {
   expect_error([&] { c.add_file(dtype); }, {"field 'devices[0].peak_flops_per_s.bf17'", "unknown field"});
 }
 
+// Issue 16: pcie_gen and links were narrowed to int after a check of their lower
+// bound only; 2^31 became a negative generation. Both are bounded when read.
+TEST(TopologyBadInput, LinkCountsAreBounded) {
+  auto entry = [](const std::string& host, const std::string& intra) {
+    return write_temp(R"({"devices": [{"name": "x", "vendor": "v", "mem_bytes": 1e9, "mem_bw_Bps": 1e9,
+    "peak_flops_per_s": {"bf16": 1e12}, "host_link": )" +
+                      host + R"(, "intra_node_link": )" + intra + R"(, "source": "s"}]})");
+  };
+  const std::string pcie = R"({"kind": "pcie", "bw_Bps": 1e9})";
+  DeviceCatalog c;
+  expect_error([&] { c.add_file(entry(R"({"kind": "pcie", "pcie_gen": 2147483648, "bw_Bps": 1e9})", pcie)); },
+               {"field 'devices[0].host_link.pcie_gen' = 2147483648", "must be at most 7"});
+  expect_error(
+      [&] {
+        c.add_file(entry(R"({"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9})",
+                         R"({"kind": "nvlink", "bw_Bps": 1e9, "links": 4294967297})"));
+      },
+      {"field 'devices[0].intra_node_link.links' = 4294967297", "must be at most 64"});
+}
+
 TEST(TopologyBadInput, BadGroups) {
   const Cluster cl = testing::shipped("h100x8");
   CollectiveModel m(cl);
