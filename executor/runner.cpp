@@ -137,6 +137,8 @@ Runner::~Runner() = default;
 
 Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& counts, std::span<const int64_t> tokens,
                     const std::vector<int64_t>* keep) {
+  if (options_.before_step) options_.before_step(steps_);
+  ++steps_;
   const Batch b = forward_->begin_step(seqs, counts);
   const int rps = plan_.ranks_per_stage(), r = comm_.rank();
   Tensor x;
