@@ -24,30 +24,20 @@ std::string collective_timeout_problem(double timeout_s) {
   return {};
 }
 
-double backoff_pause_s(int64_t attempt) {
-  if (attempt < kSpinPolls) return 0;
-  const int64_t doublings = attempt - kSpinPolls;
-  if (doublings >= 30) return kMaxPause_s;  // 2^30 us is far past the cap
-  return std::min(kMaxPause_s, 1e-6 * static_cast<double>(int64_t{1} << doublings));
+double backoff_pause_s(double waited_s) {
+  if (!(waited_s >= kBusy_s)) return -1;  // NaN too
+  if (waited_s < kSpin_s) return 0;
+  return std::min(kMaxPause_s, kPauseFraction * waited_s);
 }
 
-WaitClock steady_wait_clock() {
+const WaitClock& steady_wait_clock() {
   using Clock = std::chrono::steady_clock;
-  return {[] { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); },
-          [](double s) {
-            if (s <= 0) std::this_thread::yield();
-            else std::this_thread::sleep_for(std::chrono::duration<double>(s));
-          }};
-}
-
-bool poll_until(const std::function<bool()>& done, double timeout_s, const WaitClock& clock) {
-  const double deadline_s = clock.now_s() + timeout_s;
-  for (int64_t attempt = 0;; ++attempt) {
-    if (done()) return true;
-    const double now_s = clock.now_s();
-    if (now_s >= deadline_s) return false;
-    clock.pause_s(std::min(backoff_pause_s(attempt), deadline_s - now_s));
-  }
+  static const WaitClock clock{[] { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); },
+                               [](double s) {
+                                 if (s <= 0) std::this_thread::yield();
+                                 else std::this_thread::sleep_for(std::chrono::duration<double>(s));
+                               }};
+  return clock;
 }
 
 }  // namespace dayzero::executor

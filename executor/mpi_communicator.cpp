@@ -50,31 +50,52 @@ std::string rank_list(const std::vector<int>& ranks) {
 }
 }  // namespace
 
+namespace {
+// What one call sends to and receives from one rank (a count of -1: no message).
+struct Part {
+  const void* send = nullptr;
+  int send_count = -1;
+  void* recv = nullptr;
+  int recv_count = -1;
+};
+// One posted request: with which rank (of the communicator), which way, how much.
+struct Waited {
+  int rank;
+  bool receiving;  // else sending
+  int count;       // elements expected (receives)
+};
+// A communicator's buffers for its calls, kept between them: no allocation per call.
+struct Scratch {
+  std::vector<Part> parts;  // by rank
+  std::vector<MPI_Request> requests;
+  std::vector<Waited> who;  // by request
+  std::vector<int> done_at;
+  std::vector<MPI_Status> statuses;
+};
+}  // namespace
+
 struct MpiCommunicator::Handle {
   MPI_Comm comm = MPI_COMM_WORLD;
   bool owned = false;  // from MPI_Comm_split: freed with the communicator
+  Scratch scratch;
 };
 
-// What one call sends to and receives from each rank of the communicator (a count
-// of -1: no message). In a collective this rank's own part is copied, not sent.
+// One call's messages: parts[r] for rank r. In a collective this rank's own part
+// is copied, not sent.
 struct MpiCommunicator::Exchange {
-  struct Part {
-    const void* send = nullptr;
-    int send_count = -1;
-    void* recv = nullptr;
-    int recv_count = -1;
-  };
   const char* op;
   MPI_Datatype type;
   size_t element_bytes;
   bool collective;
-  std::vector<Part> parts;  // by rank
-  Exchange(const char* op_name, MPI_Datatype t, size_t bytes, bool coll, int ranks)
-      : op(op_name), type(t), element_bytes(bytes), collective(coll), parts(static_cast<size_t>(ranks)) {}
+  std::vector<Part>& parts;  // the communicator's scratch, one per rank, reset
+  Exchange(Handle& h, const char* op_name, MPI_Datatype t, size_t bytes, bool coll, int ranks)
+      : op(op_name), type(t), element_bytes(bytes), collective(coll), parts(h.scratch.parts) {
+    parts.assign(static_cast<size_t>(ranks), Part{});
+  }
 };
 
 MpiCommunicator::MpiCommunicator(double collective_timeout_s)
-    : comm_(std::make_unique<Handle>()), timeout_s_(collective_timeout_s), name_("the world") {
+    : comm_(std::make_unique<Handle>()), timeout_s_(collective_timeout_s) {
   if (const std::string why = collective_timeout_problem(collective_timeout_s); !why.empty())
     throw std::invalid_argument("collective timeout " + why);
   int initialized = 0;
@@ -88,14 +109,16 @@ MpiCommunicator::MpiCommunicator(double collective_timeout_s)
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   ranks_in_world();
+  set_name("the world");
 }
 
 MpiCommunicator::MpiCommunicator(std::unique_ptr<Handle> comm, double collective_timeout_s)
-    : comm_(std::move(comm)), timeout_s_(collective_timeout_s), name_("a group") {
+    : comm_(std::move(comm)), timeout_s_(collective_timeout_s) {
   MPI_Comm_set_errhandler(comm_->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_->comm, &rank_);
   MPI_Comm_size(comm_->comm, &size_);
   ranks_in_world();
+  set_name("a group");
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -120,30 +143,25 @@ void MpiCommunicator::ranks_in_world() {
   MPI_Group_free(&world);
 }
 
-std::string MpiCommunicator::group_text() const {
-  if (comm_->comm == MPI_COMM_WORLD) return name_;
-  std::string out = name_ + " (world ranks ";
-  for (size_t i = 0; i < world_ranks_.size(); ++i) out += (i ? ", " : "") + std::to_string(world_ranks_[i]);
-  return out + ")";
+void MpiCommunicator::set_name(const std::string& name) {
+  group_text_ = name;
+  if (comm_->comm == MPI_COMM_WORLD) return;
+  group_text_ += " (world ranks ";
+  for (size_t i = 0; i < world_ranks_.size(); ++i) group_text_ += (i ? ", " : "") + std::to_string(world_ranks_[i]);
+  group_text_ += ")";
 }
 
 namespace {
-// One posted request: with which rank (of the communicator), which way, how much.
-struct Waited {
-  int rank;
-  bool receiving;  // else sending
-  int count;       // elements expected (receives)
-};
-
 // Completes `requests` by `timeout_s` (poll_until). Throws: CollectiveTimeout
 // naming the world ranks still missing, std::runtime_error for an MPI error,
 // std::invalid_argument for a message of another size than expected.
-void finish(std::vector<MPI_Request>& requests, const std::vector<Waited>& who, MPI_Datatype type, const char* op,
-            double timeout_s, const std::string& group, const std::vector<int>& world_ranks) {
+void finish(Scratch& scratch, MPI_Datatype type, const char* op, double timeout_s, const std::string& group,
+            const std::vector<int>& world_ranks) {
   auto world = [&](int r) { return world_ranks[static_cast<size_t>(r)]; };
+  auto& [parts, requests, who, done_at, statuses] = scratch;
   const int n = static_cast<int>(requests.size());
-  std::vector<int> done_at(requests.size());
-  std::vector<MPI_Status> statuses(requests.size());
+  done_at.resize(requests.size());
+  statuses.resize(requests.size());
   int left = n, failed_rc = MPI_SUCCESS, failed_rank = -1;
   std::string wrong_size;
   auto done = [&] {
@@ -191,7 +209,7 @@ void finish(std::vector<MPI_Request>& requests, const std::vector<Waited>& who, 
 
 void MpiCommunicator::run(Exchange& x) {
   if (g_failed)
-    throw std::runtime_error(std::string(x.op) + " on " + group_text() +
+    throw std::runtime_error(std::string(x.op) + " on " + group_text_ +
                              ": an earlier transfer failed or timed out; this rank must stop");
   if (x.collective) {  // checked before posting: a throw leaves no request behind
     const auto& self = x.parts[static_cast<size_t>(rank_)];
@@ -199,9 +217,10 @@ void MpiCommunicator::run(Exchange& x) {
           "sends " + std::to_string(self.send_count) + " elements to itself but receives " +
               std::to_string(self.recv_count));
   }
-  std::vector<MPI_Request> requests;
-  std::vector<Waited> who;
-  requests.reserve(2 * x.parts.size());
+  auto& requests = comm_->scratch.requests;
+  auto& who = comm_->scratch.who;
+  requests.clear();
+  who.clear();
   auto posted = [&](int rc, const char* what) {
     if (rc == MPI_SUCCESS) return;
     g_failed = true;
@@ -226,7 +245,7 @@ void MpiCommunicator::run(Exchange& x) {
     const auto& self = x.parts[static_cast<size_t>(rank_)];
     if (self.send_count > 0) std::memcpy(self.recv, self.send, static_cast<size_t>(self.send_count) * x.element_bytes);
   }
-  finish(requests, who, x.type, x.op, timeout_s_, group_text(), world_ranks_);
+  finish(comm_->scratch, x.type, x.op, timeout_s_, group_text_, world_ranks_);
 }
 
 void MpiCommunicator::all_gather(const char* op, std::span<const float> in, std::span<float> out) {
@@ -234,7 +253,7 @@ void MpiCommunicator::all_gather(const char* op, std::span<const float> in, std:
         "out has " + std::to_string(out.size()) + " floats, needs " + std::to_string(size_) + " x " +
             std::to_string(in.size()));
   const int n = count_of(in.size(), op);
-  Exchange x(op, MPI_FLOAT, sizeof(float), true, size_);
+  Exchange x(*comm_, op, MPI_FLOAT, sizeof(float), true, size_);
   for (int r = 0; r < size_; ++r)
     x.parts[static_cast<size_t>(r)] = {in.data(), n, out.data() + in.size() * static_cast<size_t>(r), n};
   run(x);
@@ -261,7 +280,7 @@ void MpiCommunicator::reduce_scatter_sum(std::span<const float> in, std::span<fl
             std::to_string(out.size()));
   const int n = count_of(out.size(), "reduce_scatter_sum");
   std::vector<float> blocks(in.size());
-  Exchange x("reduce_scatter_sum", MPI_FLOAT, sizeof(float), true, size_);
+  Exchange x(*comm_, "reduce_scatter_sum", MPI_FLOAT, sizeof(float), true, size_);
   for (int r = 0; r < size_; ++r) {
     const size_t at = out.size() * static_cast<size_t>(r);
     x.parts[static_cast<size_t>(r)] = {in.data() + at, n, blocks.data() + at, n};
@@ -279,7 +298,7 @@ void MpiCommunicator::all_to_all_v(std::span<const float> send, std::span<const 
   const auto world = static_cast<size_t>(size_);
   sizes(send_counts.size() == world && recv_counts.size() == world, "all_to_all_v",
         "needs one count per rank (" + std::to_string(size_) + ")");
-  Exchange x("all_to_all_v", MPI_FLOAT, sizeof(float), true, size_);
+  Exchange x(*comm_, "all_to_all_v", MPI_FLOAT, sizeof(float), true, size_);
   size_t s_total = 0, r_total = 0;
   for (size_t r = 0; r < world; ++r) {
     sizes(send_counts[r] >= 0 && recv_counts[r] >= 0, "all_to_all_v", "a count is negative");
@@ -294,7 +313,7 @@ void MpiCommunicator::all_to_all_v(std::span<const float> send, std::span<const 
 
 void MpiCommunicator::send(std::span<const float> data, int dest) {
   sizes(dest >= 0 && dest < size_, "send", "rank " + std::to_string(dest) + " does not exist");
-  Exchange x("send", MPI_FLOAT, sizeof(float), false, size_);
+  Exchange x(*comm_, "send", MPI_FLOAT, sizeof(float), false, size_);
   x.parts[static_cast<size_t>(dest)].send = data.data();
   x.parts[static_cast<size_t>(dest)].send_count = count_of(data.size(), "send");
   run(x);
@@ -302,7 +321,7 @@ void MpiCommunicator::send(std::span<const float> data, int dest) {
 
 void MpiCommunicator::recv(std::span<float> data, int source) {
   sizes(source >= 0 && source < size_, "recv", "rank " + std::to_string(source) + " does not exist");
-  Exchange x("recv", MPI_FLOAT, sizeof(float), false, size_);
+  Exchange x(*comm_, "recv", MPI_FLOAT, sizeof(float), false, size_);
   x.parts[static_cast<size_t>(source)].recv = data.data();
   x.parts[static_cast<size_t>(source)].recv_count = count_of(data.size(), "recv");
   run(x);
@@ -310,7 +329,7 @@ void MpiCommunicator::recv(std::span<float> data, int source) {
 
 // An empty message to and from every peer: no rank leaves before all have come.
 void MpiCommunicator::barrier() {
-  Exchange x("barrier", MPI_BYTE, 1, true, size_);
+  Exchange x(*comm_, "barrier", MPI_BYTE, 1, true, size_);
   for (auto& p : x.parts) p = {nullptr, 0, nullptr, 0};
   run(x);
 }
@@ -328,11 +347,11 @@ std::vector<std::vector<std::byte>> MpiCommunicator::all_gather_bytes(std::span<
   const auto world = static_cast<size_t>(size_);
   const auto mine = static_cast<int64_t>(data.size());
   std::vector<int64_t> counts(world);
-  Exchange x("all_gather_bytes", MPI_INT64_T, sizeof(int64_t), true, size_);
+  Exchange x(*comm_, "all_gather_bytes", MPI_INT64_T, sizeof(int64_t), true, size_);
   for (size_t r = 0; r < world; ++r) x.parts[r] = {&mine, 1, &counts[r], 1};
   run(x);
   std::vector<std::vector<std::byte>> out(world);
-  Exchange y("all_gather_bytes", MPI_BYTE, 1, true, size_);
+  Exchange y(*comm_, "all_gather_bytes", MPI_BYTE, 1, true, size_);
   for (size_t r = 0; r < world; ++r) {
     sizes(counts[r] >= 0, "all_gather_bytes", "a negative size");
     out[r].resize(static_cast<size_t>(counts[r]));

@@ -63,7 +63,7 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override;
-  void set_name(const std::string& name) override { name_ = name; }
+  void set_name(const std::string& name) override;
 
   double collective_timeout_s() const { return timeout_s_; }
   // Rank r of this communicator in MPI_COMM_WORLD (what messages name).
@@ -82,15 +82,13 @@ class MpiCommunicator final : public Communicator {
   void ranks_in_world();
   // Posts `x`'s messages, copies this rank's own part, and waits for them all by the deadline.
   void run(Exchange& x);
-  // "the tensor-parallel group (world ranks 0, 1)", or "the world" for MPI_COMM_WORLD.
-  std::string group_text() const;
   void all_gather(const char* op, std::span<const float> in, std::span<float> out);
 
   std::unique_ptr<Handle> comm_;
   int rank_ = 0, size_ = 1;
   bool owns_init_ = false;
   double timeout_s_ = kDefaultCollectiveTimeout_s;
-  std::string name_;
+  std::string group_text_;        // "the tensor-parallel group (world ranks 0, 1)"; "the world"
   std::vector<int> world_ranks_;  // by rank of this communicator
 };
 
