@@ -48,9 +48,7 @@ std::string rank_list(const std::vector<int>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
   return out;
 }
-}  // namespace
 
-namespace {
 // What one call sends to and receives from one rank (a count of -1: no message).
 struct Part {
   const void* send = nullptr;
