@@ -76,7 +76,7 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void abort(int code = 1);
 
  private:
-  struct Handle;    // the MPI_Comm (no <mpi.h> here)
+  struct Handle;    // the MPI_Comm and the calls' reused buffers (no <mpi.h> here)
   struct Exchange;  // one call's messages, one send and one receive per peer (mpi_communicator.cpp)
   MpiCommunicator(std::unique_ptr<Handle> comm, double collective_timeout_s);
   void ranks_in_world();
