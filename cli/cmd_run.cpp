@@ -1,5 +1,6 @@
 // dayzero run [PLAN.json] --weights DIR [--prompt-tokens 1,2,3 | --prompt-len L]
-// [--batch B] [--decode-steps K] [--out FILE] [--tp/--pp/--ep/--dp N]: runs a Plan
+// [--batch B] [--decode-steps K] [--out FILE] [--tp/--pp/--ep/--dp N]
+// [--collective-timeout SECONDS]: runs a Plan
 // on this process's ranks (one, or every rank of `mpirun -np N`), prints the
 // tokens and a timing table, and writes the Measurements of all ranks (gathered
 // to rank 0). Without a plan file, the --tp/--pp/--ep/--dp plan is written beside
@@ -7,11 +8,14 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/test_hooks.h"
 #include "core/json_fields.h"
 #include "executor/communicator.h"
+#include "executor/deadline.h"
 #include "executor/mpi_communicator.h"
 #include "executor/runner.h"
 #include "model/checkpoint.h"
@@ -53,6 +57,7 @@ struct RunCliOptions {
   int tp = 1, pp = 1, ep = 1, dp = 1;
   int iterations = 5;
   std::string backend = "cpu";
+  double collective_timeout_s = executor::kDefaultCollectiveTimeout_s;  // under mpirun
 };
 
 // The most prompt tokens a run holds (batch x prompt length): 2^24 token ids
@@ -167,7 +172,11 @@ void report(int rank, const std::exception& e) {
 // One rank unless launched by mpirun with more; then an error on any rank stops
 // every rank, never a hang: errors the ranks agreed on (a bad plan, a missing
 // shard) end each rank normally with its message; any other error aborts the
-// world (MPI_Abort after the rank's one-line message).
+// world (MPI_Abort after the rank's one-line message). A rank that hangs or dies
+// mid-run leaves its peers waiting in a collective until --collective-timeout:
+// then they fail with CollectiveTimeout naming it, and abort too (never
+// MPI_Finalize, which would wait for the missing rank). No Measurements are
+// written: rank 0 writes them (atomically) only after the last collective.
 void run_run(const RunCliOptions& o) {
   if (!executor::launched_with_many_ranks()) {
     executor::SelfCommunicator comm;
@@ -175,7 +184,7 @@ void run_run(const RunCliOptions& o) {
     return;
   }
 #ifdef DAYZERO_HAVE_MPI
-  executor::MpiCommunicator comm;
+  executor::MpiCommunicator comm(o.collective_timeout_s);
   try {
     run_ranks(o, comm);
   } catch (const executor::AllRanksError& e) {  // every rank has it: stop normally
@@ -194,8 +203,9 @@ void run_run(const RunCliOptions& o) {
 
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   namespace fs = std::filesystem;
-  const bool lead = comm.rank() == 0;  // rank 0 writes the files and prints
-  {                                    // before any work: the results must have somewhere to go
+  const bool lead = comm.rank() == 0;              // rank 0 writes the files and prints
+  auto before_step = test_hang_hook(comm.rank());  // test-only; empty in normal use
+  {                                                // before any work: the results must have somewhere to go
     const fs::path dir = fs::absolute(fs::path(o.out)).parent_path();
     if (!fs::is_directory(dir))
       throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
@@ -230,6 +240,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   ro.plan_source = source;
   ro.keep_logits = false;
   ro.backend = o.backend;
+  ro.before_step = std::move(before_step);
   executor::Runner runner(m, plan, comm, o.weights, ro);
   if (lead) {  // say what the CPU backend does not apply of the plan
     std::string planned;
@@ -289,6 +300,22 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--backend", opts->backend, "Kernels to run on (`dayzero check` lists each backend's coverage)");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--collective-timeout", opts->collective_timeout_s,
+                  "Under mpirun: seconds any one collective or transfer may wait for the other ranks before the "
+                  "run stops with an error naming the missing rank (default 600, PyTorch's NCCL default)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            double v = 0;
+            try {
+              size_t used = 0;
+              v = std::stod(text, &used);
+              if (used != text.size()) return std::string("not a number of seconds: '" + text + "'");
+            } catch (const std::exception&) {
+              return std::string("not a number of seconds: '" + text + "'");
+            }
+            return executor::collective_timeout_problem(v);
+          },
+          "SECONDS", "collective timeout"));
   for (auto [flag, v] : {std::pair{"--tp", &opts->tp}, {"--pp", &opts->pp}, {"--ep", &opts->ep}, {"--dp", &opts->dp}})
     cmd->add_option(flag, *v, "Parallel size of the local plan (no plan file)")->check(CLI::PositiveNumber);
   cmd->callback([opts] { run_run(*opts); });

@@ -21,6 +21,14 @@ struct AllRanksError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A collective or transfer that did not complete by its deadline (a peer hung or
+// died; MpiCommunicator). The message names the operation, the group and the
+// ranks waited for. The communicator cannot be used afterwards: the caller stops
+// the world (MpiCommunicator::abort), it does not wait for the peers to agree.
+struct CollectiveTimeout : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -49,6 +57,9 @@ class Communicator {
   // Every rank's bytes (sizes may differ), in rank order, on every rank: for
   // results, not for the forward's activations.
   virtual std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) = 0;
+
+  // What this communicator is, for its error messages ("the tensor-parallel group").
+  virtual void set_name(const std::string& /*name*/) {}
 };
 
 // Collective: when any rank's `error` is non-empty, throws AllRanksError on every

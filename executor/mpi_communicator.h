@@ -8,6 +8,17 @@
 // Reductions are deterministic: all_reduce_sum and reduce_scatter_sum gather every
 // rank's buffer and sum in rank order on each rank, so the result never depends on
 // MPI's reduction tree and is bit-identical run to run (and on every rank).
+//
+// No call waits forever (the model: PyTorch's collective timeouts and NCCL's
+// abort). Every collective is built from non-blocking point-to-point messages
+// (MPI_Isend / MPI_Irecv with each peer; the CPU executor's groups are a few
+// ranks), completed by polling against a deadline (executor/deadline.h). When it
+// passes, the call throws CollectiveTimeout naming the operation, the group and
+// the world ranks whose messages have not arrived; from then on every call throws
+// (the pending requests still point at the caller's buffers), the destructor
+// neither frees nor finalizes (MPI_Finalize would wait for the missing peer), and
+// the caller ends the job with abort(). Not covered: MPI_Init and split
+// (MPI_Comm_split has no non-blocking form), which run before any step.
 
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +28,7 @@
 #include <vector>
 
 #include "executor/communicator.h"
+#include "executor/deadline.h"
 
 namespace dayzero::executor {
 
@@ -32,7 +44,9 @@ inline bool launched_with_many_ranks() {
 class MpiCommunicator final : public Communicator {
  public:
   // Initializes MPI when nobody has yet (and then finalizes it on destruction).
-  MpiCommunicator();
+  // `collective_timeout_s`: each call's deadline (collective_timeout_problem must
+  // accept it; std::invalid_argument otherwise); groups split from this one inherit it.
+  explicit MpiCommunicator(double collective_timeout_s = kDefaultCollectiveTimeout_s);
   ~MpiCommunicator() override;
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
@@ -49,6 +63,11 @@ class MpiCommunicator final : public Communicator {
   void barrier() override;
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override;
+  void set_name(const std::string& name) override;
+
+  double collective_timeout_s() const { return timeout_s_; }
+  // Rank r of this communicator in MPI_COMM_WORLD (what messages name).
+  int world_rank(int r) const { return world_ranks_.at(static_cast<size_t>(r)); }
 
   // Stops every rank of the world (MPI_Abort): a failure on one rank never leaves
   // the others waiting in a collective. The one exception to "library code never
@@ -57,11 +76,20 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void abort(int code = 1);
 
  private:
-  struct Handle;  // the MPI_Comm (no <mpi.h> here)
-  explicit MpiCommunicator(std::unique_ptr<Handle> comm);
+  struct Handle;    // the MPI_Comm and the calls' reused buffers (no <mpi.h> here)
+  struct Exchange;  // one call's messages, one send and one receive per peer (mpi_communicator.cpp)
+  MpiCommunicator(std::unique_ptr<Handle> comm, double collective_timeout_s);
+  void ranks_in_world();
+  // Posts `x`'s messages, copies this rank's own part, and waits for them all by the deadline.
+  void run(Exchange& x);
+  void all_gather(const char* op, std::span<const float> in, std::span<float> out);
+
   std::unique_ptr<Handle> comm_;
   int rank_ = 0, size_ = 1;
   bool owns_init_ = false;
+  double timeout_s_ = kDefaultCollectiveTimeout_s;
+  std::string group_text_;        // "the tensor-parallel group (world ranks 0, 1)"; "the world"
+  std::vector<int> world_ranks_;  // by rank of this communicator
 };
 
 }  // namespace dayzero::executor

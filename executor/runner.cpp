@@ -106,6 +106,8 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
   // The groups (collective over the world, in this order on every rank), each timed.
   tp_group_ = comm.split(stage_ * plan.attention.dp + plan.attn_dp_index(r), par_.tp_rank);
   stage_group_ = comm.split(stage_, par_.stage_rank);
+  tp_group_->set_name("the tensor-parallel group");
+  stage_group_->set_name("the pipeline stage's group");  // expert all-to-alls
   const int it = options.timing_iterations;
   timed_world_ = std::make_unique<TimedCommunicator>(comm, it);
   timed_tp_ = std::make_unique<TimedCommunicator>(*tp_group_, it);
@@ -135,6 +137,8 @@ Runner::~Runner() = default;
 
 Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& counts, std::span<const int64_t> tokens,
                     const std::vector<int64_t>* keep) {
+  if (options_.before_step) options_.before_step(steps_);
+  ++steps_;
   const Batch b = forward_->begin_step(seqs, counts);
   const int rps = plan_.ranks_per_stage(), r = comm_.rank();
   Tensor x;

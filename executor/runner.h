@@ -41,6 +41,9 @@ struct RunnerOptions {
   std::string plan_source = "plan";  // the plan's file, for messages
   bool keep_logits = true;           // keep every row's logits (else only what picks the tokens)
   std::string backend = "cpu";       // executor/registry.h find_backend
+  // Called before each forward step with its index on this rank (0: the first
+  // prefill chunk). For tests: `dayzero run`'s test-only hang hook (cli/test_hooks.h).
+  std::function<void(int64_t step)> before_step = nullptr;
 };
 
 struct SequenceResult {
@@ -150,6 +153,7 @@ class Runner {
   std::unique_ptr<Forward> forward_;
   double load_s_ = 0;  // opening, paging in and sharding this rank's weights
   bool ran_ = false;
+  int64_t steps_ = 0;  // forward steps begun (RunnerOptions::before_step)
 };
 
 // The greedy choice: the first index of the largest value.

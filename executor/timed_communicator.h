@@ -49,6 +49,7 @@ class TimedCommunicator final : public Communicator {
   std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override {
     return inner_.all_gather_bytes(data);
   }
+  void set_name(const std::string& name) override { inner_.set_name(name); }
 
   // In first-seen order.
   std::vector<CollectiveMeasurement> results() const;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "helpers.h"
 
@@ -165,6 +166,35 @@ TEST_F(CliLoop, BadInputsAreOneLineErrorsNamingFileAndField) {
   expect_one_line_error(run("calibrate " + untimed + " --out " + out.string()), {"untimed.json", "'ops'"});
   EXPECT_FALSE(fs::exists(out));
   EXPECT_NE(run("calibrate " + measurements_).status, 0);  // --out is required
+}
+
+// --collective-timeout (the deadline of a collective under mpirun) is refused
+// outside (0, one day], naming the flag and the value, before anything runs; so
+// is a malformed test-only hang hook variable.
+TEST(CliRun, CollectiveTimeoutAndTestHookAreChecked) {
+  const fs::path dir = fs::temp_directory_path() / ("dayzero_cli_timeout_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string run_llama = "run --weights " + std::string(DAYZERO_FIXTURES_DIR) +
+                                "/tiny/llama --prompt-len 4 --decode-steps 1 --out " + (dir / "m.json").string();
+  for (const auto& [value, why] : {std::pair{"0", "must be > 0 seconds, not 0"},
+                                   {"-2", "must be > 0 seconds, not -2"},
+                                   {"90000", "must be at most 86400 seconds (one day), not 90000"},
+                                   {"soon", "not a number of seconds: 'soon'"}}) {
+    const Result r = run(run_llama + " --collective-timeout " + value);
+    EXPECT_NE(r.status, 0) << value;
+    EXPECT_NE(r.err.find(std::string("--collective-timeout: ") + why), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(fs::exists(dir / "m.json"));
+  const Result hook = run(run_llama, "DAYZERO_TEST_HANG_RANK=one");
+  EXPECT_NE(hook.status, 0);
+  EXPECT_NE(hook.err.find("DAYZERO_TEST_HANG_RANK='one': must be a non-negative integer"), std::string::npos)
+      << hook.err;
+  EXPECT_FALSE(fs::exists(dir / "m.json"));
+  // In bounds (on one rank it has nothing to wait for), and a hook for another rank: a normal run.
+  const Result ok = run(run_llama + " --collective-timeout 0.5", "DAYZERO_TEST_HANG_RANK=1");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(fs::exists(dir / "m.json"));
+  fs::remove_all(dir);
 }
 
 }  // namespace
