@@ -16,9 +16,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -112,7 +114,7 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
   for (char& c : file)
     if (c == ' ') c = '_';
   std::FILE* f = std::fopen(file.c_str(), "w");
-  if (!f) return;
+  if (!f) throw std::runtime_error("--dump: cannot write " + file);
   std::fprintf(f,
                "id,system,backend,model,isl,osl,batch,tp,pp,dp,moe_tp,moe_ep,gemm_quant,ttft_s,ttft_pred_s,tpot_s,tpot_"
                "pred_s,ttft_gpu_s,ttft_steps,ttft_request_s,ttft_inflight,tpot_gpu_s,tpot_steps\n");
@@ -154,7 +156,8 @@ int run(int argc, char** argv) {
     if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) dir = argv[++i];
     else csv = argv[i];
   }
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line as it is printed, also into a file
+  if (!dir.empty()) std::filesystem::create_directories(dir);  // before minutes of work, not after
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);                    // each line as it is printed, also into a file
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<BenchRow> rows = serve::read_bench_csv(csv);
   const serve::BenchOptions start = start_options();

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "plan/plan.h"
 
 namespace dayzero::serve {
 
@@ -43,6 +44,7 @@ class RowReader {
     id_ = fields_.size() > columns_.at("id") ? fields_[columns_.at("id")] : "";
   }
   const std::string& text(const std::string& key) const { return fields_.at(columns_.at(key)); }
+  bool has(const std::string& key) const { return columns_.count(key) > 0; }
   int64_t integer(const std::string& key, int64_t fallback, int64_t min) const {
     const std::string& s = text(key);
     if (s.empty()) return fallback;
@@ -90,6 +92,26 @@ const char* const kColumns[] = {
     "osl",         "gemm_quant_mode", "moe_quant_mode",  "batch_size",     "tp_size", "pp_size", "attention_dp_size",
     "moe_tp_size", "moe_ep_size",     "silicon_ttft_ms", "silicon_tpot_ms"};
 
+// The concurrency the publisher's tool recorded for the run, where
+// silicon_data_source holds "...; silicon_concurrency=N; ..."; 0 when it does not.
+int64_t recorded_concurrency(const RowReader& r) {
+  if (!r.has("silicon_data_source")) return 0;
+  const std::string& s = r.text("silicon_data_source");
+  const std::string key = "silicon_concurrency=";
+  const size_t at = s.find(key);
+  if (at == std::string::npos) return 0;
+  int64_t v = 0;
+  size_t i = at + key.size();
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
+    v = v * 10 + (s[i] - '0');
+    if (v > plan::kMaxBatch)
+      r.fail("silicon_data_source", s.substr(at, 40), "silicon_concurrency is implausibly large");
+  }
+  if (i == at + key.size() || v == 0)
+    r.fail("silicon_data_source", s.substr(at, 40), "silicon_concurrency must be a positive integer");
+  return v;
+}
+
 BenchRow read_row(const RowReader& r, const std::string& file) {
   BenchRow b;
   b.id = r.id();
@@ -116,6 +138,7 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0));
   b.ttft_s = r.latency_s("silicon_ttft_ms");
   b.tpot_s = r.latency_s("silicon_tpot_ms");
+  b.recorded_concurrency = recorded_concurrency(r);
   return b;
 }
 

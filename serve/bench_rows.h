@@ -29,6 +29,10 @@ struct BenchRow {
   int64_t requests = 0;  // requests the client sent; 0 = not given (the CSV)
   // Measured percentiles where the file has them; 0 = not given (the CSV).
   double ttft_p50_s = 0, ttft_p99_s = 0, tpot_p50_s = 0, tpot_p99_s = 0;
+  // The concurrency the benchmark tool recorded (the CSV's silicon_data_source,
+  // "silicon_concurrency=N"); 0 = not recorded. A row where it disagrees with
+  // concurrency() is rejected: its layout or batch is mislabelled.
+  int64_t recorded_concurrency = 0;
   // Requests the benchmark client keeps in flight: batch_size x pp x attention_dp.
   int64_t concurrency() const { return batch_size * pp * attention_dp; }
   int64_t gpus() const { return tp * pp * attention_dp; }

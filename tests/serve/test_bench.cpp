@@ -49,6 +49,34 @@ TEST(BenchRows, ReadsTheWorkerAndTheWorkload) {
   EXPECT_DOUBLE_EQ(r.tpot_s, 0.01225);
 }
 
+// The publisher's tool records the closed loop's concurrency in silicon_data_source;
+// rows where it disagrees with batch_size x pp x attention_dp (TensorRT-LLM 1.3.0rc1
+// runs on GB200 list c8 beside batch 4 on tp 2) are rejected, not guessed at.
+TEST(BenchRows, RecordedConcurrencyMustAgreeWithTheBatch) {
+  const std::string h = std::string(kHeader) + ",silicon_data_source\n";
+  const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,2,1,1,,,50,10,";
+  const auto rows = read_bench_csv(write_csv("conc", h + "same" + row + "db; silicon_concurrency=4; run=1\n" +
+                                                         "differ" + row + "db; silicon_concurrency=8; run=1\n" +
+                                                         "none" + row + "source_file=x.csv\n"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].recorded_concurrency, 4);
+  EXPECT_EQ(rows[1].recorded_concurrency, 8);
+  EXPECT_EQ(rows[2].recorded_concurrency, 0);
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  EXPECT_TRUE(p[0].predicted) << p[0].reason;
+  EXPECT_EQ(p[1].reason,
+            "inconsistent concurrency: silicon_data_source records silicon_concurrency=8, batch_size x pp_size x "
+            "attention_dp_size is 4");
+  EXPECT_TRUE(p[2].predicted) << p[2].reason;
+  EXPECT_NE(error_of(h + "x" + row + "silicon_concurrency=; y\n").find("must be a positive integer"),
+            std::string::npos);
+  EXPECT_NE(error_of(h + "x" + row + "silicon_concurrency=99999999999999999999\n").find("implausibly large"),
+            std::string::npos);
+}
+
 TEST(BenchRows, BadRowsNameTheRowAndTheField) {
   EXPECT_NE(error_of("id,backend\nx,vllm\n").find("field 'backend_version': missing column"), std::string::npos);
   const std::string h = std::string(kHeader) + "\n";
