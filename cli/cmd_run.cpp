@@ -6,8 +6,10 @@
 // to rank 0). Without a plan file, the --tp/--pp/--ep/--dp plan is written beside
 // the results.
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
+#include <thread>
 #include <utility>
 
 #include "cli/commands.h"
@@ -190,6 +192,13 @@ void run_run(const RunCliOptions& o) {
   } catch (const executor::AllRanksError& e) {  // every rank has it: stop normally
     report(comm.rank(), e);
     throw ExitStatus{1};
+  } catch (const executor::CollectiveTimeout& e) {
+    // The peers waiting on the same missing rank time out within moments of this
+    // one; a short grace before the abort lets their messages out too, so the one
+    // that names the hung rank itself is printed whichever rank timed out first.
+    report(comm.rank(), e);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    comm.abort(1);
   } catch (const std::exception& e) {
     report(comm.rank(), e);
     comm.abort(1);
