@@ -46,8 +46,12 @@ class RowReader {
   const std::string& text(const std::string& key) const { return fields_.at(columns_.at(key)); }
   bool has(const std::string& key) const { return columns_.count(key) > 0; }
   int64_t integer(const std::string& key, int64_t fallback, int64_t min) const {
-    const std::string& s = text(key);
+    std::string s = text(key);
     if (s.empty()) return fallback;
+    // "128.0": an integer written as a float (pandas writes a column with gaps so).
+    if (const size_t dot = s.find('.');
+        dot != std::string::npos && dot > 0 && s.find_first_not_of('0', dot + 1) == std::string::npos)
+      s.resize(dot);
     size_t used = 0;
     long long v = 0;
     try {

@@ -47,6 +47,18 @@ TEST(BenchRows, ReadsTheWorkerAndTheWorkload) {
   EXPECT_EQ(r.moe_ep, 1);  // 0: none
   EXPECT_DOUBLE_EQ(r.ttft_s, 0.1205);
   EXPECT_DOUBLE_EQ(r.tpot_s, 0.01225);
+  // Integers written as floats (pandas writes "16.0" in a column with gaps) read as integers;
+  // a fraction is still an error.
+  const auto floats = read_bench_csv(write_csv(
+      "floats", std::string(kHeader) +
+                    "\nr2,vllm,0.11.0,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000.0,200.00,,,16.0,2.0,1.0,4.0,,"
+                    "0.0,120.5,12.25\n"));
+  EXPECT_EQ(floats.at(0).concurrency(), 64);
+  EXPECT_EQ(floats.at(0).isl, 1000);
+  EXPECT_NE(error_of(std::string(kHeader) +
+                     "\nr3,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16.5,2,1,4,,0,120.5,12.25\n")
+                .find("row 2 (r3) batch_size' = \"16.5\": expected an integer"),
+            std::string::npos);
 }
 
 // The publisher's tool records the closed loop's concurrency in silicon_data_source;
