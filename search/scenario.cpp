@@ -167,8 +167,11 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
 }  // namespace
 
 Scenario load_scenario(const std::filesystem::path& path) {
+  return scenario_from_json(core::read_json_file(path), path);
+}
+
+Scenario scenario_from_json(const json& j, const std::filesystem::path& path) {
   const std::string file = path.string();
-  const json j = core::read_json_file(path);
   if (!j.is_object()) throw core::InputError(file, "", "", "a scenario must be a JSON object");
   Fields f(j, file);
   Scenario s;

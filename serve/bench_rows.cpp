@@ -145,8 +145,11 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
 }  // namespace
 
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  std::istringstream in(core::read_input_file(path));
+  return parse_bench_csv(core::read_input_file(path), path.string());
+}
+
+std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw core::InputError(file, "", "", "empty file: expected a header row");
   const std::vector<std::string> header = split_csv(line);

@@ -43,5 +43,7 @@ struct BenchRow {
 // (its id and line) and the field. `agg` rows must give a positive batch and layout;
 // `disagg` rows are read with their pool columns left out.
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& file);
+// The same from the file's text; `file` names it in errors and in each row.
+std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file);
 
 }  // namespace dayzero::serve

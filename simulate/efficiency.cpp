@@ -42,8 +42,10 @@ Efficiency read(const nlohmann::json& j, const std::string& file, const std::str
 }  // namespace
 
 EfficiencyTable EfficiencyTable::load(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const nlohmann::json j = core::read_json_file(path);
+  return from_json(core::read_json_file(path), path.string());
+}
+
+EfficiencyTable EfficiencyTable::from_json(const nlohmann::json& j, const std::string& file) {
   Fields top(j, file);
   (void)top.opt_string("description", "");
   const nlohmann::json* def = top.opt_object("default");
