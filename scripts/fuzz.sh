@@ -62,8 +62,8 @@ for t in "${targets[@]}"; do
   "$build/fuzz/$t" "${limit[@]}" -dict=fuzz/dict/"$t".dict -max_len="$(max_len_of "$t")" -rss_limit_mb=2048 \
     -timeout=10 -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" >"$build/logs/$t.log" 2>&1 || true
   seconds=$(($(date +%s) - start))
-  execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$build/logs/$t.log" | grep -o '[0-9]*$' || echo '?')
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$build/logs/$t.log" | grep -o '[0-9]*$' || echo '?')
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$build/logs/$t.log" | grep -o '[0-9]*$' || echo '?')
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$build/logs/$t.log" | grep -o '[0-9]*$' || echo '?')
   new=$(($(ls "$findings" | wc -l) - before))
   [[ $new -eq 0 ]] || status=1
   printf '%-26s %12s %8s %10s %9s\n' "$t" "$execs" "$seconds" "$rate" "$new"

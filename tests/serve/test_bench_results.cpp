@@ -192,6 +192,19 @@ TEST(BenchResults, TheFormatFollowsTheContent) {
   EXPECT_EQ(appended[1].line, 2);
 }
 
+// The text entry point (which read_bench_file calls): the same rows, the name's
+// extension consulted but the file never read.
+TEST(BenchResults, TextReadsAsItsFileWould) {
+  const fs::path file = kData / "vllm_serve_llama8b_c8.json";
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto rows = parse_bench_text(text, "/nonexistent/vllm_serve_llama8b_c8.json", h100_tp1());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].id, "vllm_serve_llama8b_c8:1");
+  EXPECT_EQ(rows[0].isl, read_bench_file(file, h100_tp1())[0].isl);
+  EXPECT_THROW(parse_bench_text("", "/nonexistent/rows.csv", {}), core::InputError);
+}
+
 // A vLLM run as the client writes it, with `fields` replacing or adding keys.
 // A vLLM run with `fields` added; a field it names replaces the base's (a JSON object
 // may not repeat a key).
