@@ -313,7 +313,7 @@ TEST(BenchResults, AMissingLayoutNamesTheFlag) {
             std::string::npos);
 }
 
-// Found by fuzzing (issue 16, fuzz_bench_csv): a row's sizes had no upper bound, so
+// Found while fuzzing (issue 16: an input for fuzz_bench_csv, under UBSan): a row's sizes had no upper bound, so
 // batch_size 2^63-1 with pp_size 2 overflowed concurrency() (batch x pp x attention_dp,
 // undefined behaviour), as a result file's tp x attention_dp did. Every size is now
 // bounded where it is read: layouts by the devices a cluster may have, batches by a
