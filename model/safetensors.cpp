@@ -168,18 +168,25 @@ SafetensorsHeader read_safetensors_header(const std::filesystem::path& path) {
   if (!in) throw SafetensorsError(file, "", "cannot be opened");
   std::array<unsigned char, 8> prefix{};
   in.read(reinterpret_cast<char*>(prefix.data()), 8);
+  if (!in) throw SafetensorsError(file, "", "read of the header length failed");
+  const int64_t n = safetensors_header_length(prefix, file_bytes, file);
+  std::string text(static_cast<size_t>(n), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  if (!in) throw SafetensorsError(file, "", "read of the header failed");
+  return parse_safetensors_header(text, file_bytes - 8 - n, file);
+}
+
+int64_t safetensors_header_length(std::span<const unsigned char, 8> prefix, int64_t file_bytes,
+                                  const std::string& file) {
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[i];  // little-endian
+  for (int i = 7; i >= 0; --i) n = (n << 8) | prefix[static_cast<size_t>(i)];  // little-endian
   if (n > static_cast<uint64_t>(kMaxSafetensorsHeaderBytes))
     throw SafetensorsError(file, "", "header length " + std::to_string(n) + " exceeds the 100,000,000-byte limit");
   if (static_cast<int64_t>(n) > file_bytes - 8)
     throw SafetensorsError(file, "",
                            "header length " + std::to_string(n) + " runs past the end of the " +
                                std::to_string(file_bytes) + "-byte file");
-  std::string text(n, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(n));
-  if (!in) throw SafetensorsError(file, "", "read of the header failed");
-  return parse_safetensors_header(text, file_bytes - 8 - static_cast<int64_t>(n), file);
+  return static_cast<int64_t>(n);
 }
 
 SafetensorsFile::SafetensorsFile(const std::filesystem::path& file) : path_(file.string()) {
@@ -263,12 +270,12 @@ namespace {
 // A shard's name in an index: a file of the checkpoint's directory, never a path out
 // of it (an absolute path, or one through "..", would make `check` and `run` read
 // whatever file the index names).
-void require_shard_name(const std::filesystem::path& file, const std::string& tensor, const std::string& shard) {
+void require_shard_name(const std::string& file, const std::string& tensor, const std::string& shard) {
   const std::filesystem::path p(shard);
   bool escapes = shard.empty() || p.is_absolute() || p.has_root_name() || shard.find('\0') != std::string::npos;
   for (const auto& part : p) escapes = escapes || part == "..";
   if (escapes)
-    throw SafetensorsError(file.string(), tensor,
+    throw SafetensorsError(file, tensor,
                            "weight_map names '" + core::printable(shard, core::kMaxShownChars) +
                                "': a shard must be a file inside the checkpoint's directory");
 }
@@ -282,12 +289,16 @@ ShardIndex read_shard_index(const std::filesystem::path& file) {
   } catch (const core::InputError& e) {
     throw SafetensorsError(file.string(), "", e.problem());
   }
-  json j = parse_guarded(text, file.string(), false);
+  return parse_shard_index(text, file.string());
+}
+
+ShardIndex parse_shard_index(std::string_view text, const std::string& file) {
+  json j = parse_guarded(text, file, false);
   if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-    throw SafetensorsError(file.string(), "", "has no 'weight_map' object");
+    throw SafetensorsError(file, "", "has no 'weight_map' object");
   ShardIndex idx;
   for (const auto& [name, shard] : j["weight_map"].items()) {
-    if (!shard.is_string()) throw SafetensorsError(file.string(), name, "weight_map value is not a file name");
+    if (!shard.is_string()) throw SafetensorsError(file, name, "weight_map value is not a file name");
     require_shard_name(file, name, shard.get<std::string>());
     idx.weight_map[name] = shard.get<std::string>();
   }
@@ -295,7 +306,7 @@ ShardIndex read_shard_index(const std::filesystem::path& file) {
     const json& t = j["metadata"]["total_size"];
     if (!(t.is_number_unsigned() || (t.is_number_integer() && t.get<int64_t>() >= 0)) ||
         t.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-      throw SafetensorsError(file.string(), "",
+      throw SafetensorsError(file, "",
                              "metadata.total_size = " + core::printable(t.dump(), core::kMaxShownChars) +
                                  ": must be a non-negative integer (the tensors' bytes)");
     idx.total_size = t.get<int64_t>();

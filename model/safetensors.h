@@ -53,6 +53,10 @@ struct SafetensorsHeader {
 
 // Validates a header's JSON given the size of the data section that follows it.
 SafetensorsHeader parse_safetensors_header(std::string_view json, int64_t data_bytes, const std::string& file);
+// The header length N that a file's first 8 bytes give (little-endian), checked
+// against kMaxSafetensorsHeaderBytes and against the `file_bytes` the file holds.
+int64_t safetensors_header_length(std::span<const unsigned char, 8> prefix, int64_t file_bytes,
+                                  const std::string& file);
 // Reads and validates only the 8-byte prefix and the header of a file.
 SafetensorsHeader read_safetensors_header(const std::filesystem::path& file);
 
@@ -96,6 +100,8 @@ struct ShardIndex {
   std::optional<int64_t> total_size;  // metadata.total_size, when given
 };
 ShardIndex read_shard_index(const std::filesystem::path& file);
+// The same from an index's text; `file` names it in errors.
+ShardIndex parse_shard_index(std::string_view text, const std::string& file);
 void write_shard_index(const std::filesystem::path& file, const ShardIndex& index);
 
 }  // namespace dayzero::model

@@ -186,8 +186,11 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
 
 }  // namespace
 
-bool matches_module_pattern(const std::string& name, const std::string& pattern) {
-  const auto n = split_dots(name), p = split_dots(pattern);
+namespace {
+
+// Whether the components of `pattern` match a run of consecutive components of `name`
+// (both split at dots), each with fnmatch.
+bool matches_split(const std::vector<std::string>& n, const std::vector<std::string>& p) {
   if (p.size() > n.size()) return false;
   for (size_t start = 0; start + p.size() <= n.size(); ++start) {
     bool ok = true;
@@ -197,11 +200,17 @@ bool matches_module_pattern(const std::string& name, const std::string& pattern)
   return false;
 }
 
+}  // namespace
+
+bool matches_module_pattern(const std::string& name, const std::string& pattern) {
+  return matches_split(split_dots(name), split_dots(pattern));
+}
+
 bool is_glob_pattern(const std::string& pattern) { return pattern.find_first_of("*?[\\") != std::string::npos; }
 
 ModulePatterns::ModulePatterns(const std::vector<std::string>& patterns) {
   for (const auto& p : patterns) {
-    if (is_glob_pattern(p)) globs_.push_back(p);
+    if (is_glob_pattern(p)) globs_.push_back(split_dots(p));
     else literals_.insert(p);
   }
 }
@@ -218,8 +227,10 @@ bool ModulePatterns::matches(const std::string& name) const {
     if (dot == std::string::npos) break;
     i = dot + 1;
   }
+  if (globs_.empty()) return false;
+  const std::vector<std::string> components = split_dots(name);  // once for every glob
   for (const auto& g : globs_)
-    if (matches_module_pattern(name, g)) return true;
+    if (matches_split(components, g)) return true;
   return false;
 }
 

@@ -59,7 +59,7 @@ class ModulePatterns {
 
  private:
   std::unordered_set<std::string> literals_;
-  std::vector<std::string> globs_;
+  std::vector<std::vector<std::string>> globs_;  // split at dots once, not per weight
 };
 
 }  // namespace dayzero::model

@@ -1,6 +1,7 @@
 // Measurements <-> JSON (schema 2), merging the ranks of one run, atomic writes.
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <stdexcept>
@@ -15,6 +16,17 @@ namespace dayzero::plan {
 
 using core::Fields;
 using nlohmann::json;
+
+namespace {
+
+// Fields kept in an int (ranks, counts, iterations): read at most int's largest, so the
+// narrowing keeps the value (world_size 2^32 + 1 read as 1, before).
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+// A rank's memory figures: 1 EiB each, so that MemoryUse::peak_bytes(), their sum, stays
+// inside 64 bits (weights_bytes 2^63 - 1 overflowed it, before).
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 60;
+
+}  // namespace
 
 double Measurements::decode_step_mean_s() const {
   if (decode_step_s.empty()) return 0;
@@ -136,10 +148,10 @@ std::vector<std::vector<int64_t>> int_lists(const json& j, Fields& f, const std:
 MemoryUse memory_from_json(const json& j, const std::string& file, const std::string& path) {
   Fields f(j, file, path);
   MemoryUse m;
-  m.weights_bytes = f.req_int("weights_bytes", 0);
-  m.kv_bytes = f.req_int("kv_bytes", 0);
-  m.workspace_bytes = f.req_int("workspace_bytes", 0);
-  m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0);
+  m.weights_bytes = f.req_int("weights_bytes", 0, kMaxMemoryBytes);
+  m.kv_bytes = f.req_int("kv_bytes", 0, kMaxMemoryBytes);
+  m.workspace_bytes = f.req_int("workspace_bytes", 0, kMaxMemoryBytes);
+  m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0, kMaxMemoryBytes);
   allow(f, {"peak_bytes"});
   f.reject_unknown();
   return m;
@@ -147,7 +159,7 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
 OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
   Fields f(j, file, "ops[" + std::to_string(i) + "].");
   OpMeasurement o;
-  o.rank = static_cast<int>(f.req_int("rank", 0));
+  o.rank = static_cast<int>(f.req_int("rank", 0, kMaxInt));
   o.phase = f.opt_string("phase", "");
   if (o.phase != "prefill" && o.phase != "decode") f.fail_value("phase", "\"" + o.phase + "\"", "prefill or decode");
   o.name = f.opt_string("name", "");
@@ -155,7 +167,7 @@ OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
   o.variant = f.opt_string("variant", "");
   o.shape = f.opt_ints("shape", 0);
   o.calls = f.req_int("calls", 0);
-  o.iterations = static_cast<int>(f.req_int("iterations", 0));
+  o.iterations = static_cast<int>(f.req_int("iterations", 0, kMaxInt));
   o.mean_s = req_double(j, f, "mean_s");
   o.min_s = req_double(j, f, "min_s");
   o.flops = f.req_int("flops", 0);
@@ -168,17 +180,17 @@ OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
 CollectiveMeasurement collective_from_json(const json& j, const std::string& file, size_t i) {
   Fields f(j, file, "collectives[" + std::to_string(i) + "].");
   CollectiveMeasurement c;
-  c.rank = static_cast<int>(f.req_int("rank", 0));
+  c.rank = static_cast<int>(f.req_int("rank", 0, kMaxInt));
   const std::string name = f.opt_string("collective", "");
   const auto collective = core::parse_collective(name);
   if (!collective)
     f.fail_value("collective", "\"" + name + "\"",
                  "all_reduce, all_gather, reduce_scatter, alltoall, broadcast or sendrecv");
   c.collective = *collective;
-  c.ranks = static_cast<int>(f.req_int("ranks", 1));
+  c.ranks = static_cast<int>(f.req_int("ranks", 1, kMaxInt));
   c.size_bytes = f.req_int("size_bytes", 0);
   c.calls = f.req_int("calls", 0);
-  c.iterations = static_cast<int>(f.req_int("iterations", 0));
+  c.iterations = static_cast<int>(f.req_int("iterations", 0, kMaxInt));
   c.mean_s = req_double(j, f, "mean_s");
   c.min_s = req_double(j, f, "min_s");
   allow(f, {"warmup_iterations", "bus_factor", "algbw_GBps", "busbw_GBps"});
@@ -244,14 +256,14 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
   if (!j.is_object()) throw core::InputError(source, "", "", "a Measurements file is a JSON object");
   Fields f(j, source);
   Measurements m;
-  m.schema_version = static_cast<int>(f.req_int("schema_version", 1));
+  m.schema_version = static_cast<int>(f.req_int("schema_version", 1, kMaxInt));
   if (m.schema_version != kMeasurementsSchemaVersion)
     f.fail_value("schema_version", std::to_string(m.schema_version),
                  "this DayZero reads Measurements schema " + std::to_string(kMeasurementsSchemaVersion));
   m.model = f.opt_string("model", "");
   m.weights = f.opt_string("weights", "");
   m.backend = f.opt_string("backend", "cpu");
-  m.world_size = static_cast<int>(f.req_int("world_size", 1));
+  m.world_size = static_cast<int>(f.req_int("world_size", 1, kMaxInt));
   m.prompts = int_lists(j, f, "prompts");
   m.tokens = int_lists(j, f, "tokens");
   if (m.tokens.size() != m.prompts.size())
@@ -263,11 +275,11 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     const std::string path = "ranks[" + std::to_string(m.ranks.size()) + "].";
     Fields rf(r, source, path);
     RankMeasurements rm;
-    rm.rank = static_cast<int>(rf.req_int("rank", 0));
-    rm.stage = static_cast<int>(rf.req_int("stage", 0));
-    rm.attn_tp = static_cast<int>(rf.req_int("attn_tp", 0));
-    rm.attn_dp = static_cast<int>(rf.req_int("attn_dp", 0));
-    rm.ep = static_cast<int>(rf.req_int("ep", 0));
+    rm.rank = static_cast<int>(rf.req_int("rank", 0, kMaxInt));
+    rm.stage = static_cast<int>(rf.req_int("stage", 0, kMaxInt));
+    rm.attn_tp = static_cast<int>(rf.req_int("attn_tp", 0, kMaxInt));
+    rm.attn_dp = static_cast<int>(rf.req_int("attn_dp", 0, kMaxInt));
+    rm.ep = static_cast<int>(rf.req_int("ep", 0, kMaxInt));
     rm.sequences = rf.opt_ints("sequences", 0);
     rm.load_s = rf.opt_double("load_s", 0);
     rm.prefill_s = req_double(r, rf, "prefill_s");
@@ -284,13 +296,13 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
     Fields mf(object(f, "machine"), source, "machine.");
     m.machine.hostname = mf.opt_string("hostname", "");
     m.machine.cpu_model = mf.opt_string("cpu_model", "");
-    m.machine.cores = static_cast<int>(mf.opt_int("cores", 0, 0));
-    m.machine.kernel_threads = static_cast<int>(mf.opt_int("kernel_threads", 0, 0));
+    m.machine.cores = static_cast<int>(mf.opt_int("cores", 0, 0, kMaxInt));
+    m.machine.kernel_threads = static_cast<int>(mf.opt_int("kernel_threads", 0, 0, kMaxInt));
     mf.reject_unknown();
   }
   {
     Fields tf(object(f, "timing"), source, "timing.");
-    m.timing_iterations = static_cast<int>(tf.req_int("iterations", 0));
+    m.timing_iterations = static_cast<int>(tf.req_int("iterations", 0, kMaxInt));
     allow(tf, {"warmup_iterations", "method"});
     tf.reject_unknown();
   }

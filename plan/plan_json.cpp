@@ -1,5 +1,6 @@
 #include "plan/plan_json.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
@@ -43,7 +44,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
   if (!j.is_object()) throw core::InputError(file, "", "", "a plan must be a JSON object");
   Fields f(j, file);
   Plan p;
-  p.schema_version = static_cast<int>(f.req_int("schema_version"));
+  p.schema_version = static_cast<int>(f.req_int("schema_version", 1, std::numeric_limits<int>::max()));
   if (p.schema_version != kPlanSchemaVersion)
     f.fail("schema_version",
            "unsupported plan schema (this DayZero reads version " + std::to_string(kPlanSchemaVersion) + ")");

@@ -159,16 +159,18 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "batches", o.batches);
   check_list(sp, "resident_expert_fractions", o.resident_expert_fractions);
   o.tp_within_node = sp.opt_bool("tp_within_node", true);
-  o.top = static_cast<int>(sp.opt_int("top", 10));
-  if (o.top > 1000) sp.fail("top", "at most 1000");
+  o.top = static_cast<int>(sp.opt_int("top", 10, 1, 1000));  // bounded before the narrowing
   sp.reject_unknown();
 }
 
 }  // namespace
 
 Scenario load_scenario(const std::filesystem::path& path) {
+  return scenario_from_json(core::read_json_file(path), path);
+}
+
+Scenario scenario_from_json(const json& j, const std::filesystem::path& path) {
   const std::string file = path.string();
-  const json j = core::read_json_file(path);
   if (!j.is_object()) throw core::InputError(file, "", "", "a scenario must be a JSON object");
   Fields f(j, file);
   Scenario s;

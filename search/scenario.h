@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "model/model.h"
 #include "plan/plan.h"
 #include "topology/cluster.h"
@@ -77,6 +79,9 @@ std::filesystem::path resolve_scenario(const std::string& arg, const std::filesy
 
 // Reads a scenario file; model and cluster paths are resolved against its folder.
 Scenario load_scenario(const std::filesystem::path& file);
+// The same from a parsed file read from `file` (which resolves the relative paths it
+// names and names it in errors).
+Scenario scenario_from_json(const nlohmann::json& j, const std::filesystem::path& file);
 
 // The model and cluster a scenario names, loaded (cluster devices from the
 // catalog in data_dir plus the scenario's own).

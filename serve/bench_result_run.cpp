@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -88,17 +89,18 @@ class RunReader {
     return v->get<double>() / 1e3;
   }
 
-  std::optional<int64_t> opt_count(const std::string& key, int64_t min) const {
+  std::optional<int64_t> opt_count(const std::string& key, int64_t min, int64_t max) const {
     const json* v = get(key);
     if (!v) return std::nullopt;
     const auto n = integral(*v);
     if (!n) fail(key, "expected an integer");
     if (*n < min) fail(key, "must be at least " + std::to_string(min));
+    if (*n > max) fail(key, "must be at most " + std::to_string(max));
     return n;
   }
-  int64_t count(const std::string& key, int64_t min) const {
+  int64_t count(const std::string& key, int64_t min, int64_t max) const {
     if (!get(key)) fail(key, "", "required field is missing");
-    return *opt_count(key, min);
+    return *opt_count(key, min, max);
   }
 
   // A metadata value: `--metadata` writes strings; a hand-edited file may hold numbers.
@@ -118,6 +120,7 @@ class RunReader {
         n = std::stoll(s);
     }
     if (!n || *n < 1) fail(key, "expected a positive integer");
+    if (*n > kMaxBenchLayoutSize) fail(key, "must be at most " + std::to_string(kMaxBenchLayoutSize));
     return n;
   }
 
@@ -149,6 +152,9 @@ int64_t layout_size(const RunReader& r, const std::string& key, std::optional<in
   if (const auto v = r.layout_int(key)) return *v;
   if (flag_value) {
     if (*flag_value < 1) r.fail(key, std::to_string(*flag_value), std::string("from ") + flag + ": must be positive");
+    if (*flag_value > kMaxBenchLayoutSize)
+      r.fail(key, std::to_string(*flag_value),
+             std::string("from ") + flag + ": must be at most " + std::to_string(kMaxBenchLayoutSize));
     return *flag_value;
   }
   if (!fallback) r.missing(key, flag, what);
@@ -218,9 +224,12 @@ int64_t mean_tokens(const RunReader& r, const std::string& list_key, const std::
       if (!mask || output_lens[i] > 0) sum += static_cast<double>(lens[i]), n += 1;
   }
   if (n == 0) {
-    sum = static_cast<double>(r.count(total_key, 1));
+    sum = static_cast<double>(r.count(total_key, 1, INT64_MAX));
     n = static_cast<double>(completed);
   }
+  if (!(sum / n <= static_cast<double>(kMaxBenchTokens)))
+    r.fail(lens.empty() ? total_key : list_key,
+           "a request's mean token count must be at most " + std::to_string(kMaxBenchTokens));
   const int64_t mean = std::llround(sum / n);
   if (mean < 1) r.fail(lens.empty() ? total_key : list_key, "a request's mean token count must be at least 1");
   return mean;
@@ -244,9 +253,10 @@ double request_rate_per_s(const RunReader& r) {
 // The client: requests, rate, and the concurrency as BenchRow's batch per attention-DP
 // replica and pipeline stage (concurrency() = batch_size x pp x attention_dp).
 void read_client(const RunReader& r, BenchRow& b) {
-  const int64_t completed = r.count("completed", 1);
-  const std::optional<int64_t> prompts =
-      r.source().tool == BenchTool::vllm ? r.opt_count("num_prompts", 1) : std::nullopt;  // SGLang writes none
+  const int64_t completed = r.count("completed", 1, kMaxBenchRequests);
+  const std::optional<int64_t> prompts = r.source().tool == BenchTool::vllm
+                                             ? r.opt_count("num_prompts", 1, kMaxBenchRequests)
+                                             : std::nullopt;  // SGLang writes none
   b.requests = prompts.value_or(completed);
   const std::vector<int64_t> output_lens = r.lengths("output_lens");
   b.isl = mean_tokens(r, "input_lens", "total_input_tokens", completed, output_lens);
@@ -259,7 +269,7 @@ void read_client(const RunReader& r, BenchRow& b) {
   if (b.request_rate_per_s > 0 && burstiness && !(burstiness->is_number() && burstiness->get<double>() == 1.0))
     r.fail("burstiness", "arrivals other than Poisson (burstiness 1) are not modelled");
   const int64_t replicas = b.pp * b.attention_dp;
-  if (const auto cap = r.opt_count("max_concurrency", 1)) {
+  if (const auto cap = r.opt_count("max_concurrency", 1, kMaxBenchConcurrency)) {
     if (*cap % replicas != 0)
       r.fail("max_concurrency", "not a multiple of pp x attention_dp = " + std::to_string(replicas) +
                                     ": the simulation gives every replica and stage an equal share of the clients");

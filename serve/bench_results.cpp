@@ -137,11 +137,14 @@ std::vector<BenchRow> read_sglang_results(const fs::path& file, const BenchDefau
 }
 
 std::vector<BenchRow> read_bench_file(const fs::path& file, const BenchDefaults& d) {
-  const std::string text = read_text(file);
+  return parse_bench_text(read_text(file), file, d);
+}
+
+std::vector<BenchRow> parse_bench_text(const std::string& text, const fs::path& file, const BenchDefaults& d) {
   const size_t first = text.find_first_not_of(" \t\r\n");
   const std::string ext = file.extension().string();
   const bool json_text = (first != std::string::npos && text[first] == '{') || ext == ".json" || ext == ".jsonl";
-  if (!json_text) return read_bench_csv(file);
+  if (!json_text) return parse_bench_csv(text, file.string());
   const std::vector<RunText> runs = split_runs(text, file.string());
   return rows_of(runs, file, tool_of(runs.front().value, file), d);
 }

@@ -52,5 +52,9 @@ std::vector<BenchRow> read_sglang_results(const std::filesystem::path& file, con
 // by extension (.jsonl: SGLang; otherwise vLLM). Bad content is a core::InputError
 // naming the file, the run (its line) and the field.
 std::vector<BenchRow> read_bench_file(const std::filesystem::path& file, const BenchDefaults& d);
+// The same from the file's text: `file` (its extension when the content does not
+// decide) is only looked at, never read.
+std::vector<BenchRow> parse_bench_text(const std::string& text, const std::filesystem::path& file,
+                                       const BenchDefaults& d);
 
 }  // namespace dayzero::serve

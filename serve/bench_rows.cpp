@@ -45,7 +45,7 @@ class RowReader {
   }
   const std::string& text(const std::string& key) const { return fields_.at(columns_.at(key)); }
   bool has(const std::string& key) const { return columns_.count(key) > 0; }
-  int64_t integer(const std::string& key, int64_t fallback, int64_t min) const {
+  int64_t integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
     std::string s = text(key);
     if (s.empty()) return fallback;
     // "128.0": an integer written as a float (pandas writes a column with gaps so).
@@ -61,6 +61,7 @@ class RowReader {
     }
     if (used != s.size()) fail(key, s, "expected an integer");
     if (v < min) fail(key, s, "must be at least " + std::to_string(min));
+    if (v > max) fail(key, s, "must be at most " + std::to_string(max));
     return v;
   }
   double latency_s(const std::string& key) const {  // a positive time in ms, as seconds
@@ -129,17 +130,17 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   if (b.mode != "agg" && b.mode != "disagg") r.fail("mode", b.mode, "expected agg or disagg");
   b.gemm_quant = r.text("gemm_quant_mode");
   b.moe_quant = r.text("moe_quant_mode");
-  b.isl = r.integer("isl", 0, 1);
-  b.osl = r.integer("osl", 0, 1);
+  b.isl = r.integer("isl", 0, 1, kMaxBenchTokens);
+  b.osl = r.integer("osl", 0, 1, kMaxBenchTokens);
   const bool agg = b.mode == "agg";
-  b.batch_size = r.integer("batch_size", 0, agg ? 1 : 0);
+  b.batch_size = r.integer("batch_size", 0, agg ? 1 : 0, kMaxBenchConcurrency);
   if (agg && b.batch_size == 0) r.fail("batch_size", "", "an agg row needs its batch size");
-  b.tp = r.integer("tp_size", 1, 1);
-  b.pp = r.integer("pp_size", 1, 1);
-  b.attention_dp = std::max<int64_t>(1, r.integer("attention_dp_size", 1, 0));  // empty or 0: none
+  b.tp = r.integer("tp_size", 1, 1, kMaxBenchLayoutSize);
+  b.pp = r.integer("pp_size", 1, 1, kMaxBenchLayoutSize);
+  b.attention_dp = std::max<int64_t>(1, r.integer("attention_dp_size", 1, 0, kMaxBenchLayoutSize));  // empty or 0: none
   // Dense models leave the expert sizes empty or 0 ("none").
-  b.moe_tp = std::max<int64_t>(1, r.integer("moe_tp_size", 1, 0));
-  b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0));
+  b.moe_tp = std::max<int64_t>(1, r.integer("moe_tp_size", 1, 0, kMaxBenchLayoutSize));
+  b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0, kMaxBenchLayoutSize));
   b.ttft_s = r.latency_s("silicon_ttft_ms");
   b.tpot_s = r.latency_s("silicon_tpot_ms");
   b.recorded_concurrency = recorded_concurrency(r);
@@ -149,8 +150,11 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
 }  // namespace
 
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  std::istringstream in(core::read_input_file(path));
+  return parse_bench_csv(core::read_input_file(path), path.string());
+}
+
+std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
   std::string line;
   if (!std::getline(in, line)) throw core::InputError(file, "", "", "empty file: expected a header row");
   const std::vector<std::string> header = split_csv(line);

@@ -11,7 +11,23 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan.h"
+#include "topology/cluster_config.h"
+
 namespace dayzero::serve {
+
+// Bounds on a measured run, checked by both readers (the CSV and the clients' result
+// files) so that concurrency(), gpus() and the plan and client built from a row stay far
+// inside 64 bits (at most 2^54 and 2^42); the plan's own checks then refuse what no
+// cluster or plan holds.
+// A layout size (tp, pp, attention_dp, moe_tp, moe_ep): the most devices a cluster has.
+inline constexpr int64_t kMaxBenchLayoutSize = topology::kMaxDevices;
+// Concurrent requests (batch_size, a client's max_concurrency): a plan's largest batch.
+inline constexpr int64_t kMaxBenchConcurrency = plan::kMaxBatch;
+// Mean prompt or output tokens of a request: a plan's longest sequence.
+inline constexpr int64_t kMaxBenchTokens = plan::kMaxSequenceTokens;
+// Requests a client sent or completed: 2^40, 10^5 times the 10 million `serve` accepts.
+inline constexpr int64_t kMaxBenchRequests = int64_t{1} << 40;
 
 struct BenchRow {
   std::string id;
@@ -43,5 +59,7 @@ struct BenchRow {
 // (its id and line) and the field. `agg` rows must give a positive batch and layout;
 // `disagg` rows are read with their pool columns left out.
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& file);
+// The same from the file's text; `file` names it in errors and in each row.
+std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file);
 
 }  // namespace dayzero::serve

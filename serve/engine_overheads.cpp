@@ -36,8 +36,10 @@ ErrorBand band(core::Fields& f, const std::string& key) {
 }  // namespace
 
 EngineOverheadTable EngineOverheadTable::load(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const nlohmann::json j = core::read_json_file(path);
+  return from_json(core::read_json_file(path), path.string());
+}
+
+EngineOverheadTable EngineOverheadTable::from_json(const nlohmann::json& j, const std::string& file) {
   core::Fields top(j, file);
   (void)top.opt_string("description", "");
   const nlohmann::json* engines = top.opt_object("engines");

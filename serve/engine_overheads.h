@@ -36,6 +36,8 @@ class EngineOverheadTable {
   // Unknown engines or fields, negative or absurd times (over 1 s), a missing source:
   // core::InputError naming the file and the field.
   static EngineOverheadTable load(const std::filesystem::path& file);
+  // The same from a parsed file; `file` names it in errors.
+  static EngineOverheadTable from_json(const nlohmann::json& j, const std::string& file);
   // data_dir/devices/engine-overheads.json
   static EngineOverheadTable load_builtin(const std::filesystem::path& data_dir);
 

@@ -1,6 +1,7 @@
 #include "simulate/efficiency.h"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
@@ -32,7 +33,7 @@ Efficiency read(const nlohmann::json& j, const std::string& file, const std::str
   base.kernel_overhead_s = f.opt_double("kernel_overhead_s", base.kernel_overhead_s);
   if (base.kernel_overhead_s < 0 || base.kernel_overhead_s > 1e-3) f.fail("kernel_overhead_s", "must be in [0, 1 ms]");
   base.collective_efficiency = fraction(f, "collective_efficiency", base.collective_efficiency);
-  base.tile_rows = static_cast<int>(f.opt_int("tile_rows", base.tile_rows));
+  base.tile_rows = static_cast<int>(f.opt_int("tile_rows", base.tile_rows, 1, std::numeric_limits<int>::max()));
   source = f.opt_string("source", "");
   if (source.empty()) f.fail("source", "every entry must say where its figures come from");
   f.reject_unknown();
@@ -42,8 +43,10 @@ Efficiency read(const nlohmann::json& j, const std::string& file, const std::str
 }  // namespace
 
 EfficiencyTable EfficiencyTable::load(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  const nlohmann::json j = core::read_json_file(path);
+  return from_json(core::read_json_file(path), path.string());
+}
+
+EfficiencyTable EfficiencyTable::from_json(const nlohmann::json& j, const std::string& file) {
   Fields top(j, file);
   (void)top.opt_string("description", "");
   const nlohmann::json* def = top.opt_object("default");

@@ -50,6 +50,8 @@ nlohmann::json efficiency_to_json(const Efficiency& e);
 class EfficiencyTable {
  public:
   static EfficiencyTable load(const std::filesystem::path& file);
+  // The same from a parsed file; `file` names it in errors.
+  static EfficiencyTable from_json(const nlohmann::json& j, const std::string& file);
   // data_dir/devices/efficiency.json
   static EfficiencyTable load_builtin(const std::filesystem::path& data_dir);
 

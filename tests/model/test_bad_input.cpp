@@ -295,6 +295,33 @@ TEST(BadInput, ModulesToNotConvertAreBoundedAndMatchedInLinearTime) {
                {"\"model.layers.*.x64\"", "more than 64 glob patterns"});
 }
 
+// Found while fuzzing (issue 16): the most layers the bounds allow (4096, with 64 routed
+// experts: kMaxLayerExperts) and the most glob patterns (64) took 15-23 s to build under
+// the fuzzers' sanitizers (past libFuzzer's 10 s timeout; 1.9 s in a Release build), each
+// weight's name and each glob split at dots again for every (weight, glob) pair. Globs
+// are now split once, names once per weight (1.0 s in Release). The bound catches a
+// return to quadratic matching, and the globs must still match as before.
+TEST(BadInput, TheMostLayersAndGlobsTheBoundsAllowBuildPromptly) {
+  json j = moe_config();
+  j["num_hidden_layers"] = kMaxLayers;
+  j["n_routed_experts"] = kMaxLayerExperts / kMaxLayers;
+  j["num_nextn_predict_layers"] = 0;
+  auto& keep = j["quantization_config"]["modules_to_not_convert"];
+  keep = json::array();
+  for (int64_t i = 0; i < kMaxModuleGlobs; ++i) keep.push_back("*?*?*?*?*?*?*?*?*?*?*?#" + std::to_string(i));
+  keep.back() = "model.layers.7.mlp.shared_experts.*";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Model m = build_model(parse_config(j.dump(), "many-globs.json"));
+#if defined(__SANITIZE_ADDRESS__)
+  const double limit_s = 30;  // scripts/sanitize.sh's build is several times slower
+#else
+  const double limit_s = 5;
+#endif
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), limit_s);
+  EXPECT_EQ(m.find_weight("model.layers.7.mlp.shared_experts.up_proj.weight")->stored.kind, StorageKind::plain);
+  EXPECT_NE(m.find_weight("model.layers.8.mlp.shared_experts.up_proj.weight")->stored.kind, StorageKind::plain);
+}
+
 TEST(ModulePatterns, MatchesAsThePatternByPatternRule) {
   const ModulePatterns keep({"model.layers.*.self_attn", "mlp.gate", "lm_head", "layers.2"});
   for (const char* name : {"model.layers.3.self_attn.q_proj.weight", "model.layers.2.mlp.gate.weight", "lm_head.weight",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -166,6 +167,19 @@ TEST(Safetensors, ShardIndexRoundTrip) {
   EXPECT_THROW(read_shard_index(path), SafetensorsError);
 }
 
+// The text and prefix entry points the path readers call (and the fuzz targets use).
+TEST(Safetensors, HeaderLengthAndIndexFromMemory) {
+  const std::array<unsigned char, 8> prefix = {16, 0, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(safetensors_header_length(prefix, 24, "m.safetensors"), 16);
+  EXPECT_THROW(safetensors_header_length(prefix, 23, "m.safetensors"), SafetensorsError);  // past the end
+  const std::array<unsigned char, 8> huge = {0, 0, 0, 0, 0, 0, 0, 0x80};
+  EXPECT_THROW(safetensors_header_length(huge, INT64_MAX, "m.safetensors"), SafetensorsError);
+  const ShardIndex idx = parse_shard_index(R"({"weight_map": {"a": "s1.safetensors"}})", "index.json");
+  EXPECT_EQ(idx.weight_map.at("a"), "s1.safetensors");
+  EXPECT_FALSE(idx.total_size);
+  EXPECT_THROW(parse_shard_index(R"({"weight_map": {"a": "../s1.safetensors"}})", "index.json"), SafetensorsError);
+}
+
 // Hostile headers and indexes go through core::parse_json_text's limits, told as
 // SafetensorsErrors naming the file.
 TEST(Safetensors, HostileJsonIsRejectedNamingTheFile) {
@@ -196,7 +210,8 @@ TEST(Safetensors, HostileJsonIsRejectedNamingTheFile) {
 // header that is not an object; a FIFO is refused, not waited on.
 TEST(Safetensors, HeaderBytesTheFormatDoesNotAllowAreRejected) {
   const std::string one = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
-  expect_rejected(raw_file("bom.st", "\xEF\xBB\xBF" + one, 8), "header is not a JSON object: it begins with 0xEF, not '{'");
+  expect_rejected(raw_file("bom.st", "\xEF\xBB\xBF" + one, 8),
+                  "header is not a JSON object: it begins with 0xEF, not '{'");
   expect_rejected(raw_file("nul.st", one + std::string(6, '\0') + "garbage", 8),
                   "header holds a NUL byte at offset 54 (only spaces may pad it after the JSON)");
   expect_rejected(raw_file("list.st", "[1, 2]", 0), "header is not a JSON object: it begins with 0x5B, not '{'");

@@ -197,6 +197,15 @@ std::string scenario_error(const std::string& text) {
   return "";
 }
 
+// Issue 16 (found while fuzzing): search.top is kept in an int, and 2^32 + 10 was read as
+// 10 (the check of at most 1000 came after the narrowing). It is now bounded as read.
+TEST(Scenario, TopIsNotNarrowedSilently) {
+  EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",
+      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4}, "search": {"top": 4294967306}})")
+                .find("'search.top' = 4294967306: must be at most 1000"),
+            std::string::npos);
+}
+
 TEST(Scenario, BadScenariosNameTheField) {
   const std::string ok_head =
       R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",)";

@@ -192,6 +192,19 @@ TEST(BenchResults, TheFormatFollowsTheContent) {
   EXPECT_EQ(appended[1].line, 2);
 }
 
+// The text entry point (which read_bench_file calls): the same rows, the name's
+// extension consulted but the file never read.
+TEST(BenchResults, TextReadsAsItsFileWould) {
+  const fs::path file = kData / "vllm_serve_llama8b_c8.json";
+  std::ifstream in(file);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto rows = parse_bench_text(text, "/nonexistent/vllm_serve_llama8b_c8.json", h100_tp1());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].id, "vllm_serve_llama8b_c8:1");
+  EXPECT_EQ(rows[0].isl, read_bench_file(file, h100_tp1())[0].isl);
+  EXPECT_THROW(parse_bench_text("", "/nonexistent/rows.csv", {}), core::InputError);
+}
+
 // A vLLM run as the client writes it, with `fields` replacing or adding keys.
 // A vLLM run with `fields` added; a field it names replaces the base's (a JSON object
 // may not repeat a key).
@@ -298,6 +311,43 @@ TEST(BenchResults, AMissingLayoutNamesTheFlag) {
                 .find("s.jsonl: field 'line 1 model_path': missing: the model's Hugging Face id; pass --model or add "
                       "\"model_path\" to the run's line (sglang.bench_serving records no metadata)"),
             std::string::npos);
+}
+
+// Found while fuzzing (issue 16: an input for fuzz_bench_csv, under UBSan): a row's sizes had no upper bound, so
+// batch_size 2^63-1 with pp_size 2 overflowed concurrency() (batch x pp x attention_dp,
+// undefined behaviour), as a result file's tp x attention_dp did. Every size is now
+// bounded where it is read: layouts by the devices a cluster may have, batches by a
+// plan's largest, token means by its longest sequence, requests by 2^40.
+TEST(BenchResults, SizesAreBoundedSoRowProductsFitIn64Bits) {
+  const std::string header =
+      "id,backend,backend_version,model_path,system,mode,isl,osl,gemm_quant_mode,moe_quant_mode,batch_size,"
+      "tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  EXPECT_NE(error_of("rows.csv", header + "r1,vllm,,m,h100_sxm,agg,100,10,,,9223372036854775807,1,2,1,,,50,10\n")
+                .find("field 'row 2 (r1) batch_size' = \"9223372036854775807\": must be at most 67108864"),
+            std::string::npos);
+  EXPECT_NE(error_of("rows.csv", header + "r1,vllm,,m,h100_sxm,agg,100,10,,,4,16385,1,1,,,50,10\n")
+                .find("tp_size' = \"16385\": must be at most 16384"),
+            std::string::npos);
+  EXPECT_NE(error_of("rows.csv", header + "r1,vllm,,m,h100_sxm,agg,1073741825,10,,,4,1,1,1,,,50,10\n")
+                .find("isl' = \"1073741825\": must be at most 1073741824"),
+            std::string::npos);
+  const auto max = parse_bench_csv(header + "r1,vllm,,m,h100_sxm,agg,100,10,,,67108864,1,16384,16384,,,50,10\n", "r");
+  EXPECT_EQ(max[0].concurrency(), int64_t{1} << 54);  // the largest product, exact
+
+  const BenchDefaults d = h100_tp1();
+  EXPECT_NE(error_of("a.json", vllm_run(kLatencies + ", \"tp\": 9223372036854775807, \"attention_dp\": 2"), d)
+                .find("field 'line 1 tp' = 9223372036854775807: must be at most 16384"),
+            std::string::npos);
+  EXPECT_NE(error_of("a.json", vllm_run(kLatencies + ", \"max_concurrency\": 9223372036854775807"), d)
+                .find("max_concurrency' = 9223372036854775807: must be at most 67108864"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("a.json", vllm_run(kLatencies + ", \"completed\": 1, \"total_input_tokens\": 9223372036854775807"), d)
+          .find("must be at most 1073741824"),
+      std::string::npos);
+  BenchDefaults wide = d;
+  wide.tp = int64_t{1} << 40;
+  EXPECT_NE(error_of("a.json", vllm_run(kLatencies), wide).find("from --tp: must be at most 16384"), std::string::npos);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "simulate/calibration.h"
 #include "simulate/validation.h"
 
@@ -237,6 +238,15 @@ TEST(SimulateCalibration, WritesAnEfficiencyTableTheSimulatorLoads) {
   EXPECT_DOUBLE_EQ(t.for_device("H100-SXM").gemm_compute, table_default.gemm_compute);
   EXPECT_EQ(t.source_for("H100-SXM"), "shipped default");
   std::filesystem::remove(file);
+}
+
+// Issue 16 (found while fuzzing): tile_rows is kept in an int, and 2^32 + 64 was read as
+// 64. It is now read no larger than an int.
+TEST(EfficiencyTable, TileRowsIsNotNarrowedSilently) {
+  nlohmann::json j = {{"default", {{"tile_rows", (int64_t{1} << 32) + 64}, {"source", "s"}}}};
+  EXPECT_THROW((void)EfficiencyTable::from_json(j, "e.json"), core::InputError);
+  j["default"]["tile_rows"] = 128;
+  EXPECT_EQ(EfficiencyTable::from_json(j, "e.json").default_efficiency().tile_rows, 128);
 }
 
 }  // namespace
