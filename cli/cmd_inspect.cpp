@@ -20,7 +20,7 @@ constexpr const char* kDefaultModel = "DeepSeek-V3";
 
 void print_ops(std::ostream& out, const model::Layer& l) {
   out << "\nOps of layer " << l.index << " (" << (l.moe ? "MoE" : "dense")
-      << (l.window == model::LayerWindow::sliding ? ", sliding-window attention" : "")
+      << (l.attention == model::LayerAttention::sliding ? ", sliding-window attention" : "")
       << "); FLOPs and activation bytes per token (BF16 activations)\n";
   out << "  " << pad_right("op", 28) << pad_right("kind", 12) << pad_left("n x k", 22) << pad_left("params", 16)
       << pad_left("weight bytes", 16) << pad_left("MFLOP/token", 13) << pad_left("act B/token", 13) << '\n';
@@ -61,7 +61,8 @@ void print_summary(std::ostream& out, const Model& m) {
   } else {
     out << "  attention     " << c.num_heads << " heads, " << c.num_kv_heads << " KV heads, head dim " << c.head_dim;
     if (c.sliding_window > 0) {
-      const auto sliding = std::count(c.layer_windows.begin(), c.layer_windows.end(), model::LayerWindow::sliding);
+      const auto sliding =
+          std::count(c.layer_attention.begin(), c.layer_attention.end(), model::LayerAttention::sliding);
       out << ", sliding window " << c.sliding_window << " on " << sliding << " of " << c.num_layers << " layers";
     }
     if (c.attention_sinks) out << ", sinks";
@@ -103,9 +104,22 @@ void print_summary(std::ostream& out, const Model& m) {
          "   channel; int4 (W4A16): BF16 scale per 128 inputs; nvfp4 (W4A4): F8_E4M3 scale per 16 inputs + F32 per\n"
          "   tensor; embeddings, head, routers, norms stay BF16)\n";
 
-  out << "\nKV cache per token of context, all " << c.num_layers << " layers\n";
+  const int64_t linear = m.layers_of(model::LayerAttention::linear);
+  if (linear > 0)
+    out << "\nKV cache per token of context, the " << c.num_layers - linear << " attention layers (the " << linear
+        << " linear-attention layers cache nothing per token)\n";
+  else out << "\nKV cache per token of context, all " << c.num_layers << " layers\n";
   out << "  bf16  " << with_commas(m.kv_bytes_per_token(2)) << " bytes\n";
   out << "  fp8   " << with_commas(m.kv_bytes_per_token(1)) << " bytes\n";
+  if (c.indexer.heads > 0)
+    out << "  + sparse-attention indexer keys " << with_commas(m.indexer_bytes_per_token())
+        << " bytes (FP8 + F32 scale, any KV dtype); attention reads at most " << c.indexer.topk
+        << " tokens per query\n";
+  if (linear > 0)
+    out << "Linear-attention state per sequence, " << linear
+        << " layers, any length: " << with_commas(m.linear_state_bytes_per_seq(2)) << " bytes ("
+        << gb_and_gib(m.linear_state_bytes_per_seq(2)) << "; recurrent state in "
+        << model::dtype_name(c.linear.state_dtype) << ", conv window in bf16)\n";
   if (c.sliding_window > 0)
     out << "  (sliding layers stop growing at " << c.sliding_window
         << " tokens: 128k context at bf16 = " << gb_and_gib(m.kv_cache_bytes(131072, 2)) << ")\n";

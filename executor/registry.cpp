@@ -137,7 +137,7 @@ std::string storage_variant(const model::StorageFormat& f) {
 }
 
 std::string attention_variant(const model::AttentionShape& a) {
-  if (a.kind == model::AttentionKind::mla) return "mla";
+  if (a.kind == model::AttentionKind::mla) return a.topk > 0 ? "mla+sparse_topk" : "mla";
   std::string v = "gqa";
   if (a.window > 0) v += "+sliding";
   if (a.sinks) v += "+sinks";
@@ -155,7 +155,11 @@ std::string router_variant(const model::ModelConfig& c) {
 OpVariant op_variant(const model::Model& m, const model::Op& op) {
   switch (op.kind) {
     case OpKind::embedding: return {op.kind, "gather"};
-    case OpKind::norm: return {op.kind, "rms"};
+    case OpKind::norm:
+      if (op.weights.size() > 1) return {op.kind, "layer_norm"};  // with a bias: the indexer's k_norm
+      if (op.heads == 0 && m.config.qk_norm_whole && op.name.find("_norm") == 1)
+        return {op.kind, "rms_across_heads"};  // MiniMax-M2's q_norm / k_norm: one norm over all (TP-split) heads
+      return {op.kind, "rms"};
     case OpKind::gemm:
     case OpKind::expert_gemm: {
       const model::Weight* w = op.weights.empty() ? nullptr : m.find_weight(op.weights.front());
@@ -167,10 +171,14 @@ OpVariant op_variant(const model::Model& m, const model::Op& op) {
     case OpKind::rope: return {op.kind, m.config.rope.type};
     case OpKind::attention: return {op.kind, attention_variant(op.attn)};
     case OpKind::activation:
+      if (op.name == "attn_output_gate") return {op.kind, "sigmoid_gate"};
       return {op.kind,
               m.config.family == model::Family::gpt_oss && op.active_experts > 0 ? "swiglu_clamped" : "swiglu"};
     case OpKind::router: return {op.kind, router_variant(m.config)};
-    case OpKind::moe_combine: return {op.kind, "weighted_sum"};
+    case OpKind::moe_combine:
+      return {op.kind, m.config.moe.shared_expert_gate ? "weighted_sum+shared_gate" : "weighted_sum"};
+    case OpKind::linear_attention: return {op.kind, "gated_delta_net"};
+    case OpKind::indexer: return {op.kind, "dsa_topk"};
   }
   return {op.kind, "?"};
 }

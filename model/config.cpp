@@ -24,6 +24,10 @@ constexpr ArchEntry kArchitectures[] = {
     {"DeepseekV2ForCausalLM", Family::deepseek_v2},
     {"DeepseekV3ForCausalLM", Family::deepseek_v3},
     {"GptOssForCausalLM", Family::gpt_oss},
+    {"MiniMaxM2ForCausalLM", Family::minimax_m2},
+    {"Qwen3_5MoeForConditionalGeneration", Family::qwen3_5_moe},
+    {"Qwen3_5MoeForCausalLM", Family::qwen3_5_moe},
+    {"GlmMoeDsaForCausalLM", Family::glm_moe_dsa},
 };
 
 struct TextTypeEntry {
@@ -42,6 +46,8 @@ constexpr TextTypeEntry kTextModelTypes[] = {
     {"qwen3_vl_moe_text", Family::qwen3_moe},
     {"mixtral", Family::mixtral},
     {"deepseek_v3", Family::deepseek_v3},
+    {"kimi_k2", Family::deepseek_v3},  // Kimi-K2.5's text_config: DeepSeek-V3's architecture
+    {"qwen3_5_moe_text", Family::qwen3_5_moe},
 };
 
 std::optional<Family> family_of_architecture(const std::string& a) {
@@ -63,6 +69,9 @@ std::string_view family_name(Family f) {
     case Family::deepseek_v2: return "deepseek_v2";
     case Family::deepseek_v3: return "deepseek_v3";
     case Family::gpt_oss: return "gpt_oss";
+    case Family::minimax_m2: return "minimax_m2";
+    case Family::qwen3_5_moe: return "qwen3_5_moe";
+    case Family::glm_moe_dsa: return "glm_moe_dsa";
   }
   return "?";
 }
@@ -76,13 +85,18 @@ std::string supported_architectures() {
 bool ModelConfig::is_moe_layer(int64_t layer) const {
   if (moe.num_experts == 0) return false;
   if (std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) != moe.dense_layers.end()) return false;
-  if (family == Family::deepseek_v2 || family == Family::deepseek_v3)
+  if (family == Family::deepseek_v2 || family == Family::deepseek_v3 || family == Family::glm_moe_dsa)
     return layer >= moe.first_dense_layers && layer % moe.layer_freq == 0;
   return (layer + 1) % moe.layer_freq == 0;  // Qwen decoder_sparse_step (1 for all others)
 }
 
+bool ModelConfig::has_linear_layers() const {
+  return std::find(layer_attention.begin(), layer_attention.end(), LayerAttention::linear) != layer_attention.end();
+}
+
 std::string ModelConfig::display_family() const {
   if (model_type == "kimi_k2") return "Kimi-K2 (DeepSeek-V3 architecture)";
+  if (model_type == "kimi_k25") return "Kimi-K2.5 (DeepSeek-V3 architecture in a multimodal wrapper)";
   switch (family) {
     case Family::llama: return "Llama";
     case Family::mistral: return "Mistral";
@@ -93,6 +107,9 @@ std::string ModelConfig::display_family() const {
     case Family::deepseek_v2: return "DeepSeek-V2";
     case Family::deepseek_v3: return "DeepSeek-V3";
     case Family::gpt_oss: return "gpt-oss";
+    case Family::minimax_m2: return "MiniMax-M2";
+    case Family::qwen3_5_moe: return "Qwen3.5-MoE (hybrid linear attention)";
+    case Family::glm_moe_dsa: return "GLM-5 (MLA with DeepSeek sparse attention)";
   }
   return "?";
 }
@@ -115,7 +132,7 @@ void read_common(core::Fields& f, core::Fields& top, ModelConfig& c) {
   if (f.has("head_dim")) {
     c.head_dim = f.req_int("head_dim", 1, kMaxHeadDim);
   } else {
-    if (c.family != Family::deepseek_v2 && c.family != Family::deepseek_v3 && c.hidden_size % c.num_heads != 0)
+    if (c.attention_is_mla_family() == false && c.hidden_size % c.num_heads != 0)
       f.fail_value("num_attention_heads", std::to_string(c.num_heads),
                    "hidden_size " + std::to_string(c.hidden_size) +
                        " is not divisible by the number of heads and no head_dim is given");
@@ -133,6 +150,9 @@ void read_family(core::Fields& f, ModelConfig& c) {
     case Family::deepseek_v2:
     case Family::deepseek_v3: detail::read_deepseek(f, c); break;
     case Family::gpt_oss: detail::read_gpt_oss(f, c); break;
+    case Family::minimax_m2: detail::read_minimax_m2(f, c); break;
+    case Family::qwen3_5_moe: detail::read_qwen3_5_moe(f, c); break;
+    case Family::glm_moe_dsa: detail::read_glm_moe_dsa(f, c); break;
     case Family::llama:
     case Family::mistral:
     case Family::qwen2:

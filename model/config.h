@@ -14,7 +14,20 @@
 
 namespace dayzero::model {
 
-enum class Family { llama, mistral, qwen2, qwen3, qwen3_moe, mixtral, deepseek_v2, deepseek_v3, gpt_oss };
+enum class Family {
+  llama,
+  mistral,
+  qwen2,
+  qwen3,
+  qwen3_moe,
+  mixtral,
+  deepseek_v2,
+  deepseek_v3,
+  gpt_oss,
+  minimax_m2,   // MiniMax-M2 / M2.5: GQA with whole-layer q/k norms, 256 sigmoid-routed experts
+  qwen3_5_moe,  // Qwen3.5-MoE: gated delta-net linear attention, a gated full-attention layer every few
+  glm_moe_dsa,  // GLM-5: MLA with DeepSeek sparse attention (a top-k token indexer)
+};
 
 std::string_view family_name(Family f);
 // The `architectures` values DayZero reads, as one comma-separated line (for errors).
@@ -43,8 +56,11 @@ inline constexpr int64_t kMaxModulePatterns = 1 << 16;
 // name: 16x the 4 of gpt-oss, the only published lists we know with globs.
 inline constexpr int64_t kMaxModuleGlobs = 64;
 
-enum class AttentionKind { gqa, mla };     // MHA is GQA with kv_heads == heads
-enum class LayerWindow { full, sliding };  // per-layer attention span
+enum class AttentionKind { gqa, mla };  // MHA is GQA with kv_heads == heads
+// What a decoder layer's token mixer is: softmax attention over the whole context or
+// a sliding window of it (both cache K/V per token), or linear attention (a gated
+// delta-net: a fixed recurrent state per sequence, whatever the context).
+enum class LayerAttention { full, sliding, linear };
 
 // Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2).
 struct MlaDims {
@@ -55,11 +71,42 @@ struct MlaDims {
   int64_t v_head_dim = 0;
 };
 
+// Gated delta-net linear attention (Qwen3-Next, Qwen3.5): `key_heads` query/key heads
+// of `key_head_dim`, `value_heads` value heads of `value_head_dim` (each value head
+// reads key head h * key_heads / value_heads), a causal depthwise conv of
+// `conv_kernel` taps over q, k and v. Its state per sequence: one key_head_dim x
+// value_head_dim matrix per value head (in `state_dtype`) and the conv's last
+// conv_kernel - 1 inputs.
+struct LinearAttentionDims {
+  int64_t key_heads = 0;
+  int64_t value_heads = 0;
+  int64_t key_head_dim = 0;
+  int64_t value_head_dim = 0;
+  int64_t conv_kernel = 0;
+  DType state_dtype = DType::f32;  // config mamba_ssm_dtype
+
+  int64_t key_dim() const { return key_heads * key_head_dim; }
+  int64_t value_dim() const { return value_heads * value_head_dim; }
+  int64_t conv_dim() const { return 2 * key_dim() + value_dim(); }  // q, k, v go through the conv
+  int64_t state_elems() const { return value_heads * key_head_dim * value_head_dim; }
+  int64_t conv_state_elems() const { return (conv_kernel - 1) * conv_dim(); }
+};
+
+// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightweight indexer of `heads`
+// heads of `head_dim` scores every cached token for each query and the attention
+// reads only the `topk` best. The indexer caches one key of head_dim per token.
+struct SparseIndexer {
+  int64_t heads = 0;  // 0: no indexer (dense attention)
+  int64_t head_dim = 0;
+  int64_t topk = 0;
+};
+
 struct MoeConfig {
   int64_t num_experts = 0;  // routed experts per MoE layer; 0 = dense model
   int64_t experts_per_token = 0;
   int64_t expert_intermediate = 0;     // FFN width of one routed expert
   int64_t num_shared_experts = 0;      // DeepSeek: shared experts of width expert_intermediate
+  bool shared_expert_gate = false;     // Qwen3.5: a sigmoid gate [1, hidden] on the shared expert's output
   int64_t first_dense_layers = 0;      // DeepSeek first_k_dense_replace
   int64_t layer_freq = 1;              // DeepSeek moe_layer_freq / Qwen decoder_sparse_step
   std::vector<int64_t> dense_layers;   // Qwen3-MoE mlp_only_layers
@@ -92,7 +139,9 @@ struct RopeConfig {
   bool interleaved = false;                      // rotate pairs (2i, 2i+1) (DeepSeek rope_interleave), else halves
 };
 
-enum class QuantMethod { none, fp8, mxfp4 };
+// fp8: block or tensor FP8 (quant_method fp8); mxfp4: gpt-oss experts;
+// compressed_int4: compressed-tensors pack-quantized INT4 (Kimi-K2.5's experts).
+enum class QuantMethod { none, fp8, mxfp4, compressed_int4 };
 
 struct QuantConfig {
   QuantMethod method = QuantMethod::none;
@@ -100,6 +149,10 @@ struct QuantConfig {
   StorageFormat format;
   // HF module patterns kept unquantized (`modules_to_not_convert`), as given.
   std::vector<std::string> modules_to_not_convert;
+  // compressed-tensors `ignore`: module names, or `re:` regular expressions (the
+  // subset model/module_regex.h reads) matched against the whole module name.
+  std::vector<std::string> ignore;
+  std::string group_field;  // compressed-tensors: where group_size was read (for errors)
 };
 
 struct ModelConfig {
@@ -121,23 +174,33 @@ struct ModelConfig {
 
   AttentionKind attention = AttentionKind::gqa;
   MlaDims mla;
-  bool qkv_bias = false;                   // biases on q/k/v projections
-  bool o_bias = false;                     // bias on the output projection
-  bool mlp_bias = false;                   // biases on dense MLP projections
-  bool qk_norm = false;                    // Qwen3: per-head RMSNorm on q and k
-  bool attention_sinks = false;            // gpt-oss: one learned sink logit per head
-  int64_t sliding_window = 0;              // tokens; 0 = none
-  std::vector<LayerWindow> layer_windows;  // one per decoder layer
+  bool qkv_bias = false;                        // biases on q/k/v projections
+  bool o_bias = false;                          // bias on the output projection
+  bool mlp_bias = false;                        // biases on dense MLP projections
+  bool qk_norm = false;                         // Qwen3: per-head RMSNorm on q and k
+  bool qk_norm_whole = false;                   // MiniMax-M2: the q / k norms span all heads (per_layer)
+  bool attn_output_gate = false;                // Qwen3.5: q_proj also emits a sigmoid gate on the output
+  int64_t rotary_dim = 0;                       // GQA: dims of each head that get RoPE (0: all of head_dim)
+  bool attention_sinks = false;                 // gpt-oss: one learned sink logit per head
+  int64_t sliding_window = 0;                   // tokens; 0 = none
+  std::vector<LayerAttention> layer_attention;  // one per decoder layer
 
   RopeConfig rope;
 
+  LinearAttentionDims linear;  // LayerAttention::linear layers
+  SparseIndexer indexer;       // MLA layers with DeepSeek sparse attention
+
   MoeConfig moe;
-  int64_t mtp_layers = 0;  // DeepSeek-V3 num_nextn_predict_layers
+  int64_t mtp_layers = 0;  // DeepSeek-V3 num_nextn_predict_layers, Qwen3.5 mtp_num_hidden_layers
 
   DType torch_dtype = DType::bf16;
   QuantConfig quant;
 
   bool is_moe() const { return moe.num_experts > 0; }
+  bool attention_is_mla_family() const {
+    return family == Family::deepseek_v2 || family == Family::deepseek_v3 || family == Family::glm_moe_dsa;
+  }
+  bool has_linear_layers() const;
   bool is_moe_layer(int64_t layer) const;  // layer in [0, num_layers + mtp_layers)
   std::string display_family() const;      // "Kimi-K2 (DeepSeek-V3 architecture)"
 };

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "model/config_parse.h"
+#include "model/module_regex.h"
 #include "model/weights.h"
 
 namespace dayzero::model::detail {
@@ -13,12 +14,35 @@ namespace dayzero::model::detail {
 namespace {
 bool is_qwen(Family f) { return f == Family::qwen2 || f == Family::qwen3 || f == Family::qwen3_moe; }
 
-// rope_theta and rope_scaling. `theta_default`: the family config class's rope_theta.
+}  // namespace
+
+// rope_theta and rope_scaling, or transformers 5's `rope_parameters` (rope_theta and the
+// scaling keys in one object). `theta_default`: the family config class's rope_theta.
 void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved_default) {
   RopeConfig& r = c.rope;
+  r.interleaved = f.opt_bool("rope_interleave", interleaved_default);
+  if (const nlohmann::json* params = f.opt_object("rope_parameters"); params && !f.has("rope_theta")) {
+    Fields pf(*params, f.file(), "rope_parameters.");
+    r.theta = pf.opt_double("rope_theta", theta_default);
+    if (r.theta <= 1.0) pf.fail_value("rope_theta", std::to_string(r.theta), "must be greater than 1");
+    r.type = pf.opt_string("rope_type", "default");
+    if (r.type != "default")
+      pf.fail_value("rope_type", "\"" + r.type + "\"", "only default rope is read from rope_parameters");
+    const double partial = pf.opt_double("partial_rotary_factor", 1.0);
+    if (!(partial > 0 && partial <= 1))
+      pf.fail_value("partial_rotary_factor", std::to_string(partial), "must be in (0, 1]");
+    if (c.attention == AttentionKind::gqa) {
+      const double dims = partial * static_cast<double>(c.head_dim);
+      c.rotary_dim = static_cast<int64_t>(dims);
+      if (static_cast<double>(c.rotary_dim) != dims || c.rotary_dim % 2 != 0 || c.rotary_dim == 0)
+        pf.fail_value("partial_rotary_factor", std::to_string(partial),
+                      "must give an even number of rotary dims of head_dim " + std::to_string(c.head_dim));
+    }
+    r.original_max_position_embeddings = c.max_position_embeddings;
+    return;
+  }
   r.theta = f.opt_double("rope_theta", theta_default);
   if (r.theta <= 1.0) f.fail_value("rope_theta", std::to_string(r.theta), "must be greater than 1");
-  r.interleaved = f.opt_bool("rope_interleave", interleaved_default);
   const nlohmann::json* s = f.opt_object("rope_scaling");
   if (!s) return;
   Fields sf(*s, f.file(), "rope_scaling.");
@@ -42,32 +66,35 @@ void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved
   }
   if (r.original_max_position_embeddings == 0) r.original_max_position_embeddings = c.max_position_embeddings;
 }
-}  // namespace
 
-void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default) {
+void read_layer_attention(Fields& f, ModelConfig& c, bool sliding_by_default) {
   const auto window = f.maybe_int("sliding_window", 1, kMaxPositions);
   c.sliding_window = window.value_or(0);
   const auto types = f.opt_strings("layer_types");
-  c.layer_windows.assign(static_cast<size_t>(c.num_layers), LayerWindow::full);
+  c.layer_attention.assign(static_cast<size_t>(c.num_layers), LayerAttention::full);
   if (!types.empty()) {
     if (static_cast<int64_t>(types.size()) != c.num_layers)
       f.fail("layer_types",
              "has " + std::to_string(types.size()) + " entries for " + std::to_string(c.num_layers) + " layers");
+    const bool linear_ok = c.family == Family::qwen3_5_moe;  // the families with a linear-attention kernel
     for (size_t i = 0; i < types.size(); ++i) {
-      if (types[i] == "sliding_attention") c.layer_windows[i] = LayerWindow::sliding;
+      if (types[i] == "sliding_attention") c.layer_attention[i] = LayerAttention::sliding;
+      else if (types[i] == "linear_attention" && linear_ok) c.layer_attention[i] = LayerAttention::linear;
       else if (types[i] != "full_attention")
-        f.fail_value("layer_types", "\"" + types[i] + "\"", "unknown layer type (full_attention, sliding_attention)");
+        f.fail_value("layer_types[" + std::to_string(i) + "]", "\"" + types[i] + "\"",
+                     std::string("unknown layer type for ") + std::string(family_name(c.family)) +
+                         (linear_ok ? " (full_attention, linear_attention)" : " (full_attention, sliding_attention)"));
     }
   } else if (is_qwen(c.family)) {
     // Qwen2/3: sliding only with use_sliding_window, on layers >= max_window_layers.
     const bool use = f.opt_bool("use_sliding_window", false);
     const int64_t from = f.opt_int("max_window_layers", c.num_layers, 0, kMaxLayers);
     for (int64_t i = 0; i < c.num_layers; ++i)
-      if (use && i >= from) c.layer_windows[i] = LayerWindow::sliding;
+      if (use && i >= from) c.layer_attention[i] = LayerAttention::sliding;
   } else if (sliding_by_default && c.sliding_window > 0) {
-    std::fill(c.layer_windows.begin(), c.layer_windows.end(), LayerWindow::sliding);
+    std::fill(c.layer_attention.begin(), c.layer_attention.end(), LayerAttention::sliding);
   }
-  const bool any_sliding = std::count(c.layer_windows.begin(), c.layer_windows.end(), LayerWindow::sliding) > 0;
+  const bool any_sliding = std::count(c.layer_attention.begin(), c.layer_attention.end(), LayerAttention::sliding) > 0;
   if (any_sliding && c.sliding_window == 0)
     f.fail("sliding_window", "sliding-attention layers need a positive sliding_window");
   if (!any_sliding) c.sliding_window = 0;
@@ -92,9 +119,12 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
       c.qkv_bias = c.o_bias = f.opt_bool("attention_bias", false);
       c.mlp_bias = f.opt_bool("mlp_bias", false);
       break;
-    case Family::deepseek_v2:  // not GQA families: read_deepseek / read_gpt_oss
+    case Family::deepseek_v2:  // not GQA families: read_deepseek / read_gpt_oss / config_families_moe.cpp
     case Family::deepseek_v3:
-    case Family::gpt_oss: break;
+    case Family::gpt_oss:
+    case Family::minimax_m2:
+    case Family::qwen3_5_moe:
+    case Family::glm_moe_dsa: break;
   }
   if (c.family == Family::mixtral) {
     c.moe.num_experts = f.req_int("num_local_experts", 1, kMaxExperts);
@@ -118,11 +148,11 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
   for (int64_t i = 0; i < c.num_layers; ++i) any_dense = any_dense || !c.is_moe_layer(i);
   if (any_dense) c.intermediate_size = f.req_int("intermediate_size", 1, kMaxFfnWidth);
   else c.intermediate_size = f.opt_int("intermediate_size", 0, 0, kMaxFfnWidth);
-  read_layer_windows(f, c, c.family == Family::mistral || c.family == Family::mixtral);
+  read_layer_attention(f, c, c.family == Family::mistral || c.family == Family::mixtral);
 }
 
 void read_deepseek(Fields& f, ModelConfig& c) {
-  const bool v3 = c.family == Family::deepseek_v3;
+  const bool v3 = c.family == Family::deepseek_v3 || c.family == Family::glm_moe_dsa;  // GLM-5 keeps V3's defaults
   c.attention = AttentionKind::mla;
   // DeepseekV3Config: rope_theta 1e4, rope_interleave true (pairs (2i, 2i+1), as DeepSeek's reference).
   read_rope(f, c, 1e4, true);
@@ -155,7 +185,7 @@ void read_deepseek(Fields& f, ModelConfig& c) {
   for (int64_t i = 0; i < c.num_layers; ++i) any_dense = any_dense || !c.is_moe_layer(i);
   c.intermediate_size =
       any_dense ? f.req_int("intermediate_size", 1, kMaxFfnWidth) : f.opt_int("intermediate_size", 0, 0, kMaxFfnWidth);
-  read_layer_windows(f, c, false);
+  read_layer_attention(f, c, false);
 }
 
 void read_gpt_oss(Fields& f, ModelConfig& c) {
@@ -179,18 +209,64 @@ void read_gpt_oss(Fields& f, ModelConfig& c) {
   if (!f.has("layer_types")) {
     // GptOssConfig default: sliding on even layers, full on odd ones.
     c.sliding_window = f.opt_int("sliding_window", 128, 1, kMaxPositions);
-    c.layer_windows.resize(static_cast<size_t>(c.num_layers));
+    c.layer_attention.resize(static_cast<size_t>(c.num_layers));
     for (int64_t i = 0; i < c.num_layers; ++i)
-      c.layer_windows[i] = (i % 2 == 0) ? LayerWindow::sliding : LayerWindow::full;
+      c.layer_attention[i] = (i % 2 == 0) ? LayerAttention::sliding : LayerAttention::full;
   } else {
-    read_layer_windows(f, c, false);
+    read_layer_attention(f, c, false);
   }
 }
+
+namespace {
+// compressed-tensors (neuralmagic's format, vLLM's CompressedTensorsWNA16): the
+// `pack-quantized` weight-only INT4 scheme Kimi-K2.5 ships, one config group of
+// symmetric INT4 weights with a scale per `group_size` inputs, applied to every
+// Linear module not in `ignore`. Other schemes are refused by name.
+void read_compressed_tensors(Fields& qf, ModelConfig& c) {
+  const std::string format = qf.opt_string("format", "");
+  if (format != "pack-quantized")
+    qf.fail_value("format", "\"" + format + "\"", "only the pack-quantized compressed-tensors format is read");
+  const nlohmann::json* groups = qf.opt_object("config_groups");
+  if (!groups || groups->size() != 1) qf.fail("config_groups", "expected exactly one quantization group");
+  Fields gf(groups->begin().value(), qf.file(), qf.field("config_groups.") + groups->begin().key() + ".");
+  const auto targets = gf.opt_strings("targets");
+  if (targets.size() != 1 || targets[0] != "Linear") gf.fail("targets", "only a group targeting [\"Linear\"] is read");
+  if (gf.has("input_activations")) gf.fail("input_activations", "only weight-only schemes are read");
+  const nlohmann::json* w = gf.opt_object("weights");
+  if (!w) gf.fail("weights", "required field is missing");
+  Fields wf(*w, qf.file(), gf.field("weights."));
+  if (wf.req_int("num_bits", 1, 64) != 4) wf.fail("num_bits", "only 4-bit weights are read");
+  if (wf.opt_string("type", "int") != "int") wf.fail("type", "only integer weights are read");
+  if (wf.opt_string("strategy", "") != "group") wf.fail("strategy", "only the group strategy is read");
+  if (!wf.opt_bool("symmetric", true)) wf.fail("symmetric", "asymmetric (zero-point) weights are not read");
+  const int64_t group = wf.req_int("group_size", 1, kMaxFfnWidth);
+  if (group % 8 != 0)  // eight 4-bit values per packed int32
+    wf.fail_value("group_size", std::to_string(group), "must be a multiple of 8 (values per packed int32)");
+  c.quant.method = QuantMethod::compressed_int4;
+  c.quant.format = {StorageKind::int4_group, DType::u8, 0, 0, group};
+  c.quant.group_field = wf.field("group_size");
+  c.quant.ignore = qf.opt_strings("ignore");
+  if (static_cast<int64_t>(c.quant.ignore.size()) > kMaxModulePatterns)
+    qf.fail_value("ignore", std::to_string(c.quant.ignore.size()) + " entries",
+                  "at most " + std::to_string(kMaxModulePatterns) + " are accepted");
+  int64_t regexes = 0;
+  for (const auto& p : c.quant.ignore) {
+    if (p.rfind("re:", 0) != 0) continue;
+    if (++regexes > kMaxModuleGlobs)
+      qf.fail("ignore", "more than " + std::to_string(kMaxModuleGlobs) + " regular expressions");
+    try {
+      ModuleRegex(p.substr(3));
+    } catch (const std::invalid_argument& e) {
+      qf.fail("ignore", e.what());
+    }
+  }
+}
+}  // namespace
 
 void read_quantization(Fields& f, ModelConfig& c) {
   const nlohmann::json* q = f.opt_object("quantization_config");
   if (!q) return;
-  Fields qf(*q, f.file(), "quantization_config.");
+  Fields qf(*q, f.file(), f.field("quantization_config."));
   const std::string method = qf.opt_string("quant_method", "");
   c.quant.modules_to_not_convert = qf.opt_strings("modules_to_not_convert");
   const auto& keep = c.quant.modules_to_not_convert;
@@ -206,8 +282,8 @@ void read_quantization(Fields& f, ModelConfig& c) {
   }
   if (method == "fp8") {
     c.quant.method = QuantMethod::fp8;
-    const std::string fmt = qf.opt_string("fmt", "e4m3");
-    if (fmt != "e4m3") qf.fail("fmt", "only e4m3 FP8 weights are supported");
+    const std::string fmt = qf.opt_string("fmt", "e4m3");  // MiniMax-M2 spells it as torch does
+    if (fmt != "e4m3" && fmt != "float8_e4m3fn") qf.fail("fmt", "only e4m3 FP8 weights are supported");
     const auto block = qf.opt_ints("weight_block_size", 1, kMaxFfnWidth);
     if (block.empty()) {
       c.quant.format = {StorageKind::fp8_tensor, DType::f8_e4m3};
@@ -218,9 +294,12 @@ void read_quantization(Fields& f, ModelConfig& c) {
   } else if (method == "mxfp4") {
     c.quant.method = QuantMethod::mxfp4;
     c.quant.format = {StorageKind::mxfp4, DType::u8};
+  } else if (method == "compressed-tensors") {
+    read_compressed_tensors(qf, c);
   } else {
-    qf.fail("quant_method", method.empty() ? "missing quantization method (supported: fp8, mxfp4)"
-                                           : "unsupported quantization method (supported: fp8, mxfp4)");
+    qf.fail("quant_method", method.empty()
+                                ? "missing quantization method (supported: fp8, mxfp4, compressed-tensors)"
+                                : "unsupported quantization method (supported: fp8, mxfp4, compressed-tensors)");
   }
 }
 

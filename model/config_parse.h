@@ -12,7 +12,11 @@ using core::Fields;
 void read_gqa_family(Fields& f, ModelConfig& c);  // llama, mistral, qwen2/3, mixtral, qwen3_moe
 void read_deepseek(Fields& f, ModelConfig& c);    // deepseek_v2, deepseek_v3 (and Kimi-K2)
 void read_gpt_oss(Fields& f, ModelConfig& c);
-void read_layer_windows(Fields& f, ModelConfig& c, bool sliding_by_default);
+void read_minimax_m2(Fields& f, ModelConfig& c);   // config_families_moe.cpp
+void read_qwen3_5_moe(Fields& f, ModelConfig& c);  // config_families_moe.cpp
+void read_glm_moe_dsa(Fields& f, ModelConfig& c);  // config_families_moe.cpp
+void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved_default);
+void read_layer_attention(Fields& f, ModelConfig& c, bool sliding_by_default);
 void read_quantization(Fields& f, ModelConfig& c);
 void validate(const Fields& f, const ModelConfig& c);  // cross-field consistency
 

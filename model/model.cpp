@@ -107,6 +107,35 @@ int64_t Model::kv_cache_bytes(int64_t seq_len, int64_t elem_bytes) const {
   return n;
 }
 
+int64_t Model::linear_state_bytes_per_seq(int64_t elem_bytes) const {
+  int64_t n = 0;
+  for (const auto& l : layers) {
+    if (l.mtp) continue;
+    for (const auto& op : l.ops)
+      if (op.kind == OpKind::linear_attention)
+        n = core::checked_add(
+            n, core::checked_add(core::checked_mul(op.lin.state_elems_per_seq(), op.lin.state_elem_bytes),
+                                 core::checked_mul(op.lin.conv_state_elems_per_seq(), elem_bytes)));
+  }
+  return n;
+}
+
+int64_t Model::indexer_bytes_per_token() const {
+  int64_t n = 0;
+  for (const auto& l : layers) {
+    if (l.mtp) continue;
+    for (const auto& op : l.ops)
+      if (op.kind == OpKind::indexer) n = core::checked_add(n, op.index.head_dim + kIndexerKeyScaleBytes);
+  }
+  return n;
+}
+
+int64_t Model::layers_of(LayerAttention kind) const {
+  int64_t n = 0;
+  for (const auto& l : layers) n += !l.mtp && l.attention == kind;
+  return n;
+}
+
 const Weight* Model::find_weight(const std::string& name) const {
   for (const auto& w : weights)
     if (w.name == name) return &w;

@@ -22,6 +22,11 @@ namespace dayzero::model {
 // matrix. `checkpoint` has no one format (each weight keeps its own): bf16 here.
 StorageFormat matrix_format(WeightPrecision p);
 
+// The indexer's key cache: FP8 keys of index_head_dim plus one F32 scale per key
+// (DeepSeek-V3.2's reference `act_quant` with block = index_head_dim; vLLM's
+// DeepseekV32IndexerCache: 128 + 4 = 132 bytes per token per layer).
+inline constexpr int64_t kIndexerKeyScaleBytes = 4;
+
 struct Model {
   ModelConfig config;
   std::vector<Weight> weights;  // MTP weights included, flagged
@@ -46,6 +51,14 @@ struct Model {
   // their window. `elem_bytes`: 2 for bf16, 1 for fp8.
   int64_t kv_bytes_per_token(int64_t elem_bytes) const;
   int64_t kv_cache_bytes(int64_t seq_len, int64_t elem_bytes) const;
+
+  // Linear-attention layers' state per sequence, whatever its length: the recurrent
+  // state (in the config's state dtype) and the conv window (`elem_bytes` each).
+  int64_t linear_state_bytes_per_seq(int64_t elem_bytes) const;
+  // Sparse-attention indexer keys per token of context over all main-model layers: FP8
+  // keys with one F32 scale each, whatever the KV cache's dtype (kIndexerKeyScaleBytes).
+  int64_t indexer_bytes_per_token() const;
+  int64_t layers_of(LayerAttention kind) const;  // main-model layers of a kind
 
   const Weight* find_weight(const std::string& name) const;
   int64_t num_decoder_layers() const { return config.num_layers; }

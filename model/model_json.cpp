@@ -44,7 +44,9 @@ void to_json(nlohmann::json& j, const Op& op) {
 void to_json(nlohmann::json& j, const Layer& layer) {
   j = nlohmann::json{{"index", layer.index},
                      {"ffn", layer.moe ? "moe" : "dense"},
-                     {"attention_span", layer.window == LayerWindow::sliding ? "sliding" : "full"},
+                     {"attention_span", layer.attention == LayerAttention::sliding  ? "sliding"
+                                        : layer.attention == LayerAttention::linear ? "linear"
+                                                                                    : "full"},
                      {"mtp", layer.mtp},
                      {"ops", layer.ops}};
 }
@@ -109,6 +111,11 @@ void to_json(nlohmann::json& j, const Model& m) {
   j["weights_bytes"] = bytes_by_precision(m, false);
   j["mtp_weights_bytes"] = bytes_by_precision(m, true);
   j["kv_bytes_per_token"] = {{"bf16", m.kv_bytes_per_token(2)}, {"fp8", m.kv_bytes_per_token(1)}};
+  j["indexer_bytes_per_token"] = m.indexer_bytes_per_token();         // sparse attention's FP8 keys
+  j["linear_state_bytes_per_seq"] = m.linear_state_bytes_per_seq(2);  // linear attention, conv window bf16
+  j["layers_by_attention"] = {{"full", m.layers_of(LayerAttention::full)},
+                              {"sliding", m.layers_of(LayerAttention::sliding)},
+                              {"linear", m.layers_of(LayerAttention::linear)}};
   j["model_ops"] = {{"pre", m.pre_ops}, {"post", m.post_ops}};
   j["layers"] = m.layers;
 }

@@ -22,6 +22,8 @@ std::string_view op_kind_name(OpKind k) {
     case OpKind::router: return "router";
     case OpKind::expert_gemm: return "expert_gemm";
     case OpKind::moe_combine: return "moe_combine";
+    case OpKind::linear_attention: return "linear_attention";
+    case OpKind::indexer: return "indexer";
   }
   return "?";
 }
@@ -43,6 +45,14 @@ int64_t AttentionShape::flops_per_ctx_token(bool absorbed) const {
   return 2 * heads * qk_head_dim + 2 * heads * v_head_dim;
 }
 
+int64_t LinearAttentionShape::recurrent_flops_per_token() const {
+  return 7 * value_heads * key_head_dim * value_head_dim;
+}
+
+int64_t LinearAttentionShape::chunked_flops_per_token(int64_t chunk) const {
+  return value_heads * (6 * key_head_dim * value_head_dim + 2 * chunk * (key_head_dim + value_head_dim));
+}
+
 int64_t Op::flops_per_token() const {
   switch (kind) {
     case OpKind::gemm: return 2 * n * k;
@@ -52,6 +62,10 @@ int64_t Op::flops_per_token() const {
     case OpKind::rope: return kRopeFlopsPerElem * n;
     case OpKind::activation: return kSwigluFlopsPerElem * n * (active_experts > 0 ? active_experts : 1);
     case OpKind::moe_combine: return 2 * n * active_experts;
+    case OpKind::linear_attention:  // conv taps, the recurrence, the gated RMSNorm
+      return 2 * lin.conv_kernel * lin.conv_dim() + lin.recurrent_flops_per_token() +
+             (kNormFlopsPerElem + kSwigluFlopsPerElem) * n;
+    case OpKind::indexer:    // context-dependent: see IndexerShape::flops_per_ctx_token
     case OpKind::attention:  // context-dependent: see AttentionShape::flops_per_ctx_token
     case OpKind::embedding: return 0;
   }
@@ -69,6 +83,8 @@ int64_t Op::activation_bytes_per_token(int64_t elem_bytes) const {
     case OpKind::activation: return 3 * n * per * elem_bytes;  // read gate and up, write
     case OpKind::moe_combine: return (per + 1) * n * elem_bytes;
     case OpKind::embedding: return n * elem_bytes;
+    case OpKind::linear_attention: return (n + k) * elem_bytes;  // the state is costed per sequence
+    case OpKind::indexer: return (index.heads * index.head_dim + index.heads) * elem_bytes;
     case OpKind::attention: {  // q in, output out; the KV cache is costed per context token
       return (attn.heads * attn.qk_head_dim + attn.heads * attn.v_head_dim) * elem_bytes;
     }
@@ -86,7 +102,9 @@ TpSplit default_split(OpKind k) {
     case OpKind::embedding: return TpSplit::vocab;
     case OpKind::gemm:
     case OpKind::expert_gemm:
+    case OpKind::linear_attention:  // by value heads (and their key heads)
     case OpKind::attention: return TpSplit::column;
+    case OpKind::indexer:  // every rank scores the whole context (vLLM, SGLang: replicated)
     case OpKind::norm:
     case OpKind::rope:
     case OpKind::activation:
@@ -130,13 +148,45 @@ struct OpsBuilder {
   }
 };
 
-void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
+// Gated delta-net: projections split by heads, the recurrence per head, out_proj by rows.
+void linear_attention_ops(OpsBuilder& b, const ModelConfig& c) {
+  const auto& l = c.linear;
+  const int64_t H = c.hidden_size;
+  b.part = Part::attention;
+  b.linear("linear_attn.in_proj_qkv", l.conv_dim(), H, false);
+  b.linear("linear_attn.in_proj_z", l.value_dim(), H, false);
+  b.linear("linear_attn.in_proj_b", l.value_heads, H, false);
+  b.linear("linear_attn.in_proj_a", l.value_heads, H, false);
+  Op& op = b.add("linear_attention", OpKind::linear_attention, l.value_dim(), l.conv_dim() + l.value_dim(),
+                 {"linear_attn.conv1d.weight", "linear_attn.dt_bias", "linear_attn.A_log", "linear_attn.norm.weight"});
+  op.heads = l.value_heads;
+  op.lin = {l.key_heads, l.value_heads, l.key_head_dim, l.value_head_dim, l.conv_kernel, dtype_bits(l.state_dtype) / 8};
+  b.linear("linear_attn.out_proj", H, l.value_dim(), false).tp_split = TpSplit::row;
+}
+
+// The sparse-attention indexer of an MLA layer: replicated projections and scoring.
+void indexer_ops(OpsBuilder& b, const ModelConfig& c) {
+  const auto& x = c.indexer;
+  const int64_t H = c.hidden_size;
+  b.part = Part::attention;
+  b.linear("self_attn.indexer.wq_b", x.heads * x.head_dim, c.mla.q_lora_rank, false).tp_split = TpSplit::replicated;
+  b.linear("self_attn.indexer.wk", x.head_dim, H, false).tp_split = TpSplit::replicated;
+  Op& kn = b.add("indexer.k_norm", OpKind::norm, x.head_dim, x.head_dim,
+                 {"self_attn.indexer.k_norm.weight", "self_attn.indexer.k_norm.bias"});
+  kn.part = Part::norm;
+  b.part = Part::attention;
+  b.linear("self_attn.indexer.weights_proj", x.heads, H, false).tp_split = TpSplit::replicated;
+  b.add("indexer", OpKind::indexer, x.topk, x.heads * x.head_dim, {}).index = {x.heads, x.head_dim, x.topk};
+}
+
+void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerAttention window) {
   const int64_t H = c.hidden_size, nh = c.num_heads;
+  if (window == LayerAttention::linear) return linear_attention_ops(b, c);
   b.part = Part::attention;
   AttentionShape a;
   a.kind = c.attention;
   a.heads = nh;
-  a.window = window == LayerWindow::sliding ? c.sliding_window : 0;
+  a.window = window == LayerAttention::sliding ? c.sliding_window : 0;
   a.sinks = c.attention_sinks;
   if (c.attention == AttentionKind::mla) {
     const auto& m = c.mla;
@@ -155,6 +205,10 @@ void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
     b.part = Part::attention;
     b.linear("self_attn.kv_b_proj", nh * (m.qk_nope_head_dim + m.v_head_dim), m.kv_lora_rank, false);
     b.add("rope", OpKind::rope, (nh + 1) * m.qk_rope_head_dim, 0, {}).heads = nh + 1;
+    if (c.indexer.heads > 0) {
+      indexer_ops(b, c);
+      a.topk = c.indexer.topk;
+    }
     a.kv_heads = 1;
     a.qk_head_dim = qk;
     a.v_head_dim = m.v_head_dim;
@@ -166,15 +220,20 @@ void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
     return;
   }
   const int64_t hd = c.head_dim, nkv = c.num_kv_heads;
-  b.linear("self_attn.q_proj", nh * hd, H, c.qkv_bias);
+  b.linear("self_attn.q_proj", (c.attn_output_gate ? 2 : 1) * nh * hd, H, c.qkv_bias);
   b.linear("self_attn.k_proj", nkv * hd, H, c.qkv_bias).tp_split = TpSplit::kv_heads;
   b.linear("self_attn.v_proj", nkv * hd, H, c.qkv_bias).tp_split = TpSplit::kv_heads;
-  if (c.qk_norm) {
+  if (c.qk_norm && c.qk_norm_whole) {  // MiniMax-M2: one norm over all heads (all-reduced under TP)
+    b.norm("self_attn.q_norm", nh * hd);
+    b.norm("self_attn.k_norm", nkv * hd);
+    b.part = Part::attention;
+  } else if (c.qk_norm) {
     b.norm("self_attn.q_norm", hd, nh);
     b.norm("self_attn.k_norm", hd, nkv);
     b.part = Part::attention;
   }
-  b.add("rope", OpKind::rope, (nh + nkv) * hd, 0, {}).heads = nh + nkv;
+  const int64_t rot = c.rotary_dim > 0 ? c.rotary_dim : hd;
+  b.add("rope", OpKind::rope, (nh + nkv) * rot, 0, {}).heads = nh + nkv;
   a.kv_heads = nkv;
   a.qk_head_dim = hd;
   a.v_head_dim = hd;
@@ -182,6 +241,8 @@ void attention_ops(OpsBuilder& b, const ModelConfig& c, LayerWindow window) {
   std::vector<std::string> w;
   if (c.attention_sinks) w.push_back("self_attn.sinks");
   b.add("attention", OpKind::attention, nh * hd, nh * hd, w).attn = a;
+  if (c.attn_output_gate)
+    b.add("attn_output_gate", OpKind::activation, nh * hd, nh * hd, {}).tp_split = TpSplit::column;
   b.linear("self_attn.o_proj", H, nh * hd, c.o_bias).tp_split = TpSplit::row;
 }
 
@@ -192,7 +253,8 @@ void mlp_ops(OpsBuilder& b, const std::string& module, int64_t I, int64_t H, boo
   b.linear(module + ".down_proj", H, I, bias).tp_split = TpSplit::row;
 }
 
-void moe_ops(OpsBuilder& b, const ModelConfig& c) {
+void moe_ops(OpsBuilder& b, const ModelConfig& c, bool mtp) {
+  const bool fused = c.family == Family::qwen3_5_moe && !mtp;  // Qwen3.5 decoder layers: [E, out, in] tensors
   const int64_t H = c.hidden_size, E = c.moe.num_experts, I = c.moe.expert_intermediate;
   const int64_t k = c.moe.experts_per_token;
   auto expert = [&](std::string name, int64_t n, int64_t kk, std::vector<std::string> w) -> Op& {
@@ -202,12 +264,14 @@ void moe_ops(OpsBuilder& b, const ModelConfig& c) {
     return op;
   };
   b.part = Part::router;
-  const bool mixtral = c.family == Family::mixtral, oss = c.family == Family::gpt_oss;
+  const bool oss = c.family == Family::gpt_oss, minimax = c.family == Family::minimax_m2;
+  const bool mixtral = c.family == Family::mixtral || minimax;  // block_sparse_moe naming
   std::vector<std::string> rw;
   if (mixtral) rw = {"block_sparse_moe.gate.weight"};
   else if (oss) rw = {"mlp.router.weight", "mlp.router.bias"};
   else rw = {"mlp.gate.weight"};
-  if (c.moe.score_correction_bias) rw.push_back("mlp.gate.e_score_correction_bias");
+  if (c.moe.score_correction_bias)
+    rw.push_back(minimax ? "block_sparse_moe.e_score_correction_bias" : "mlp.gate.e_score_correction_bias");
   b.add("router", OpKind::router, E, H, rw).experts = E;
 
   b.part = Part::experts;
@@ -216,6 +280,8 @@ void moe_ops(OpsBuilder& b, const ModelConfig& c) {
     expert("experts.w3", I, H, {"block_sparse_moe.experts.{e}.w3.weight"});
   } else if (oss) {
     expert("experts.gate_up_proj", 2 * I, H, {"mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj_bias"});
+  } else if (fused) {
+    expert("experts.gate_up_proj", 2 * I, H, {"mlp.experts.gate_up_proj"});
   } else {
     expert("experts.gate_proj", I, H, {"mlp.experts.{e}.gate_proj.weight"});
     expert("experts.up_proj", I, H, {"mlp.experts.{e}.up_proj.weight"});
@@ -224,18 +290,22 @@ void moe_ops(OpsBuilder& b, const ModelConfig& c) {
   act.active_experts = k;
   Op& down = mixtral ? expert("experts.w2", H, I, {"block_sparse_moe.experts.{e}.w2.weight"})
              : oss   ? expert("experts.down_proj", H, I, {"mlp.experts.down_proj", "mlp.experts.down_proj_bias"})
+             : fused ? expert("experts.down_proj", H, I, {"mlp.experts.down_proj"})
                      : expert("experts.down_proj", H, I, {"mlp.experts.{e}.down_proj.weight"});
   down.tp_split = TpSplit::row;
 
   if (c.moe.num_shared_experts > 0) {
     b.part = Part::shared_experts;
     const int64_t S = c.moe.num_shared_experts * I;
-    b.linear("mlp.shared_experts.gate_proj", S, H, false).name = "shared_experts.gate_proj";
-    b.linear("mlp.shared_experts.up_proj", S, H, false).name = "shared_experts.up_proj";
+    const std::string m = c.moe.shared_expert_gate ? "mlp.shared_expert." : "mlp.shared_experts.";  // Qwen: singular
+    b.linear(m + "gate_proj", S, H, false).name = "shared_experts.gate_proj";
+    b.linear(m + "up_proj", S, H, false).name = "shared_experts.up_proj";
     b.add("shared_experts.act", OpKind::activation, S, S, {});
-    Op& down_shared = b.linear("mlp.shared_experts.down_proj", H, S, false);
+    Op& down_shared = b.linear(m + "down_proj", H, S, false);
     down_shared.name = "shared_experts.down_proj";
     down_shared.tp_split = TpSplit::row;
+    if (c.moe.shared_expert_gate)  // sigmoid(x W) scales the shared expert's output
+      b.linear("mlp.shared_expert_gate", 1, H, false).tp_split = TpSplit::replicated;
   }
   b.part = Part::experts;
   b.add("moe_combine", OpKind::moe_combine, H, H, {}).active_experts = k;
@@ -248,10 +318,21 @@ Layer layer_ops(const ModelConfig& c, int64_t layer) {
   l.index = layer;
   l.moe = c.is_moe_layer(layer);
   l.mtp = layer >= c.num_layers;
-  l.window = layer < static_cast<int64_t>(c.layer_windows.size()) ? c.layer_windows[layer] : LayerWindow::full;
-  OpsBuilder b("model.layers." + std::to_string(layer) + ".");
+  l.attention =
+      layer < static_cast<int64_t>(c.layer_attention.size()) ? c.layer_attention[layer] : LayerAttention::full;
+  OpsBuilder b(layer_prefix(c, layer));
   const int64_t H = c.hidden_size;
-  if (l.mtp) {  // DeepSeek-V3 MTP: embed the next token, normalize both streams, project 2H -> H
+  const bool qwen_mtp = l.mtp && c.family == Family::qwen3_5_moe;
+  if (qwen_mtp) {  // Qwen3.5 MTP: the shared embedding, two norms, fc 2H -> H
+    OpsBuilder m("");
+    m.part = Part::embedding;
+    m.add("embed_tokens", OpKind::embedding, H, 0, {"model.embed_tokens.weight"});
+    m.norm("mtp.pre_fc_norm_embedding", H);
+    m.norm("mtp.pre_fc_norm_hidden", H);
+    m.part = Part::mtp_proj;
+    m.linear("mtp.fc", H, 2 * H, false).tp_split = TpSplit::replicated;
+    b.ops = std::move(m.ops);
+  } else if (l.mtp) {  // DeepSeek-V3 MTP: embed the next token, normalize both streams, project 2H -> H
     b.part = Part::embedding;
     b.add("embed_tokens", OpKind::embedding, H, 0, {"embed_tokens.weight"});
     b.norm("enorm", H);
@@ -260,15 +341,23 @@ Layer layer_ops(const ModelConfig& c, int64_t layer) {
     b.linear("eh_proj", H, 2 * H, false).tp_split = TpSplit::replicated;
   }
   b.norm("input_layernorm", H);
-  attention_ops(b, c, l.window);
+  attention_ops(b, c, l.attention);
   b.norm("post_attention_layernorm", H);
   if (l.moe) {
-    moe_ops(b, c);
+    moe_ops(b, c, l.mtp);
   } else {
     b.part = Part::dense_mlp;
     mlp_ops(b, "mlp", c.intermediate_size, H, c.mlp_bias);
   }
-  if (l.mtp) {
+  if (qwen_mtp) {
+    OpsBuilder m("");
+    m.norm("mtp.norm", H);
+    m.part = Part::head;
+    m.add("lm_head", OpKind::gemm, c.vocab_size, H,
+          {c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"})
+        .tp_split = TpSplit::vocab;
+    for (auto& op : m.ops) b.ops.push_back(std::move(op));
+  } else if (l.mtp) {
     b.norm("shared_head.norm", H);
     b.part = Part::head;
     Op& head = b.linear("shared_head.head", c.vocab_size, H, false);

@@ -23,6 +23,12 @@ enum class OpKind {
   router,       // MoE gate logits [tokens, k] x [k, n = experts] and top-k selection
   expert_gemm,  // grouped GEMM over routed experts; each token visits `active_experts`
   moe_combine,  // weighted sum of the selected experts' outputs
+  // Gated delta-net over one token: conv, the recurrent state update and read, the
+  // gated norm (Qwen3.5's linear attention; `lin` holds its shape).
+  linear_attention,
+  // DeepSeek sparse attention's indexer: scores every cached token for each query and
+  // keeps the top k (`index` holds its shape; cost per context token).
+  indexer,
 };
 std::string_view op_kind_name(OpKind k);
 
@@ -52,10 +58,34 @@ struct AttentionShape {
   int64_t window = 0;              // sliding window in tokens; 0 = full context
   bool sinks = false;              // gpt-oss attention sinks
   int64_t kv_elems_per_token = 0;  // cached elements per token for this layer
+  int64_t topk = 0;                // sparse attention: context tokens each query reads (0 = all)
 
   // FLOPs per query token per attended context token (QK^T and PV, 2 per MAC).
   // MLA `absorbed` is the decode form that attends over the latent directly.
   int64_t flops_per_ctx_token(bool absorbed = false) const;
+};
+
+// Shape of a gated delta-net op: the state per sequence does not grow with context.
+struct LinearAttentionShape {
+  int64_t key_heads = 0, value_heads = 0, key_head_dim = 0, value_head_dim = 0, conv_kernel = 0;
+  int64_t state_elem_bytes = 4;  // the recurrent state's dtype (Qwen3.5: float32)
+  int64_t state_elems_per_seq() const { return value_heads * key_head_dim * value_head_dim; }
+  int64_t conv_dim() const { return 2 * key_heads * key_head_dim + value_heads * value_head_dim; }
+  int64_t conv_state_elems_per_seq() const { return (conv_kernel - 1) * conv_dim(); }
+  // FLOPs per token of the recurrent form (decode): per value head, decay the state,
+  // read it with k, update it with the delta rule and read it with q: 7 dk x dv.
+  int64_t recurrent_flops_per_token() const;
+  // FLOPs per token of the chunked form (prefill, chunks of `chunk` tokens, as
+  // flash-linear-attention's chunk_gated_delta_rule): q, k and the update against the
+  // state (6 dk x dv per value head) plus attention inside the chunk (2 chunk (dk + dv)).
+  int64_t chunked_flops_per_token(int64_t chunk) const;
+};
+
+// Shape of a sparse-attention indexer.
+struct IndexerShape {
+  int64_t heads = 0, head_dim = 0, topk = 0;
+  // Per query token per context token: a dot product per head, ReLU and the weighted sum.
+  int64_t flops_per_ctx_token() const { return 2 * heads * head_dim + 2 * heads; }
 };
 
 struct Op {
@@ -69,6 +99,8 @@ struct Op {
   int64_t experts = 0;               // expert_gemm / router: routed experts in the layer
   int64_t active_experts = 0;        // expert_gemm: experts each token visits
   AttentionShape attn;               // attention only
+  LinearAttentionShape lin;          // linear_attention only
+  IndexerShape index;                // indexer only
   std::vector<std::string> weights;  // HF names of the weights it reads ("{e}" per expert)
 
   // Filled from the weight list when the Model is built:
@@ -84,7 +116,7 @@ struct Layer {
   int64_t index = 0;
   bool moe = false;
   bool mtp = false;  // a multi-token-prediction module
-  LayerWindow window = LayerWindow::full;
+  LayerAttention attention = LayerAttention::full;
   std::vector<Op> ops;
 };
 

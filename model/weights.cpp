@@ -6,6 +6,7 @@
 
 #include "core/arith.h"
 #include "core/error.h"
+#include "model/module_regex.h"
 
 namespace dayzero::model {
 
@@ -68,6 +69,9 @@ class Builder {
     w.matrix = matrix;
     w.input_major = std::exchange(input_major, false);
     w.stored = storage_for(w);
+    if (w.stored.kind == StorageKind::int4_group && w.shape.back() % w.stored.group != 0)
+      throw core::InputError(c_.source, c_.quant.group_field, std::to_string(w.stored.group),
+                             "does not divide the " + std::to_string(w.shape.back()) + " inputs of " + w.name);
     if (w.input_major && w.stored.kind != StorageKind::plain) {
       std::swap(w.shape[1], w.shape[2]);  // quantized blocks run along the input dim
       w.input_major = false;
@@ -84,11 +88,35 @@ class Builder {
     const StorageFormat plain = StorageFormat::plain_of(c_.torch_dtype);
     if (c_.quant.method == QuantMethod::none || !w.matrix) return plain;
     if (c_.quant.method == QuantMethod::mxfp4 && w.part != Part::experts) return plain;
-    if (keep_.matches(w.name)) return plain;
+    if (keep_.matches(w.name) || ignored(w.name)) return plain;
     return c_.quant.format;
+  }
+  // compressed-tensors `ignore`: a module name, or `re:` + a pattern matched from the
+  // start of the module name (the weight's name without ".weight").
+  bool ignored(const std::string& weight_name) const {
+    if (ignore_literals_.empty() && ignore_regexes_.empty()) return false;
+    const std::string module = weight_name.substr(0, weight_name.rfind('.'));
+    if (ignore_literals_.count(module)) return true;
+    for (const auto& r : ignore_regexes_)
+      if (r.matches(module)) return true;
+    return false;
+  }
+  static std::vector<ModuleRegex> regexes_of(const std::vector<std::string>& ignore) {
+    std::vector<ModuleRegex> out;
+    for (const auto& p : ignore)
+      if (p.rfind("re:", 0) == 0) out.emplace_back(p.substr(3));  // parse_config checked each
+    return out;
+  }
+  static std::unordered_set<std::string> literals_of(const std::vector<std::string>& ignore) {
+    std::unordered_set<std::string> out;
+    for (const auto& p : ignore)
+      if (p.rfind("re:", 0) != 0) out.insert(p);
+    return out;
   }
   const ModelConfig& c_;
   const ModulePatterns keep_;  // modules_to_not_convert
+  const std::unordered_set<std::string> ignore_literals_ = literals_of(c_.quant.ignore);
+  const std::vector<ModuleRegex> ignore_regexes_ = regexes_of(c_.quant.ignore);
 };
 
 void add_linear(Builder& b, const std::string& name, int64_t out, int64_t in, Part part, int64_t layer, bool bias,
@@ -97,10 +125,49 @@ void add_linear(Builder& b, const std::string& name, int64_t out, int64_t in, Pa
   if (bias) b.add(name + ".bias", {out}, part, layer, false, copies, experts);
 }
 
+// Gated delta-net (Qwen3.5, as its checkpoints name it): q, k, v and the output gate z
+// from one projection, the decay and beta inputs a and b from another, a depthwise
+// conv over q, k and v, per-head decay parameters, a gated RMSNorm per value head.
+void add_linear_attention(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) {
+  const auto& l = c.linear;
+  const int64_t H = c.hidden_size;
+  const Part A = Part::attention;
+  add_linear(b, p + "linear_attn.in_proj_qkv", l.conv_dim(), H, A, L, false);
+  add_linear(b, p + "linear_attn.in_proj_z", l.value_dim(), H, A, L, false);
+  add_linear(b, p + "linear_attn.in_proj_b", l.value_heads, H, A, L, false);
+  add_linear(b, p + "linear_attn.in_proj_a", l.value_heads, H, A, L, false);
+  b.add(p + "linear_attn.conv1d.weight", {l.conv_dim(), 1, l.conv_kernel}, A, L, false);
+  b.add(p + "linear_attn.dt_bias", {l.value_heads}, A, L, false);
+  b.add(p + "linear_attn.A_log", {l.value_heads}, A, L, false);
+  b.out.back().stored = StorageFormat::plain_of(DType::f32);  // F32 in Qwen3.5's checkpoint, as is the norm
+  b.add(p + "linear_attn.norm.weight", {l.value_head_dim}, Part::norm, L, false);
+  b.out.back().stored = StorageFormat::plain_of(DType::f32);
+  add_linear(b, p + "linear_attn.out_proj", H, l.value_dim(), A, L, false);
+}
+
+// DeepSeek sparse attention's indexer (DeepSeek-V3.2's naming, which GLM-5 keeps): its
+// queries from the MLA query latent, one key per token from the hidden state (with a
+// LayerNorm), and a weight per indexer head.
+void add_indexer(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) {
+  const auto& x = c.indexer;
+  const int64_t H = c.hidden_size;
+  const Part A = Part::attention;
+  add_linear(b, p + "self_attn.indexer.wq_b", core::checked_mul(x.heads, x.head_dim), c.mla.q_lora_rank, A, L, false);
+  add_linear(b, p + "self_attn.indexer.wk", x.head_dim, H, A, L, false);
+  b.add(p + "self_attn.indexer.k_norm.weight", {x.head_dim}, Part::norm, L, false);
+  b.add(p + "self_attn.indexer.k_norm.bias", {x.head_dim}, Part::norm, L, false);
+  // weights_proj stays BF16 (DeepSeek-V3.2's reference creates it in the default dtype;
+  // GLM-5-FP8 stores it so, though its modules_to_not_convert names "indexers_proj").
+  b.add(p + "self_attn.indexer.weights_proj.weight", {x.heads, H}, A, L, false);
+}
+
 void add_attention(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) {
   const int64_t H = c.hidden_size, nh = c.num_heads;
   const Part A = Part::attention;
+  if (L < c.num_layers && c.layer_attention[static_cast<size_t>(L)] == LayerAttention::linear)
+    return add_linear_attention(b, c, p, L);
   if (c.attention == AttentionKind::mla) {
+    if (c.indexer.heads > 0) add_indexer(b, c, p, L);
     const auto& m = c.mla;
     const int64_t qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
     if (m.q_lora_rank > 0) {
@@ -118,13 +185,14 @@ void add_attention(Builder& b, const ModelConfig& c, const std::string& p, int64
     return;
   }
   const int64_t q = core::checked_mul(nh, c.head_dim), kv = core::checked_mul(c.num_kv_heads, c.head_dim);
-  add_linear(b, p + "self_attn.q_proj", q, H, A, L, c.qkv_bias);
+  // With an output gate, q_proj emits each head's query and its gate (Qwen3.5).
+  add_linear(b, p + "self_attn.q_proj", c.attn_output_gate ? core::checked_mul(2, q) : q, H, A, L, c.qkv_bias);
   add_linear(b, p + "self_attn.k_proj", kv, H, A, L, c.qkv_bias);
   add_linear(b, p + "self_attn.v_proj", kv, H, A, L, c.qkv_bias);
   add_linear(b, p + "self_attn.o_proj", H, q, A, L, c.o_bias);
-  if (c.qk_norm) {
-    b.add(p + "self_attn.q_norm.weight", {c.head_dim}, Part::norm, L, false);
-    b.add(p + "self_attn.k_norm.weight", {c.head_dim}, Part::norm, L, false);
+  if (c.qk_norm) {  // per head, or over all heads at once (MiniMax-M2's per_layer)
+    b.add(p + "self_attn.q_norm.weight", {c.qk_norm_whole ? q : c.head_dim}, Part::norm, L, false);
+    b.add(p + "self_attn.k_norm.weight", {c.qk_norm_whole ? kv : c.head_dim}, Part::norm, L, false);
   }
   if (c.attention_sinks) b.add(p + "self_attn.sinks", {nh}, A, L, false);
 }
@@ -160,9 +228,36 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
       b.add(p + "mlp.experts.down_proj", {E, I, H}, X, L, true, 1, E);
       b.add(p + "mlp.experts.down_proj_bias", {E, H}, X, L, false, 1, E);
       return;
-    case Family::qwen3_moe:  // Qwen3-MoE and DeepSeek share HF's per-expert naming
+    case Family::minimax_m2:
+      b.add(p + "block_sparse_moe.gate.weight", {E, H}, Part::router, L, false);
+      b.add(p + "block_sparse_moe.e_score_correction_bias", {E}, Part::router, L, false);
+      b.out.back().stored = StorageFormat::plain_of(DType::f32);
+      add_linear(b, p + "block_sparse_moe.experts.{e}.w1", I, H, X, L, false, E, E);
+      add_linear(b, p + "block_sparse_moe.experts.{e}.w2", H, I, X, L, false, E, E);
+      add_linear(b, p + "block_sparse_moe.experts.{e}.w3", I, H, X, L, false, E, E);
+      return;
+    case Family::qwen3_5_moe: {  // one shared expert of its own name, with a sigmoid gate
+      b.add(p + "mlp.gate.weight", {E, H}, Part::router, L, false);
+      if (L < c.num_layers) {  // the decoder layers store each layer's experts fused, [E, out, in]
+        b.add(p + "mlp.experts.gate_up_proj", {E, core::checked_mul(2, I), H}, X, L, true, 1, E);
+        b.add(p + "mlp.experts.down_proj", {E, H, I}, X, L, true, 1, E);
+      } else {  // the MTP layer one by one
+        add_linear(b, p + "mlp.experts.{e}.gate_proj", I, H, X, L, false, E, E);
+        add_linear(b, p + "mlp.experts.{e}.up_proj", I, H, X, L, false, E, E);
+        add_linear(b, p + "mlp.experts.{e}.down_proj", H, I, X, L, false, E, E);
+      }
+      if (c.moe.num_shared_experts == 0) return;
+      const int64_t S = core::checked_mul(c.moe.num_shared_experts, I);
+      add_linear(b, p + "mlp.shared_expert.gate_proj", S, H, Part::shared_experts, L, false);
+      add_linear(b, p + "mlp.shared_expert.up_proj", S, H, Part::shared_experts, L, false);
+      add_linear(b, p + "mlp.shared_expert.down_proj", H, S, Part::shared_experts, L, false);
+      b.add(p + "mlp.shared_expert_gate.weight", {1, H}, Part::shared_experts, L, false);
+      return;
+    }
+    case Family::qwen3_moe:  // Qwen3-MoE, DeepSeek and GLM-5 share HF's per-expert naming
     case Family::deepseek_v2:
-    case Family::deepseek_v3: break;
+    case Family::deepseek_v3:
+    case Family::glm_moe_dsa: break;
     case Family::llama:  // dense families: never asked for MoE weights
     case Family::mistral:
     case Family::qwen2:
@@ -234,14 +329,25 @@ bool ModulePatterns::matches(const std::string& name) const {
   return false;
 }
 
+std::string layer_prefix(const ModelConfig& c, int64_t layer) {
+  if (layer >= c.num_layers && c.family == Family::qwen3_5_moe)
+    return "mtp.layers." + std::to_string(layer - c.num_layers) + ".";
+  return "model.layers." + std::to_string(layer) + ".";
+}
+
 std::vector<Weight> model_weights(const ModelConfig& c) {
   Builder b(c);
   const int64_t H = c.hidden_size, V = c.vocab_size;
   try {
     b.add("model.embed_tokens.weight", {V, H}, Part::embedding, -1, false);
     for (int64_t L = 0; L < c.num_layers + c.mtp_layers; ++L) {
-      const std::string p = "model.layers." + std::to_string(L) + ".";
-      if (L >= c.num_layers) {  // DeepSeek-V3 MTP module: its own embed, projections and head
+      const std::string p = layer_prefix(c, L);
+      if (L == c.num_layers && c.family == Family::qwen3_5_moe) {  // Qwen3.5 MTP: shares embedding and head
+        b.add("mtp.pre_fc_norm_embedding.weight", {H}, Part::norm, L, false);
+        b.add("mtp.pre_fc_norm_hidden.weight", {H}, Part::norm, L, false);
+        b.add("mtp.fc.weight", {H, core::checked_mul(2, H)}, Part::mtp_proj, L, true);
+      } else if (L >= c.num_layers &&
+                 c.family != Family::qwen3_5_moe) {  // DeepSeek-V3 MTP module: its own embed, projections and head
         b.add(p + "embed_tokens.weight", {V, H}, Part::embedding, L, false);
         b.add(p + "enorm.weight", {H}, Part::norm, L, false);
         b.add(p + "hnorm.weight", {H}, Part::norm, L, false);
@@ -252,7 +358,9 @@ std::vector<Weight> model_weights(const ModelConfig& c) {
       b.add(p + "post_attention_layernorm.weight", {H}, Part::norm, L, false);
       if (c.is_moe_layer(L)) add_moe(b, c, p, L);
       else add_dense_mlp(b, c, p, L);
-      if (L >= c.num_layers) {
+      if (L >= c.num_layers && c.family == Family::qwen3_5_moe) {
+        if (L == c.num_layers + c.mtp_layers - 1) b.add("mtp.norm.weight", {H}, Part::norm, L, false);
+      } else if (L >= c.num_layers) {
         b.add(p + "shared_head.norm.weight", {H}, Part::norm, L, false);
         b.add(p + "shared_head.head.weight", {V, H}, Part::head, L, false);
       }

@@ -40,6 +40,10 @@ struct Weight {
 // Throws core::InputError if a size overflows 64 bits.
 std::vector<Weight> model_weights(const ModelConfig& c);
 
+// The name prefix of decoder layer `layer` ("model.layers.3."); MTP modules follow the
+// decoder layers (DeepSeek's numbering) or sit under "mtp.layers.i." (Qwen3.5).
+std::string layer_prefix(const ModelConfig& c, int64_t layer);
+
 // True if `name` is covered by one of HF's `modules_to_not_convert` patterns
 // (a module path, `*` matching one path component, matched at dot boundaries).
 bool matches_module_pattern(const std::string& name, const std::string& pattern);

@@ -153,7 +153,7 @@ TEST(BadInput, LayerTypesLengthMismatch) {
   json j = base_config();
   j["layer_types"] = json::array();
   for (int i = 0; i < 32; ++i) j["layer_types"].push_back(i == 3 ? "diagonal_attention" : "full_attention");
-  expect_error(j.dump(), "layer_types", {"diagonal_attention"});
+  expect_error(j.dump(), "layer_types[3]", {"diagonal_attention"});
 }
 
 TEST(BadInput, SlidingLayersWithoutWindow) {

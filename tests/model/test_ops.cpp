@@ -136,8 +136,8 @@ TEST(OpInventory, DeepSeekMlaHandComputed) {
 TEST(OpInventory, GptOssSlidingLayersCapKvAtWindow) {
   const Model m = load("gpt-oss-20b");
   EXPECT_EQ(m.config.sliding_window, 128);
-  EXPECT_EQ(m.layers[0].window, LayerWindow::sliding);
-  EXPECT_EQ(m.layers[1].window, LayerWindow::full);
+  EXPECT_EQ(m.layers[0].attention, LayerAttention::sliding);
+  EXPECT_EQ(m.layers[1].attention, LayerAttention::full);
   // Per layer and token: K and V, 8 KV heads x 64 dims = 1,024 elements = 2,048 BF16 bytes.
   // 131,072 tokens: 12 full layers x 131,072 x 2,048 + 12 sliding layers x 128 x 2,048.
   EXPECT_EQ(m.kv_cache_bytes(131072, 2), 12LL * 131072 * 2048 + 12LL * 128 * 2048);

@@ -180,7 +180,7 @@ TEST(PublishedCounts, Mistral7BSlidingWindowAndIndexBytes) {
   const Model m = build_model(parse_config(config, "Mistral-7B-v0.1/config.json"));
   EXPECT_EQ(m.weights_bytes(WeightPrecision::checkpoint), 14'483'464'192);
   EXPECT_EQ(m.config.family, Family::mistral);
-  for (const auto& l : m.layers) EXPECT_EQ(l.window, LayerWindow::sliding);
+  for (const auto& l : m.layers) EXPECT_EQ(l.attention, LayerAttention::sliding);
   // KV per layer and token: 2 x 8 heads x 128 dims x 2 bytes = 4,096; capped at 4,096 tokens.
   EXPECT_EQ(m.kv_cache_bytes(32768, 2), 32LL * 4096 * 4096);
 }
