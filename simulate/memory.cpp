@@ -59,9 +59,12 @@ int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
   const ModelCosts& mc = ctx.mc;
   const int64_t block = p.kv_block_tokens;
   const int64_t full = round_up(core::checked_add(p.workload.input_len, p.workload.output_len), block);
-  double kv = 0;
+  double kv = 0, other = 0;  // other: bytes per sequence outside the KV dtype (indexer keys, linear state)
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     const auto& lc = mc.classes[c];
+    const auto n = static_cast<double>(s.class_counts[c]);
+    other += n * (static_cast<double>(lc.state_bytes_per_seq) / static_cast<double>(p.attention.tp) +
+                  static_cast<double>(lc.index_bytes_per_token) * static_cast<double>(full));
     if (s.class_counts[c] == 0 || lc.kv_elems_per_token == 0) continue;
     // A sliding layer keeps its window plus the block being filled.
     const int64_t tokens = lc.window > 0 ? std::min(full, round_up(lc.window, block) + block) : full;
@@ -70,7 +73,8 @@ int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
     kv += static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(tokens);
   }
   // plan::check_workload_sizes bounds this; a miss throws instead of wrapping round.
-  return core::checked_int64(kv * static_cast<double>(core::checked_mul(ctx.seqs_per_replica, ctx.kv_elem_bytes)));
+  return core::checked_int64(kv * static_cast<double>(core::checked_mul(ctx.seqs_per_replica, ctx.kv_elem_bytes)) +
+                             other * static_cast<double>(ctx.seqs_per_replica));
 }
 
 // Tokens of the largest step (a prefill chunk) of a replica.
@@ -146,7 +150,12 @@ KvBudget kv_budget(const PlanContext& ctx, const double capacity_bytes, const Kv
       const auto& lc = mc.classes[c];
       const double elems = mc.mla ? static_cast<double>(lc.kv_elems_per_token)
                                   : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
-      const double bytes = static_cast<double>(s.class_counts[c]) * elems * static_cast<double>(ctx.kv_elem_bytes);
+      const auto n = static_cast<double>(s.class_counts[c]);
+      // Indexer keys are replicated over TP like the MLA latent; a linear layer's state is split by heads.
+      const double bytes =
+          n * (elems * static_cast<double>(ctx.kv_elem_bytes) + static_cast<double>(lc.index_bytes_per_token));
+      b.state_bytes_per_seq +=
+          n * static_cast<double>(lc.state_bytes_per_seq) / static_cast<double>(ctx.plan.attention.tp);
       if (lc.window > 0) {
         b.sliding_bytes_per_token += bytes;
         b.window = std::max(b.window, lc.window);
@@ -155,7 +164,7 @@ KvBudget kv_budget(const PlanContext& ctx, const double capacity_bytes, const Kv
       }
     }
     const double per_token = b.full_bytes_per_token + b.sliding_bytes_per_token;
-    const double tokens = per_token > 0 ? b.free_bytes / per_token : 1e300;
+    const double tokens = per_token > 0 ? b.free_bytes / per_token : b.state_bytes_per_seq > 0 ? 1e18 : 1e300;
     if (best_tokens < 0 || tokens < best_tokens) {
       best_tokens = tokens;
       best = b;
@@ -172,7 +181,8 @@ double KvBudget::sequence_bytes(int64_t tokens) const {
   const int64_t blocks = core::ceil_div(std::max<int64_t>(tokens, 1), block_tokens);
   const int64_t full = blocks * block_tokens;
   const int64_t sliding = window > 0 ? std::min(full, core::round_up(window, block_tokens) + block_tokens) : full;
-  return static_cast<double>(full) * full_bytes_per_token + static_cast<double>(sliding) * sliding_bytes_per_token;
+  return static_cast<double>(full) * full_bytes_per_token + static_cast<double>(sliding) * sliding_bytes_per_token +
+         state_bytes_per_seq;
 }
 
 int64_t KvBudget::capacity_tokens(int64_t sequence_tokens) const {

@@ -2,12 +2,17 @@
 
 #include <map>
 #include <stdexcept>
+#include <tuple>
 
 #include "simulate/precisions.h"
 
 namespace dayzero::simulate {
 
 namespace {
+
+// The conv window of a linear-attention layer is kept in the activations' dtype
+// (vLLM's and SGLang's conv state: BF16 for BF16 models).
+constexpr int64_t kStateConvBytes = 2;
 
 using model::Op;
 using model::OpKind;
@@ -25,6 +30,8 @@ WeightClass class_of(const Op& op) {
     case OpKind::rope:
     case OpKind::attention:
     case OpKind::activation:
+    case OpKind::linear_attention:
+    case OpKind::indexer:
     case OpKind::moe_combine: break;
   }
   if (op.part == Part::dense_mlp) return WeightClass::dense_mlp;
@@ -66,24 +73,35 @@ ModelCosts model_costs(const model::Model& m) {
   std::map<std::string, const model::Weight*> by_name;
   for (const auto& w : m.weights) by_name[w.name] = &w;
 
-  std::map<std::pair<bool, int64_t>, int> index;  // (moe, window) -> class
+  std::map<std::tuple<bool, int64_t, bool>, int> index;  // (moe, window, linear) -> class
   for (const auto& layer : m.layers) {
     if (layer.mtp) continue;  // MTP modules are not loaded for plain decoding
     int64_t window = 0;
     for (const auto& op : layer.ops)
       if (op.kind == OpKind::attention) window = op.attn.window;
-    const auto key = std::make_pair(layer.moe, window);
+    const bool linear = layer.attention == model::LayerAttention::linear;
+    const auto key = std::make_tuple(layer.moe, window, linear);
     auto it = index.find(key);
     if (it == index.end()) {
       LayerClassCosts lc;
       lc.moe = layer.moe;
       lc.window = window;
+      lc.linear = linear;
       for (const auto& op : layer.ops) {
         ++lc.kernels;
         if (op.kind == OpKind::attention) {
           lc.attn_ctx_flops = op.attn.flops_per_ctx_token(false);
           lc.attn_ctx_flops_absorbed = op.attn.flops_per_ctx_token(true);
           lc.kv_elems_per_token = op.attn.kv_elems_per_token;
+          lc.attn_topk = op.attn.topk;
+        }
+        if (op.kind == OpKind::indexer) {
+          lc.index_ctx_flops = op.index.flops_per_ctx_token();
+          lc.index_bytes_per_token = op.index.head_dim + model::kIndexerKeyScaleBytes;
+        }
+        if (op.kind == OpKind::linear_attention) {
+          lc.recurrent_state_bytes = op.lin.state_elems_per_seq() * op.lin.state_elem_bytes;
+          lc.state_bytes_per_seq = lc.recurrent_state_bytes + op.lin.conv_state_elems_per_seq() * kStateConvBytes;
         }
         if (op.kind == OpKind::norm || op.kind == OpKind::rope || op.kind == OpKind::activation ||
             op.kind == OpKind::moe_combine)

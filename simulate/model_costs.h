@@ -1,6 +1,6 @@
 #pragma once
 // What the simulator needs of a model, computed once per model so that costing a
-// plan is arithmetic: per layer class (dense/MoE x full/sliding attention), the
+// plan is arithmetic: per layer class (dense/MoE x full/sliding/linear attention), the
 // bytes of each weight class at each precision and the FLOPs per token.
 
 #include <array>
@@ -38,8 +38,14 @@ struct LayerClassCosts {
   int64_t attn_ctx_flops = 0;                             // per query token per context token (all heads)
   int64_t attn_ctx_flops_absorbed = 0;                    // MLA decode form
   int64_t kv_elems_per_token = 0;                         // cached elements per token (all KV heads)
-  int64_t elementwise_elems_per_token = 0;                // read + written by norms, rope, activations, combine
-  int64_t kernels = 0;                                    // ops launched per layer
+  bool linear = false;                                    // gated delta-net layers: a state per sequence, no KV cache
+  int64_t state_bytes_per_seq = 0;          // linear: recurrent state (its own dtype) + conv window (bf16)
+  int64_t recurrent_state_bytes = 0;        // linear: the part a decode step reads and writes
+  int64_t attn_topk = 0;                    // sparse attention: context tokens each query reads (0 = all)
+  int64_t index_bytes_per_token = 0;        // sparse attention: indexer keys cached per token (FP8 + scale)
+  int64_t index_ctx_flops = 0;              // sparse attention: indexer FLOPs per query per context token
+  int64_t elementwise_elems_per_token = 0;  // read + written by norms, rope, activations, combine
+  int64_t kernels = 0;                      // ops launched per layer
 };
 
 struct ModelCosts {

@@ -54,6 +54,7 @@ struct KvBudget {
   double full_bytes_per_token = 0;     // layers attending to the whole context
   double sliding_bytes_per_token = 0;  // sliding-window layers
   int64_t window = 0;                  // tokens (0: no sliding layers)
+  double state_bytes_per_seq = 0;      // linear-attention layers' state, whatever the length
   // Bytes a sequence of `tokens` holds, in whole blocks.
   double sequence_bytes(int64_t tokens) const;
   // Tokens the cache holds when every sequence is this long (for reports).

@@ -14,6 +14,10 @@ namespace {
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
+// Tokens per chunk of a gated delta-net's chunked prefill (flash-linear-attention's
+// chunk_gated_delta_rule, which vLLM and SGLang call for Qwen3-Next / Qwen3.5: 64).
+constexpr double kLinearChunk = 64;
+
 // Sum over a sequence's new tokens of the context each attends to: with p cached
 // tokens and n new ones, token i sees p + i (1-based), capped at the window.
 double prefill_ctx_sum(double n, double p, double window) {
@@ -87,7 +91,10 @@ class StageCoster {
     const double kv_elems = mc_.mla ? static_cast<double>(lc.kv_elems_per_token)
                                     : static_cast<double>(lc.kv_elems_per_token) * ctx_.kv_frac;
     const double kv_bytes = static_cast<double>(ctx_.kv_elem_bytes);
-    const double window = static_cast<double>(lc.window);
+    // Sparse attention reads at most top-k tokens per query: for time, a window of k.
+    const double window = static_cast<double>(lc.window > 0 ? lc.window : lc.attn_topk);
+    if (lc.linear) return linear_state(lc, n);
+    if (lc.index_ctx_flops > 0) indexer(lc, n);
     if (in_.batch) {
       batch_attention(lc, n, kv_elems * kv_bytes);
     } else if (in_.prefill) {
@@ -103,6 +110,56 @@ class StageCoster {
       const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
       add(CostKind::attention, n, rf_.attention_timed(seqs_ * c_len * f / tp_, seqs_ * c_len * kv_elems * kv_bytes));
     }
+  }
+
+  // Contexts of the step: the sum over its queries of the tokens each sees (prefill
+  // chunks over their cache and themselves, decodes over their context), and the
+  // tokens cached (read once per sequence).
+  std::pair<double, double> step_contexts() const {
+    double ctx_sum = 0, cached = 0;
+    if (in_.batch) {
+      for (const auto& c : in_.batch->prefills) {
+        ctx_sum += prefill_ctx_sum(static_cast<double>(c.new_tokens), static_cast<double>(c.cached_tokens), 0);
+        cached += static_cast<double>(c.new_tokens + c.cached_tokens);
+      }
+      for (int64_t c : in_.batch->decode_contexts) {
+        ctx_sum += static_cast<double>(c + 1);
+        cached += static_cast<double>(c + 1);
+      }
+    } else if (in_.prefill) {
+      ctx_sum =
+          seqs_ * prefill_ctx_sum(static_cast<double>(in_.new_per_seq), static_cast<double>(in_.prefix_per_seq), 0);
+      cached = seqs_ * static_cast<double>(in_.new_per_seq + in_.prefix_per_seq);
+    } else {
+      ctx_sum = cached = seqs_ * in_.decode_ctx;
+    }
+    return {ctx_sum, cached};
+  }
+
+  // DeepSeek sparse attention's indexer: every query scores every cached token (replicated
+  // over TP, so not divided), reading each token's FP8 key once per sequence.
+  void indexer(const LayerClassCosts& lc, double n) {
+    const auto [ctx_sum, cached] = step_contexts();
+    add(CostKind::attention, n,
+        rf_.attention_timed(ctx_sum * static_cast<double>(lc.index_ctx_flops),
+                            cached * static_cast<double>(lc.index_bytes_per_token)));
+  }
+
+  // A gated delta-net layer: its recurrence's FLOPs are costed with the projections
+  // (per token); here the state each sequence reads and writes once per step (decode) or
+  // once per 64-token chunk (prefill), split over TP by heads.
+  void linear_state(const LayerClassCosts& lc, double n) {
+    double passes = 0;  // state reads + writes of the step
+    if (in_.batch) {
+      for (const auto& c : in_.batch->prefills) passes += std::ceil(static_cast<double>(c.new_tokens) / kLinearChunk);
+      passes += static_cast<double>(in_.batch->decode_contexts.size());
+    } else if (in_.prefill) {
+      passes = seqs_ * std::ceil(static_cast<double>(in_.new_per_seq) / kLinearChunk);
+    } else {
+      passes = seqs_;
+    }
+    add(CostKind::attention, n,
+        rf_.attention_timed(0, passes * 2 * static_cast<double>(lc.recurrent_state_bytes) / tp_));
   }
 
   // A serving step's attention: the prefill chunks (each over its cached tokens and
