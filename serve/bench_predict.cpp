@@ -106,7 +106,10 @@ model::WeightPrecision precision(const std::string& mode, const model::Model& m,
   if (mode == "fp8" || mode == "fp8_block")
     return m.config.quant.method == model::QuantMethod::fp8 ? model::WeightPrecision::checkpoint
                                                             : model::WeightPrecision::fp8;
-  if (mode == "int4_wo") return model::WeightPrecision::int4;
+  // INT4 weight-only rows of a compressed-tensors INT4 checkpoint (Kimi-K2.5) run it as stored.
+  if (mode == "int4_wo")
+    return m.config.quant.method == model::QuantMethod::compressed_int4 ? model::WeightPrecision::checkpoint
+                                                                        : model::WeightPrecision::int4;
   // NVFP4 rows name the checkpoint's 4-bit format: an MXFP4 checkpoint (gpt-oss) as stored.
   if (mode == "nvfp4")
     return m.config.quant.method == model::QuantMethod::mxfp4 ? model::WeightPrecision::checkpoint
@@ -251,10 +254,18 @@ std::vector<RowPrediction> predict_bench(const std::vector<BenchRow>& rows, cons
     }
   }
   loader.freeze();
+  const std::vector<std::string> twins = conflicting_layouts(rows);
   std::vector<RowPrediction> out(rows.size());
   const int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   core::parallel_blocks(rows.size(), threads, 1, [&](int, size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) out[i] = predict_row(rows[i], loader, o);
+    for (size_t i = begin; i < end; ++i) {
+      if (twins[i].empty()) {
+        out[i] = predict_row(rows[i], loader, o);
+      } else {
+        out[i].row = &rows[i];
+        out[i].reason = twins[i];
+      }
+    }
   });
   return out;
 }

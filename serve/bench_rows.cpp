@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -176,6 +177,41 @@ std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string
     rows.push_back(read_row(reader, file));
   }
   return rows;
+}
+
+namespace {
+std::string layout_label(const BenchRow& r) {
+  std::ostringstream o;
+  o << "tp" << r.tp << " pp" << r.pp << " dp" << r.attention_dp << " moe_tp" << r.moe_tp << " ep" << r.moe_ep << " "
+    << (r.gemm_quant.empty() ? "bf16" : r.gemm_quant) << "/" << (r.moe_quant.empty() ? "bf16" : r.moe_quant);
+  return o.str();
+}
+}  // namespace
+
+std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows) {
+  std::map<std::string, std::vector<size_t>> by_measurement;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const BenchRow& r = rows[i];
+    if (r.ttft_s <= 0 && r.tpot_s <= 0) continue;
+    std::ostringstream key;
+    key.precision(17);
+    key << r.model_path << '|' << r.system << '|' << r.backend << '|' << r.backend_version << '|' << r.mode << '|'
+        << r.isl << '|' << r.osl << '|' << r.concurrency() << '|' << r.ttft_s << '|' << r.tpot_s;
+    by_measurement[key.str()].push_back(i);
+  }
+  std::vector<std::string> reasons(rows.size());
+  for (const auto& [key, idx] : by_measurement) {
+    std::set<std::string> labels;
+    for (size_t i : idx) labels.insert(layout_label(rows[i]));
+    if (labels.size() < 2) continue;
+    std::string list;
+    for (const auto& l : labels) list += (list.empty() ? "" : "; ") + l;
+    for (size_t i : idx)
+      reasons[i] = "one measurement under " + std::to_string(labels.size()) +
+                   " layouts: the same TTFT and TPOT are recorded as " + list + " (" + std::to_string(idx.size()) +
+                   " rows)";
+  }
+  return reasons;
 }
 
 }  // namespace dayzero::serve

@@ -62,4 +62,12 @@ std::vector<BenchRow> read_bench_csv(const std::filesystem::path& file);
 // The same from the file's text; `file` names it in errors and in each row.
 std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file);
 
+// Rows that record one measurement under two layouts: the same model, GPU, engine and
+// version, lengths and concurrency, and exactly the same TTFT and TPOT, labelled with
+// different parallel layouts or quantizations (the public CSV has 82: the same Qwen3.5-
+// 397B run filed as TP 16 and as TP 4 EP 4, and so on). At most one label is true and
+// the rows do not say which, so all of them are refused. Returns, per row, the reason
+// (empty for a row without such a twin).
+std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows);
+
 }  // namespace dayzero::serve

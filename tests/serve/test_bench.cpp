@@ -110,14 +110,16 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
                  "eng,tgi,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
                  "gpu,vllm,,meta-llama/Llama-3.1-8B-Instruct,mi999,,agg,1000,200,,,8,1,1,1,,,50,10\n"
                  "mod,vllm,,someone/Unknown-1B,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
-                 "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,50,10\n"
+                 "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,51,10\n"
                  "lay,sglang,,deepseek-ai/DeepSeek-V3,h100_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,3,1,50,10\n"
-                 "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,50,10\n"));
+                 "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,52,10\n"
+                 "tw1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,60,12\n"
+                 "tw2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,2,1,1,,,60,12\n"));
   BenchOptions o;
   o.data_dir = DAYZERO_DATA_DIR;
   o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
   const auto p = predict_bench(rows, o);
-  ASSERT_EQ(p.size(), 7u);
+  ASSERT_EQ(p.size(), 9u);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_GT(p[0].ttft_s, 0);
   EXPECT_GT(p[0].tpot_s, 0);
@@ -130,6 +132,12 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   EXPECT_NE(p[4].reason.find("nvfp4"), std::string::npos) << p[4].reason;
   EXPECT_NE(p[5].reason.find("inconsistent layout"), std::string::npos) << p[5].reason;
   EXPECT_EQ(p[6].reason, "disaggregated serving is not modelled yet");
+  // One measurement filed under TP 1 and TP 2: neither row is believed.
+  for (size_t i : {7u, 8u}) {
+    EXPECT_FALSE(p[i].predicted);
+    EXPECT_NE(p[i].reason.find("one measurement under 2 layouts"), std::string::npos) << p[i].reason;
+    EXPECT_NE(p[i].reason.find("tp2 pp1"), std::string::npos) << p[i].reason;
+  }
   const auto s = summarize(p);
   EXPECT_EQ(s.at("all").rows, 1);
   EXPECT_EQ(s.count("engine:vllm"), 1u);
