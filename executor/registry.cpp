@@ -157,7 +157,7 @@ OpVariant op_variant(const model::Model& m, const model::Op& op) {
     case OpKind::embedding: return {op.kind, "gather"};
     case OpKind::norm:
       if (op.weights.size() > 1) return {op.kind, "layer_norm"};  // with a bias: the indexer's k_norm
-      if (op.heads == 0 && m.config.qk_norm_whole && op.name.find("_norm") == 1)
+      if (m.config.qk_norm_whole && (op.name == "q_norm" || op.name == "k_norm"))
         return {op.kind, "rms_across_heads"};  // MiniMax-M2's q_norm / k_norm: one norm over all (TP-split) heads
       return {op.kind, "rms"};
     case OpKind::gemm:

@@ -96,7 +96,6 @@ bool ModelConfig::has_linear_layers() const {
 
 std::string ModelConfig::display_family() const {
   if (model_type == "kimi_k2") return "Kimi-K2 (DeepSeek-V3 architecture)";
-  if (model_type == "kimi_k25") return "Kimi-K2.5 (DeepSeek-V3 architecture in a multimodal wrapper)";
   switch (family) {
     case Family::llama: return "Llama";
     case Family::mistral: return "Mistral";
