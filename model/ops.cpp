@@ -323,10 +323,9 @@ Layer layer_ops(const ModelConfig& c, int64_t layer) {
   OpsBuilder b(layer_prefix(c, layer));
   const int64_t H = c.hidden_size;
   const bool qwen_mtp = l.mtp && c.family == Family::qwen3_5_moe;
-  if (qwen_mtp) {  // Qwen3.5 MTP: the shared embedding, two norms, fc 2H -> H
+  if (qwen_mtp) {  // Qwen3.5 MTP: the model's own embedding, two norms, fc 2H -> H
     OpsBuilder m("");
-    m.part = Part::embedding;
-    m.add("embed_tokens", OpKind::embedding, H, 0, {"model.embed_tokens.weight"});
+    m.ops = pre_ops(c);
     m.norm("mtp.pre_fc_norm_embedding", H);
     m.norm("mtp.pre_fc_norm_hidden", H);
     m.part = Part::mtp_proj;
@@ -349,14 +348,11 @@ Layer layer_ops(const ModelConfig& c, int64_t layer) {
     b.part = Part::dense_mlp;
     mlp_ops(b, "mlp", c.intermediate_size, H, c.mlp_bias);
   }
-  if (qwen_mtp) {
-    OpsBuilder m("");
-    m.norm("mtp.norm", H);
-    m.part = Part::head;
-    m.add("lm_head", OpKind::gemm, c.vocab_size, H,
-          {c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight"})
-        .tp_split = TpSplit::vocab;
-    for (auto& op : m.ops) b.ops.push_back(std::move(op));
+  if (qwen_mtp) {  // its own final norm, then the model's head
+    for (Op& op : post_ops(c)) {
+      if (op.kind == OpKind::norm) op.weights = {"mtp.norm.weight"};
+      b.ops.push_back(std::move(op));
+    }
   } else if (l.mtp) {
     b.norm("shared_head.norm", H);
     b.part = Part::head;
