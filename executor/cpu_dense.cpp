@@ -151,6 +151,21 @@ void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
   }
 }
 
+void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps) {
+  std::vector<float> one_plus(weight.begin(), weight.end());
+  for (float& w : one_plus) w += 1.0f;
+  rms_norm(x, one_plus, eps);
+}
+
+Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams&) {
+  if (gate.shape != x.shape)
+    throw std::invalid_argument("sigmoid_gate: gate " + gate.shape_string() + " and input " + x.shape_string() +
+                                " differ");
+  Tensor y(x.shape);
+  for (int64_t i = 0; i < x.numel(); ++i) y.data[i] = x.data[i] / (1.0f + std::exp(-gate.data[i]));
+  return y;
+}
+
 Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   if (w.kind != model::StorageKind::plain || w.dtype != model::DType::f32)
     throw std::invalid_argument("linear_f32 '" + w.name + "': weight is not plain F32");

@@ -51,7 +51,8 @@ Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, 
     : m_(m), be_(backend), w_(w), par_(par), timer_(timer), eps_(rms_norm_eps) {
   const auto& c = m.config;
   const bool mla = c.attention == model::AttentionKind::mla;
-  rope_ = be_.fn<RopeTableFn>(OpKind::rope, c.rope.type)(c.rope, mla ? c.mla.qk_rope_head_dim : c.head_dim);
+  const int64_t rot_dim = mla ? c.mla.qk_rope_head_dim : c.rotary_dim > 0 ? c.rotary_dim : c.head_dim;
+  rope_ = be_.fn<RopeTableFn>(OpKind::rope, c.rope.type)(c.rope, rot_dim);
   for (const auto& wt : m.weights)
     if (wt.input_major) input_major_.insert(wt.name);
   const int64_t kv_heads = std::max<int64_t>(1, c.num_kv_heads / par.tp_size);  // this rank's
@@ -72,9 +73,10 @@ void Forward::note_workspace(const Tensor& t) {
 
 void Forward::norm(const model::Op& op, Tensor& x) {
   const std::span<const float> weight = w_.floats(op.weights.at(0));
-  const KernelEntry& k = be_.kernel(OpKind::norm, "rms");
+  const std::string variant = op_variant(m_, op).variant;  // "rms", Qwen3.5's "rms_zero_centered"
+  const KernelEntry& k = be_.kernel(OpKind::norm, variant);
   const NormFn fn = std::get<NormFn>(k.fn);
-  timer_.run_inplace(OpKey{&op, "rms", {x.rows(), x.cols()}, k.cost(op, {x.rows()})}, x,
+  timer_.run_inplace(OpKey{&op, variant, {x.rows(), x.cols()}, k.cost(op, {x.rows()})}, x,
                      [&](Tensor& t) { fn(t, weight, eps_); });
 }
 
@@ -155,7 +157,8 @@ void Forward::layer(int64_t l, Tensor& x, const Batch& b) {
   const model::Layer& L = m_.layers.at(static_cast<size_t>(l));
   Tensor h = x;
   norm(op(L, "input_layernorm"), h);
-  add(x, m_.config.attention == model::AttentionKind::mla ? mla(L, h, b) : attention(L, h, b));
+  if (L.attention == model::LayerAttention::linear) add(x, linear_attention(L, h, b));
+  else add(x, m_.config.attention == model::AttentionKind::mla ? mla(L, h, b) : attention(L, h, b));
   h = x;
   norm(op(L, "post_attention_layernorm"), h);
   add(x, L.moe ? moe(L, h) : mlp(L, h, ""));
@@ -194,6 +197,8 @@ Tensor Forward::per_sequence(const model::Op& a_op, const std::string& variant, 
 Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
   const auto& c = m_.config;
   Tensor q = gemm(op(L, "q_proj"), h), k = gemm(op(L, "k_proj"), h), v = gemm(op(L, "v_proj"), h);
+  Tensor gate;
+  if (c.attn_output_gate) split_query_gate(q, gate, c.head_dim);  // Qwen3.5: per head [query | gate]
   if (c.qk_norm) {
     norm(op(L, "q_norm"), q);
     norm(op(L, "k_norm"), k);
@@ -231,6 +236,7 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
                                 [&](const KernelEntry& ke, const Tensor& qs, std::span<const int64_t> pos, int seq) {
                                   return std::get<AttentionFn>(ke.fn)(qs, pos, kv_->pages(layer, seq), p);
                                 });
+  if (c.attn_output_gate) return gemm(op(L, "o_proj"), activation(op(L, "attn_output_gate"), gate, o));
   return gemm(op(L, "o_proj"), o);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the forward's source files (forward*.cpp); not an interface.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,21 @@ inline Tensor rows_of(const Tensor& x, int64_t lo, int64_t hi) {
   std::vector<int64_t> shape = x.shape;
   shape.front() = hi - lo;
   return Tensor(shape, std::vector<float>(x.row(lo), x.row(lo) + (hi - lo) * x.cols()));
+}
+
+// Qwen3.5's q_proj output holds, per head, its query then its output gate (head_dim
+// each): q becomes the queries [T, heads * head_dim], gate the gates (same shape).
+inline void split_query_gate(Tensor& q, Tensor& gate, int64_t head_dim) {
+  const int64_t T = q.rows(), heads = q.cols() / (2 * head_dim);
+  Tensor query({T, heads * head_dim});
+  gate = Tensor({T, heads * head_dim});
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* src = q.row(t) + h * 2 * head_dim;
+      std::copy_n(src, head_dim, query.row(t) + h * head_dim);
+      std::copy_n(src + head_dim, head_dim, gate.row(t) + h * head_dim);
+    }
+  q = std::move(query);
 }
 
 }  // namespace dayzero::executor::detail

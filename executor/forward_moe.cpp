@@ -14,6 +14,7 @@
 // TP rank the layer's output. All orders are fixed: the result is bit-identical
 // run to run.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "executor/forward.h"
@@ -43,9 +44,20 @@ Tensor Forward::expert(const model::Layer& L, const Tensor& xe, int64_t e) {
   for (const auto& o : L.ops)
     if (o.kind == OpKind::expert_gemm) ops.push_back(&o);
   const model::Op& act = op(L, "experts.act");
-  if (ops.size() == 2) {  // gpt-oss: fused, interleaved gate_up
+  if (ops.size() == 2) {  // fused gate_up: gpt-oss interleaved, Qwen3.5 [gate | up]
     Tensor gate, up;
-    deinterleave_gate_up(gemm(*ops[0], xe, e), gate, up);
+    const Tensor gu = gemm(*ops[0], xe, e);
+    if (m_.config.family == model::Family::gpt_oss) {
+      deinterleave_gate_up(gu, gate, up);
+    } else {
+      const int64_t I = gu.cols() / 2;
+      gate = Tensor({gu.rows(), I});
+      up = Tensor({gu.rows(), I});
+      for (int64_t t = 0; t < gu.rows(); ++t) {
+        std::copy_n(gu.row(t), I, gate.row(t));
+        std::copy_n(gu.row(t) + I, I, up.row(t));
+      }
+    }
     return gemm(*ops[1], activation(act, gate, up), e);
   }
   const Tensor g = gemm(*ops.at(0), xe, e), u = gemm(*ops.at(1), xe, e);
@@ -84,7 +96,16 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
   const Tensor y = experts(L, d.received, h.cols());
   Tensor out = combine(L, h, r, d, y);
   if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(out.data);  // every TP rank gets every row
-  if (m_.config.moe.num_shared_experts > 0) add(out, mlp(L, h, "shared_experts."));
+  if (m_.config.moe.num_shared_experts == 0) return out;
+  Tensor shared = mlp(L, h, "shared_experts.");
+  if (m_.config.moe.shared_expert_gate) {  // Qwen3.5: sigmoid(x w) [T, 1] scales each row
+    const Tensor g = gemm(op(L, "shared_expert_gate"), h);
+    for (int64_t t = 0; t < shared.rows(); ++t) {
+      const float s = 1.0f / (1.0f + std::exp(-g.row(t)[0]));
+      for (int64_t j = 0; j < shared.cols(); ++j) shared.row(t)[j] *= s;
+    }
+  }
+  add(out, shared);
   return out;
 }
 

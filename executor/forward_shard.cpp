@@ -35,7 +35,11 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
   const bool by_out = split != TpSplit::row;
   const auto [lo, hi] = by_out ? out_range(op, out, rank, size) : std::pair{in * rank / size, in * (rank + 1) / size};
   StoredWeight s = sw;
-  if (by_out && !sw.input_major && sw.kind == model::StorageKind::plain && model::dtype_bits(sw.dtype) % 8 == 0) {
+  // Gated delta-net's fused [q | k | v] projection: each section split by heads, copied.
+  const bool sections = by_out && op.kind == OpKind::gemm && op.name == "in_proj_qkv";
+  if (sections && sw.input_major) throw std::logic_error("TP shard of '" + sw.name + "': input-major sections");
+  if (!sections && by_out && !sw.input_major && sw.kind == model::StorageKind::plain &&
+      model::dtype_bits(sw.dtype) % 8 == 0) {
     const auto esize = static_cast<size_t>(model::dtype_bits(sw.dtype) / 8);
     const auto row_bytes = static_cast<size_t>(sw.cols()) * esize;
     s.data = sw.data.subspan(static_cast<size_t>(lo) * row_bytes, static_cast<size_t>(hi - lo) * row_bytes);
@@ -43,6 +47,21 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
     return s;
   }
   auto& copy = shard_copies_[sw.name];
+  if (!copy && sections) {
+    const auto ranges = qkv_sections(rank, size);
+    int64_t n_out = 0;
+    for (const auto& [a, z] : ranges) n_out += z - a;
+    copy = std::make_unique<Tensor>(std::vector<int64_t>{n_out, in});
+    std::vector<float> row(static_cast<size_t>(in));
+    int64_t o = 0;
+    for (const auto& [a, z] : ranges)
+      for (int64_t r = a; r < z; ++r, ++o) {
+        dequantize_row_range(sw, 0, r, 0, in, row);
+        std::copy(row.begin(), row.end(), copy->row(o));
+      }
+    const int64_t bits = sw.kind == model::StorageKind::mxfp4 ? 4 : model::dtype_bits(sw.dtype);
+    read_bytes_ += n_out * in * bits / 8;
+  }
   if (!copy) {
     // Logical [out, in] slice, stored output-major.
     const int64_t n_out = by_out ? hi - lo : out, n_in = by_out ? in : hi - lo;

@@ -26,6 +26,8 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens);
 // ---- norm: RMSNorm over groups of weight.size() features (one group per row, or
 // per head for q_norm / k_norm): x * rsqrt(mean(x^2) + eps) * weight.
 void rms_norm(Tensor& x, std::span<const float> weight, double eps);
+// Zero-centred weights (Qwen3.5's Qwen3_5MoeRMSNorm): x * rsqrt(mean(x^2) + eps) * (1 + weight).
+void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps);
 
 // ---- gemm / expert_gemm: y = x W^T (+ bias) with W = matrix `index` of `w`
 // ([out, in]; [in, out] when w.input_major). `bias` has `out` values or is empty.
@@ -43,6 +45,8 @@ Tensor swiglu(const Tensor& gate, const Tensor& up, const ActivationParams& p); 
 // gpt-oss: gate clamped to <= limit, up to [-limit, limit]; (up + 1) * gate * sigmoid(alpha * gate).
 Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationParams& p);
 // gpt-oss's fused gate_up ([tokens, 2n]) is interleaved: gate = [..., 0::2], up = [..., 1::2].
+// Qwen3.5's attention output gate: x * sigmoid(gate), element by element.
+Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams& p);
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV
@@ -78,6 +82,36 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
 // (nope + rope)^-0.5, times yarn_mscale(factor, mscale_all_dim)^2 under rope
 // scaling with mscale_all_dim set (DeepSeek-V3 reference attention).
 double mla_softmax_scale(const model::ModelConfig& c);
+
+// ---- linear_attention: gated delta-net (Qwen3.5; transformers' Qwen3Next /
+// Qwen3.5 GatedDeltaNet) over one sequence's rows, carrying its state. Inputs are
+// the projections: qkv [T, conv_dim] = [q (key_heads x dk), k (key_heads x dk),
+// v (value_heads x dv)], z [T, value_heads x dv], b and a [T, value_heads].
+// 1. qkv through a causal depthwise conv of conv_kernel taps, then SiLU; the state
+//    keeps the last conv_kernel - 1 inputs.
+// 2. Per value head h (key head h / (value_heads / key_heads)): q and k L2-normalized
+//    (eps l2_eps), q times dk^-1/2; g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b).
+// 3. The gated delta rule on the state S_h [dk, dv]: S = e^g S; S += k (beta (v - S^T k))^T;
+//    o = S^T q; token by token (chunk 0: decode) or in chunks of `chunk` tokens (prefill).
+// 4. Per value head: rms_norm(o, norm_eps) * norm * silu(z). Output [T, value_heads x dv].
+struct LinearAttentionParams {
+  int64_t key_heads = 0, value_heads = 0, key_head_dim = 0, value_head_dim = 0, conv_kernel = 0;
+  int64_t chunk = 0;     // 0: recurrent, token by token; else chunked (the reference's prefill: 64)
+  double l2_eps = 1e-6;  // flash-linear-attention's l2norm
+  double norm_eps = 1e-6;
+  int64_t conv_dim() const { return 2 * key_heads * key_head_dim + value_heads * value_head_dim; }
+};
+struct LinearAttentionWeights {
+  std::span<const float> conv;            // [conv_dim, conv_kernel]
+  std::span<const float> dt_bias, a_log;  // [value_heads]
+  std::span<const float> norm;            // [dv]
+};
+struct LinearState {
+  std::vector<float> conv;       // [(conv_kernel - 1), conv_dim], oldest input first
+  std::vector<float> recurrent;  // [value_heads, dk, dv]
+};
+Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
+                       const LinearAttentionWeights& w, LinearState& state, const LinearAttentionParams& p);
 
 // ---- router: top-k experts per token from router logits [tokens, experts].
 struct RouterParams {

@@ -14,6 +14,7 @@ using model::OpKind;
 const KernelEntry kCpuKernels[] = {
     {OpKind::embedding, "gather", &embedding, &op_cost},
     {OpKind::norm, "rms", &rms_norm, &op_cost},
+    {OpKind::norm, "rms_zero_centered", &rms_norm_zero_centered, &op_cost},
     {OpKind::gemm, "f32", &linear_f32, &op_cost},
     {OpKind::gemm, "bf16", &linear_dequant, &op_cost},
     {OpKind::gemm, "f16", &linear_dequant, &op_cost},
@@ -34,10 +35,14 @@ const KernelEntry kCpuKernels[] = {
     {OpKind::attention, "mla", &mla_attention, &mla_cost},
     {OpKind::activation, "swiglu", &swiglu, &op_cost},
     {OpKind::activation, "swiglu_clamped", &swiglu_clamped, &op_cost},
+    {OpKind::activation, "sigmoid_gate", &sigmoid_gate, &op_cost},
+    {OpKind::linear_attention, "gated_delta_net", &gated_delta_net, &linear_attention_cost},
     {OpKind::router, "softmax_topk", &route_softmax_topk, &op_cost},
     {OpKind::router, "gpt_oss_topk_softmax", &route_topk_softmax, &op_cost},
     {OpKind::router, "sigmoid_group_topk", &route_sigmoid_group_topk, &op_cost},
     {OpKind::moe_combine, "weighted_sum", &moe_combine, &op_cost},
+    // Qwen3.5: the same sum; the forward scales the shared expert by sigmoid(x w_gate) before adding it.
+    {OpKind::moe_combine, "weighted_sum+shared_gate", &moe_combine, &op_cost},
 };
 
 std::vector<OpVariant> variants_of(std::span<const KernelEntry> table) {
@@ -87,6 +92,12 @@ OpCost mla_cost(const model::Op& op, const CostShape& s) {
   // kv_b_proj over the cached latent: [context, rank] x [rank, heads * (nope + v)], 2 FLOPs per MAC.
   c.flops += 2 * s.context * a.kv_lora_rank * a.heads * (nope + a.v_head_dim);
   c.bytes += s.context * a.heads * (a.qk_head_dim + a.v_head_dim) * s.act_elem_bytes;  // expanded keys, values
+  return c;
+}
+
+OpCost linear_attention_cost(const model::Op& op, const CostShape& s) {
+  OpCost c = op_cost(op, s);
+  c.bytes += 2 * op.lin.state_elems_per_seq() * op.lin.state_elem_bytes;
   return c;
 }
 
@@ -159,6 +170,7 @@ OpVariant op_variant(const model::Model& m, const model::Op& op) {
       if (op.weights.size() > 1) return {op.kind, "layer_norm"};  // with a bias: the indexer's k_norm
       if (m.config.qk_norm_whole && (op.name == "q_norm" || op.name == "k_norm"))
         return {op.kind, "rms_across_heads"};  // MiniMax-M2's q_norm / k_norm: one norm over all (TP-split) heads
+      if (m.config.family == model::Family::qwen3_5_moe) return {op.kind, "rms_zero_centered"};
       return {op.kind, "rms"};
     case OpKind::gemm:
     case OpKind::expert_gemm: {

@@ -41,6 +41,9 @@ OpCost op_cost(const model::Op& op, const CostShape& s);
 // MLA as the CPU kernel runs it: expanding the context's latent with kv_b_proj, or
 // the absorbed form when cheaper (mla_absorbed: decode).
 OpCost mla_cost(const model::Op& op, const CostShape& s);
+// Gated delta-net: the op's FLOPs and activations, plus one sequence's recurrent
+// state read and written once per call (CostShape::context unused).
+OpCost linear_attention_cost(const model::Op& op, const CostShape& s);
 using CostFn = OpCost (*)(const model::Op&, const CostShape&);
 
 using EmbeddingFn = Tensor (*)(const StoredWeight&, std::span<const int64_t>);
@@ -52,8 +55,10 @@ using MlaFn = Tensor (*)(const Tensor&, std::span<const int64_t>, const KvPages&
 using ActivationFn = Tensor (*)(const Tensor&, const Tensor&, const ActivationParams&);
 using RouterFn = Routing (*)(const Tensor&, const RouterParams&);
 using CombineFn = void (*)(Tensor&, const Tensor&, std::span<const int64_t>, std::span<const float>);
-using KernelFn =
-    std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn, CombineFn>;
+using LinearAttentionFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
+                                     const LinearAttentionWeights&, LinearState&, const LinearAttentionParams&);
+using KernelFn = std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn,
+                              CombineFn, LinearAttentionFn>;
 
 struct KernelEntry {
   model::OpKind kind;

@@ -1,0 +1,95 @@
+// The forward's gated delta-net layers (Qwen3.5): projections, the kernel over each
+// sequence's state, out_proj. TP splits the heads: in_proj_qkv and the conv's
+// channels by [q | k | v] section, z / b / a by value head, out_proj by inputs.
+#include <stdexcept>
+
+#include "executor/forward.h"
+#include "executor/forward_detail.h"
+#include "executor/registry.h"
+
+namespace dayzero::executor {
+
+using model::OpKind;
+using namespace detail;
+
+std::vector<std::pair<int64_t, int64_t>> Forward::qkv_sections(int rank, int size) const {
+  const auto& l = m_.config.linear;
+  const int64_t kd = l.key_dim(), hk = l.key_heads / size, hv = l.value_heads / size;
+  const int64_t dk = l.key_head_dim, dv = l.value_head_dim;
+  return {{rank * hk * dk, (rank + 1) * hk * dk},
+          {kd + rank * hk * dk, kd + (rank + 1) * hk * dk},
+          {2 * kd + rank * hv * dv, 2 * kd + (rank + 1) * hv * dv}};
+}
+
+void Forward::release_sequence(int seq) {
+  kv_->release(seq);
+  for (auto it = linear_state_.begin(); it != linear_state_.end();)
+    it = it->first.second == seq ? linear_state_.erase(it) : std::next(it);
+}
+
+int64_t Forward::linear_state_bytes() const {
+  int64_t b = 0;
+  for (const auto& [key, s] : linear_state_)
+    b += static_cast<int64_t>((s.conv.size() + s.recurrent.size()) * sizeof(float));
+  return b;
+}
+
+Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const Batch& b) {
+  const auto& l = m_.config.linear;
+  const int tp = par_.tp_size, r = par_.tp_rank;
+  if (l.key_heads % tp != 0 || l.value_heads % tp != 0)
+    throw std::runtime_error("gated delta-net of " + std::to_string(l.key_heads) + " key / " +
+                             std::to_string(l.value_heads) + " value heads does not split over attention TP " +
+                             std::to_string(tp));
+  const Tensor qkv = gemm(op(L, "in_proj_qkv"), h), z = gemm(op(L, "in_proj_z"), h);
+  const Tensor beta_in = gemm(op(L, "in_proj_b"), h), a = gemm(op(L, "in_proj_a"), h);
+  const model::Op& la = op(L, "linear_attention");
+  LinearAttentionParams p;
+  p.key_heads = l.key_heads / tp;
+  p.value_heads = l.value_heads / tp;
+  p.key_head_dim = l.key_head_dim;
+  p.value_head_dim = l.value_head_dim;
+  p.conv_kernel = l.conv_kernel;
+  p.norm_eps = eps_;
+  // This rank's conv channels (the q, k, v sections' rows of [conv_dim, 1, K]) and value heads.
+  const std::span<const float> conv_all = w_.floats(la.weights.at(0));
+  std::vector<float> conv;
+  for (const auto& [lo, hi] : qkv_sections(r, tp))
+    conv.insert(conv.end(), conv_all.begin() + lo * l.conv_kernel, conv_all.begin() + hi * l.conv_kernel);
+  const auto heads = [&](const std::string& name) {
+    return w_.floats(name).subspan(static_cast<size_t>(r * p.value_heads), static_cast<size_t>(p.value_heads));
+  };
+  const LinearAttentionWeights w{conv, heads(la.weights.at(1)), heads(la.weights.at(2)), w_.floats(la.weights.at(3))};
+  model::Op costed = la;  // this rank's heads
+  costed.lin.key_heads = p.key_heads;
+  costed.lin.value_heads = p.value_heads;
+  costed.n = la.n / tp;
+  costed.k = la.k / tp;
+  const KernelEntry& ke = be_.kernel(OpKind::linear_attention, "gated_delta_net");
+  const auto fn = std::get<LinearAttentionFn>(ke.fn);
+  const int64_t layer = L.index - par_.first_layer;
+  Tensor o({h.rows(), p.value_heads * p.value_head_dim});
+  for (size_t i = 0; i < b.seqs.size(); ++i) {
+    const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
+    auto [it, fresh] = linear_state_.try_emplace({layer, b.seqs[i]});
+    if (fresh) {
+      it->second.conv.assign(static_cast<size_t>((p.conv_kernel - 1) * p.conv_dim()), 0.0f);
+      it->second.recurrent.assign(static_cast<size_t>(p.value_heads * p.key_head_dim * p.value_head_dim), 0.0f);
+    }
+    LinearAttentionParams pi = p;
+    LinearState next;
+    pi.chunk = hi - lo > 1 ? 64 : 0;  // the reference: chunks of 64 for prompts, the recurrence for decode
+    const Tensor os = timer_.run(OpKey{&la, "gated_delta_net", {hi - lo, costed.n}, ke.cost(costed, {hi - lo})},
+                                 [&] {  // from the step's starting state each time: timing repeats the call
+                                   next = it->second;
+                                   return fn(rows_of(qkv, lo, hi), rows_of(z, lo, hi), rows_of(beta_in, lo, hi),
+                                             rows_of(a, lo, hi), w, next, pi);
+                                 });
+    it->second = std::move(next);
+    std::copy(os.data.begin(), os.data.end(), o.row(lo));
+  }
+  note_workspace(o);
+  return gemm(op(L, "out_proj"), o);
+}
+
+}  // namespace dayzero::executor
