@@ -166,7 +166,8 @@ class StageCoster {
   // itself, capped at the window) and the decoding sequences (each new token over
   // its context and itself), as two kernels: compute-bound and cache-bound.
   void batch_attention(const LayerClassCosts& lc, double n, double kv_bytes_per_token) {
-    const double window = static_cast<double>(lc.window);
+    // A sliding window, or sparse attention's top-k: each query reads at most that many tokens.
+    const double window = static_cast<double>(lc.window > 0 ? lc.window : lc.attn_topk);
     const double cap = window > 0 ? window : 1e300;
     const StepBatch& b = *in_.batch;
     if (!b.prefills.empty()) {

@@ -35,8 +35,13 @@ TEST(StepBatch, OneChunkAndOneDecodeBatchAreThePredictionsSteps) {
   ds.workload.batch = 64;
   plan::Plan llama = plan(2, 2);
   llama.workload.batch = 32;
+  // GLM-5 with an 8K prompt: sparse attention reads at most index_topk (2048) tokens per
+  // query, in a serving step as in the prediction.
+  plan::Plan glm = plan(1, 8, 1, 8);
+  glm.workload.batch = 16;
+  glm.workload.input_len = 8192;
   for (const auto& [model, cluster, p] : {Case{"Llama-3.1-8B", "h100x8", llama}, Case{"DeepSeek-V3", "h200-2x8", ds},
-                                          Case{"gpt-oss-20b", "h100x8", plan(1)}}) {
+                                          Case{"gpt-oss-20b", "h100x8", plan(1)}, Case{"GLM-5-FP8", "h200x8", glm}}) {
     SCOPED_TRACE(model);
     const auto m = load_model(model);
     const auto c = load_cluster(cluster);
