@@ -27,6 +27,9 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
   if (static_cast<int64_t>(q_positions.size()) != q.rows())
     throw std::invalid_argument("attention: " + std::to_string(q_positions.size()) + " positions for " +
                                 std::to_string(q.rows()) + " queries");
+  if (!p.keep.empty() && static_cast<int64_t>(p.keep.size()) != q.rows() * kv.tokens)
+    throw std::invalid_argument("attention: a keep mask of " + std::to_string(p.keep.size()) + " for " +
+                                std::to_string(q.rows()) + " queries over " + std::to_string(kv.tokens) + " tokens");
   if (!p.sinks.empty() && static_cast<int64_t>(p.sinks.size()) != p.heads)
     throw std::invalid_argument("attention: " + std::to_string(p.sinks.size()) + " sinks for " +
                                 std::to_string(p.heads) + " heads");
@@ -50,6 +53,10 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
       const float* qh = q.row(t) + h * p.qk_dim;
       float max_s = p.sinks.empty() ? -std::numeric_limits<float>::infinity() : p.sinks[h];
       for (int64_t j = first; j <= pos; ++j) {
+        if (!p.keep.empty() && p.keep[static_cast<size_t>(t * C + j)] == 0.0f) {
+          score[j] = -std::numeric_limits<float>::infinity();  // not selected: weight 0
+          continue;
+        }
         const float* kj = kv.k_row(j) + kvh * p.qk_dim;
         double dot = 0.0;
         for (int64_t d = 0; d < p.qk_dim; ++d) dot += static_cast<double>(qh[d]) * kj[d];
@@ -121,12 +128,15 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
       RowMatrix scores = q_lat * lat.transpose() + q_rope * rope.transpose();  // [T, C]
       for (int64_t t = 0; t < T; ++t) {                                        // causal softmax in double
         const int64_t pos = q_positions[t];
+        auto seen = [&](int64_t j) { return j <= pos && (p.keep.empty() || p.keep[static_cast<size_t>(t * C + j)]); };
         double max_s = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j <= pos; ++j) max_s = std::max(max_s, static_cast<double>(scores(t, j)) * p.scale);
+        for (int64_t j = 0; j <= pos; ++j)
+          if (seen(j)) max_s = std::max(max_s, static_cast<double>(scores(t, j)) * p.scale);
         double denom = 0.0;
-        for (int64_t j = 0; j <= pos; ++j) denom += std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s);
+        for (int64_t j = 0; j <= pos; ++j)
+          if (seen(j)) denom += std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s);
         for (int64_t j = 0; j < C; ++j)
-          scores(t, j) = j <= pos
+          scores(t, j) = seen(j)
                              ? static_cast<float>(std::exp(static_cast<double>(scores(t, j)) * p.scale - max_s) / denom)
                              : 0.0f;
       }
@@ -154,6 +164,9 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
     if (q_positions[t] < 0 || q_positions[t] >= C)
       throw std::out_of_range("mla_attention: query position " + std::to_string(q_positions[t]) +
                               " outside a cache of " + std::to_string(C));
+  if (!p.keep.empty() && static_cast<int64_t>(p.keep.size()) != q.rows() * C)
+    throw std::invalid_argument("mla_attention: a keep mask of " + std::to_string(p.keep.size()) + " for " +
+                                std::to_string(q.rows()) + " queries over " + std::to_string(C) + " tokens");
   if (mla_absorbed(q.rows(), C, p.nope_dim, p.rope_dim, p.kv_lora_rank, p.v_dim))
     return mla_absorbed_attention(q, q_positions, cache, kv_b, p);
   // The sequence's latents, gathered from their blocks, expanded into per-head
@@ -179,6 +192,7 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
   a.qk_dim = qk;
   a.v_dim = p.v_dim;
   a.scale = p.scale;
+  a.keep = p.keep;
   std::vector<int32_t> one_block;
   return attention(q, q_positions, KvPages::contiguous(keys, values, one_block), a);
 }

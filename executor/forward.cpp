@@ -59,6 +59,8 @@ Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, 
   const int64_t k_width = mla ? c.mla.kv_lora_rank : kv_heads * c.head_dim;
   const int64_t v_width = mla ? c.mla.qk_rope_head_dim : kv_heads * c.head_dim;
   kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, k_width, v_width);
+  if (mla && c.indexer.heads > 0)
+    index_kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, c.indexer.head_dim, 0);
 }
 
 const model::Op& Forward::op(const model::Layer& layer, std::string_view name) const {
@@ -71,13 +73,13 @@ void Forward::note_workspace(const Tensor& t) {
   workspace_bytes_ = std::max(workspace_bytes_, t.numel() * static_cast<int64_t>(sizeof(float)));
 }
 
-void Forward::norm(const model::Op& op, Tensor& x) {
+void Forward::norm(const model::Op& op, Tensor& x, double eps) {
   const std::span<const float> weight = w_.floats(op.weights.at(0));
   const std::string variant = op_variant(m_, op).variant;  // "rms", Qwen3.5's "rms_zero_centered"
   const KernelEntry& k = be_.kernel(OpKind::norm, variant);
   const NormFn fn = std::get<NormFn>(k.fn);
   timer_.run_inplace(OpKey{&op, variant, {x.rows(), x.cols()}, k.cost(op, {x.rows()})}, x,
-                     [&](Tensor& t) { fn(t, weight, eps_); });
+                     [&](Tensor& t) { fn(t, weight, eps < 0 ? eps_ : eps); });
 }
 
 Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor& up) {
@@ -121,6 +123,7 @@ Batch Forward::begin_step(const std::vector<int>& seqs, const std::vector<int64_
   Batch b;
   for (size_t i = 0; i < seqs.size(); ++i) {
     const int64_t first = kv_->extend(seqs[i], counts[i]);
+    if (index_kv_) index_kv_->extend(seqs[i], counts[i]);
     b.seqs.push_back(seqs[i]);
     b.offsets.push_back(b.offsets.back() + counts[i]);
     for (int64_t p = first; p < first + counts[i]; ++p) b.positions.push_back(p);
@@ -245,10 +248,10 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
 Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
   const auto& c = m_.config;
   const auto& md = c.mla;
-  Tensor q;
+  Tensor q, qa;
   if (md.q_lora_rank > 0) {
-    Tensor qa = gemm(op(L, "q_a_proj"), h);
-    norm(op(L, "q_a_layernorm"), qa);
+    qa = gemm(op(L, "q_a_proj"), h);
+    norm(op(L, "q_a_layernorm"), qa, kMlaLatentNormEps);
     q = gemm(op(L, "q_b_proj"), qa);
   } else {
     q = gemm(op(L, "q_proj"), h);
@@ -259,7 +262,7 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
     std::copy(ckv.row(t), ckv.row(t) + md.kv_lora_rank, latent.row(t));
     std::copy(ckv.row(t) + md.kv_lora_rank, ckv.row(t) + ckv.cols(), k_rope.row(t));
   }
-  norm(op(L, "kv_a_layernorm"), latent);
+  norm(op(L, "kv_a_layernorm"), latent, kMlaLatentNormEps);
   const auto layout = c.rope.interleaved ? RopeLayout::interleaved : RopeLayout::half;
   const int64_t qk = md.qk_nope_head_dim + md.qk_rope_head_dim, heads = c.num_heads / par_.tp_size;
   const model::Op& rope_op = op(L, "rope");
@@ -274,16 +277,22 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
   for (size_t i = 0; i < b.seqs.size(); ++i)
     kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], latent.row(b.offsets[i]),
                qr[1].row(b.offsets[i]), b.offsets[i + 1] - b.offsets[i]);
-  const MlaParams p{heads,           md.qk_nope_head_dim, md.qk_rope_head_dim,
-                    md.kv_lora_rank, md.v_head_dim,       mla_softmax_scale(c)};
+  MlaParams p{heads, md.qk_nope_head_dim, md.qk_rope_head_dim, md.kv_lora_rank, md.v_head_dim, mla_softmax_scale(c),
+              {}};
+  // Sparse attention: each sequence's rows read only the tokens its indexer keeps.
+  const std::vector<Tensor> keep = index_kv_ ? sparse_keep(L, h, qa, b) : std::vector<Tensor>{};
+  std::map<int, const Tensor*> keep_of;
+  for (size_t i = 0; i < keep.size(); ++i) keep_of[b.seqs[i]] = &keep[i];
   const model::Op& a_op = op(L, "attention");
   const model::Op& kv_b_op = op(L, "kv_b_proj");
   const StoredWeight kv_b = float32_kv_b(kv_b_op);
   attention_cost_op_ = a_op;
   attention_cost_op_.attn.heads = heads;
-  const Tensor o = per_sequence(a_op, "mla", qr[0], b, heads * md.v_head_dim,
+  const Tensor o = per_sequence(a_op, attention_variant(a_op.attn), qr[0], b, heads * md.v_head_dim,
                                 [&](const KernelEntry& ke, const Tensor& qs, std::span<const int64_t> pos, int seq) {
-                                  return std::get<MlaFn>(ke.fn)(qs, pos, kv_->pages(layer, seq), kv_b, p);
+                                  MlaParams ps = p;
+                                  if (!keep_of.empty()) ps.keep = keep_of.at(seq)->data;
+                                  return std::get<MlaFn>(ke.fn)(qs, pos, kv_->pages(layer, seq), kv_b, ps);
                                 });
   return gemm(op(L, "o_proj"), o);
 }

@@ -76,9 +76,9 @@ class Forward {
   Forward(const model::Model& m, const Backend& backend, WeightStore& w, const ParallelContext& par, OpTimer& timer,
           double rms_norm_eps, int64_t kv_block_tokens);
 
-  int add_sequence() { return kv_->add_sequence(); }
+  int add_sequence();
   void release_sequence(int seq);  // its KV blocks back to the free list, its linear-attention states dropped
-  void preallocate_kv(int64_t blocks) { kv_->preallocate(blocks); }
+  void preallocate_kv(int64_t blocks);
   // Reserves cache room for `counts[i]` more tokens of sequence `seqs[i]`: the step's rows.
   Batch begin_step(const std::vector<int>& seqs, const std::vector<int64_t>& counts);
 
@@ -96,7 +96,7 @@ class Forward {
   int64_t read_bytes() const { return read_bytes_; }
   int64_t shard_copy_bytes() const;  // float32 copies held
 
-  int64_t kv_bytes() const { return kv_->bytes() + linear_state_bytes(); }
+  int64_t kv_bytes() const { return kv_->bytes() + (index_kv_ ? index_kv_->bytes() : 0) + linear_state_bytes(); }
   int64_t linear_state_bytes() const;  // the live sequences' gated delta-net states
   const KvCache& kv() const { return *kv_; }
   int64_t workspace_bytes() const { return workspace_bytes_; }
@@ -104,9 +104,11 @@ class Forward {
  private:
   const model::Op& op(const model::Layer& layer, std::string_view name) const;
   Tensor gemm(const model::Op& op, const Tensor& x, int64_t expert = -1);
-  void norm(const model::Op& op, Tensor& x);
+  void norm(const model::Op& op, Tensor& x, double eps = -1);  // eps < 0: the config's rms_norm_eps
   Tensor attention(const model::Layer& L, Tensor& h, const Batch& b);
   Tensor mla(const model::Layer& L, Tensor& h, const Batch& b);
+  // DeepSeek sparse attention's indexer (forward_indexer.cpp): each sequence's keep mask [rows, context].
+  std::vector<Tensor> sparse_keep(const model::Layer& L, const Tensor& h, const Tensor& q_latent, const Batch& b);
   Tensor linear_attention(const model::Layer& L, const Tensor& h, const Batch& b);  // forward_linear.cpp
   // Gated delta-net TP: this rank's rows of in_proj_qkv / conv1d, [q | k | v] sections each split by heads.
   std::vector<std::pair<int64_t, int64_t>> qkv_sections(int rank, int size) const;
@@ -150,6 +152,7 @@ class Forward {
   std::set<std::string> input_major_;  // weight patterns stored [in, out]
   std::unique_ptr<KvCache> kv_;        // paged; MLA: latent (keys) and rotated rope key (values)
   std::map<std::pair<int64_t, int>, LinearState> linear_state_;  // by (stage layer, sequence)
+  std::unique_ptr<KvCache> index_kv_;  // DeepSeek sparse attention: the indexer's key per token (same block tables)
   int64_t workspace_bytes_ = 0;
   int64_t read_bytes_ = 0;
   model::Op attention_cost_op_;  // the attention op as this rank runs it (its heads), for costs

@@ -33,6 +33,11 @@ inline Tensor rows_of(const Tensor& x, int64_t lo, int64_t hi) {
   return Tensor(shape, std::vector<float>(x.row(lo), x.row(lo) + (hi - lo) * x.cols()));
 }
 
+// The MLA latents' RMSNorms (q_a_layernorm, kv_a_layernorm) use 1e-6 whatever the config's
+// rms_norm_eps: the RMSNorm default in DeepSeek-V3's reference and in transformers'
+// DeepseekV3Attention / GlmMoeDsaAttention (GLM-5's rms_norm_eps is 1e-5).
+inline constexpr double kMlaLatentNormEps = 1e-6;
+
 // Qwen3.5's q_proj output holds, per head, its query then its output gate (head_dim
 // each): q becomes the queries [T, heads * head_dim], gate the gates (same shape).
 inline void split_query_gate(Tensor& q, Tensor& gate, int64_t head_dim) {

@@ -21,8 +21,23 @@ std::vector<std::pair<int64_t, int64_t>> Forward::qkv_sections(int rank, int siz
           {2 * kd + rank * hv * dv, 2 * kd + (rank + 1) * hv * dv}};
 }
 
+// Sequences: the paged KV cache's ids, which the indexer's key cache and the
+// gated delta-net states share.
+int Forward::add_sequence() {
+  const int seq = kv_->add_sequence();
+  if (index_kv_ && index_kv_->add_sequence() != seq)
+    throw std::logic_error("the indexer's key cache and the KV cache disagree on sequence ids");
+  return seq;
+}
+
+void Forward::preallocate_kv(int64_t blocks) {
+  kv_->preallocate(blocks);
+  if (index_kv_) index_kv_->preallocate(blocks);
+}
+
 void Forward::release_sequence(int seq) {
   kv_->release(seq);
+  if (index_kv_) index_kv_->release(seq);
   for (auto it = linear_state_.begin(); it != linear_state_.end();)
     it = it->first.second == seq ? linear_state_.erase(it) : std::next(it);
 }

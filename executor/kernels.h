@@ -60,6 +60,9 @@ struct AttentionParams {
   double scale = 0.0;
   int64_t window = 0;            // sliding window in tokens; 0 = full
   std::span<const float> sinks;  // gpt-oss: one logit per head joining the softmax denominator; empty = none
+  // Sparse attention (DeepSeek sparse attention's top-k): [queries, cache tokens], nonzero
+  // where query t may read token j (besides the causal rule); empty = every token.
+  std::span<const float> keep;
 };
 Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 
@@ -69,7 +72,8 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
 // into per-head k_nope and v. Keys are [k_nope_h, k_rope].
 struct MlaParams {
   int64_t heads = 0, nope_dim = 0, rope_dim = 0, kv_lora_rank = 0, v_dim = 0;
-  double scale = 0.0;  // see mla_softmax_scale
+  double scale = 0.0;           // see mla_softmax_scale
+  std::span<const float> keep;  // as AttentionParams::keep
 };
 Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                      const StoredWeight& kv_b, const MlaParams& p);
@@ -112,6 +116,22 @@ struct LinearState {
 };
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
                        const LinearAttentionWeights& w, LinearState& state, const LinearAttentionParams& p);
+
+// ---- norm "layer_norm": (x - mean) / sqrt(var + eps) * weight + bias over each row
+// (the indexer's k_norm, torch.nn.LayerNorm: biased variance).
+void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float> bias, double eps);
+
+// ---- indexer: DeepSeek sparse attention's top-k (DeepSeek-V3.2, GLM-5; transformers'
+// GlmMoeDsaIndexer). q [T, heads x head_dim] (rope applied), w [T, heads] (weights_proj),
+// one sequence's cached indexer keys (the pages' keys, head_dim wide). Query t at
+// position p scores each token j <= p: I = sum_h w_h heads^-1/2 relu(q_h . k_j head_dim^-1/2),
+// and keeps its `topk` best (all of them when p + 1 <= topk; ties to the lower index).
+// Returns the keep mask [T, C] (1 kept, 0 not) for the attention.
+struct IndexerParams {
+  int64_t heads = 0, head_dim = 0, topk = 0;
+};
+Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const KvPages& keys,
+                const IndexerParams& p);
 
 // ---- router: top-k experts per token from router logits [tokens, experts].
 struct RouterParams {

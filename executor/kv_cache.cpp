@@ -25,10 +25,10 @@ KvPages KvPages::contiguous(const Tensor& k, const Tensor& v, std::vector<int32_
 
 KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width)
     : layers_(layers), block_tokens_(block_tokens), k_width_(k_width), v_width_(v_width) {
-  if (layers < 0 || block_tokens <= 0 || k_width <= 0 || v_width <= 0)
+  if (layers < 0 || block_tokens <= 0 || k_width <= 0 || v_width < 0)
     throw std::invalid_argument("KvCache: " + std::to_string(layers) + " layers, blocks of " +
                                 std::to_string(block_tokens) + " tokens, rows of " + std::to_string(k_width) + " / " +
-                                std::to_string(v_width) + " floats: each must be positive");
+                                std::to_string(v_width) + " floats: each must be positive (values may be 0)");
   k_pool_.resize(static_cast<size_t>(layers));
   v_pool_.resize(static_cast<size_t>(layers));
 }

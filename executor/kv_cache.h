@@ -37,7 +37,8 @@ struct KvPages {
 
 class KvCache {
  public:
-  // `layers` pools of blocks with rows of k_width and v_width floats.
+  // `layers` pools of blocks with rows of k_width and v_width floats (v_width 0: keys
+  // only, as the sparse-attention indexer caches).
   KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
 
   int add_sequence();  // a new, empty sequence; its id (a released one's id is reused)

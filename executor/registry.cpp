@@ -15,6 +15,7 @@ const KernelEntry kCpuKernels[] = {
     {OpKind::embedding, "gather", &embedding, &op_cost},
     {OpKind::norm, "rms", &rms_norm, &op_cost},
     {OpKind::norm, "rms_zero_centered", &rms_norm_zero_centered, &op_cost},
+    {OpKind::norm, "layer_norm", &layer_norm, &op_cost},
     {OpKind::gemm, "f32", &linear_f32, &op_cost},
     {OpKind::gemm, "bf16", &linear_dequant, &op_cost},
     {OpKind::gemm, "f16", &linear_dequant, &op_cost},
@@ -33,6 +34,8 @@ const KernelEntry kCpuKernels[] = {
     {OpKind::attention, "gqa+sinks", &attention, &op_cost},
     {OpKind::attention, "gqa+sliding+sinks", &attention, &op_cost},
     {OpKind::attention, "mla", &mla_attention, &mla_cost},
+    {OpKind::attention, "mla+sparse_topk", &mla_attention, &sparse_mla_cost},  // keep mask from the indexer
+    {OpKind::indexer, "dsa_topk", &dsa_topk, &indexer_cost},
     {OpKind::activation, "swiglu", &swiglu, &op_cost},
     {OpKind::activation, "swiglu_clamped", &swiglu_clamped, &op_cost},
     {OpKind::activation, "sigmoid_gate", &sigmoid_gate, &op_cost},
@@ -99,6 +102,19 @@ OpCost linear_attention_cost(const model::Op& op, const CostShape& s) {
   OpCost c = op_cost(op, s);
   c.bytes += 2 * op.lin.state_elems_per_seq() * op.lin.state_elem_bytes;
   return c;
+}
+
+OpCost indexer_cost(const model::Op& op, const CostShape& s) {
+  OpCost c;
+  c.flops = s.tokens * s.context * op.index.flops_per_ctx_token();
+  c.bytes = s.context * op.index.head_dim * s.act_elem_bytes + s.tokens * op.k * s.act_elem_bytes;
+  return c;
+}
+
+OpCost sparse_mla_cost(const model::Op& op, const CostShape& s) {
+  CostShape capped = s;
+  if (op.attn.topk > 0) capped.context = std::min(s.context, op.attn.topk);
+  return mla_cost(op, capped);
 }
 
 std::span<const KernelEntry> cpu_kernel_table() { return kCpuKernels; }

@@ -44,6 +44,10 @@ OpCost mla_cost(const model::Op& op, const CostShape& s);
 // Gated delta-net: the op's FLOPs and activations, plus one sequence's recurrent
 // state read and written once per call (CostShape::context unused).
 OpCost linear_attention_cost(const model::Op& op, const CostShape& s);
+// The sparse-attention indexer: every query scores every token it sees (the op's
+// per-context FLOPs), reading each cached key once; MLA over at most top-k tokens.
+OpCost indexer_cost(const model::Op& op, const CostShape& s);
+OpCost sparse_mla_cost(const model::Op& op, const CostShape& s);
 using CostFn = OpCost (*)(const model::Op&, const CostShape&);
 
 using EmbeddingFn = Tensor (*)(const StoredWeight&, std::span<const int64_t>);
@@ -57,8 +61,11 @@ using RouterFn = Routing (*)(const Tensor&, const RouterParams&);
 using CombineFn = void (*)(Tensor&, const Tensor&, std::span<const int64_t>, std::span<const float>);
 using LinearAttentionFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                                      const LinearAttentionWeights&, LinearState&, const LinearAttentionParams&);
+using LayerNormFn = void (*)(Tensor&, std::span<const float>, std::span<const float>, double);
+using IndexerFn = Tensor (*)(const Tensor&, const Tensor&, std::span<const int64_t>, const KvPages&,
+                             const IndexerParams&);
 using KernelFn = std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn,
-                              CombineFn, LinearAttentionFn>;
+                              CombineFn, LinearAttentionFn, LayerNormFn, IndexerFn>;
 
 struct KernelEntry {
   model::OpKind kind;

@@ -12,7 +12,8 @@ namespace {
 using model::OpKind;
 
 const std::string kTiny = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/";
-const char* const kFamilies[] = {"llama", "qwen3", "qwen3_moe", "mixtral", "deepseek_v3", "gpt_oss", "qwen3_5_moe"};
+const char* const kFamilies[] = {"llama",       "qwen3",   "qwen3_moe",   "mixtral",
+                                 "deepseek_v3", "gpt_oss", "qwen3_5_moe", "glm_moe_dsa"};
 
 bool needs(const std::vector<OpVariant>& ops, OpKind kind, const std::string& variant) {
   return std::find(ops.begin(), ops.end(), OpVariant{kind, variant}) != ops.end();
@@ -111,6 +112,34 @@ TEST(Registry, CostsReuseTheOpInventory) {
   const OpCost a = op_cost(*attn, s);
   EXPECT_EQ(a.flops, 3 * 10 * attn->attn.flops_per_ctx_token());  // 3 queries x 10 context tokens
   EXPECT_EQ(a.flops, 3 * 10 * (2 * 4 * 16 + 2 * 4 * 16));
+}
+
+// The 2026 families' costs on the tiny fixtures: GLM-5's indexer (8 heads of 32: 2 x 8 x 32 + 2 x 8 = 528
+// FLOPs per query and token seen) and its MLA capped at index_topk 4; Qwen3.5's delta-net adds
+// its state (4 value heads x 16 x 16 float32) read and written once per call.
+TEST(Registry, SparseAndLinearAttentionCosts) {
+  const model::Model glm = model::load_model(kTiny + "glm_moe_dsa");
+  const model::Op *ix = nullptr, *attn = nullptr;
+  for (const auto& op : glm.layers[1].ops) {
+    if (op.kind == OpKind::indexer) ix = &op;
+    if (op.kind == OpKind::attention) attn = &op;
+  }
+  ASSERT_TRUE(ix && attn);
+  const CostShape s{3, 10, 4};
+  const OpCost c = indexer_cost(*ix, s);
+  EXPECT_EQ(c.flops, 3 * 10 * (2 * 8 * 32 + 2 * 8));
+  EXPECT_EQ(c.bytes, 10 * 32 * 4 + 3 * ix->k * 4);  // each cached key once, the queries
+  EXPECT_EQ(attn->attn.topk, 4);
+  const OpCost sparse = sparse_mla_cost(*attn, s), dense4 = mla_cost(*attn, CostShape{3, 4, 4});
+  EXPECT_EQ(sparse.flops, dense4.flops);
+  EXPECT_EQ(sparse.bytes, dense4.bytes);
+  const model::Model qwen = model::load_model(kTiny + "qwen3_5_moe");
+  for (const auto& op : qwen.layers[0].ops)
+    if (op.kind == OpKind::linear_attention) {
+      EXPECT_EQ(linear_attention_cost(op, s).bytes - op_cost(op, s).bytes, 2 * 4 * 16 * 16 * 4);
+      return;
+    }
+  ADD_FAILURE() << "qwen3_5_moe layer 0 has no linear_attention op";
 }
 
 TEST(Registry, RopeConfigParsed) {

@@ -1,0 +1,74 @@
+// CPU kernels of DeepSeek sparse attention (GLM-5): the indexer's LayerNorm and its
+// top-k selection.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "executor/kernels.h"
+#include "executor/threads.h"
+
+namespace dayzero::executor {
+
+void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float> bias, double eps) {
+  const int64_t n = x.cols();
+  if (static_cast<int64_t>(weight.size()) != n || static_cast<int64_t>(bias.size()) != n)
+    throw std::invalid_argument("layer_norm: " + std::to_string(weight.size()) + " weights and " +
+                                std::to_string(bias.size()) + " biases for rows of " + x.shape_string());
+  for (int64_t t = 0; t < x.rows(); ++t) {
+    float* r = x.row(t);
+    double mean = 0.0, var = 0.0;
+    for (int64_t i = 0; i < n; ++i) mean += r[i];
+    mean /= static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i) var += (r[i] - mean) * (r[i] - mean);
+    const double inv = 1.0 / std::sqrt(var / static_cast<double>(n) + eps);
+    for (int64_t i = 0; i < n; ++i) r[i] = static_cast<float>((r[i] - mean) * inv) * weight[i] + bias[i];
+  }
+}
+
+Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const KvPages& keys,
+                const IndexerParams& p) {
+  const int64_t T = q.rows(), C = keys.tokens, H = p.heads, D = p.head_dim;
+  if (H <= 0 || D <= 0 || p.topk <= 0 || q.cols() != H * D || w.rows() != T || w.cols() != H || keys.k_width != D ||
+      static_cast<int64_t>(q_positions.size()) != T)
+    throw std::invalid_argument("dsa_topk: q " + q.shape_string() + ", weights " + w.shape_string() +
+                                ", cached keys of " + std::to_string(keys.k_width) + " do not fit " +
+                                std::to_string(H) + " heads of " + std::to_string(D) + ", top-k " +
+                                std::to_string(p.topk));
+  for (int64_t t = 0; t < T; ++t)
+    if (q_positions[t] < 0 || q_positions[t] >= C)
+      throw std::out_of_range("dsa_topk: query position " + std::to_string(q_positions[t]) + " outside a cache of " +
+                              std::to_string(C));
+  Tensor keep({T, C});
+  const double head_scale = 1.0 / std::sqrt(static_cast<double>(H)),
+               dot_scale = 1.0 / std::sqrt(static_cast<double>(D));
+  parallel_for(T, static_cast<double>(C * H * D), [&](int64_t t0, int64_t t1) {
+    std::vector<double> score;
+    std::vector<int64_t> order;
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t seen = q_positions[t] + 1;
+      score.assign(static_cast<size_t>(seen), 0.0);
+      for (int64_t j = 0; j < seen; ++j) {
+        const float* k = keys.k_row(j);
+        double s = 0.0;
+        for (int64_t h = 0; h < H; ++h) {
+          const float* qh = q.row(t) + h * D;
+          double dot = 0.0;
+          for (int64_t d = 0; d < D; ++d) dot += static_cast<double>(qh[d]) * k[d];
+          s += static_cast<double>(w.row(t)[h]) * head_scale * std::max(0.0, dot * dot_scale);
+        }
+        score[static_cast<size_t>(j)] = s;
+      }
+      order.resize(static_cast<size_t>(seen));
+      std::iota(order.begin(), order.end(), int64_t{0});
+      const auto k = static_cast<size_t>(std::min(p.topk, seen));
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(),
+                        [&](int64_t a, int64_t b) { return score[a] > score[b] || (score[a] == score[b] && a < b); });
+      for (size_t i = 0; i < k; ++i) keep.row(t)[order[i]] = 1.0f;
+    }
+  });
+  return keep;
+}
+
+}  // namespace dayzero::executor
