@@ -151,6 +151,17 @@ void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
   }
 }
 
+void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq) {
+  if (static_cast<int64_t>(weight.size()) != x.cols() || static_cast<int64_t>(mean_sq.size()) != x.rows())
+    throw std::invalid_argument("rms_norm_given_mean: " + std::to_string(weight.size()) + " weights and " +
+                                std::to_string(mean_sq.size()) + " row means for " + x.shape_string());
+  for (int64_t t = 0; t < x.rows(); ++t) {
+    const float inv = static_cast<float>(1.0 / std::sqrt(static_cast<double>(mean_sq[t]) + eps));
+    float* r = x.row(t);
+    for (int64_t i = 0; i < x.cols(); ++i) r[i] = weight[i] * (r[i] * inv);
+  }
+}
+
 void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps) {
   std::vector<float> one_plus(weight.begin(), weight.end());
   for (float& w : one_plus) w += 1.0f;

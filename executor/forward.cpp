@@ -74,12 +74,42 @@ void Forward::note_workspace(const Tensor& t) {
 }
 
 void Forward::norm(const model::Op& op, Tensor& x, double eps) {
-  const std::span<const float> weight = w_.floats(op.weights.at(0));
   const std::string variant = op_variant(m_, op).variant;  // "rms", Qwen3.5's "rms_zero_centered"
+  if (variant == "rms_across_heads") return norm_across_heads(op, x);
+  const std::span<const float> weight = w_.floats(op.weights.at(0));
   const KernelEntry& k = be_.kernel(OpKind::norm, variant);
   const NormFn fn = std::get<NormFn>(k.fn);
   timer_.run_inplace(OpKey{&op, variant, {x.rows(), x.cols()}, k.cost(op, {x.rows()})}, x,
                      [&](Tensor& t) { fn(t, weight, eps < 0 ? eps_ : eps); });
+}
+
+// MiniMax-M2's q_norm / k_norm: one RMSNorm over all the layer's heads, so under TP the
+// rows' sums of squares are all-reduced over the attention-TP group first.
+void Forward::norm_across_heads(const model::Op& op, Tensor& x) {
+  const auto& c = m_.config;
+  const bool keys = op.name == "k_norm";
+  const int64_t heads = keys ? c.num_kv_heads : c.num_heads, tp = par_.tp_size;
+  if (heads % tp != 0 && tp % heads != 0)
+    throw std::runtime_error(op.name + " over all " + std::to_string(heads) + " heads of the layer: attention TP " +
+                             std::to_string(tp) + " must divide them or be a multiple of them");
+  const std::span<const float> all = w_.floats(op.weights.at(0));
+  // This rank's heads; with fewer KV heads than ranks each head sits on tp / heads ranks
+  // (as TpSplit::kv_heads places them), so the all-reduced sum counts it that many times.
+  const int64_t first = heads >= tp ? par_.tp_rank * x.cols() : par_.tp_rank * heads / tp * x.cols();
+  const double copies = heads >= tp ? 1.0 : static_cast<double>(tp / heads);
+  const std::span<const float> weight = all.subspan(static_cast<size_t>(first), static_cast<size_t>(x.cols()));
+  std::vector<float> mean_sq(static_cast<size_t>(x.rows()));
+  for (int64_t t = 0; t < x.rows(); ++t) {
+    double ss = 0.0;
+    for (int64_t i = 0; i < x.cols(); ++i) ss += static_cast<double>(x.row(t)[i]) * x.row(t)[i];
+    mean_sq[static_cast<size_t>(t)] = static_cast<float>(ss);
+  }
+  if (tp > 1) par_.tp_comm->all_reduce_sum(mean_sq);
+  for (float& v : mean_sq) v = static_cast<float>(v / (static_cast<double>(all.size()) * copies));
+  const KernelEntry& k = be_.kernel(OpKind::norm, "rms_across_heads");
+  const auto fn = std::get<RmsGivenMeanFn>(k.fn);
+  timer_.run_inplace(OpKey{&op, "rms_across_heads", {x.rows(), x.cols()}, k.cost(op, {x.rows()})}, x,
+                     [&](Tensor& t) { fn(t, weight, eps_, mean_sq); });
 }
 
 Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor& up) {

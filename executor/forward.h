@@ -105,6 +105,7 @@ class Forward {
   const model::Op& op(const model::Layer& layer, std::string_view name) const;
   Tensor gemm(const model::Op& op, const Tensor& x, int64_t expert = -1);
   void norm(const model::Op& op, Tensor& x, double eps = -1);  // eps < 0: the config's rms_norm_eps
+  void norm_across_heads(const model::Op& op, Tensor& x);
   Tensor attention(const model::Layer& L, Tensor& h, const Batch& b);
   Tensor mla(const model::Layer& L, Tensor& h, const Batch& b);
   // DeepSeek sparse attention's indexer (forward_indexer.cpp): each sequence's keep mask [rows, context].

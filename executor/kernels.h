@@ -26,6 +26,10 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens);
 // ---- norm: RMSNorm over groups of weight.size() features (one group per row, or
 // per head for q_norm / k_norm): x * rsqrt(mean(x^2) + eps) * weight.
 void rms_norm(Tensor& x, std::span<const float> weight, double eps);
+// One norm over a whole layer's heads (MiniMax-M2's q_norm / k_norm), of which x holds
+// this rank's: row t scaled by rsqrt(mean_sq[t] + eps) * weight (x's columns), mean_sq
+// being the mean square over all heads (summed over the TP ranks by the caller).
+void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq);
 // Zero-centred weights (Qwen3.5's Qwen3_5MoeRMSNorm): x * rsqrt(mean(x^2) + eps) * (1 + weight).
 void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps);
 

@@ -16,6 +16,7 @@ const KernelEntry kCpuKernels[] = {
     {OpKind::norm, "rms", &rms_norm, &op_cost},
     {OpKind::norm, "rms_zero_centered", &rms_norm_zero_centered, &op_cost},
     {OpKind::norm, "layer_norm", &layer_norm, &op_cost},
+    {OpKind::norm, "rms_across_heads", &rms_norm_given_mean, &op_cost},  // the forward all-reduces the mean over TP
     {OpKind::gemm, "f32", &linear_f32, &op_cost},
     {OpKind::gemm, "bf16", &linear_dequant, &op_cost},
     {OpKind::gemm, "f16", &linear_dequant, &op_cost},

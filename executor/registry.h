@@ -62,10 +62,11 @@ using CombineFn = void (*)(Tensor&, const Tensor&, std::span<const int64_t>, std
 using LinearAttentionFn = Tensor (*)(const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                                      const LinearAttentionWeights&, LinearState&, const LinearAttentionParams&);
 using LayerNormFn = void (*)(Tensor&, std::span<const float>, std::span<const float>, double);
+using RmsGivenMeanFn = void (*)(Tensor&, std::span<const float>, double, std::span<const float>);
 using IndexerFn = Tensor (*)(const Tensor&, const Tensor&, std::span<const int64_t>, const KvPages&,
                              const IndexerParams&);
 using KernelFn = std::variant<EmbeddingFn, NormFn, GemmFn, RopeTableFn, AttentionFn, MlaFn, ActivationFn, RouterFn,
-                              CombineFn, LinearAttentionFn, LayerNormFn, IndexerFn>;
+                              CombineFn, LinearAttentionFn, LayerNormFn, IndexerFn, RmsGivenMeanFn>;
 
 struct KernelEntry {
   model::OpKind kind;

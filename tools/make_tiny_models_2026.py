@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Tiny random-weight models and golden outputs for the 2026 families (Qwen3.5-MoE, GLM-5).
+"""Tiny random-weight models and golden outputs for the 2026 families (Qwen3.5-MoE, GLM-5,
+MiniMax-M2).
 
 The companion of `make_tiny_models.py` (same prompt, decode protocol, checks, golden files and
-format; its helpers are imported, not copied) for the two families that transformers 4.57 does
-not have. It needs a transformers 5.x release, pinned in `tools/requirements-goldens-2026.txt`:
+format; its helpers are imported, not copied) for the three families that transformers 4.57
+does not have. It needs a transformers 5.x release, pinned in `tools/requirements-goldens-2026.txt`:
 
 - `qwen3_5_moe` (Qwen3.5-397B-A17B style): `Qwen3_5MoeForCausalLM` with a
   `Qwen3_5MoeTextConfig`: gated delta-net linear attention on layers 0-2, gated full attention
   on layer 3, every layer MoE with a gated shared expert.
 - `glm_moe_dsa` (GLM-5 style): `GlmMoeDsaForCausalLM`: MLA plus the DeepSeek-sparse-attention
   indexer (top-4 of the keys), layer 0 dense, layers 1-2 MoE with DeepSeek-V3 routing.
+- `minimax_m2` (MiniMax-M2 / M2.5 style): `MiniMaxM2ForCausalLM`: GQA whose q_norm / k_norm
+  are one RMSNorm over all heads of the layer (`qk_norm_type: per_layer`), rotary on the first
+  half of each head (`rotary_dim`), every layer MoE with sigmoid scores and a selection-only
+  `e_score_correction_bias`, Mixtral's `block_sparse_moe` names.
 
 What differs from `make_tiny_models.py`:
 
@@ -28,14 +33,26 @@ What differs from `make_tiny_models.py`:
    which is what GLM-5's checkpoints use; Qwen3.5's checkpoints store each decoder layer's
    experts fused, so they are rewritten as `mlp.experts.gate_up_proj` [E, 2I, H] and
    `mlp.experts.down_proj` [E, H, I] (`fuse_experts`). Either way the directory is reloaded with
-   `from_pretrained` and checked bit-identical. Text-model names carry the `model.` prefix (no
-   `model.language_model.`). config.json drops the keys transformers 5 derives and the
+   `from_pretrained` and checked bit-identical. MiniMax-M2's conversion mapping (Mixtral's plus
+   `block_sparse_moe.e_score_correction_bias`) writes the published
+   `block_sparse_moe.experts.{e}.w1/w2/w3.weight` as is. Text-model names carry the `model.`
+   prefix (no `model.language_model.`). config.json drops the keys transformers 5 derives and the
    published configs do not carry (GLM: `layer_types`, `mlp_layer_types`, `indexer_types`),
    after checking that the reload derives them again.
 4. Extra checks: GLM's indexer choices are recomputed in float64 and must match, with a
    margin, and the indexer must change the logits; Qwen3.5's prefill must be independent of the
    delta-rule chunk size (the 12-token prompt fits in one 64-token chunk, so the multi-chunk
-   path is checked with chunk size 4 instead, not stored).
+   path is checked with chunk size 4 instead, not stored). MiniMax-M2: the correction bias must
+   change some token's experts, and the logits must move when the q/k norms are taken per head
+   instead of over the whole layer, and when RoPE turns all of head_dim instead of `rotary_dim`.
+5. MiniMax-M2's partial RoPE: transformers 5.13 (up to 5.17) does not read the published
+   `rotary_dim` key (huggingface/transformers#48241; fixed in 5.18.0 by #48486, which maps it
+   to `partial_rotary_factor = rotary_dim / head_dim`): loaded as published, the model rotates
+   all of head_dim. The tiny config therefore states both, `rotary_dim` (what MiniMax's config
+   and parsers use) and `rope_parameters.partial_rotary_factor` = rotary_dim / head_dim (what
+   5.13 reads), and the script checks that the model rotates exactly `rotary_dim` dims. The
+   math is otherwise unchanged up to 5.24.0, which reproduces these goldens (within 1.5e-6)
+   from the fixture with `rope_parameters` replaced by the published `rope_theta` + `rotary_dim`.
 
 Usage:  python3 tools/make_tiny_models_2026.py --out tests/fixtures/tiny [--family NAME ...]
 Needs:  pip install -r tools/requirements-goldens-2026.txt   (see tools/README.md)
@@ -202,6 +219,52 @@ FAMILIES: list[Family] = [
             "num_nextn_predict_layers 0: no MTP tensors",
         ],
     ),
+    Family(
+        name="minimax_m2",
+        model_class="MiniMaxM2ForCausalLM",
+        config=dict(
+            vocab_size=VOCAB,
+            hidden_size=HIDDEN,
+            intermediate_size=32,  # each routed expert's width (MiniMax: no dense layer, no shared expert)
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            head_dim=32,  # heads x head_dim = 128 = 2 x hidden, as published (48 x 128 = 2 x 3072)
+            num_local_experts=8,
+            num_experts_per_tok=2,
+            max_position_embeddings=512,
+            rms_norm_eps=1e-6,
+            # Published: rope_theta 5e6 at the top level and rotary_dim 64 of head_dim 128, which
+            # transformers 5.13 does not read (see the module docstring, point 5). Here 16 of 32
+            # dims (the same half), stated twice; theta 1e4 rather than 5e6 so that several of the
+            # 8 frequencies turn noticeably over 16 positions.
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+            rotary_dim=16,
+            tie_word_embeddings=False,
+            bos_token_id=1,
+            eos_token_id=2,
+            # Published keys transformers does not read (hard-wired: whole-layer q/k norms, sigmoid
+            # scores, the correction bias, no shared expert, no MTP): passed through for parsers.
+            use_qk_norm=True,
+            qk_norm_type="per_layer",
+            scoring_func="sigmoid",
+            use_routing_bias=True,
+            shared_intermediate_size=0,
+            # Published: use_mtp true, num_mtp_modules 3, mtp_transformer_layers 1, but no MTP
+            # tensors in the checkpoint (transformers has no MTP module either): none here.
+            use_mtp=False,
+            num_mtp_modules=0,
+            mtp_transformer_layers=1,
+        ),
+        notes=[
+            "GQA 4 heads / 2 kv heads, head_dim 32 (heads x head_dim = 128 = 2 x hidden)",
+            "q_norm / k_norm: one RMSNorm over all heads of the layer (weights [4*32], [2*32]; qk_norm_type per_layer), before RoPE",
+            "partial RoPE: rotate-half on the first 16 of 32 dims of each head (rotary_dim 16 = partial_rotary_factor 0.5), theta 1e4",
+            "every layer MoE: 8 experts top-2, sigmoid scores; e_score_correction_bias (non-zero) for the choice only; weights = unbiased scores renormalised, no scaling factor",
+            "Mixtral naming: block_sparse_moe.gate.weight, block_sparse_moe.e_score_correction_bias, block_sparse_moe.experts.{e}.w1/w2/w3.weight",
+            "no shared expert, no MTP tensors (use_mtp false, num_mtp_modules 0); float32, no quantization_config",
+        ],
+    ),
 ]
 
 # Config keys transformers 5 adds that the published config.json does not carry; they are
@@ -209,12 +272,16 @@ FAMILIES: list[Family] = [
 DERIVED_KEYS = {
     "qwen3_5_moe": [],
     "glm_moe_dsa": ["layer_types", "mlp_layer_types", "indexer_types"],
+    "minimax_m2": [],
 }
 PASSTHROUGH_KEYS = [
     "num_nextn_predict_layers", "scoring_func", "topk_method", "moe_layer_freq", "indexer_rope_interleave",
     "rope_interleave", "first_k_dense_replace", "attn_output_gate", "mtp_num_hidden_layers",
     "mtp_use_dedicated_embeddings", "mamba_ssm_dtype", "full_attention_interval", "mlp_only_layers",
+    "rotary_dim", "use_qk_norm", "qk_norm_type", "use_routing_bias", "shared_intermediate_size", "use_mtp",
+    "num_mtp_modules", "mtp_transformer_layers",
 ]
+MIN_NORM_EFFECT = 1e-2  # MiniMax-M2: per-head q/k norms or full-width RoPE instead must move the logits
 
 
 # --------------------------------------------------------------------------------------------
@@ -261,12 +328,14 @@ def reinit_model_2026(model: torch.nn.Module, fam: Family, seed: int) -> None:
 
 
 def expert_layout(path: Path) -> str:
-    """"fused", "per_expert" or "none": how a saved checkpoint names the routed experts."""
+    """"fused", "per_expert", "block_sparse_moe" or "none": how a saved checkpoint names the
+    routed experts (`block_sparse_moe`: Mixtral's `block_sparse_moe.experts.{e}.w1/w2/w3.weight`)."""
     names = tensor_table(path)
     fused = any(n.endswith("mlp.experts.gate_up_proj") for n in names)
     per = any(n.endswith(".gate_proj.weight") and ".mlp.experts." in n for n in names)
-    assert not (fused and per), "both expert layouts in one file"
-    return "fused" if fused else "per_expert" if per else "none"
+    w123 = any(".block_sparse_moe.experts." in n and n.endswith(".w1.weight") for n in names)
+    assert fused + per + w123 <= 1, "several expert layouts in one file"
+    return "fused" if fused else "per_expert" if per else "block_sparse_moe" if w123 else "none"
 
 
 def fuse_experts(path: Path, num_experts: int) -> None:
@@ -312,8 +381,9 @@ def split_experts(path: Path, num_experts: int, inter: int) -> None:
     safetensors.torch.save_file(dict(sorted(out.items())), str(path), metadata={"format": "pt"})
 
 
-# Published checkpoints: Qwen3.5 stores each decoder layer's experts fused, GLM-5 one by one.
-PUBLISHED_EXPERT_LAYOUT = {"qwen3_5_moe": "fused", "glm_moe_dsa": "per_expert"}
+# Published checkpoints: Qwen3.5 stores each decoder layer's experts fused, GLM-5 one by one,
+# MiniMax-M2 one by one under Mixtral's names.
+PUBLISHED_EXPERT_LAYOUT = {"qwen3_5_moe": "fused", "glm_moe_dsa": "per_expert", "minimax_m2": "block_sparse_moe"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -332,6 +402,8 @@ class RouterProbe2026(RouterProbe):
                 self.handles.append(mod.register_forward_hook(self._qwen3_5))
             elif cls == "GlmMoeDsaTopkRouter":
                 self.handles.append(mod.register_forward_hook(self._glm))
+            elif cls == "MiniMaxM2TopKRouter":
+                self.handles.append(mod.register_forward_hook(self._minimax))
 
     def _qwen3_5(self, mod, inputs, output):
         x = inputs[0].reshape(-1, mod.hidden_dim).double()
@@ -353,9 +425,25 @@ class RouterProbe2026(RouterProbe):
         )
         self._deepseek(view, inputs, output)
 
+    def _minimax(self, mod, inputs, output):
+        # sigmoid scores; the choice is the top-k of scores + bias, the weights the chosen
+        # unbiased scores over their sum (no scaling factor, no groups).
+        hidden, bias = inputs[0], inputs[1]
+        x = hidden.reshape(-1, mod.hidden_dim).double()
+        scores = torch.sigmoid(x @ mod.weight.double().T)
+        biased = scores + bias.double()
+        self._note(_topk_margin(biased, mod.top_k), x.shape[0])
+        chosen = biased.topk(mod.top_k, dim=-1).indices.sort(dim=-1).values
+        got = output[2].sort(dim=-1).values
+        assert torch.equal(chosen, got), "minimax routing"
+        no_bias = scores.topk(mod.top_k, dim=-1).indices.sort(dim=-1).values
+        self.bias_changed += int((chosen != no_bias).any(-1).sum())
+        w = scores.gather(1, output[2]) / scores.gather(1, output[2]).sum(-1, keepdim=True)
+        assert float((output[1].double() - w).abs().max()) < 1e-6, "minimax routing weights"
+
     def summary(self) -> dict[str, Any]:
         out = super().summary()
-        if self.family == "glm_moe_dsa":
+        if self.family in ("glm_moe_dsa", "minimax_m2"):
             out["tokens_whose_experts_the_correction_bias_changes"] = self.bias_changed
         return out
 
@@ -445,6 +533,59 @@ class DeltaRuleCounter:
 
 
 # --------------------------------------------------------------------------------------------
+# MiniMax-M2
+# --------------------------------------------------------------------------------------------
+
+
+def per_head_rms_norm(norm: torch.nn.Module, head_dim: int):
+    """A forward for a whole-layer `MiniMaxM2RMSNorm` that normalises each head separately
+    (Qwen3's q/k norm convention, with the same [heads * head_dim] weight): the mistake the
+    MiniMax-M2 fixture must be able to tell apart."""
+    def forward(x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        h = x.to(torch.float32).view(*shape[:-1], -1, head_dim)
+        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)
+        return norm.weight * h.view(shape).to(x.dtype)
+    return forward
+
+
+@torch.no_grad()
+def minimax_checks(ref, config, seq: torch.Tensor) -> dict[str, float]:
+    """RoPE turns exactly `rotary_dim` dims; per-head q/k norms or RoPE on all of head_dim
+    instead would move the logits (uncached forward over prompt + generated tokens)."""
+    rot = ref.model.rotary_emb
+    assert 2 * rot.inv_freq.numel() == config.rotary_dim == int(config.head_dim * config.rope_parameters["partial_rotary_factor"]), (
+        rot.inv_freq.shape, config.rotary_dim, config.rope_parameters)
+    for layer in ref.model.layers:
+        a = layer.self_attn
+        assert a.q_norm.weight.shape == (config.num_attention_heads * config.head_dim,), a.q_norm.weight.shape
+        assert a.k_norm.weight.shape == (config.num_key_value_heads * config.head_dim,), a.k_norm.weight.shape
+    base = ref(input_ids=seq[None], use_cache=False).logits
+
+    per_head = copy.deepcopy(ref)
+    for layer in per_head.model.layers:
+        a = layer.self_attn
+        a.q_norm.forward = per_head_rms_norm(a.q_norm, config.head_dim)
+        a.k_norm.forward = per_head_rms_norm(a.k_norm, config.head_dim)
+    norm_effect = float((per_head(input_ids=seq[None], use_cache=False).logits - base).abs().max())
+    del per_head
+
+    full = copy.deepcopy(ref)  # what transformers 5.13 computes from the published config (#48241)
+    hd, theta = config.head_dim, config.rope_parameters["rope_theta"]
+    full.model.rotary_emb.inv_freq = 1.0 / (theta ** (torch.arange(0, hd, 2, dtype=torch.int64).float() / hd))
+    rope_effect = float((full(input_ids=seq[None], use_cache=False).logits - base).abs().max())
+    del full
+
+    assert norm_effect > MIN_NORM_EFFECT, norm_effect
+    assert rope_effect > MIN_NORM_EFFECT, rope_effect
+    return {
+        "rotary_dims_per_head": config.rotary_dim,
+        "max_abs_diff_logits_if_qk_norms_were_per_head": norm_effect,
+        "max_abs_diff_logits_if_rope_turned_all_head_dims": rope_effect,
+    }
+
+
+# --------------------------------------------------------------------------------------------
 # Build one family
 # --------------------------------------------------------------------------------------------
 
@@ -499,6 +640,7 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
     saved_layout = expert_layout(st_path)  # transformers 5.13 writes them one by one
     want = PUBLISHED_EXPERT_LAYOUT[fam.name]
     if saved_layout != want:
+        assert want in ("fused", "per_expert"), (fam.name, saved_layout, want)
         n_exp = config.num_experts if fam.name == "qwen3_5_moe" else config.n_routed_experts
         if want == "fused":
             fuse_experts(st_path, n_exp)
@@ -515,7 +657,7 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
     assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
     for key in DERIVED_KEYS[fam.name]:
         assert getattr(ref.config, key) == getattr(config, key), (key, getattr(ref.config, key), getattr(config, key))
-    assert ref.config.layer_types == config.layer_types
+    assert getattr(ref.config, "layer_types", None) == getattr(config, "layer_types", None)
     sd0, sd1 = model.state_dict(), ref.state_dict()
     assert sd0.keys() == sd1.keys()
     for k in sd0:
@@ -564,6 +706,9 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
         assert effect > MIN_INDEXER_EFFECT, effect
         extra["max_abs_diff_logits_if_the_indexer_kept_every_key"] = effect
         del dense
+    if fam.name == "minimax_m2":
+        assert routing["tokens_whose_experts_the_correction_bias_changes"] > 0, routing
+        extra.update(minimax_checks(ref, config, torch.cat([prompt, torch.tensor(gen[:DECODE_STEPS])])))
     if counter is not None:
         calls = counter.calls
         n_lin = len(counter.mods)

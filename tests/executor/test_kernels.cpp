@@ -17,6 +17,18 @@ void expect_close(const Tensor& a, const Tensor& b, double tol) {
   for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data[i], b.data[i], tol) << "element " << i;
 }
 
+TEST(Kernels, RmsNormOverAllHeadsFromTheirMeanSquare) {
+  // MiniMax's whole-layer norm split over 2 ranks: [3] and [4] each scaled by the mean square of
+  // the whole row [3, 4] (12.5), as rms_norm of the whole row: [0.848528, 2.262742] with weight [1, 2].
+  Tensor a({1, 1}, {3}), b({1, 1}, {4});
+  const std::vector<float> mean{12.5f};
+  rms_norm_given_mean(a, std::vector<float>{1}, 0.0, mean);
+  rms_norm_given_mean(b, std::vector<float>{2}, 0.0, mean);
+  EXPECT_NEAR(a.data[0], 0.848528, 1e-6);
+  EXPECT_NEAR(b.data[0], 2.262742, 1e-6);
+  EXPECT_THROW(rms_norm_given_mean(a, std::vector<float>{1, 1}, 0.0, mean), std::invalid_argument);
+}
+
 TEST(Kernels, EmbeddingGathersRows) {
   const Tensor table = random_tensor({5, 3}, 1);
   const Tensor e = embedding(f32_weight(table), std::vector<int64_t>{4, 0, 4});

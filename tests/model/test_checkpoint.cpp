@@ -261,5 +261,6 @@ TEST(Check, PassesOnEveryTinyReferenceFixture) {
     EXPECT_EQ(prefill->dtype, DType::f32);
     EXPECT_EQ(prefill->shape, (std::vector<int64_t>{12, m.config.vocab_size}));
   }
-  EXPECT_EQ(families, 8);  // llama, qwen3, qwen3_moe, mixtral, deepseek_v3, gpt_oss, qwen3_5_moe, glm_moe_dsa
+  // llama, qwen3, qwen3_moe, mixtral, deepseek_v3, gpt_oss; qwen3_5_moe, glm_moe_dsa, minimax_m2
+  EXPECT_EQ(families, 9);
 }
