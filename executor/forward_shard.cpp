@@ -59,7 +59,9 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
         dequantize_row_range(sw, 0, r, 0, in, row);
         std::copy(row.begin(), row.end(), copy->row(o));
       }
-    const int64_t bits = sw.kind == model::StorageKind::mxfp4 ? 4 : model::dtype_bits(sw.dtype);
+    const int64_t bits = sw.kind == model::StorageKind::mxfp4 || sw.kind == model::StorageKind::int4_group
+                             ? 4
+                             : model::dtype_bits(sw.dtype);
     read_bytes_ += n_out * in * bits / 8;
   }
   if (!copy) {
@@ -80,7 +82,9 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
         copy->data[static_cast<size_t>(o * n_in + i)] = row[static_cast<size_t>(c - c0)];
       }
     }
-    const int64_t bits = sw.kind == model::StorageKind::mxfp4 ? 4 : model::dtype_bits(sw.dtype);
+    const int64_t bits = sw.kind == model::StorageKind::mxfp4 || sw.kind == model::StorageKind::int4_group
+                             ? 4
+                             : model::dtype_bits(sw.dtype);
     read_bytes_ += (r1 - r0) * (c1 - c0) * bits / 8;  // the elements read (scales not counted)
   }
   s.kind = model::StorageKind::plain;

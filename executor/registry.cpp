@@ -22,11 +22,13 @@ const KernelEntry kCpuKernels[] = {
     {OpKind::gemm, "f16", &linear_dequant, &op_cost},
     {OpKind::gemm, "fp8_block", &linear_dequant, &op_cost},
     {OpKind::gemm, "mxfp4", &linear_dequant, &op_cost},
+    {OpKind::gemm, "int4_group", &linear_dequant, &op_cost},
     {OpKind::expert_gemm, "f32", &linear_f32, &op_cost},
     {OpKind::expert_gemm, "bf16", &linear_dequant, &op_cost},
     {OpKind::expert_gemm, "f16", &linear_dequant, &op_cost},
     {OpKind::expert_gemm, "fp8_block", &linear_dequant, &op_cost},
     {OpKind::expert_gemm, "mxfp4", &linear_dequant, &op_cost},
+    {OpKind::expert_gemm, "int4_group", &linear_dequant, &op_cost},  // compressed-tensors pack-quantized (Kimi-K2.5)
     {OpKind::rope, "default", &rope_default, &op_cost},
     {OpKind::rope, "llama3", &rope_llama3, &op_cost},
     {OpKind::rope, "yarn", &rope_yarn, &op_cost},

@@ -81,6 +81,48 @@ int64_t StoredWeight::matrices() const {
   return n;
 }
 
+namespace {
+// compressed-tensors pack-quantized INT4 (Kimi-K2.5's routed experts): `name`_packed,
+// `name`_scale and, when present, `name`_shape ([rows, cols]: the packed words may pad).
+StoredWeight find_packed_int4(const model::SafetensorsFile& file, const std::string& name,
+                              const model::TensorInfo& packed, StoredWeight w) {
+  const std::string fname = "safetensors file";
+  const model::TensorInfo* s = file.find(name + "_scale");
+  if (!s) fail(fname, name, "pack-quantized INT4 weight without '" + name + "_scale'");
+  if (packed.dtype != model::DType::i32 || packed.shape.size() != 2)
+    fail(fname, name + "_packed",
+         "expected I32 [rows, cols / 8], found " + std::string(model::dtype_name(packed.dtype)) + " " +
+             shape_string(packed.shape));
+  const bool scale_ok = s->dtype == model::DType::bf16 || s->dtype == model::DType::f32;
+  if (!scale_ok || s->shape.size() != 2 || s->shape[0] != packed.shape[0] || s->shape[1] <= 0)
+    fail(fname, name + "_scale",
+         "expected BF16 or F32 [" + std::to_string(packed.shape[0]) + ", groups], found " +
+             std::string(model::dtype_name(s->dtype)) + " " + shape_string(s->shape));
+  int64_t cols = packed.shape[1] * 8;
+  if (const model::TensorInfo* sh = file.find(name + "_shape")) {
+    const auto bytes = file.data(*sh);
+    const bool i64 = sh->dtype == model::DType::i64, i32 = sh->dtype == model::DType::i32;
+    if (!(i64 || i32) || sh->shape != std::vector<int64_t>{2}) fail(fname, name + "_shape", "expected an integer [2]");
+    const int64_t rows = i64 ? load<int64_t>(bytes, 0) : load<int32_t>(bytes, 0);
+    cols = i64 ? load<int64_t>(bytes, 1) : load<int32_t>(bytes, 1);
+    if (rows != packed.shape[0] || cols <= 0 || core::ceil_div(cols, int64_t{8}) != packed.shape[1])
+      fail(fname, name + "_shape",
+           "[" + std::to_string(rows) + ", " + std::to_string(cols) + "] does not match " + shape_string(packed.shape));
+  }
+  if (cols % s->shape[1] != 0)
+    fail(fname, name + "_scale",
+         std::to_string(s->shape[1]) + " groups do not divide " + std::to_string(cols) + " inputs");
+  w.kind = model::StorageKind::int4_group;
+  w.dtype = model::DType::u8;
+  w.shape = {packed.shape[0], cols};
+  w.group = cols / s->shape[1];
+  w.scale_dtype = s->dtype;
+  w.data = file.data(packed);
+  w.scales = file.data(*s);
+  return w;
+}
+}  // namespace
+
 StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& name, int64_t fp8_block_rows,
                          int64_t fp8_block_cols) {
   const std::string fname = "safetensors file";
@@ -132,6 +174,7 @@ StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& 
     w.scales = file.data(*s);
     return w;
   }
+  if (const model::TensorInfo* p = file.find(name + "_packed")) return find_packed_int4(file, name, *p, w);
   const model::TensorInfo* b = file.find(name + "_blocks");
   const model::TensorInfo* s = file.find(name + "_scales");
   if (!b || !s) fail(fname, name, "not found (neither the tensor nor MXFP4 _blocks/_scales)");
@@ -200,8 +243,20 @@ void dequantize_row_range(const StoredWeight& w, int64_t index, int64_t row, int
       }
       return;
     }
+    case model::StorageKind::int4_group: {
+      const int64_t words = core::ceil_div(C, int64_t{8}), groups = C / w.group;
+      const int64_t word0 = (index * R + row) * words, scale0 = (index * R + row) * groups;
+      for (int64_t j = c0; j < c1; ++j) {
+        const auto word = static_cast<uint32_t>(load<int32_t>(w.data, word0 + j / 8));
+        const int nibble = static_cast<int>((word >> (4 * (j % 8))) & 0xFu);
+        out[static_cast<size_t>(j - c0)] =
+            static_cast<float>(nibble - 8) * (w.scale_dtype == model::DType::f32
+                                                  ? load<float>(w.scales, scale0 + j / w.group)
+                                                  : bf16_to_float(load<uint16_t>(w.scales, scale0 + j / w.group)));
+      }
+      return;
+    }
     case model::StorageKind::fp8_tensor:
-    case model::StorageKind::int4_group:
     case model::StorageKind::int8_channel:
     case model::StorageKind::nvfp4: break;
   }

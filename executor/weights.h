@@ -37,18 +37,23 @@ struct StoredWeight {
   std::vector<int64_t> shape;
   std::span<const std::byte> data;  // elements; FP8 codes; MXFP4 blocks [.., rows, cols/32, 16]
   std::span<const std::byte>
-      scales;  // FP8: F32 scale_inv [.., ceil(rows/br), ceil(cols/bc)]; MXFP4: E8M0 [.., rows, cols/32]
+      scales;  // FP8: F32 scale_inv [.., ceil(rows/br), ceil(cols/bc)]; MXFP4: E8M0 [.., rows, cols/32];
+               // INT4 (compressed-tensors pack-quantized): BF16 or F32 [rows, cols/group]
   int64_t block_rows = model::kFp8DefaultBlock;
   int64_t block_cols = model::kFp8DefaultBlock;
-  bool input_major = false;  // matrices are [in, out] (gpt-oss unquantized experts), not [out, in]
+  int64_t group = 0;                              // INT4: inputs per scale
+  model::DType scale_dtype = model::DType::bf16;  // INT4: BF16, or F32 (compressed-tensors keeps the model's dtype)
+  bool input_major = false;                       // matrices are [in, out] (gpt-oss unquantized experts), not [out, in]
 
   int64_t rows() const { return shape.size() >= 2 ? shape[shape.size() - 2] : 1; }
   int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
   int64_t matrices() const;  // product of the leading dims
 };
 
-// Finds `name` in a file: a plain or FP8 tensor (with `<name>_scale_inv`), or an
-// MXFP4 pair `<name>_blocks` + `<name>_scales`. Validates sizes; throws
+// Finds `name` in a file: a plain or FP8 tensor (with `<name>_scale_inv`), an
+// MXFP4 pair `<name>_blocks` + `<name>_scales`, or compressed-tensors' pack-quantized
+// INT4 `<name>_packed` (I32 [rows, cols/8]: 8 values per word, lowest nibble first, each
+// value + 8) with `<name>_scale` (BF16 [rows, cols/group]): w = (nibble - 8) * scale. Validates sizes; throws
 // std::runtime_error naming the file and tensor.
 StoredWeight find_weight(const model::SafetensorsFile& file, const std::string& name,
                          int64_t fp8_block_rows = model::kFp8DefaultBlock,

@@ -19,8 +19,9 @@ std::string with_index(const std::string& pattern, int64_t e) {
   return pattern.substr(0, pos) + std::to_string(e) + pattern.substr(pos + 3);
 }
 
-// The on-disk tensors of one copy of a weight.
-void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& out) {
+// The on-disk tensors of one copy of a weight; `model_dtype`: the checkpoint's torch_dtype
+// (compressed-tensors stores INT4 group scales in it).
+void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& out, DType model_dtype) {
   const auto& f = w.stored;
   const auto& s = w.shape;
   switch (f.kind) {
@@ -47,7 +48,13 @@ void expand(const Weight& w, const std::string& name, std::vector<TensorSpec>& o
       out.push_back({name + "_scales", DType::u8, scales, true, &w});
       return;
     }
-    case StorageKind::int4_group:
+    case StorageKind::int4_group: {  // compressed-tensors pack-quantized: `name`_packed / _scale / _shape
+      if (s.size() != 2) break;
+      out.push_back({name + "_packed", DType::i32, {s[0], core::ceil_div(s[1], int64_t{8})}, false, &w});
+      out.push_back({name + "_scale", model_dtype, {s[0], s[1] / f.group}, true, &w});
+      out.push_back({name + "_shape", DType::i64, {2}, true, &w});
+      return;
+    }
     case StorageKind::int8_channel:
     case StorageKind::nvfp4: break;  // not checkpoint formats DayZero reads
   }
@@ -66,9 +73,9 @@ std::vector<TensorSpec> expected_tensors(const Model& m) {
   std::vector<TensorSpec> out;
   for (const auto& w : m.weights) {
     if (w.name.find("{e}") == std::string::npos) {
-      expand(w, w.name, out);
+      expand(w, w.name, out, m.config.torch_dtype);
     } else {
-      for (int64_t e = 0; e < w.copies; ++e) expand(w, with_index(w.name, e), out);
+      for (int64_t e = 0; e < w.copies; ++e) expand(w, with_index(w.name, e), out, m.config.torch_dtype);
     }
   }
   return out;

@@ -85,10 +85,10 @@ TEST(Registry, OneTableDispatchesAndLists) {
   EXPECT_EQ(cpu_kernel<RopeTableFn>(OpKind::rope, "yarn"), &rope_yarn);
   EXPECT_EQ(cpu_kernel<MlaFn>(OpKind::attention, "mla"), &mla_attention);
   try {
-    cpu_kernel<GemmFn>(OpKind::gemm, "int4_group");
+    cpu_kernel<GemmFn>(OpKind::gemm, "nvfp4");
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("backend 'cpu' has no kernel for gemm:int4_group"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("backend 'cpu' has no kernel for gemm:nvfp4"), std::string::npos);
   }
   EXPECT_THROW(cpu_kernel<GemmFn>(OpKind::rope, "yarn"), std::logic_error);  // wrong signature
   const BackendInfo& cuda = backend("cuda");

@@ -98,6 +98,39 @@ TEST(Dequantize, Mxfp4BlocksLowNibbleFirst) {
   std::filesystem::remove(path);
 }
 
+TEST(Dequantize, PackQuantizedInt4OffsetNibblesLowestFirst) {
+  // compressed-tensors pack-quantized INT4: 2 rows of 16 inputs, group 8 -> packed I32 [2, 2],
+  // scales BF16 [2, 2], shape I64 [2]. Each value is stored + 8, nibble j % 8 of word j / 8.
+  // Row 0 word 0 = 0x000000F8: element 0 = 8 - 8 = 0, element 1 = 15 - 8 = 7, the rest 0 - 8 = -8.
+  const std::vector<int32_t> packed = {0x000000F8, static_cast<int32_t>(0x88888888u), static_cast<int32_t>(0x88888889u),
+                                       static_cast<int32_t>(0x8888888Fu)};
+  const std::vector<uint16_t> scales = {0x3F00, 0x4000, 0x3F80, 0xBF80};  // 0.5, 2; 1, -1
+  const std::vector<int64_t> shape = {2, 16};
+  const auto path = write_file(
+      "int4", {raw("x.weight_packed", DType::i32, {2, 2}, packed), raw("x.weight_scale", DType::bf16, {2, 2}, scales),
+               raw("x.weight_shape", DType::i64, {2}, shape)});
+  model::SafetensorsFile f(path);
+  const StoredWeight w = find_weight(f, "x.weight");
+  EXPECT_EQ(w.kind, model::StorageKind::int4_group);
+  EXPECT_EQ(w.shape, (std::vector<int64_t>{2, 16}));
+  EXPECT_EQ(w.group, 8);
+  const Tensor t = dequantize_matrix(w, 0);
+  EXPECT_EQ(t.row(0)[0], 0.0f);
+  EXPECT_EQ(t.row(0)[1], 3.5f);   // 7 * 0.5
+  EXPECT_EQ(t.row(0)[2], -4.0f);  // -8 * 0.5
+  EXPECT_EQ(t.row(0)[8], 0.0f);   // word 1: every nibble 8 -> 0
+  EXPECT_EQ(t.row(1)[0], 1.0f);   // 9 - 8, scale 1
+  EXPECT_EQ(t.row(1)[1], 0.0f);
+  EXPECT_EQ(t.row(1)[8], -7.0f);  // 15 - 8 = 7, scale -1
+  std::filesystem::remove(path);
+  // A scale whose groups do not divide the inputs is refused, naming the tensor.
+  const auto bad = write_file("int4_bad", {raw("x.weight_packed", DType::i32, {2, 2}, packed),
+                                           raw("x.weight_scale", DType::bf16, {2, 3}, std::vector<uint16_t>(6, 0))});
+  model::SafetensorsFile g(bad);
+  EXPECT_THROW(find_weight(g, "x.weight"), std::runtime_error);
+  std::filesystem::remove(bad);
+}
+
 TEST(Dequantize, PlainBf16) {
   const std::vector<uint16_t> v = {0x3F80, 0xC000, 0x3FC0, 0x0000};
   const auto path = write_file("bf16", {raw("b", DType::bf16, {2, 2}, v)});
