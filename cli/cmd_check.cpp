@@ -77,7 +77,9 @@ nlohmann::json to_json(const model::CheckReport& r) {
           {"wrong_dtype", mismatches(r.wrong_dtype)},
           {"file_errors", r.file_errors},
           {"expected_bytes_by_dtype", r.expected_bytes_by_dtype},
-          {"found_bytes_by_dtype", r.found_bytes_by_dtype}};
+          {"found_bytes_by_dtype", r.found_bytes_by_dtype},
+          {"other_modality_tensors", r.other_modality_tensors},
+          {"other_modality_bytes", r.other_modality_bytes}};
 }
 
 void report(const CheckOptions& o) {
@@ -101,6 +103,10 @@ void report(const CheckOptions& o) {
     for (const auto& [d, b] : rows)
       out << "  " << pad_right(d, 10) << pad_left(with_commas(b.first), 20) << pad_left(with_commas(b.second), 20)
           << (b.first != b.second ? "   <- differs" : "") << '\n';
+    if (r.other_modality_tensors > 0)
+      out << "  (besides " << with_commas(r.other_modality_tensors) << " tensors, "
+          << with_commas(r.other_modality_bytes)
+          << " bytes, of the wrapper's vision encoder and projector: not checked)\n";
     list(out, "File errors", r.file_errors);
     list(out, "Missing tensors", r.missing);
     list(out, "Unexpected tensors", r.unexpected);

@@ -146,6 +146,7 @@ StoredWeight Forward::float32_kv_b(const model::Op& kv_b_op) {
 int64_t Forward::shard_copy_bytes() const {
   int64_t b = 0;
   for (const auto& [name, t] : shard_copies_) b += t->numel() * static_cast<int64_t>(sizeof(float));
+  for (const auto& [name, bytes] : shard_bytes_) b += static_cast<int64_t>(bytes.size());
   return b;
 }
 

@@ -142,6 +142,7 @@ class Forward {
   // The shard of `sw` that rank `rank` of `size` holds under `split` (whole when replicated or size 1).
   StoredWeight shard(const model::Op& op, const StoredWeight& sw, TpSplit split, int rank, int size);
   StoredWeight float32_kv_b(const model::Op& kv_b_op);  // forward.cpp
+  StoredWeight int4_shard(const StoredWeight& sw, bool by_out, int64_t lo, int64_t hi);
 
   const model::Model& m_;
   const Backend& be_;
@@ -160,6 +161,7 @@ class Forward {
   // Shards that are not contiguous in the mapping (row-split columns, quantized
   // slices): copied to float32 once, by weight name.
   std::map<std::string, std::unique_ptr<Tensor>> shard_copies_;
+  std::map<std::string, std::vector<std::byte>> shard_bytes_;  // INT4 input splits, repacked (still INT4)
 };
 
 }  // namespace dayzero::executor

@@ -1,6 +1,8 @@
 // The forward's GEMMs and the TP / moe-TP shards of their weights.
 #include <algorithm>
+
 #include <stdexcept>
+#include "core/arith.h"
 
 #include "executor/forward.h"
 #include "executor/forward_detail.h"
@@ -46,6 +48,10 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
     s.shape = {hi - lo, sw.cols()};
     return s;
   }
+  // INT4 input splits off the scale groups (a tiny model's) are dequantized like the others.
+  const bool on_groups = sw.group > 0 && lo % sw.group == 0 && (hi % sw.group == 0) && lo % 8 == 0;
+  if (!sections && sw.kind == model::StorageKind::int4_group && !sw.input_major && (by_out || on_groups))
+    return int4_shard(sw, by_out, lo, hi);
   auto& copy = shard_copies_[sw.name];
   if (!copy && sections) {
     const auto ranges = qkv_sections(rank, size);
@@ -96,6 +102,43 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
   return s;
 }
 
+// Pack-quantized INT4 stays INT4: an output split is a view of its rows (packed words and
+// scales), an input split whose bounds fall on scale groups (and whole words) is repacked
+// once into those columns' words and scales.
+StoredWeight Forward::int4_shard(const StoredWeight& sw, bool by_out, int64_t lo, int64_t hi) {
+  StoredWeight s = sw;
+  const int64_t words = core::ceil_div(sw.cols(), int64_t{8}), groups = sw.cols() / sw.group;
+  const size_t scale_bytes = sw.scale_dtype == model::DType::f32 ? 4 : 2;
+  if (by_out) {
+    s.data = sw.data.subspan(static_cast<size_t>(lo * words) * 4, static_cast<size_t>((hi - lo) * words) * 4);
+    s.scales = sw.scales.subspan(static_cast<size_t>(lo * groups) * scale_bytes,
+                                 static_cast<size_t>((hi - lo) * groups) * scale_bytes);
+    s.shape = {hi - lo, sw.cols()};
+    return s;
+  }
+  if (lo % sw.group != 0 || hi % sw.group != 0 || lo % 8 != 0)
+    throw std::logic_error("TP shard of '" + sw.name + "': inputs [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                           ") do not fall on its INT4 scale groups of " + std::to_string(sw.group));
+  auto& bytes = shard_bytes_[sw.name];
+  const int64_t w0 = lo / 8, w1 = core::ceil_div(hi, int64_t{8}), g0 = lo / sw.group, g1 = hi / sw.group;
+  const size_t data_bytes = static_cast<size_t>(sw.rows() * (w1 - w0)) * 4;
+  if (bytes.empty()) {
+    bytes.resize(data_bytes + static_cast<size_t>(sw.rows() * (g1 - g0)) * scale_bytes);
+    for (int64_t r = 0; r < sw.rows(); ++r) {
+      std::copy_n(sw.data.begin() + (r * words + w0) * 4, (w1 - w0) * 4, bytes.begin() + r * (w1 - w0) * 4);
+      std::copy_n(sw.scales.begin() + (r * groups + g0) * static_cast<int64_t>(scale_bytes),
+                  (g1 - g0) * static_cast<int64_t>(scale_bytes),
+                  bytes.begin() + static_cast<int64_t>(data_bytes) + r * (g1 - g0) * static_cast<int64_t>(scale_bytes));
+    }
+    read_bytes_ += static_cast<int64_t>(bytes.size());
+  }
+  const std::span<const std::byte> all(bytes);
+  s.data = all.subspan(0, data_bytes);
+  s.scales = all.subspan(data_bytes);
+  s.shape = {sw.rows(), hi - lo};
+  return s;
+}
+
 int64_t Forward::prepare() {
   std::set<std::string> done;  // weights whose shard was read (a copy) or touched (a view)
   auto shard_of = [&](const model::Op& o, const std::string& name, int rank, int size) {
@@ -106,7 +149,8 @@ int64_t Forward::prepare() {
     if (sw.matrices() != 1) return;  // fused experts: not split by TP (check_plan refuses moe.tp for them)
     const StoredWeight s = shard(o, sw, split, rank, size);
     if (s.data.data() != sw.data.data() || s.data.size() != sw.data.size())
-      if (!shard_copies_.count(sw.name)) read_bytes_ += touch_pages(s.data);  // a view: its pages only
+      if (!shard_copies_.count(sw.name) && !shard_bytes_.count(sw.name))
+        read_bytes_ += touch_pages(s.data) + touch_pages(s.scales);  // a view: its pages only
     done.insert(name);
   };
   const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);

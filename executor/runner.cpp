@@ -120,7 +120,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
     const auto& q = m.config.quant.format;
     weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
                                              q.block_rows > 0 ? q.block_rows : model::kFp8DefaultBlock,
-                                             q.block_cols > 0 ? q.block_cols : model::kFp8DefaultBlock);
+                                             q.block_cols > 0 ? q.block_cols : model::kFp8DefaultBlock, &m.config);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -2,10 +2,12 @@
 
 #include <stdexcept>
 
+#include "model/checkpoint.h"
+
 namespace dayzero::executor {
 
 WeightStore::WeightStore(const std::filesystem::path& dir, const std::set<std::string>& needed, int64_t fp8_block_rows,
-                         int64_t fp8_block_cols)
+                         int64_t fp8_block_cols, const model::ModelConfig* config)
     : dir_(dir) {
   namespace fs = std::filesystem;
   if (!fs::is_directory(dir)) throw std::runtime_error("weights directory '" + dir.string() + "' does not exist");
@@ -18,21 +20,24 @@ WeightStore::WeightStore(const std::filesystem::path& dir, const std::set<std::s
                              "' has no model.safetensors and no model.safetensors.index.json");
   auto file_of = [&](const std::string& name) -> std::string {
     if (!sharded) return "model.safetensors";
-    for (const char* suffix : {"", "_blocks"}) {  // MXFP4 stores <name>_blocks + <name>_scales
+    for (const char* suffix : {"", "_blocks", "_packed"}) {  // MXFP4 <name>_blocks; INT4 <name>_packed
       auto it = index.weight_map.find(name + suffix);
       if (it != index.weight_map.end()) return it->second;
     }
     throw std::runtime_error(index_path.string() + ": tensor '" + name + "' is in no shard");
   };
   for (const auto& name : needed) {
-    const std::string file = file_of(name);
+    const std::string stored = config ? model::checkpoint_name(*config, name) : name;
+    const std::string file = file_of(stored);
     auto& f = files_[file];
     if (!f) {
       if (!fs::exists(dir / file))
-        throw std::runtime_error("shard '" + (dir / file).string() + "' (holding '" + name + "') is missing");
+        throw std::runtime_error("shard '" + (dir / file).string() + "' (holding '" + stored + "') is missing");
       f = std::make_unique<model::SafetensorsFile>(dir / file);
     }
-    weights_.emplace(name, find_weight(*f, name, fp8_block_rows, fp8_block_cols));
+    StoredWeight w = find_weight(*f, stored, fp8_block_rows, fp8_block_cols);
+    w.name = name;
+    weights_.emplace(name, std::move(w));
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "executor/tensor.h"
 #include "executor/weights.h"
+#include "model/config.h"
 #include "model/safetensors.h"
 
 namespace dayzero::executor {
@@ -27,9 +28,11 @@ class WeightStore {
  public:
   // Opens `dir` and finds every name in `needed` (logical HF names: FP8 scale and
   // MXFP4 block/scale tensors are found beside them). Throws std::runtime_error
-  // naming the directory, file or tensor when any is missing or malformed.
+  // naming the directory, file or tensor when any is missing or malformed. With
+  // `config`, each name is looked up as that checkpoint names it (model::checkpoint_name:
+  // a multimodal wrapper's prefixes) and kept under DayZero's name.
   WeightStore(const std::filesystem::path& dir, const std::set<std::string>& needed, int64_t fp8_block_rows,
-              int64_t fp8_block_cols);
+              int64_t fp8_block_cols, const model::ModelConfig* config = nullptr);
   WeightStore(const WeightStore&) = delete;
   WeightStore& operator=(const WeightStore&) = delete;
 

@@ -69,13 +69,26 @@ std::string shape_str(const std::vector<int64_t>& s) {
 
 }  // namespace
 
+std::string checkpoint_name(const ModelConfig& c, const std::string& logical) {
+  if (logical.rfind("model.", 0) == 0) return c.naming.text + logical.substr(6);
+  if (logical.rfind("lm_head.", 0) == 0) return c.naming.head + logical;
+  return logical;  // e.g. Qwen3.5's "mtp." layers, stored at the top in the wrapper too
+}
+
+bool other_modality(const ModelConfig& c, const std::string& tensor) {
+  for (const auto& p : c.naming.other_prefixes)
+    if (tensor.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 std::vector<TensorSpec> expected_tensors(const Model& m) {
   std::vector<TensorSpec> out;
   for (const auto& w : m.weights) {
     if (w.name.find("{e}") == std::string::npos) {
-      expand(w, w.name, out, m.config.torch_dtype);
+      expand(w, checkpoint_name(m.config, w.name), out, m.config.torch_dtype);
     } else {
-      for (int64_t e = 0; e < w.copies; ++e) expand(w, with_index(w.name, e), out, m.config.torch_dtype);
+      for (int64_t e = 0; e < w.copies; ++e)
+        expand(w, checkpoint_name(m.config, with_index(w.name, e)), out, m.config.torch_dtype);
     }
   }
   return out;
@@ -152,6 +165,11 @@ CheckReport check_checkpoint(const Model& m, const std::filesystem::path& dir) {
     }
     read_ok.insert(shard);
     for (const auto& t : h.tensors) {
+      if (!by_name.count(t.name) && other_modality(m.config, t.name)) {  // not the text model's: counted apart
+        ++r.other_modality_tensors;
+        r.other_modality_bytes += t.bytes();
+        continue;
+      }
       ++r.tensors_found;
       total_bytes += t.bytes();
       r.found_bytes_by_dtype[std::string(dtype_name(t.dtype))] += t.bytes();

@@ -28,6 +28,12 @@ struct TensorSpec {
 // MTP layers (when the config has them), no lm_head when tied.
 std::vector<TensorSpec> expected_tensors(const Model& m);
 
+// The checkpoint's name of the weight DayZero calls `logical` (ModelConfig::naming:
+// "model.layers.0.x" -> "language_model.model.layers.0.x" in Kimi-K2.5's wrapper).
+std::string checkpoint_name(const ModelConfig& c, const std::string& logical);
+// A tensor of a multimodal wrapper's other parts (its vision encoder, projector).
+bool other_modality(const ModelConfig& c, const std::string& tensor);
+
 struct TensorMismatch {
   std::string name;
   std::string expected;
@@ -41,6 +47,8 @@ struct CheckReport {
   int64_t tensors_found = 0;
   std::vector<std::string> missing;
   std::vector<std::string> unexpected;
+  int64_t other_modality_tensors = 0;  // a wrapper's vision encoder etc.: present, not checked
+  int64_t other_modality_bytes = 0;
   std::vector<TensorMismatch> misshaped;
   std::vector<TensorMismatch> wrong_dtype;
   std::vector<std::string> file_errors;                    // unreadable or corrupt shards, bad index

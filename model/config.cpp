@@ -76,6 +76,20 @@ std::string_view family_name(Family f) {
   return "?";
 }
 
+// The published wrappers' tensor names (their checkpoints' index files; transformers'
+// conversion mappings, e.g. Qwen3-VL / Qwen3.5's "^model.language_model" -> "model"):
+// Qwen's vision-language wrappers keep `model.language_model.` and a bare `lm_head`;
+// Kimi-K2.5 (like Llama 4) nests a whole causal LM under `language_model.`.
+namespace {
+ModelConfig::CheckpointNaming wrapper_naming(const std::string& architecture) {
+  if (architecture.rfind("Qwen3", 0) == 0 && architecture.ends_with("ForConditionalGeneration"))
+    return {"model.language_model.", "", {"model.visual."}};
+  if (architecture == "KimiK25ForConditionalGeneration")
+    return {"language_model.model.", "language_model.", {"vision_tower.", "mm_projector."}};
+  return {};
+}
+}  // namespace
+
 std::string supported_architectures() {
   std::string s;
   for (const auto& e : kArchitectures) s += (s.empty() ? "" : ", ") + std::string(e.architecture);
@@ -196,6 +210,7 @@ ModelConfig parse_config(std::string_view json_text, const std::string& source) 
 
   core::Fields f = text ? core::Fields(*text, source, "text_config.") : top;
   if (text && !text_type.empty()) c.model_type = text_type;
+  if (text) c.naming = wrapper_naming(c.architecture);
 
   read_common(f, top, c);
   read_family(f, c);

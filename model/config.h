@@ -160,6 +160,15 @@ struct ModelConfig {
   std::string architecture;  // e.g. "DeepseekV3ForCausalLM"
   std::string model_type;    // e.g. "kimi_k2"
   Family family = Family::llama;
+  // How the checkpoint names the text model's tensors (model::checkpoint_name): DayZero's
+  // weight names are the text model's own ("model.layers.0...", "lm_head.weight"); a
+  // multimodal wrapper stores them under its own prefixes, and tensors under
+  // `other_prefixes` (the vision encoder, its projector) are not the text model's.
+  struct CheckpointNaming {
+    std::string text = "model.";  // replaces the leading "model."
+    std::string head;             // goes before "lm_head."
+    std::vector<std::string> other_prefixes;
+  } naming;
 
   int64_t hidden_size = 0;
   int64_t num_layers = 0;  // decoder layers, MTP modules excluded

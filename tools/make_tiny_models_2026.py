@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Tiny random-weight models and golden outputs for the 2026 families (Qwen3.5-MoE, GLM-5,
-MiniMax-M2).
+MiniMax-M2, Kimi-K2.5).
 
 The companion of `make_tiny_models.py` (same prompt, decode protocol, checks, golden files and
-format; its helpers are imported, not copied) for the three families that transformers 4.57
-does not have. It needs a transformers 5.x release, pinned in `tools/requirements-goldens-2026.txt`:
+format; its helpers are imported, not copied) for the families that transformers 4.57 does not
+have, or whose checkpoint format it does not load. It needs a transformers 5.x release and
+compressed-tensors, pinned in `tools/requirements-goldens-2026.txt`:
 
 - `qwen3_5_moe` (Qwen3.5-397B-A17B style): `Qwen3_5MoeForCausalLM` with a
   `Qwen3_5MoeTextConfig`: gated delta-net linear attention on layers 0-2, gated full attention
@@ -15,6 +16,10 @@ does not have. It needs a transformers 5.x release, pinned in `tools/requirement
   are one RMSNorm over all heads of the layer (`qk_norm_type: per_layer`), rotary on the first
   half of each head (`rotary_dim`), every layer MoE with sigmoid scores and a selection-only
   `e_score_correction_bias`, Mixtral's `block_sparse_moe` names.
+- `kimi_k2_5` (Kimi-K2.5 style): the text model of `KimiK25ForConditionalGeneration`, a
+  DeepSeek-V3 (`DeepseekV3ForCausalLM`: MLA, yarn, layer 0 dense, layers 1-2 MoE with
+  noaux_tc routing in one group, a shared expert) whose routed experts are compressed-tensors
+  `pack-quantized` INT4 (symmetric, group 32), quantized and packed by compressed-tensors itself.
 
 What differs from `make_tiny_models.py`:
 
@@ -53,6 +58,24 @@ What differs from `make_tiny_models.py`:
    5.13 reads), and the script checks that the model rotates exactly `rotary_dim` dims. The
    math is otherwise unchanged up to 5.24.0, which reproduces these goldens (within 1.5e-6)
    from the fixture with `rope_parameters` replaced by the published `rope_theta` + `rotary_dim`.
+
+6. Kimi-K2.5 (`quantize_experts_int4`, `kimi_config_json`, `load_kimi_reference`): the float
+   model is saved as the others, then compressed-tensors quantizes the routed experts the way
+   llm-compressor does (its `apply_quantization_config` with Kimi-K2.5's published
+   quantization_config picks exactly the routed experts through its targets and ignore list;
+   min-max scales = group absmax / 7.5; `compress_module` writes `weight_packed` I32 [out, in/8],
+   `weight_scale` [out, in/32] in the weight's dtype (F32 here), `weight_shape` I64 [2]).
+   config.json becomes the published wrapper (model_type kimi_k25, the text model in
+   `text_config` with model_type kimi_k2, rope_theta + rope_scaling, and `quantization_config`
+   inside text_config, as published). transformers has no kimi_k25, so the reference is
+   `DeepseekV3ForCausalLM.from_pretrained` on text_config (model_type deepseek_v3) and the
+   fixture's weights: transformers 5.13 hands the quantization_config to compressed-tensors,
+   which decompresses the experts ((nibble - 8) * scale, exact in float32). Checked: the
+   library's decompression equals an independent decoder bit for bit, the loaded weights equal
+   the float model's with the experts so dequantized, and running that float model without
+   compressed-tensors gives the same prefill logits; reading the nibbles highest first, as two's
+   complement, with one scale per row, or not quantizing at all must each move the logits.
+   Weight names keep the `model.` prefix (the published checkpoint: `language_model.model.`).
 
 Usage:  python3 tools/make_tiny_models_2026.py --out tests/fixtures/tiny [--family NAME ...]
 Needs:  pip install -r tools/requirements-goldens-2026.txt   (see tools/README.md)
@@ -265,6 +288,66 @@ FAMILIES: list[Family] = [
             "no shared expert, no MTP tensors (use_mtp false, num_mtp_modules 0); float32, no quantization_config",
         ],
     ),
+    Family(
+        name="kimi_k2_5",
+        model_class="DeepseekV3ForCausalLM",  # the text model of KimiK25ForConditionalGeneration
+        config=dict(
+            vocab_size=VOCAB,
+            hidden_size=HIDDEN,
+            intermediate_size=128,  # the dense layer 0
+            # A multiple of the INT4 group (32): gate/up rows (64 inputs) have 2 groups, down_proj
+            # rows (32 inputs) 1. (64 gave a routing decision with a margin of 1.06e-4, just above
+            # MIN_ROUTER_MARGIN; 32 gives 0.010.)
+            moe_intermediate_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            q_lora_rank=48,
+            kv_lora_rank=32,
+            qk_nope_head_dim=32,
+            qk_rope_head_dim=16,
+            v_head_dim=24,
+            first_k_dense_replace=1,  # layer 0 dense, layers 1-2 MoE
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            n_group=1,  # as published (no group restriction; deepseek_v3 covers groups)
+            topk_group=1,
+            n_shared_experts=1,
+            routed_scaling_factor=2.827,  # as published
+            norm_topk_prob=True,
+            max_position_embeddings=2048,  # factor x original, as published (64 x 4096 = 262144)
+            rms_norm_eps=1e-5,
+            # Published: rope_theta 5e4, yarn factor 64 over original 4096, mscale = mscale_all_dim
+            # = 1, beta 32 / 1. Here original 32 so that yarn's ramp falls inside the 8
+            # frequencies: frequency 0 kept, 1 divided by 1.97, 2-7 by 64.
+            rope_theta=50000.0,
+            rope_scaling={
+                "beta_fast": 32.0,
+                "beta_slow": 1.0,
+                "factor": 64.0,
+                "mscale": 1.0,
+                "mscale_all_dim": 1.0,
+                "original_max_position_embeddings": 32,
+                "type": "yarn",
+            },
+            attention_bias=False,
+            tie_word_embeddings=False,
+            bos_token_id=0,
+            eos_token_id=1,
+            # Published keys transformers does not read: passed through for parsers.
+            num_nextn_predict_layers=0,
+            scoring_func="sigmoid",
+            topk_method="noaux_tc",
+            moe_layer_freq=1,
+        ),
+        notes=[
+            "Kimi-K2.5 layout: config.json is the KimiK25ForConditionalGeneration wrapper (model_type kimi_k25), the text model in text_config (model_type kimi_k2, DeepSeek-V3 fields, quantization_config inside it as published); text weights only, named model.* (published: language_model.model.*)",
+            "MLA (q_lora 48, kv_lora 32, qk_nope 32, qk_rope 16, v 24), interleaved RoPE, yarn (theta 5e4, factor 64, original 32, mscale = mscale_all_dim = 1)",
+            "first_k_dense_replace 1: layer 0 dense, layers 1-2 MoE; 8 routed experts (moe_intermediate 32) top-2, sigmoid + noaux_tc with a non-zero correction bias, n_group = topk_group = 1, routed_scaling_factor 2.827, 1 shared expert",
+            "routed experts compressed-tensors pack-quantized INT4 (symmetric, group 32, written by compressed-tensors itself): mlp.experts.{e}.{gate,up,down}_proj.weight_packed I32 [out, in/8], weight_scale F32 [out, in/32], weight_shape I64 [2]; everything else F32",
+            "goldens from the checkpoint as loaded by transformers + compressed-tensors (experts dequantized: (nibble - 8) * scale, exact in float32)",
+        ],
+    ),
 ]
 
 # Config keys transformers 5 adds that the published config.json does not carry; they are
@@ -273,6 +356,7 @@ DERIVED_KEYS = {
     "qwen3_5_moe": [],
     "glm_moe_dsa": ["layer_types", "mlp_layer_types", "indexer_types"],
     "minimax_m2": [],
+    "kimi_k2_5": [],  # its config.json is written by kimi_config_json
 }
 PASSTHROUGH_KEYS = [
     "num_nextn_predict_layers", "scoring_func", "topk_method", "moe_layer_freq", "indexer_rope_interleave",
@@ -383,7 +467,12 @@ def split_experts(path: Path, num_experts: int, inter: int) -> None:
 
 # Published checkpoints: Qwen3.5 stores each decoder layer's experts fused, GLM-5 one by one,
 # MiniMax-M2 one by one under Mixtral's names.
-PUBLISHED_EXPERT_LAYOUT = {"qwen3_5_moe": "fused", "glm_moe_dsa": "per_expert", "minimax_m2": "block_sparse_moe"}
+PUBLISHED_EXPERT_LAYOUT = {
+    "qwen3_5_moe": "fused",
+    "glm_moe_dsa": "per_expert",
+    "minimax_m2": "block_sparse_moe",
+    "kimi_k2_5": "per_expert",  # before quantize_experts_int4 replaces each `.weight` by its packed triple
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -411,6 +500,37 @@ class RouterProbe2026(RouterProbe):
         self._note(_topk_margin(logits, mod.top_k), x.shape[0])  # softmax is monotonic
         chosen = output[2].sort(dim=-1).values
         assert torch.equal(chosen, logits.topk(mod.top_k, dim=-1).indices.sort(dim=-1).values), "qwen3.5 routing"
+
+    def _deepseek(self, mod, inputs, output):
+        """transformers 5's `DeepseekV3TopkRouter` (Kimi-K2.5's text model): with groups, the
+        recompute of `RouterProbe._deepseek` (whose attribute names are 4.x's); with one group
+        (Kimi) the margin of the top-k of the biased scores, and the choice and weights must
+        equal transformers'."""
+        if hasattr(mod, "n_routed_experts"):
+            return super()._deepseek(mod, inputs, output)
+        view = types.SimpleNamespace(
+            config=types.SimpleNamespace(hidden_size=mod.hidden_dim),
+            weight=mod.weight,
+            e_score_correction_bias=mod.e_score_correction_bias,
+            n_routed_experts=mod.num_experts,
+            n_group=mod.num_group,
+            topk_group=mod.topk_group,
+            top_k=mod.top_k,
+        )
+        if mod.num_group > 1:
+            return super()._deepseek(view, inputs, output)
+        # One group (Kimi): no group choice, so no group margin; the top-k of scores + bias.
+        x = inputs[0].reshape(-1, mod.hidden_dim).double()
+        scores = torch.sigmoid(x @ mod.weight.double().T)
+        biased = scores + mod.e_score_correction_bias.double()
+        self._note(_topk_margin(biased, mod.top_k), x.shape[0])
+        chosen = biased.topk(mod.top_k, dim=-1).indices.sort(dim=-1).values
+        assert torch.equal(chosen, output[2].sort(dim=-1).values), "deepseek routing"
+        no_bias = scores.topk(mod.top_k, dim=-1).indices.sort(dim=-1).values
+        self.bias_changed += int((chosen != no_bias).any(-1).sum())
+        w = scores.gather(1, output[2])
+        w = w / w.sum(-1, keepdim=True) * mod.routed_scaling_factor
+        assert float((output[1].double() - w).abs().max()) < 1e-5, "deepseek routing weights"
 
     def _glm(self, mod, inputs, output):
         # DeepSeek-V3's grouped noaux_tc routing, as RouterProbe._deepseek recomputes it.
@@ -443,7 +563,7 @@ class RouterProbe2026(RouterProbe):
 
     def summary(self) -> dict[str, Any]:
         out = super().summary()
-        if self.family in ("glm_moe_dsa", "minimax_m2"):
+        if self.family in ("glm_moe_dsa", "minimax_m2", "kimi_k2_5"):
             out["tokens_whose_experts_the_correction_bias_changes"] = self.bias_changed
         return out
 
@@ -586,11 +706,314 @@ def minimax_checks(ref, config, seq: torch.Tensor) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------------------------
+# Kimi-K2.5: compressed-tensors pack-quantized INT4 routed experts
+# --------------------------------------------------------------------------------------------
+
+# text_config.quantization_config of moonshotai/Kimi-K2.5, verbatim. The tiny model's module
+# names are the published ones (below `model.`), so the ignore list needs no adapting: it keeps
+# lm_head, all attention projections, the shared experts and layer 0's dense MLP unquantized,
+# which leaves exactly the routed experts (checked).
+KIMI_QUANTIZATION_CONFIG: dict[str, Any] = {
+    "config_groups": {
+        "group_0": {
+            "input_activations": None,
+            "output_activations": None,
+            "targets": ["Linear"],
+            "weights": {
+                "actorder": None,
+                "block_structure": None,
+                "dynamic": False,
+                "group_size": 32,
+                "num_bits": 4,
+                "observer": "minmax",
+                "observer_kwargs": {},
+                "strategy": "group",
+                "symmetric": True,
+                "type": "int",
+            },
+        }
+    },
+    "format": "pack-quantized",
+    "ignore": [
+        "lm_head",
+        "re:.*self_attn.*",
+        "re:.*shared_experts.*",
+        "re:.*mlp\\.(gate|up|gate_up|down)_proj.*",
+    ],
+    "kv_cache_scheme": None,
+    "quant_method": "compressed-tensors",
+    "quantization_status": "compressed",
+}
+# Derived from the 5.13 config on load and absent from Kimi-K2.5's text_config (checked).
+KIMI_DERIVED_TEXT_KEYS = ["rope_parameters", "head_dim", "qk_head_dim", "rope_interleave", "pad_token_id"]
+MIN_QUANT_EFFECT = 1e-2  # misreading the INT4 encoding must move the logits by more than this
+# Kimi-K2.5's published checkpoint nests the text model under `language_model.`
+# (`language_model.model.*`, `language_model.lm_head.weight`), and so does the fixture, as
+# DayZero reads the wrapper (model::checkpoint_name); False would keep transformers' names
+# (`model.*`, `lm_head.weight`). The reference loads them renamed either way.
+KIMI_PUBLISHED_NAMES = True
+KIMI_PREFIX = "language_model."
+
+
+def kimi_published_names(st_path: Path) -> None:
+    """Rename the checkpoint's tensors to Kimi-K2.5's published names."""
+    sd = safetensors.torch.load_file(str(st_path))
+    safetensors.torch.save_file({KIMI_PREFIX + n: t for n, t in sorted(sd.items())}, str(st_path), metadata={"format": "pt"})
+
+
+def load_kimi_weights(st_path: Path) -> dict[str, torch.Tensor]:
+    """The fixture's tensors under transformers' names."""
+    sd = safetensors.torch.load_file(str(st_path))
+    if not KIMI_PUBLISHED_NAMES:
+        return sd
+    assert all(n.startswith(KIMI_PREFIX) for n in sd), sorted(sd)[:3]
+    return {n[len(KIMI_PREFIX):]: t for n, t in sd.items()}
+
+
+def compressed_tensors_version() -> str:
+    import compressed_tensors
+
+    return compressed_tensors.__version__
+
+
+def linear_shadow(sd: dict[str, torch.Tensor]) -> torch.nn.Module:
+    """The `nn.Linear` modules of Kimi-K2.5's text model (DeepSeek-V3's modeling_deepseek.py,
+    one module per expert) holding the checkpoint's weights: every 2-D `*.weight` except
+    `embed_tokens` (an Embedding) and `mlp.gate` (DeepSeek's MoEGate, a plain Module, as is
+    transformers' DeepseekV3TopkRouter). compressed-tensors matches its targets and ignore list
+    against these module names, as llm-compressor does on the real model."""
+    root = torch.nn.Module()
+    for name, t in sorted(sd.items()):
+        if not name.endswith(".weight") or t.ndim != 2:
+            continue
+        mod_name = name[: -len(".weight")]
+        if mod_name.endswith("embed_tokens") or mod_name.endswith("mlp.gate"):
+            continue
+        lin = torch.nn.Linear(t.shape[1], t.shape[0], bias=False)
+        lin.weight = torch.nn.Parameter(t.clone(), requires_grad=False)
+        parent = root
+        for part in mod_name.split(".")[:-1]:
+            if not hasattr(parent, part):
+                parent.add_module(part, torch.nn.Module())
+            parent = getattr(parent, part)
+        parent.add_module(mod_name.split(".")[-1], lin)
+    return root
+
+
+def unpack_int4(packed: torch.Tensor, cols: int, high_first: bool = False, twos_complement: bool = False) -> torch.Tensor:
+    """The stored INT4 values, decoded independently of compressed-tensors: 8 nibbles per
+    int32 along the input dim, lowest nibble first, value = nibble - 8. The two flags decode it
+    wrongly on purpose (nibbles highest first; nibbles as two's complement) for the checks."""
+    shifts = torch.arange(8, dtype=torch.int32) * 4
+    if high_first:
+        shifts = shifts.flip(0)
+    nib = (packed.unsqueeze(-1) >> shifts) & 0xF  # arithmetic shift; the mask drops the sign
+    nib = nib.reshape(packed.shape[0], -1)[:, :cols]
+    return torch.where(nib >= 8, nib - 16, nib) if twos_complement else nib - 8
+
+
+def dequant_int4(packed: torch.Tensor, scale: torch.Tensor, shape: torch.Tensor, first_group_scale: bool = False,
+                 **wrong) -> torch.Tensor:
+    """W[r, c] = (nibble(r, c) - 8) * scale[r, c // group] in the scale's dtype (float32 here:
+    exact, the product of a 4-bit integer and a float32). `first_group_scale` (wrong on purpose)
+    applies each row's first scale to the whole row."""
+    rows, cols = (int(v) for v in shape)
+    q = unpack_int4(packed, cols, **wrong)
+    group = cols // scale.shape[1]
+    if first_group_scale:
+        scale = scale[:, :1].expand(-1, scale.shape[1])
+    return q.to(scale.dtype) * scale.repeat_interleave(group, dim=1)
+
+
+@torch.no_grad()
+def quantize_experts_int4(st_path: Path) -> dict[str, Any]:
+    """Replace every routed expert's `.weight` in the checkpoint by compressed-tensors'
+    pack-quantized triple, computed by compressed-tensors itself, the way llm-compressor runs
+    it: `apply_quantization_config` (targets and ignore list pick the modules, and create
+    `weight_scale` in the weight's dtype), the min-max observer's scales
+    (`compute_dynamic_scales_and_zp`: min / max over each group of 32 inputs, then
+    `calculate_qparams`), and `compress_module` with the pack-quantized compressor
+    (`quantize`, then `pack_to_int32`). Then check the library's decompression against
+    `dequant_int4`, bit for bit."""
+    from compressed_tensors.compressors import BaseCompressor, compress_module
+    from compressed_tensors.quantization import QuantizationConfig, QuantizationStatus, apply_quantization_config
+    from compressed_tensors.quantization.utils import compute_dynamic_scales_and_zp
+
+    sd = safetensors.torch.load_file(str(st_path))
+    qcfg = QuantizationConfig.model_validate(copy.deepcopy(KIMI_QUANTIZATION_CONFIG))
+    assert qcfg.format == "pack-quantized" and qcfg.quantization_status == QuantizationStatus.COMPRESSED
+    qcfg.quantization_status = QuantizationStatus.FROZEN  # calibrated, not yet compressed
+    root = linear_shadow(sd)
+    apply_quantization_config(root, qcfg)
+    quantized = sorted(n for n, m in root.named_modules() if getattr(m, "quantization_scheme", None) is not None)
+    experts = sorted(n[: -len(".weight")] for n in sd if ".mlp.experts." in n)
+    assert quantized == experts, sorted(set(quantized) ^ set(experts))
+
+    out = {n: t for n, t in sd.items() if n[: -len(".weight")] not in set(quantized)}
+    decompressor = BaseCompressor.get_value_from_registry("pack-quantized")
+    minus8 = total = 0
+    worst_err = 0.0
+    for name in quantized:
+        m = root.get_submodule(name)
+        w = m.weight.detach().clone()
+        scale, zp = compute_dynamic_scales_and_zp(m.weight, m.quantization_scheme.weights, m)
+        m.weight_scale.data.copy_(scale)
+        m.weight_zero_point.data.copy_(zp)  # zeros (symmetric); the compressor drops it
+        compress_module(m)
+        assert m.quantization_scheme.format == "pack-quantized", m.quantization_scheme.format
+        local = {k: t.detach().contiguous() for k, t in m.state_dict().items()}
+        assert set(local) == {"weight_packed", "weight_scale", "weight_shape"}, sorted(local)
+        packed, sc, shape = local["weight_packed"], local["weight_scale"], local["weight_shape"]
+        assert packed.dtype == torch.int32 and packed.shape == (w.shape[0], w.shape[1] // 8), packed.shape
+        assert sc.dtype == torch.float32 and sc.shape == (w.shape[0], w.shape[1] // 32), (sc.dtype, sc.shape)
+        assert shape.dtype == torch.int64 and shape.tolist() == list(w.shape), (shape.dtype, shape)
+        # scale = absmax of the group / 7.5 (range [-8, 7]: (7 - (-8)) / 2)
+        absmax = w.abs().view(w.shape[0], -1, 32).amax(-1)
+        assert torch.equal(sc, absmax / 7.5), name
+        lib = decompressor.decompress(local, m.quantization_scheme)["weight"]
+        mine = dequant_int4(packed, sc, shape)
+        assert lib.dtype == torch.float32 and torch.equal(lib, mine), name
+        q = unpack_int4(packed, w.shape[1])
+        minus8 += int((q == -8).sum())
+        total += q.numel()
+        err = (w - mine).abs() / sc.repeat_interleave(32, dim=1)
+        worst_err = max(worst_err, float(err.max()))
+        for k, t in local.items():
+            out[f"{name}.{k}"] = t
+    assert worst_err <= 0.5 + 1e-6, worst_err
+    safetensors.torch.save_file(dict(sorted(out.items())), str(st_path), metadata={"format": "pt"})
+    return {
+        "int4_quantized_matrices": len(quantized),
+        "int4_values": total,
+        "int4_values_equal_to_minus_8": minus8,
+        "int4_max_abs_error_in_scale_units": worst_err,
+    }
+
+
+def kimi_config_json(path: Path, fam: Family) -> dict[str, Any]:
+    """Rewrite the saved DeepseekV3 config.json as Kimi-K2.5's: the KimiK25ForConditionalGeneration
+    wrapper (model_type kimi_k25) with the text model in `text_config` (model_type kimi_k2,
+    architectures DeepseekV3ForCausalLM, published rope form `rope_theta` + `rope_scaling`, and
+    `quantization_config`, which Kimi-K2.5 keeps inside text_config). No vision_config, no
+    media / video placeholder keys, no auto_map (text only: no vision weights, no remote code)."""
+    saved = json.loads(path.read_text())
+    rope = dict(saved["rope_parameters"])
+    assert rope.pop("rope_theta") == fam.config["rope_theta"] and rope.pop("rope_type") == "yarn", saved["rope_parameters"]
+    assert rope == fam.config["rope_scaling"], (rope, fam.config["rope_scaling"])
+    text = {k: v for k, v in saved.items() if k not in KIMI_DERIVED_TEXT_KEYS}
+    text.update(
+        model_type="kimi_k2",
+        architectures=["DeepseekV3ForCausalLM"],
+        rope_theta=fam.config["rope_theta"],
+        rope_scaling=fam.config["rope_scaling"],
+        torch_dtype=saved["dtype"],
+        quantization_config=copy.deepcopy(KIMI_QUANTIZATION_CONFIG),
+    )
+    assert text["dtype"] == "float32"
+    for key in PASSTHROUGH_KEYS:
+        if key in fam.config:
+            assert text.get(key) == fam.config[key], (key, text.get(key), fam.config[key])
+    cfg = {
+        "architectures": ["KimiK25ForConditionalGeneration"],
+        "model_type": "kimi_k25",
+        "bos_token_id": text["bos_token_id"],
+        "eos_token_id": text["eos_token_id"],
+        "dtype": "float32",
+        "torch_dtype": "float32",
+        "ignore_index": -100,
+        "tie_word_embeddings": False,
+        "text_config": text,
+    }
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + "\n")
+    return cfg
+
+
+def load_kimi_reference(out_dir: Path, model_cls, config, load_kw: dict[str, Any]):
+    """transformers has no kimi_k25 (its modeling code is remote): load the text model the
+    way KimiK25ForConditionalGeneration builds it, `DeepseekV3ForCausalLM` from `text_config`
+    (model_type deepseek_v3 for transformers' config class) and the fixture's own tensors
+    (under transformers' names), with its quantization_config. transformers 5.13 hands that to
+    compressed-tensors (CompressedTensorsHfQuantizer): the routed experts' packed triples are
+    decompressed by compressed-tensors (`DecompressExperts` -> pack-quantized `decompress`) and
+    stacked into the fused expert tensors; run_compressed=False."""
+    import tempfile
+
+    from transformers import CompressedTensorsConfig
+
+    text = json.loads((out_dir / "config.json").read_text())["text_config"]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_dir = Path(tmp)
+        (tmp_dir / "config.json").write_text(json.dumps(dict(text, model_type="deepseek_v3"), indent=2))
+        shutil.copyfile(out_dir / "generation_config.json", tmp_dir / "generation_config.json")
+        safetensors.torch.save_file(load_kimi_weights(out_dir / "model.safetensors"), str(tmp_dir / "model.safetensors"),
+                                    metadata={"format": "pt"})
+        ref, info = model_cls.from_pretrained(
+            tmp_dir, output_loading_info=True, quantization_config=CompressedTensorsConfig(run_compressed=False), **load_kw
+        )
+    ref.eval()
+    assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
+    assert type(ref.hf_quantizer).__name__ == "CompressedTensorsHfQuantizer", type(ref.hf_quantizer)
+    assert ref.hf_quantizer.run_compressed is False
+    # The published text_config (rope_theta + rope_scaling, no head_dim / qk_head_dim /
+    # rope_interleave) gives the model that was built.
+    for key in ("rope_parameters", "head_dim", "qk_head_dim", "rope_interleave", "n_group", "topk_group",
+                "routed_scaling_factor", "first_k_dense_replace", "moe_intermediate_size"):
+        assert getattr(ref.config, key) == getattr(config, key), (key, getattr(ref.config, key), getattr(config, key))
+    assert ref.config.rope_interleave is True
+    return ref
+
+
+def expert_params(model) -> dict[str, torch.Tensor]:
+    return {k: v.detach().clone() for k, v in model.state_dict().items() if ".mlp.experts." in k}
+
+
+def fused_experts_from_checkpoint(st_path: Path, config, **wrong) -> dict[str, torch.Tensor]:
+    """The fused expert tensors of transformers 5 (`gate_up_proj` [E, 2I, H], `down_proj`
+    [E, H, I]) from the packed triples, dequantized by `dequant_int4`."""
+    sd = load_kimi_weights(st_path)
+    out = {}
+    for layer in range(config.first_k_dense_replace, config.num_hidden_layers):
+        p = f"model.layers.{layer}.mlp.experts."
+
+        def w(e, proj):
+            q = f"{p}{e}.{proj}."
+            return dequant_int4(sd[q + "weight_packed"], sd[q + "weight_scale"], sd[q + "weight_shape"], **wrong)
+
+        E = config.n_routed_experts
+        out[p + "gate_up_proj"] = torch.stack([torch.cat([w(e, "gate_proj"), w(e, "up_proj")]) for e in range(E)])
+        out[p + "down_proj"] = torch.stack([w(e, "down_proj") for e in range(E)])
+    return out
+
+
+@torch.no_grad()
+def kimi_checks(ref, float_experts: dict[str, torch.Tensor], st_path: Path, config, seq: torch.Tensor) -> dict[str, float]:
+    """The INT4 encoding matters: the unquantized weights, nibbles read highest first, nibbles
+    read as two's complement (instead of value + 8), or each row's first group scale used for
+    the whole row must each move the logits (uncached forward over prompt + generated tokens)."""
+    base = ref(input_ids=seq[None], use_cache=False).logits
+    variants = {
+        "max_abs_diff_logits_if_experts_were_unquantized": float_experts,
+        "max_abs_diff_logits_if_nibbles_were_read_highest_first": fused_experts_from_checkpoint(st_path, config, high_first=True),
+        "max_abs_diff_logits_if_nibbles_were_twos_complement": fused_experts_from_checkpoint(st_path, config, twos_complement=True),
+        "max_abs_diff_logits_if_rows_used_one_scale": fused_experts_from_checkpoint(st_path, config, first_group_scale=True),
+    }
+    out = {}
+    for key, experts in variants.items():
+        m = copy.deepcopy(ref)
+        missing, unexpected = m.load_state_dict(experts, strict=False)
+        assert not unexpected and len(missing) == len(m.state_dict()) - len(experts), (unexpected, len(missing))
+        out[key] = float((m(input_ids=seq[None], use_cache=False).logits - base).abs().max())
+        assert out[key] > MIN_QUANT_EFFECT, (key, out[key])
+        del m
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 # Build one family
 # --------------------------------------------------------------------------------------------
 
 
-def fix_config_json_2026(path: Path, fam: Family, config) -> dict[str, Any]:
+def fix_config_json_2026(path: Path, fam: Family) -> dict[str, Any]:
     """Published form: `torch_dtype` beside `dtype`, no keys transformers derives on load."""
     cfg = json.loads(path.read_text())
     cfg.setdefault("torch_dtype", cfg.get("dtype", "float32"))
@@ -633,7 +1056,8 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
     model.save_pretrained(out_dir, safe_serialization=True)
-    cfg_json = fix_config_json_2026(out_dir / "config.json", fam, config)
+    kimi = fam.name == "kimi_k2_5"
+    cfg_json = (kimi_config_json if kimi else fix_config_json_2026)(out_dir / "config.json", fam)
     got_files = {p.name for p in out_dir.iterdir()}
     assert got_files == {"config.json", "generation_config.json", "model.safetensors"}, got_files
     st_path = out_dir / "model.safetensors"
@@ -647,22 +1071,45 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
         else:
             split_experts(st_path, n_exp, config.moe_intermediate_size)
     assert expert_layout(st_path) == want
+    quant: dict[str, Any] = {}
+    if kimi:
+        quant = quantize_experts_int4(st_path)
+        assert expert_layout(st_path) == "none"  # the experts are only packed triples now
+        if KIMI_PUBLISHED_NAMES:
+            kimi_published_names(st_path)
     saved_names = set(tensor_table(st_path))
+    if kimi and KIMI_PUBLISHED_NAMES:
+        saved_names = {n[len(KIMI_PREFIX):] for n in saved_names if n.startswith(KIMI_PREFIX)}
+        assert len(saved_names) == len(tensor_table(st_path))
     assert all(n.startswith("model.") or n == "lm_head.weight" for n in saved_names), sorted(saved_names)
     assert not any(n.startswith("model.language_model.") for n in saved_names)
 
     # Reload what was written; the goldens come from the reloaded model.
-    ref, info = model_cls.from_pretrained(out_dir, output_loading_info=True, **load_kw)
-    ref.eval()
-    assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
+    if kimi:
+        ref = load_kimi_reference(out_dir, model_cls, config, load_kw)
+        # The weights transformers + compressed-tensors loaded: the float model's, except the
+        # routed experts, which are exactly dequant_int4 of the stored triples (= compressed-
+        # tensors' own decompression, checked in quantize_experts_int4).
+        want_sd = dict(model.state_dict())
+        float_experts = expert_params(model)
+        want_sd.update(fused_experts_from_checkpoint(st_path, config))
+        # The other route to the same model: the float model with its experts replaced by the
+        # dequantized triples, run without compressed-tensors; compared with the goldens below.
+        model.load_state_dict(want_sd)
+        plain_prefill = model(input_ids=make_prompt()[None], use_cache=False).logits[0]
+    else:
+        ref, info = model_cls.from_pretrained(out_dir, output_loading_info=True, **load_kw)
+        ref.eval()
+        assert not any(info[k] for k in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
+        want_sd = model.state_dict()
     for key in DERIVED_KEYS[fam.name]:
         assert getattr(ref.config, key) == getattr(config, key), (key, getattr(ref.config, key), getattr(config, key))
     assert getattr(ref.config, "layer_types", None) == getattr(config, "layer_types", None)
-    sd0, sd1 = model.state_dict(), ref.state_dict()
-    assert sd0.keys() == sd1.keys()
-    for k in sd0:
-        assert torch.equal(sd0[k], sd1[k]), f"reloaded {k} differs"
-    del model
+    sd1 = ref.state_dict()
+    assert want_sd.keys() == sd1.keys()
+    for k in want_sd:
+        assert torch.equal(want_sd[k], sd1[k]), f"reloaded {k} differs"
+    del model, want_sd
     set_rope_init_fn(ref)
 
     prompt = make_prompt()
@@ -709,6 +1156,12 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
     if fam.name == "minimax_m2":
         assert routing["tokens_whose_experts_the_correction_bias_changes"] > 0, routing
         extra.update(minimax_checks(ref, config, torch.cat([prompt, torch.tensor(gen[:DECODE_STEPS])])))
+    if kimi:
+        assert torch.equal(plain_prefill, res["prefill_logits"]), "compressed-tensors load vs dequantized float model"
+        assert routing["tokens_whose_experts_the_correction_bias_changes"] > 0, routing
+        extra.update(quant)
+        extra.update(kimi_checks(ref, float_experts, st_path, config, torch.cat([prompt, torch.tensor(gen[:DECODE_STEPS])])))
+        del float_experts
     if counter is not None:
         calls = counter.calls
         n_lin = len(counter.mods)
@@ -769,10 +1222,16 @@ def build_family(fam: Family, index: int, out_root: Path) -> dict[str, Any]:
         "model_type": cfg_json["model_type"],
         "features": fam.notes,
         "command": COMMAND,
-        "versions": versions(),
+        "versions": dict(versions(), compressed_tensors=compressed_tensors_version()) if kimi else versions(),
         "weight_seed": seed,
         "prompt_seed": PROMPT_SEED,
-        "weights": "float32; every tensor re-drawn from one generator, see init_tensor_2026() in tools/make_tiny_models_2026.py",
+        "weights": "float32; every tensor re-drawn from one generator, see init_tensor_2026() in tools/make_tiny_models_2026.py"
+        + (
+            "; then the routed experts quantized by compressed-tensors (pack-quantized INT4, symmetric, group 32, "
+            "min-max scales), see quantize_experts_int4(); the goldens use their dequantized values"
+            if kimi
+            else ""
+        ),
         "attn_implementation": "eager",
         "experts_implementation": "eager",
         "prompt_tokens": prompt.tolist(),

@@ -12,8 +12,8 @@ namespace {
 using model::OpKind;
 
 const std::string kTiny = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/";
-const char* const kFamilies[] = {"llama",   "qwen3",       "qwen3_moe",   "mixtral",   "deepseek_v3",
-                                 "gpt_oss", "qwen3_5_moe", "glm_moe_dsa", "minimax_m2"};
+const char* const kFamilies[] = {"llama",   "qwen3",       "qwen3_moe",   "mixtral",    "deepseek_v3",
+                                 "gpt_oss", "qwen3_5_moe", "glm_moe_dsa", "minimax_m2", "kimi_k2_5"};
 
 bool needs(const std::vector<OpVariant>& ops, OpKind kind, const std::string& variant) {
   return std::find(ops.begin(), ops.end(), OpVariant{kind, variant}) != ops.end();

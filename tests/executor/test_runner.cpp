@@ -68,7 +68,7 @@ TEST_P(RunnerGolden, BitIdenticalAcrossRunsAndTiming) {
 
 INSTANTIATE_TEST_SUITE_P(TinyFixtures, RunnerGolden,
                          ::testing::Values("llama", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "gpt_oss",
-                                           "qwen3_5_moe", "glm_moe_dsa", "minimax_m2"));
+                                           "qwen3_5_moe", "glm_moe_dsa", "minimax_m2", "kimi_k2_5"));
 
 // A communicator that claims 2 ranks (for the plan checks only: nothing is sent).
 class TwoRanks final : public Communicator {

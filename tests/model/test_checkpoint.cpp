@@ -35,6 +35,22 @@ const char* kTinyGptOss = R"({
   "sliding_window": 4, "quantization_config": {"quant_method": "mxfp4",
   "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]}})";
 
+// Kimi-K2.5's wrapper at toy sizes: a DeepSeek-V3 text model in text_config, routed experts
+// in compressed-tensors pack-quantized INT4 (group 32), the rest BF16, as published.
+const char* kTinyKimi = R"({
+  "architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25",
+  "text_config": {"model_type": "kimi_k2",
+  "hidden_size": 256, "intermediate_size": 512, "moe_intermediate_size": 128,
+  "num_hidden_layers": 2, "first_k_dense_replace": 1, "n_routed_experts": 8,
+  "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "n_shared_experts": 1,
+  "num_attention_heads": 2, "num_key_value_heads": 2, "q_lora_rank": 64, "kv_lora_rank": 64,
+  "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32, "vocab_size": 512,
+  "topk_method": "noaux_tc", "torch_dtype": "bfloat16"},
+  "quantization_config": {"quant_method": "compressed-tensors", "format": "pack-quantized",
+    "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 4, "type": "int",
+      "symmetric": true, "strategy": "group", "group_size": 32, "dynamic": false}}},
+    "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|gate_up|down)_proj.*"]}})";
+
 fs::path fresh_dir(const std::string& name) {
   const auto d = fs::temp_directory_path() / ("dayzero_ckpt_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
@@ -142,8 +158,43 @@ TEST(ExpectedTensors, TiedEmbeddingsHaveNoHead) {
   EXPECT_EQ(find(t, "model.layers.0.self_attn.o_proj.bias"), nullptr);
 }
 
+// A multimodal wrapper stores the text model under its own prefixes (Kimi-K2.5: a whole
+// causal LM under `language_model.`; Qwen3.5: `model.language_model.`, a bare lm_head and
+// `mtp.` at the top), and INT4 experts as compressed-tensors writes them.
+TEST(ExpectedTensors, WrappedTextModelsAndPackQuantizedInt4) {
+  const Model kimi = build_model(parse_config(kTinyKimi, "kimi.json"));
+  const auto t = expected_tensors(kimi);
+  const TensorSpec* packed = find(t, "language_model.model.layers.1.mlp.experts.7.down_proj.weight_packed");
+  ASSERT_NE(packed, nullptr);  // down_proj [256, 128]: 8 values per I32 along the 128 inputs
+  EXPECT_EQ(packed->dtype, DType::i32);
+  EXPECT_EQ(packed->shape, (std::vector<int64_t>{256, 16}));
+  const TensorSpec* scale = find(t, "language_model.model.layers.1.mlp.experts.7.down_proj.weight_scale");
+  ASSERT_NE(scale, nullptr);
+  EXPECT_EQ(scale->dtype, DType::bf16);
+  EXPECT_EQ(scale->shape, (std::vector<int64_t>{256, 4}));  // 128 / 32 groups
+  EXPECT_EQ(find(t, "language_model.model.layers.1.mlp.experts.7.down_proj.weight_shape")->dtype, DType::i64);
+  EXPECT_EQ(find(t, "language_model.model.layers.1.self_attn.kv_b_proj.weight")->dtype, DType::bf16);  // ignored
+  EXPECT_NE(find(t, "language_model.lm_head.weight"), nullptr);
+  EXPECT_NE(find(t, "language_model.model.embed_tokens.weight"), nullptr);
+  EXPECT_EQ(find(t, "model.embed_tokens.weight"), nullptr);
+  EXPECT_EQ(checkpoint_name(kimi.config, "model.norm.weight"), "language_model.model.norm.weight");
+  EXPECT_TRUE(other_modality(kimi.config, "vision_tower.encoder.blocks.0.wqkv.weight"));
+  EXPECT_FALSE(other_modality(kimi.config, "language_model.model.norm.weight"));
+
+  const ModelConfig qwen = load_config(std::string(DAYZERO_DATA_DIR) + "/models/Qwen3.5-397B-A17B");
+  EXPECT_EQ(checkpoint_name(qwen, "model.layers.0.linear_attn.in_proj_qkv.weight"),
+            "model.language_model.layers.0.linear_attn.in_proj_qkv.weight");
+  EXPECT_EQ(checkpoint_name(qwen, "lm_head.weight"), "lm_head.weight");
+  EXPECT_EQ(checkpoint_name(qwen, "mtp.fc.weight"), "mtp.fc.weight");
+  EXPECT_TRUE(other_modality(qwen, "model.visual.blocks.0.attn.qkv.weight"));
+  // A text-only config keeps the names as they are.
+  const Model ds = build_model(parse_config(kTinyDeepSeek, "tiny.json"));
+  EXPECT_EQ(checkpoint_name(ds.config, "model.norm.weight"), "model.norm.weight");
+}
+
 TEST(Synth, CheckPassesOnSynthesizedCheckpoints) {
-  for (const auto& [name, cfg] : {std::pair{"ds", kTinyDeepSeek}, std::pair{"oss", kTinyGptOss}}) {
+  for (const auto& [name, cfg] :
+       {std::pair{"ds", kTinyDeepSeek}, std::pair{"oss", kTinyGptOss}, std::pair{"kimi", kTinyKimi}}) {
     SCOPED_TRACE(name);
     const auto s = synth(name, cfg, 20'000);  // small shards: exercises the index
     const CheckReport r = check_checkpoint(s.model, s.dir);
@@ -240,6 +291,23 @@ TEST(Check, UnexpectedTensorAndMissingFiles) {
   EXPECT_EQ(r.missing.size(), static_cast<size_t>(r.tensors_expected));
 }
 
+// A wrapper's vision encoder is counted apart, not as unexpected; under another name
+// prefix the same tensor is unexpected.
+TEST(Check, WrapperVisionTensorsAreCountedApart) {
+  const auto s = synth("kimi_vision", kTinyKimi, 1'000'000'000);
+  auto tensors = copy_tensors(s.dir / "model.safetensors");
+  tensors.push_back({"vision_tower.patch_embed.proj.weight", DType::bf16, {4, 4}, nullptr});
+  tensors.push_back({"mm_projector.proj.0.weight", DType::bf16, {4}, nullptr});
+  tensors.push_back({"model.visual.blocks.0.weight", DType::bf16, {4}, nullptr});  // Qwen's prefix: not Kimi's
+  write_safetensors(s.dir / "more.safetensors", tensors);
+  fs::rename(s.dir / "more.safetensors", s.dir / "model.safetensors");
+  const CheckReport r = check_checkpoint(s.model, s.dir);
+  EXPECT_EQ(r.other_modality_tensors, 2);
+  EXPECT_EQ(r.other_modality_bytes, 4 * 4 * 2 + 4 * 2);
+  EXPECT_EQ(r.unexpected, std::vector<std::string>{"model.visual.blocks.0.weight"});
+  EXPECT_EQ(r.tensors_found, r.tensors_expected + 1);
+}
+
 // The tiny reference models made by tools/make_tiny_models.py with transformers:
 // real save_pretrained output, so the expected tensor list is checked against
 // the reference implementation's own naming and shapes, and the reader against
@@ -261,6 +329,6 @@ TEST(Check, PassesOnEveryTinyReferenceFixture) {
     EXPECT_EQ(prefill->dtype, DType::f32);
     EXPECT_EQ(prefill->shape, (std::vector<int64_t>{12, m.config.vocab_size}));
   }
-  // llama, qwen3, qwen3_moe, mixtral, deepseek_v3, gpt_oss; qwen3_5_moe, glm_moe_dsa, minimax_m2
-  EXPECT_EQ(families, 9);
+  // llama, qwen3, qwen3_moe, mixtral, deepseek_v3, gpt_oss; qwen3_5_moe, glm_moe_dsa, minimax_m2, kimi_k2_5
+  EXPECT_EQ(families, 10);
 }
