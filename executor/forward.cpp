@@ -58,7 +58,10 @@ Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, 
   const int64_t kv_heads = std::max<int64_t>(1, c.num_kv_heads / par.tp_size);  // this rank's
   const int64_t k_width = mla ? c.mla.kv_lora_rank : kv_heads * c.head_dim;
   const int64_t v_width = mla ? c.mla.qk_rope_head_dim : kv_heads * c.head_dim;
-  kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, k_width, v_width);
+  std::vector<bool> cached;  // the stage's layers that attend (not Qwen3.5's linear-attention ones)
+  for (int64_t l = par.first_layer; l < par.end_layer; ++l)
+    cached.push_back(m.layers.at(static_cast<size_t>(l)).attention != model::LayerAttention::linear);
+  kv_ = std::make_unique<KvCache>(std::move(cached), kv_block_tokens, k_width, v_width);
   if (mla && c.indexer.heads > 0)
     index_kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, c.indexer.head_dim, 0);
 }

@@ -31,6 +31,20 @@ KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t 
                                 std::to_string(v_width) + " floats: each must be positive (values may be 0)");
   k_pool_.resize(static_cast<size_t>(layers));
   v_pool_.resize(static_cast<size_t>(layers));
+  cached_.assign(static_cast<size_t>(layers), true);
+}
+
+KvCache::KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width)
+    : KvCache(static_cast<int64_t>(cached_layers.size()), block_tokens, k_width, v_width) {
+  cached_ = std::move(cached_layers);
+}
+
+void KvCache::grow_pools() {
+  for (int64_t l = 0; l < layers_; ++l) {
+    if (!cached_[static_cast<size_t>(l)]) continue;
+    k_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * k_width_));
+    v_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * v_width_));
+  }
 }
 
 int KvCache::add_sequence() {
@@ -61,12 +75,9 @@ void KvCache::preallocate(int64_t blocks) {
   if (blocks < 0 || blocks > std::numeric_limits<int32_t>::max())
     throw std::invalid_argument("KvCache::preallocate: " + std::to_string(blocks) + " blocks");
   if (blocks <= blocks_) return;
-  for (int64_t l = 0; l < layers_; ++l) {
-    k_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks * block_tokens_ * k_width_));
-    v_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks * block_tokens_ * v_width_));
-  }
   for (int64_t b = blocks - 1; b >= blocks_; --b) free_blocks_.push_back(static_cast<int32_t>(b));  // lowest first out
   blocks_ = blocks;
+  grow_pools();
 }
 
 int64_t KvCache::length(int seq) const { return lengths_.at(static_cast<size_t>(seq)); }
@@ -87,10 +98,7 @@ int64_t KvCache::extend(int seq, int64_t n) {
     if (blocks_ >= std::numeric_limits<int32_t>::max()) throw std::length_error("KvCache: out of block ids");
     table.push_back(static_cast<int32_t>(blocks_++));
   }
-  for (int64_t l = 0; l < layers_; ++l) {
-    k_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * k_width_));
-    v_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * v_width_));
-  }
+  grow_pools();
   lengths_[static_cast<size_t>(seq)] = end;
   return first;
 }
@@ -110,7 +118,8 @@ void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, co
 }
 
 KvPages KvCache::pages(int64_t layer, int seq) const {
-  if (layer < 0 || layer >= layers_) throw std::out_of_range("KvCache: layer " + std::to_string(layer));
+  if (layer < 0 || layer >= layers_ || !cached_[static_cast<size_t>(layer)])
+    throw std::out_of_range("KvCache: layer " + std::to_string(layer) + " holds no cache");
   KvPages p;
   p.k = k_pool_[static_cast<size_t>(layer)].data();
   p.v = v_pool_[static_cast<size_t>(layer)].data();
@@ -123,7 +132,8 @@ KvPages KvCache::pages(int64_t layer, int seq) const {
 }
 
 int64_t KvCache::bytes() const {
-  return layers_ * blocks_ * block_tokens_ * (k_width_ + v_width_) * static_cast<int64_t>(sizeof(float));
+  const auto cached = static_cast<int64_t>(std::count(cached_.begin(), cached_.end(), true));
+  return cached * blocks_ * block_tokens_ * (k_width_ + v_width_) * static_cast<int64_t>(sizeof(float));
 }
 
 }  // namespace dayzero::executor

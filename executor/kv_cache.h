@@ -40,6 +40,9 @@ class KvCache {
   // `layers` pools of blocks with rows of k_width and v_width floats (v_width 0: keys
   // only, as the sparse-attention indexer caches).
   KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
+  // Only the layers marked true hold pools (Qwen3.5: its full-attention layers; the
+  // linear-attention layers keep a state per sequence instead); the block tables are shared.
+  KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
 
   int add_sequence();  // a new, empty sequence; its id (a released one's id is reused)
   // Returns `seq`'s blocks to the free list (taken again before the pools grow)
@@ -67,7 +70,9 @@ class KvCache {
   int64_t bytes() const;  // all layers' pools as allocated
 
  private:
+  void grow_pools();
   int64_t layers_, block_tokens_, k_width_, v_width_;
+  std::vector<bool> cached_;  // per layer: holds a pool
   int64_t blocks_ = 0;
   std::vector<std::vector<float>> k_pool_, v_pool_;  // per layer: [blocks * block_tokens, width]
   std::vector<std::vector<int32_t>> tables_;         // per sequence: block ids

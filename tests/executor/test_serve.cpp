@@ -61,11 +61,26 @@ TEST(KvCache, ReleasedBlocksAndIdsAreReused) {
   EXPECT_THROW(kv.extend(b, 1), std::out_of_range);
 }
 
+// Qwen3.5's layout: only the attending layers hold pools; the others' pages are an error.
+TEST(KvCache, OnlyCachedLayersHoldPools) {
+  KvCache kv(std::vector<bool>{false, false, false, true}, 4, 3, 2);
+  const int a = kv.add_sequence();
+  kv.extend(a, 9);                                 // 3 blocks of 4 rows
+  EXPECT_EQ(kv.bytes(), 1 * 3 * 4 * (3 + 2) * 4);  // one layer's pools
+  EXPECT_EQ(kv.pages(3, a).tokens, 9);
+  EXPECT_THROW(kv.pages(0, a), std::out_of_range);
+  const std::vector<float> row(3 * 9, 1.0f);
+  EXPECT_THROW(kv.write(1, a, 0, row.data(), row.data(), 9), std::out_of_range);
+  kv.write(3, a, 0, row.data(), row.data(), 9);
+  EXPECT_EQ(kv.pages(3, a).k_row(8)[2], 1.0f);
+}
+
 // 16 requests through a pool of 48 tokens (12 blocks of 4) and 7 rows per step:
 // requests queue for KV room, prompts are chunked and mixed with decode rows.
 // Each gets exactly the greedy tokens it gets run alone.
 TEST(RunnerServe, ContinuousBatchingEqualsEachRequestAlone) {
-  for (const char* family : {"llama", "deepseek_v3", "gpt_oss", "qwen3_moe"}) {
+  for (const char* family :
+       {"llama", "deepseek_v3", "gpt_oss", "qwen3_moe", "qwen3_5_moe", "glm_moe_dsa", "minimax_m2", "kimi_k2_5"}) {
     const std::string dir = tiny_dir(family);
     const model::Model m = model::load_model(dir);
     const auto reqs = requests_for(m, 16);
