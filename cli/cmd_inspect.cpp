@@ -120,6 +120,13 @@ void print_summary(std::ostream& out, const Model& m) {
         << " layers, any length: " << with_commas(m.linear_state_bytes_per_seq(2)) << " bytes ("
         << gb_and_gib(m.linear_state_bytes_per_seq(2)) << "; recurrent state in "
         << model::dtype_name(c.linear.state_dtype) << ", conv window in bf16)\n";
+  if (linear > 0) {  // what the linear-attention layers save on a long request
+    constexpr int64_t kLong = 131072;
+    const int64_t kv = m.kv_cache_bytes(kLong, 2), state = m.linear_state_bytes_per_seq(2);
+    const int64_t full = m.kv_bytes_per_token(2) / (c.num_layers - linear) * c.num_layers * kLong;
+    out << "  one 128K-token request at bf16: KV " << gb_and_gib(kv) << " + state " << gb_and_gib(state)
+        << "; with attention in all " << c.num_layers << " layers its KV would be " << gb_and_gib(full) << "\n";
+  }
   if (c.sliding_window > 0)
     out << "  (sliding layers stop growing at " << c.sliding_window
         << " tokens: 128k context at bf16 = " << gb_and_gib(m.kv_cache_bytes(131072, 2)) << ")\n";

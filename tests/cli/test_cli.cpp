@@ -36,6 +36,18 @@ TEST(Cli, InspectBundledModel) {
   EXPECT_NE(r.out.find("671,026,419,200"), std::string::npos);
 }
 
+// Qwen3.5: 15 of 60 layers cache K and V (30,720 bytes per token); a 128K request holds
+// 131,072 x 30,720 = 4.03 GB of KV and 0.19 GB of linear state, where attention in all 60
+// layers would need 4 x 4.03 = 16.11 GB.
+TEST(Cli, InspectShowsWhatLinearAttentionSaves) {
+  const Result r = run("inspect Qwen3.5-397B-A17B");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("one 128K-token request at bf16: KV 4.03 GB (3.75 GiB) + state 0.19 GB (0.18 GiB); with "
+                       "attention in all 60 layers its KV would be 16.11 GB (15.00 GiB)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, HelpOnEverySubcommand) {
   for (const char* args : {"--help", "inspect --help", "check --help", "synth --help", "topo --help", "simulate --help",
                            "plan --help", "run --help", "calibrate --help", "validate --help", "serve --help"}) {
