@@ -105,7 +105,8 @@ StoredWeight find_packed_int4(const model::SafetensorsFile& file, const std::str
     if (!(i64 || i32) || sh->shape != std::vector<int64_t>{2}) fail(fname, name + "_shape", "expected an integer [2]");
     const int64_t rows = i64 ? load<int64_t>(bytes, 0) : load<int32_t>(bytes, 0);
     cols = i64 ? load<int64_t>(bytes, 1) : load<int32_t>(bytes, 1);
-    if (rows != packed.shape[0] || cols <= 0 || core::ceil_div(cols, int64_t{8}) != packed.shape[1])
+    // [rows, cols] must fill the packed words but their last: 8 (w - 1) < cols <= 8 w.
+    if (rows != packed.shape[0] || cols <= 8 * (packed.shape[1] - 1) || cols > 8 * packed.shape[1])
       fail(fname, name + "_shape",
            "[" + std::to_string(rows) + ", " + std::to_string(cols) + "] does not match " + shape_string(packed.shape));
   }

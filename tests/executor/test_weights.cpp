@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "executor/weights.h"
 #include "helpers.h"
@@ -129,6 +130,14 @@ TEST(Dequantize, PackQuantizedInt4OffsetNibblesLowestFirst) {
   model::SafetensorsFile g(bad);
   EXPECT_THROW(find_weight(g, "x.weight"), std::runtime_error);
   std::filesystem::remove(bad);
+  // A weight_shape that the packed words cannot hold (here the largest int64) is refused, not overflowed.
+  const auto huge = write_file(
+      "int4_huge",
+      {raw("x.weight_packed", DType::i32, {2, 2}, packed), raw("x.weight_scale", DType::bf16, {2, 2}, scales),
+       raw("x.weight_shape", DType::i64, {2}, std::vector<int64_t>{2, std::numeric_limits<int64_t>::max()})});
+  model::SafetensorsFile h(huge);
+  EXPECT_THROW(find_weight(h, "x.weight"), std::runtime_error);
+  std::filesystem::remove(huge);
 }
 
 TEST(Dequantize, PlainBf16) {
