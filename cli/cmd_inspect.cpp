@@ -44,6 +44,37 @@ void print_ops(std::ostream& out, const model::Layer& l) {
   }
 }
 
+// KV cache per token by layer kind, the indexer's keys, the linear-attention state.
+void print_cache(std::ostream& out, const Model& m) {
+  const auto& c = m.config;
+  const int64_t linear = m.layers_of(model::LayerAttention::linear);
+  if (linear > 0)
+    out << "\nKV cache per token of context, the " << c.num_layers - linear << " attention layers (the " << linear
+        << " linear-attention layers cache nothing per token)\n";
+  else out << "\nKV cache per token of context, all " << c.num_layers << " layers\n";
+  out << "  bf16  " << with_commas(m.kv_bytes_per_token(2)) << " bytes\n";
+  out << "  fp8   " << with_commas(m.kv_bytes_per_token(1)) << " bytes\n";
+  if (c.indexer.heads > 0)
+    out << "  + sparse-attention indexer keys " << with_commas(m.indexer_bytes_per_token())
+        << " bytes (FP8 + F32 scale, any KV dtype); attention reads at most " << c.indexer.topk
+        << " tokens per query\n";
+  if (linear > 0)
+    out << "Linear-attention state per sequence, " << linear
+        << " layers, any length: " << with_commas(m.linear_state_bytes_per_seq(2)) << " bytes ("
+        << gb_and_gib(m.linear_state_bytes_per_seq(2)) << "; recurrent state in "
+        << model::dtype_name(c.linear.state_dtype) << ", conv window in bf16)\n";
+  if (linear > 0) {  // what the linear-attention layers save on a long request
+    constexpr int64_t kLong = 131072;
+    const int64_t kv = m.kv_cache_bytes(kLong, 2), state = m.linear_state_bytes_per_seq(2);
+    const int64_t full = m.kv_bytes_per_token(2) / (c.num_layers - linear) * c.num_layers * kLong;
+    out << "  one 128K-token request at bf16: KV " << gb_and_gib(kv) << " + state " << gb_and_gib(state)
+        << "; with attention in all " << c.num_layers << " layers its KV would be " << gb_and_gib(full) << "\n";
+  }
+  if (c.sliding_window > 0)
+    out << "  (sliding layers stop growing at " << c.sliding_window
+        << " tokens: 128k context at bf16 = " << gb_and_gib(m.kv_cache_bytes(131072, 2)) << ")\n";
+}
+
 void print_summary(std::ostream& out, const Model& m) {
   const auto& c = m.config;
   int64_t moe_layers = 0;
@@ -104,32 +135,7 @@ void print_summary(std::ostream& out, const Model& m) {
          "   channel; int4 (W4A16): BF16 scale per 128 inputs; nvfp4 (W4A4): F8_E4M3 scale per 16 inputs + F32 per\n"
          "   tensor; embeddings, head, routers, norms stay BF16)\n";
 
-  const int64_t linear = m.layers_of(model::LayerAttention::linear);
-  if (linear > 0)
-    out << "\nKV cache per token of context, the " << c.num_layers - linear << " attention layers (the " << linear
-        << " linear-attention layers cache nothing per token)\n";
-  else out << "\nKV cache per token of context, all " << c.num_layers << " layers\n";
-  out << "  bf16  " << with_commas(m.kv_bytes_per_token(2)) << " bytes\n";
-  out << "  fp8   " << with_commas(m.kv_bytes_per_token(1)) << " bytes\n";
-  if (c.indexer.heads > 0)
-    out << "  + sparse-attention indexer keys " << with_commas(m.indexer_bytes_per_token())
-        << " bytes (FP8 + F32 scale, any KV dtype); attention reads at most " << c.indexer.topk
-        << " tokens per query\n";
-  if (linear > 0)
-    out << "Linear-attention state per sequence, " << linear
-        << " layers, any length: " << with_commas(m.linear_state_bytes_per_seq(2)) << " bytes ("
-        << gb_and_gib(m.linear_state_bytes_per_seq(2)) << "; recurrent state in "
-        << model::dtype_name(c.linear.state_dtype) << ", conv window in bf16)\n";
-  if (linear > 0) {  // what the linear-attention layers save on a long request
-    constexpr int64_t kLong = 131072;
-    const int64_t kv = m.kv_cache_bytes(kLong, 2), state = m.linear_state_bytes_per_seq(2);
-    const int64_t full = m.kv_bytes_per_token(2) / (c.num_layers - linear) * c.num_layers * kLong;
-    out << "  one 128K-token request at bf16: KV " << gb_and_gib(kv) << " + state " << gb_and_gib(state)
-        << "; with attention in all " << c.num_layers << " layers its KV would be " << gb_and_gib(full) << "\n";
-  }
-  if (c.sliding_window > 0)
-    out << "  (sliding layers stop growing at " << c.sliding_window
-        << " tokens: 128k context at bf16 = " << gb_and_gib(m.kv_cache_bytes(131072, 2)) << ")\n";
+  print_cache(out, m);
 
   // One dense and one MoE layer, where the model has them.
   const model::Layer* dense = nullptr;

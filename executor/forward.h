@@ -143,6 +143,7 @@ class Forward {
   StoredWeight shard(const model::Op& op, const StoredWeight& sw, TpSplit split, int rank, int size);
   StoredWeight float32_kv_b(const model::Op& kv_b_op);  // forward.cpp
   StoredWeight int4_shard(const StoredWeight& sw, bool by_out, int64_t lo, int64_t hi);
+  std::unique_ptr<Tensor> qkv_sections_copy(const StoredWeight& sw, int rank, int size);
 
   const model::Model& m_;
   const Backend& be_;

@@ -25,6 +25,26 @@ std::pair<int64_t, int64_t> Forward::out_range(const model::Op& op, int64_t out,
   return {out * r / tp, out * (r + 1) / tp};
 }
 
+// in_proj_qkv's rows of this rank's heads in each [q | k | v] section, as float32.
+std::unique_ptr<Tensor> Forward::qkv_sections_copy(const StoredWeight& sw, int rank, int size) {
+  const auto ranges = qkv_sections(rank, size);
+  int64_t n_out = 0;
+  for (const auto& [a, z] : ranges) n_out += z - a;
+  auto copy = std::make_unique<Tensor>(std::vector<int64_t>{n_out, sw.cols()});
+  std::vector<float> row(static_cast<size_t>(sw.cols()));
+  int64_t o = 0;
+  for (const auto& [a, z] : ranges)
+    for (int64_t r = a; r < z; ++r, ++o) {
+      dequantize_row_range(sw, 0, r, 0, sw.cols(), row);
+      std::copy(row.begin(), row.end(), copy->row(o));
+    }
+  const int64_t bits = sw.kind == model::StorageKind::mxfp4 || sw.kind == model::StorageKind::int4_group
+                           ? 4
+                           : model::dtype_bits(sw.dtype);
+  read_bytes_ += n_out * sw.cols() * bits / 8;
+  return copy;
+}
+
 // Column / vocab splits of an [out, in] weight are its rows [lo, hi): contiguous in
 // the mapping, so a plain weight's shard is a zero-copy view that touches only the
 // shard's pages. Row splits (input columns) and [in, out] or quantized weights are
@@ -53,23 +73,7 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
   if (!sections && sw.kind == model::StorageKind::int4_group && !sw.input_major && (by_out || on_groups))
     return int4_shard(sw, by_out, lo, hi);
   auto& copy = shard_copies_[sw.name];
-  if (!copy && sections) {
-    const auto ranges = qkv_sections(rank, size);
-    int64_t n_out = 0;
-    for (const auto& [a, z] : ranges) n_out += z - a;
-    copy = std::make_unique<Tensor>(std::vector<int64_t>{n_out, in});
-    std::vector<float> row(static_cast<size_t>(in));
-    int64_t o = 0;
-    for (const auto& [a, z] : ranges)
-      for (int64_t r = a; r < z; ++r, ++o) {
-        dequantize_row_range(sw, 0, r, 0, in, row);
-        std::copy(row.begin(), row.end(), copy->row(o));
-      }
-    const int64_t bits = sw.kind == model::StorageKind::mxfp4 || sw.kind == model::StorageKind::int4_group
-                             ? 4
-                             : model::dtype_bits(sw.dtype);
-    read_bytes_ += n_out * in * bits / 8;
-  }
+  if (!copy && sections) copy = qkv_sections_copy(sw, rank, size);
   if (!copy) {
     // Logical [out, in] slice, stored output-major.
     const int64_t n_out = by_out ? hi - lo : out, n_in = by_out ? in : hi - lo;
