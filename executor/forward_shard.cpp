@@ -58,7 +58,7 @@ StoredWeight Forward::shard(const model::Op& op, const StoredWeight& sw, TpSplit
   const auto [lo, hi] = by_out ? out_range(op, out, rank, size) : std::pair{in * rank / size, in * (rank + 1) / size};
   StoredWeight s = sw;
   // Gated delta-net's fused [q | k | v] projection: each section split by heads, copied.
-  const bool sections = by_out && op.kind == OpKind::gemm && op.name == "in_proj_qkv";
+  const bool sections = split == TpSplit::sections;
   if (sections && sw.input_major) throw std::logic_error("TP shard of '" + sw.name + "': input-major sections");
   if (!sections && by_out && !sw.input_major && sw.kind == model::StorageKind::plain &&
       model::dtype_bits(sw.dtype) % 8 == 0) {

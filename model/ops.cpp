@@ -32,6 +32,7 @@ std::string_view tp_split_name(TpSplit s) {
   switch (s) {
     case TpSplit::replicated: return "replicated";
     case TpSplit::column: return "column";
+    case TpSplit::sections: return "sections";
     case TpSplit::kv_heads: return "kv_heads";
     case TpSplit::row: return "row";
     case TpSplit::vocab: return "vocab";
@@ -153,7 +154,7 @@ void linear_attention_ops(OpsBuilder& b, const ModelConfig& c) {
   const auto& l = c.linear;
   const int64_t H = c.hidden_size;
   b.part = Part::attention;
-  b.linear("linear_attn.in_proj_qkv", l.conv_dim(), H, false);
+  b.linear("linear_attn.in_proj_qkv", l.conv_dim(), H, false).tp_split = TpSplit::sections;
   b.linear("linear_attn.in_proj_z", l.value_dim(), H, false);
   b.linear("linear_attn.in_proj_b", l.value_heads, H, false);
   b.linear("linear_attn.in_proj_a", l.value_heads, H, false);

@@ -40,6 +40,7 @@ std::string_view op_kind_name(OpKind k);
 enum class TpSplit {
   replicated,  // every rank holds all of it: norms, router, MLA latent projections (q_a, kv_a), MTP eh_proj
   column,    // output features split (q, gate, up; MLA q_b, kv_b; attention's heads and sinks): no communication after
+  sections,  // outputs split by head within each section of a fused projection (gated delta-net's [q | k | v])
   kv_heads,  // GQA k / v: output features split by KV head, one (replicated) head per rank once TP > KV heads
   row,       // input features split (o_proj, down_proj): partial sums, all-reduced after
   vocab,     // embedding rows and LM head outputs split by vocabulary

@@ -40,6 +40,7 @@ WeightClass class_of(const Op& op) {
     case model::TpSplit::replicated: return WeightClass::attn_replicated;
     case model::TpSplit::kv_heads: return WeightClass::attn_kv;
     case model::TpSplit::column:
+    case model::TpSplit::sections:
     case model::TpSplit::row:
     case model::TpSplit::vocab: break;
   }

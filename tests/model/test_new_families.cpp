@@ -74,6 +74,12 @@ TEST(NewFamilies, Qwen35_CachesPerTokenOnlyInItsAttentionLayers) {
   EXPECT_EQ(m.indexer_bytes_per_token(), 0);
   // A 128K-token sequence: 3.9 GiB of KV here against 15.7 GiB if all 60 layers cached.
   EXPECT_EQ(m.kv_cache_bytes(131072, 2), 131072LL * 30720);
+  // TP splits the fused [q | k | v] projection by head within each section, not as one block.
+  for (const auto& op : m.layers[0].ops) {
+    if (op.name == "in_proj_qkv") {
+      EXPECT_EQ(op.tp_split, TpSplit::sections);
+    }
+  }
 }
 
 // MiniMax's card: "230 billion total parameters with 10 billion active parameters"; the
@@ -103,7 +109,9 @@ TEST(NewFamilies, Glm5_MatchesTheCardAndCachesIndexerKeys) {
   EXPECT_EQ(wp->stored.kind, StorageKind::plain);  // BF16 in the FP8 checkpoint
   EXPECT_EQ(m.find_weight("model.layers.5.self_attn.indexer.wq_b.weight")->shape, (std::vector<int64_t>{4096, 2048}));
   for (const auto& op : m.layers[5].ops) {
-    if (op.kind == OpKind::attention) EXPECT_EQ(op.attn.topk, 2048);
+    if (op.kind == OpKind::attention) {
+      EXPECT_EQ(op.attn.topk, 2048);
+    }
   }
 }
 
