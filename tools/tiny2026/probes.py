@@ -11,6 +11,20 @@ import torch
 from make_tiny_models import RouterProbe, _topk_margin
 
 
+def _router_view(mod):
+    """A transformers 5 DeepSeek-style router seen under the 4.x attribute names that
+    RouterProbe._deepseek reads."""
+    return types.SimpleNamespace(
+        config=types.SimpleNamespace(hidden_size=mod.hidden_dim),
+        weight=mod.weight,
+        e_score_correction_bias=mod.e_score_correction_bias,
+        n_routed_experts=mod.num_experts,
+        n_group=mod.num_group,
+        topk_group=mod.topk_group,
+        top_k=mod.top_k,
+    )
+
+
 class RouterProbe2026(RouterProbe):
     """`RouterProbe` for the routers of the 2026 families (same margins, same float64 recompute)."""
 
@@ -39,15 +53,7 @@ class RouterProbe2026(RouterProbe):
         equal transformers'."""
         if hasattr(mod, "n_routed_experts"):
             return super()._deepseek(mod, inputs, output)
-        view = types.SimpleNamespace(
-            config=types.SimpleNamespace(hidden_size=mod.hidden_dim),
-            weight=mod.weight,
-            e_score_correction_bias=mod.e_score_correction_bias,
-            n_routed_experts=mod.num_experts,
-            n_group=mod.num_group,
-            topk_group=mod.topk_group,
-            top_k=mod.top_k,
-        )
+        view = _router_view(mod)
         if mod.num_group > 1:
             return super()._deepseek(view, inputs, output)
         # One group (Kimi): no group choice, so no group margin; the top-k of scores + bias.
@@ -65,16 +71,7 @@ class RouterProbe2026(RouterProbe):
 
     def _glm(self, mod, inputs, output):
         # DeepSeek-V3's grouped noaux_tc routing, as RouterProbe._deepseek recomputes it.
-        view = types.SimpleNamespace(
-            config=types.SimpleNamespace(hidden_size=mod.hidden_dim),
-            weight=mod.weight,
-            e_score_correction_bias=mod.e_score_correction_bias,
-            n_routed_experts=mod.num_experts,
-            n_group=mod.num_group,
-            topk_group=mod.topk_group,
-            top_k=mod.top_k,
-        )
-        self._deepseek(view, inputs, output)
+        self._deepseek(_router_view(mod), inputs, output)
 
     def _minimax(self, mod, inputs, output):
         # sigmoid scores; the choice is the top-k of scores + bias, the weights the chosen
