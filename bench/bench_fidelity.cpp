@@ -28,6 +28,7 @@
 #include "serve/bench_rows.h"
 #include "serve/serving_fit.h"
 #include "serve/stats.h"
+#include "simulate/time_figure.h"
 
 namespace {
 
@@ -117,12 +118,16 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
   if (!f) throw std::runtime_error("--dump: cannot write " + file);
   std::fprintf(f,
                "id,system,backend,model,isl,osl,batch,tp,pp,dp,moe_tp,moe_ep,gemm_quant,ttft_s,ttft_pred_s,tpot_s,tpot_"
-               "pred_s,ttft_gpu_s,ttft_steps,ttft_request_s,ttft_inflight,tpot_gpu_s,tpot_steps\n");
+               "pred_s,ttft_gpu_s,ttft_steps,ttft_request_s,ttft_inflight,tpot_gpu_s,tpot_steps");
+  for (const char* which : {"ttft", "tpot"})
+    for (const auto fig : simulate::kAllTimeFigures)
+      std::fprintf(f, ",%s_%s_s", which, std::string(simulate::time_figure_name(fig)).c_str());
+  std::fprintf(f, "\n");
   for (const auto& r : p) {
     if (!r.predicted) continue;
     const BenchRow& b = *r.row;
     std::fprintf(
-        f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n",
+        f, "%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g",
         b.id.c_str(), b.system.c_str(), b.backend.c_str(), b.model_path.c_str(), static_cast<long long>(b.isl),
         static_cast<long long>(b.osl), static_cast<long long>(b.batch_size), static_cast<long long>(b.tp),
         static_cast<long long>(b.pp), static_cast<long long>(b.attention_dp), static_cast<long long>(b.moe_tp),
@@ -130,6 +135,9 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
         std::accumulate(r.ttft_parts.figure_s.begin(), r.ttft_parts.figure_s.end(), 0.0), r.ttft_parts.steps,
         r.ttft_parts.request_overhead_s, r.ttft_parts.inflight,
         std::accumulate(r.tpot_parts.figure_s.begin(), r.tpot_parts.figure_s.end(), 0.0), r.tpot_parts.steps);
+    for (const auto* parts : {&r.ttft_parts, &r.tpot_parts})
+      for (const double s : parts->figure_s) std::fprintf(f, ",%.6g", s);
+    std::fprintf(f, "\n");
   }
   std::fclose(f);
 }
@@ -148,12 +156,14 @@ void print_scheme(const char* title, const std::vector<RowPrediction>& p, const 
 
 int run(int argc, char** argv) {
   std::string csv = DAYZERO_DATA_DIR "/fidelity/serving-measured.csv", dir;
+  bool start_only = false;  // the start figures' predictions only (with --dump: the features to fit outside)
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
-      std::printf("usage: bench_fidelity [BENCH.csv] [--dump DIR]\n");
+      std::printf("usage: bench_fidelity [BENCH.csv] [--dump DIR] [--start-only]\n");
       return 0;
     }
     if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) dir = argv[++i];
+    else if (std::strcmp(argv[i], "--start-only") == 0) start_only = true;
     else csv = argv[i];
   }
   if (!dir.empty()) std::filesystem::create_directories(dir);  // before minutes of work, not after
@@ -171,6 +181,7 @@ int run(int argc, char** argv) {
   dump(dir, "start", base);
   print_scheme("steady state (before)", base, "engine:", true);
   print_scheme("serving, start figures", base, "engine:", false);
+  if (start_only) return 0;
   std::vector<BenchRow> in_rows;
   for (const auto& p : base)
     if (p.predicted) in_rows.push_back(*p.row);
