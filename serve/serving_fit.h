@@ -21,8 +21,8 @@
 //
 // Each pass minimizes the sum over rows of |predicted / measured - 1| (iteratively
 // reweighted least squares, the weights 1 / max(|error|, 2 %)) under
-// bounds: compute figures in [0.25, 1], memory figures in [0.4, 1] (floors under every
-// published kernel of the class: serving_fit.cpp), the kernel overhead in [0, 1 ms],
+// bounds: compute figures in [0.10, 1], memory figures in [0.4, 1] (floors under what
+// the kernels of the class are measured at: serving_fit.cpp), the kernel overhead in [0, 1 ms],
 // collectives in [0.05, 1] of the link model, overheads in [0, 1 s]. Host transfers
 // keep m = 1.
 // Each step runs two passes: TPOT alone (one step per output token, measured
