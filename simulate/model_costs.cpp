@@ -18,6 +18,25 @@ using model::Op;
 using model::OpKind;
 using model::Part;
 
+// An element-wise op's traffic, by what splits it: a rank runs the RoPE, per-head
+// norms and activations of its own heads and MLP columns, an expert activation for the
+// (token, expert) pairs routed to it, and every hidden-state norm and combine whole.
+void add_elementwise(LayerClassCosts& lc, const model::Op& op) {
+  const int64_t elems = op.activation_bytes_per_token(1);
+  switch (op.kind) {
+    case OpKind::norm:
+      (op.heads > 0 ? lc.elementwise_tp_elems_per_token : lc.elementwise_elems_per_token) += elems;
+      break;
+    case OpKind::rope: lc.elementwise_tp_elems_per_token += elems; break;
+    case OpKind::activation:
+      if (op.active_experts > 0) lc.elementwise_expert_elems += elems / op.active_experts;
+      else lc.elementwise_tp_elems_per_token += elems;
+      break;
+    case OpKind::moe_combine: lc.elementwise_elems_per_token += elems; break;
+    default: break;
+  }
+}
+
 // The cost class of an op's weights, from its kind, the part it belongs to and
 // how TP splits it (model::Op::tp_split, the one sharding truth).
 WeightClass class_of(const Op& op) {
@@ -104,9 +123,7 @@ ModelCosts model_costs(const model::Model& m) {
           lc.recurrent_state_bytes = op.lin.state_elems_per_seq() * op.lin.state_elem_bytes;
           lc.state_bytes_per_seq = lc.recurrent_state_bytes + op.lin.conv_state_elems_per_seq() * kStateConvBytes;
         }
-        if (op.kind == OpKind::norm || op.kind == OpKind::rope || op.kind == OpKind::activation ||
-            op.kind == OpKind::moe_combine)
-          lc.elementwise_elems_per_token += op.activation_bytes_per_token(1);
+        add_elementwise(lc, op);
         if (op.weights.empty() && op.kind != OpKind::attention) continue;
         const auto cls = static_cast<size_t>(class_of(op));
         const auto b = op_bytes(m, op, by_name);

@@ -39,13 +39,16 @@ struct LayerClassCosts {
   int64_t attn_ctx_flops_absorbed = 0;                    // MLA decode form
   int64_t kv_elems_per_token = 0;                         // cached elements per token (all KV heads)
   bool linear = false;                                    // gated delta-net layers: a state per sequence, no KV cache
-  int64_t state_bytes_per_seq = 0;          // linear: recurrent state (its own dtype) + conv window (bf16)
-  int64_t recurrent_state_bytes = 0;        // linear: the part a decode step reads and writes
-  int64_t attn_topk = 0;                    // sparse attention: context tokens each query reads (0 = all)
-  int64_t index_bytes_per_token = 0;        // sparse attention: indexer keys cached per token (FP8 + scale)
-  int64_t index_ctx_flops = 0;              // sparse attention: indexer FLOPs per query per context token
-  int64_t elementwise_elems_per_token = 0;  // read + written by norms, rope, activations, combine
-  int64_t kernels = 0;                      // ops launched per layer
+  int64_t state_bytes_per_seq = 0;    // linear: recurrent state (its own dtype) + conv window (bf16)
+  int64_t recurrent_state_bytes = 0;  // linear: the part a decode step reads and writes
+  int64_t attn_topk = 0;              // sparse attention: context tokens each query reads (0 = all)
+  int64_t index_bytes_per_token = 0;  // sparse attention: indexer keys cached per token (FP8 + scale)
+  int64_t index_ctx_flops = 0;        // sparse attention: indexer FLOPs per query per context token
+  // Elements read + written by the element-wise ops, by how a layout splits them:
+  int64_t elementwise_elems_per_token = 0;     // on every rank: norms of the hidden state, the MoE combine
+  int64_t elementwise_tp_elems_per_token = 0;  // split by attention TP: RoPE, per-head norms, MLP activations
+  int64_t elementwise_expert_elems = 0;        // per (token, expert) pair, split by MoE TP: expert activations
+  int64_t kernels = 0;                         // ops launched per layer
 };
 
 struct ModelCosts {

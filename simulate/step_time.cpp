@@ -53,7 +53,9 @@ class StageCoster {
             rf_.gemm_timed(flops(lc, WeightClass::dense_mlp) / tp_ * rows_,
                            bytes(lc, WeightClass::dense_mlp, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
       add(CostKind::elementwise, n * chunks_,
-          rf_.memory_timed(t_ * static_cast<double>(lc.elementwise_elems_per_token * ctx_.act_bytes)));
+          rf_.memory_timed(t_ * static_cast<double>(ctx_.act_bytes) *
+                           (static_cast<double>(lc.elementwise_elems_per_token) +
+                            static_cast<double>(lc.elementwise_tp_elems_per_token) / tp_)));
       add(CostKind::kernel_overhead, n * chunks_ * static_cast<double>(lc.kernels) * ctx_.eff.kernel_overhead_s,
           TimeFigure::kernel_overhead);
       if (p_.attention.tp > 1)
@@ -205,6 +207,9 @@ class StageCoster {
     add(CostKind::experts, n * chunks_,
         rf_.gemm_timed(flops(lc, WeightClass::expert) / moe_tp * load.padded_rows, load.experts_touched * expert_w,
                        dt(ctx_.p_experts)));
+    add(CostKind::elementwise, n * chunks_,
+        rf_.memory_timed(load.assignments * static_cast<double>(ctx_.act_bytes) *
+                         static_cast<double>(lc.elementwise_expert_elems) / moe_tp));
     if (load.cold_touched > 0)
       add(CostKind::offload_fetch, n * chunks_ * load.cold_touched * expert_w / host_bw_Bps_,
           TimeFigure::host_transfer);

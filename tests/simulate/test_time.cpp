@@ -83,6 +83,33 @@ TEST(SimulateTime, TensorParallelAllReducesFromTopology) {
   expect_close(pred.decode.by_kind_s.at(CostKind::gemm), 13'958'643'712.0 / 2 / (3.35e12 * 0.8));
 }
 
+// Element-wise traffic by what splits it. Llama-3.1-8B per layer, elements read +
+// written per token: two hidden-state norms 2 x 2 x 4,096 = 16,384 on every rank;
+// RoPE over (32 + 8) heads x 128 = 2 x 5,120 = 10,240 and the SwiGLU activation
+// 3 x 14,336 = 43,008 split by TP. Prefill of 1,000 tokens, BF16, 32 layers, at
+// 0.7 x 3.35 TB/s.
+TEST(SimulateTime, ElementwiseTrafficSplitsWithTensorParallel) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  const double bw = 0.7 * 3.35e12;
+  for (const int tp : {1, 2, 4}) {
+    const auto pred = run(m, c, plan(tp));
+    const double elems = 16'384 + (10'240 + 43'008) / static_cast<double>(tp);
+    expect_close(pred.prefill.by_kind_s.at(CostKind::elementwise), 32 * 1000 * 2 * elems / bw);
+  }
+}
+
+// Mixtral-8x7B on one rank, 1,000 tokens: the expert activation (3 x 14,336 elements)
+// runs once per (token, expert) pair, 2,000 of them; the two norms (16,384) and the
+// combine ((2 + 1) x 4,096 = 12,288) once per token, and RoPE (2 x 40 x 128 = 10,240).
+TEST(SimulateTime, ExpertActivationTrafficFollowsTheRoutedTokens) {
+  const auto m = load_model("Mixtral-8x7B");
+  const auto c = load_cluster("h100x8");
+  const auto pred = run(m, c, plan(1));
+  const double per_layer = 1000.0 * (16'384 + 12'288 + 10'240) + 2000.0 * 43'008;
+  expect_close(pred.prefill.by_kind_s.at(CostKind::elementwise), 32 * 2 * per_layer / (0.7 * 3.35e12));
+}
+
 // Overlap hides that share of the communication.
 TEST(SimulateTime, CommOverlapHidesCommunication) {
   const auto m = load_model("Llama-3.1-8B");
