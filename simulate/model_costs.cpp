@@ -21,7 +21,7 @@ using model::Part;
 // An element-wise op's traffic, by what splits it: a rank runs the RoPE, per-head
 // norms and activations of its own heads and MLP columns, an expert activation for the
 // (token, expert) pairs routed to it, and every hidden-state norm and combine whole.
-void add_elementwise(LayerClassCosts& lc, const model::Op& op) {
+void add_elementwise(LayerClassCosts& lc, const Op& op) {
   const int64_t elems = op.activation_bytes_per_token(1);
   switch (op.kind) {
     case OpKind::norm:
