@@ -30,7 +30,7 @@ constexpr int64_t kMaxRequests = 10'000'000;
 struct ServeCliOptions {
   std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0;
-  double rate = 0;
+  double rate = 0, range_ratio = 1.0;
   bool json = false;
 };
 
@@ -98,6 +98,7 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   }
   c.requests = o.requests > 0 ? o.requests : std::min(std::max<int64_t>(1000, 4 * c.concurrency), kMaxRequests);
   c.warmup = o.warmup;
+  c.range_ratio = o.range_ratio;
   return so;
 }
 
@@ -157,7 +158,8 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
   out << "  client: "
       << (c.kind == serve::ClientKind::closed_loop ? "closed loop, " + std::to_string(c.concurrency) + " in flight"
                                                    : "Poisson, " + fixed(c.rate_per_s, 2) + " requests/s")
-      << ", " << c.requests << " requests of " << c.shape.input_len << " + " << c.shape.output_len << " tokens\n\n";
+      << ", " << c.requests << " requests of " << c.shape.input_len << " + " << c.shape.output_len << " tokens"
+      << (c.range_ratio < 1 ? " at most (each drawn from " + fixed(c.range_ratio, 2) + " x to 1 x)" : "") << "\n\n";
   out << "  " << pad_right("ms", 6) << pad_left("mean", 10) << pad_left("p50", 10) << pad_left("p90", 10)
       << pad_left("p99", 10) << '\n';
   for (const auto& [name, st] :
@@ -218,6 +220,10 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
   cmd->add_option("--output-len", opts->output_len, "Output tokens (default: the plan's workload)")
       ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
+  cmd->add_option("--random-range-ratio", opts->range_ratio,
+                  "Draw each request's prompt and output length uniformly in [ratio x length, length], as "
+                  "benchmark_serving's random dataset does (default 1: every request at the full lengths)")
+      ->check(CLI::Range(0.01, 1.0));
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

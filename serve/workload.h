@@ -26,12 +26,17 @@ enum class ClientKind {
 
 struct Client {
   ClientKind kind = ClientKind::closed_loop;
-  int64_t concurrency = 1;     // closed loop: across the whole plan
-  double rate_per_s = 0;       // open loop without a trace: across the whole plan
-  int64_t requests = 1000;     // requests sent in all
-  int64_t warmup = 0;          // the first requests completed that the statistics leave out
-  uint64_t seed = 0;           // Poisson arrivals
-  RequestShape shape;          // every request's lengths, unless a trace gives them
+  int64_t concurrency = 1;  // closed loop: across the whole plan
+  double rate_per_s = 0;    // open loop without a trace: across the whole plan
+  int64_t requests = 1000;  // requests sent in all
+  int64_t warmup = 0;       // the first requests completed that the statistics leave out
+  uint64_t seed = 0;        // Poisson arrivals and drawn lengths
+  RequestShape shape;       // every request's lengths, unless a trace gives them
+  // Random lengths as the benchmark clients' `--random-range-ratio` draws them: each
+  // request's prompt and output length uniform in [floor(ratio x length), length], drawn
+  // apart (InferenceX's benchmark_serving.py, `sample_uniform`, and vLLM's random dataset
+  // before 0.8). 1 = every request at `shape`'s lengths. In (0, 1].
+  double range_ratio = 1.0;
   std::vector<Request> trace;  // open loop: arrival times and lengths, in order
 };
 

@@ -325,6 +325,10 @@ TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
   const Result rate = run("serve " + plan + " --request-rate 2 --requests 50");
   EXPECT_EQ(rate.status, 0) << rate.err;
   EXPECT_NE(rate.out.find("Poisson, 2.00 requests/s"), std::string::npos) << rate.out;
+  const Result ranged = run("serve " + plan + " --concurrency 4 --requests 40 --random-range-ratio 0.8");
+  EXPECT_EQ(ranged.status, 0) << ranged.err;
+  EXPECT_NE(ranged.out.find("at most (each drawn from 0.80 x to 1 x)"), std::string::npos) << ranged.out;
+  EXPECT_NE(run("serve " + plan + " --random-range-ratio 0").err.find("--random-range-ratio"), std::string::npos);
   const Result engine = run("serve " + plan + " --engine tgi");
   EXPECT_EQ(engine.status, 1);
   EXPECT_NE(engine.err.find("option '--engine' = \"tgi\""), std::string::npos) << engine.err;

@@ -264,6 +264,35 @@ TEST(Serving, SparsePoissonArrivalsDoNotQueue) {
   EXPECT_EQ(r.requests, 200);
 }
 
+// --random-range-ratio 0.8 as benchmark_serving draws it: every prompt and output
+// length uniform in [0.8 x, 1 x]. One request at a time, so each request's steps and
+// TTFT are its own: 400 requests take sum(output lengths) steps, 90 per request on
+// average (the integers 80..100; their mean's standard error over 400 draws is 0.3),
+// and every TTFT lies between the prefill of 800 and of 1,000 tokens.
+TEST(Serving, RandomRangeRatioDrawsLengthsAsTheBenchmarkClientDoes) {
+  Fixture f;
+  ServeOptions o = options(1, 400, 1000, 100);
+  o.client.range_ratio = 0.8;
+  o.client.seed = 3;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(r.requests, 400);
+  EXPECT_NEAR(static_cast<double>(r.steps) / 400, 90.0, 1.5);
+  simulate::StepBatch shortest, longest;
+  shortest.prefills.push_back({800, 0, true});
+  longest.prefills.push_back({1000, 0, true});
+  EXPECT_GE(r.ttft_s.p50, step_s(f, shortest));
+  EXPECT_LE(r.ttft_s.p99, step_s(f, longest) * (1 + 1e-12));
+  EXPECT_GT(r.ttft_s.p90, r.ttft_s.p50);  // the lengths do differ
+  // The draws follow the seed, and only it.
+  const ServeResult again = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(again.steps, r.steps);
+  o.client.seed = 4;
+  EXPECT_NE(simulate_serving(f.sim, f.p, o).steps, r.steps);
+  // Ratio 1: every request at the full lengths.
+  o.client.range_ratio = 1.0;
+  EXPECT_EQ(simulate_serving(f.sim, f.p, o).steps, 400 * 100);
+}
+
 TEST(Serving, BadClientsAreRefused) {
   Fixture f;
   ServeOptions o = options(0, 10, 100, 10);
@@ -273,6 +302,11 @@ TEST(Serving, BadClientsAreRefused) {
   EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);  // no rate
   o = options(1, 10, 2'000'000, 10);
   EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);  // longer than the KV cache
+  for (double ratio : {0.0, -0.5, 1.5, std::nan("")}) {
+    o = options(1, 10, 100, 10);
+    o.client.range_ratio = ratio;
+    EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument) << ratio;
+  }
 }
 
 TEST(Stats, PercentilesInterpolateBetweenRanks) {
