@@ -18,6 +18,16 @@ using model::Op;
 using model::OpKind;
 using model::Part;
 
+// Kernels the engines launch for a sparse-attention indexer's scoring beyond its GEMMs
+// and key norm (separate ops): the rotary, the two RoPE write-backs, the two Hadamard
+// rotations and the two FP8 quantisations of query and key, the key-cache write, the
+// head-gate scale, the FP8 MQA logits and the top-k (SGLang's
+// python/sglang/srt/layers/attention/nsa/nsa_indexer.py, the decode path).
+constexpr int64_t kIndexerLaunches = 11;
+
+// Kernels launched per op: one, or the indexer's.
+int64_t launches(const Op& op) { return op.kind == OpKind::indexer ? kIndexerLaunches : 1; }
+
 // An element-wise op's traffic, by what splits it: a rank runs the RoPE, per-head
 // norms and activations of its own heads and MLP columns, an expert activation for the
 // (token, expert) pairs routed to it, and every hidden-state norm and combine whole.
@@ -108,7 +118,7 @@ ModelCosts model_costs(const model::Model& m) {
       lc.window = window;
       lc.linear = linear;
       for (const auto& op : layer.ops) {
-        ++lc.kernels;
+        lc.kernels += launches(op);
         if (op.kind == OpKind::attention) {
           lc.attn_ctx_flops = op.attn.flops_per_ctx_token(false);
           lc.attn_ctx_flops_absorbed = op.attn.flops_per_ctx_token(true);

@@ -183,5 +183,15 @@ TEST(SimulateTime, Fp8WeightsHalveDecodeGemmTime) {
   EXPECT_NEAR(ratio, 0.5, 0.01);  // + 128x128 block scales: 4 B per 16,384 elements
 }
 
+// GLM-5's sparse-attention indexer launches 11 kernels beyond its GEMMs and key norm
+// (model_costs.cpp, from SGLang's indexer): a dense layer's 20 ops are 30 launches, a MoE
+// layer's 26 are 36 (`dayzero inspect` lists them); 3 dense + 75 MoE layers at 3 us.
+TEST(SimulateTime, SparseAttentionIndexerLaunchesItsKernels) {
+  const auto m = load_model("GLM-5-FP8");
+  const auto c = load_cluster("h200x8");
+  const auto pred = run(m, c, plan(8));
+  expect_close(pred.decode.by_kind_s.at(CostKind::kernel_overhead), (3 * 30 + 75 * 36) * 3e-6);
+}
+
 }  // namespace
 }  // namespace dayzero::simulate
