@@ -29,7 +29,7 @@ constexpr int64_t kMaxRequests = 10'000'000;
 
 struct ServeCliOptions {
   std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration;
-  int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0;
+  int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
   double rate = 0, range_ratio = 1.0;
   bool json = false;
 };
@@ -85,6 +85,7 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   const auto engine = serve::parse_engine(o.engine);
   if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
   so.engine = s.engines.apply(serve::default_profile(*engine, serve::deployment_of(p, s.m(), s.c().device_spec())));
+  if (o.recv_interval > 0) so.engine.recv_interval_steps = o.recv_interval;
   serve::Client& c = so.client;
   c.shape = {o.input_len > 0 ? o.input_len : p.workload.input_len,
              o.output_len > 0 ? o.output_len : p.workload.output_len,
@@ -224,6 +225,10 @@ void add_serve_command(CLI::App& app) {
                   "Draw each request's prompt and output length uniformly in [ratio x length, length], as "
                   "benchmark_serving's random dataset does (default 1: every request at the full lengths)")
       ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--scheduler-recv-interval", opts->recv_interval,
+                  "Decode steps between the scheduler's looks for new requests, as SGLang's "
+                  "--scheduler-recv-interval (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

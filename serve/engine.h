@@ -83,6 +83,11 @@ struct EngineProfile {
   // end-to-end latency; the request's slot is not held meanwhile (a step or ten
   // against a life of hundreds of steps). 0 until calibrated.
   double admission_delay_steps = 0;
+  // The scheduler takes in newly arrived requests only every this many decode steps
+  // (SGLang's --scheduler-recv-interval, default 1: SchedulerRecvSkipper counts a decode
+  // step as 1 and any other step as 1000, so it also receives right after a prefill
+  // step and whenever the engine is idle).
+  int64_t recv_interval_steps = 1;
 };
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor

@@ -139,6 +139,7 @@ class Replica {
   void apply_step(double step_s);
   void finish(Seq& s);
   void record();
+  LatencyParts elapsed_at(double t) const;
 
   simulate::Simulator& sim_;
   const simulate::PreparedPlan& prepared_;
@@ -153,6 +154,10 @@ class Replica {
   std::vector<Scheduled> step_;                // the step being built
   int64_t budget_ = 0;                         // its tokens left
   double ratio_ = 0;                           // SGLang's new-token ratio (FutureTokenEstimate)
+  int64_t recv_counter_ = 0;                   // decode steps since the scheduler last took in arrivals
+  // The running totals at the end of the steps since the scheduler last took in
+  // arrivals (with their times), so that a request's parts count from its arrival.
+  std::deque<std::pair<double, LatencyParts>> since_recv_;
   int64_t done_ = 0, preemptions_ = 0, steps_ = 0, max_running_ = 0, out_tokens_ = 0, in_tokens_ = 0;
   std::vector<double> ttft_, tpot_, e2e_;
   LatencyParts elapsed_;                  // every step so far, by part
@@ -195,6 +200,14 @@ void Replica::preempt_last() {
   waiting_.push_front(std::move(s));
 }
 
+// The running totals at the end of the first step that ended at or after `t`
+// (now's, when none did since the last receive).
+LatencyParts Replica::elapsed_at(double t) const {
+  for (const auto& [end_s, parts] : since_recv_)
+    if (end_s >= t) return parts;
+  return elapsed_;
+}
+
 // Arrivals up to now join the queue; each counts the requests in flight once every
 // arrival of the same instant is in (the plan's: the replica's times dp).
 void Replica::admit_arrived() {
@@ -202,7 +215,7 @@ void Replica::admit_arrived() {
   while (!arrivals_.empty() && arrivals_.next_time() <= now_) {
     auto s = std::make_unique<Seq>();
     s->req = arrivals_.pop();
-    s->at_arrival = elapsed_;
+    s->at_arrival = elapsed_at(s->req.arrival_s);
     if (first_arrival_ < 0) first_arrival_ = s->req.arrival_s;
     s->target = s->req.shape.input_len;
     waiting_.push_back(std::move(s));
@@ -369,7 +382,12 @@ void Replica::record() {
 
 ServeResult Replica::run(size_t max_points) {
   while (done_ < arrivals_.total()) {
-    admit_arrived();
+    const bool idle = running_.empty() && waiting_.empty();
+    if (idle || recv_counter_ >= eng_.recv_interval_steps) {
+      admit_arrived();
+      recv_counter_ = 0;
+      since_recv_.clear();
+    }
     if (running_.empty() && waiting_.empty()) {
       ratio_ = eng_.future_tokens.init;  // an idle engine starts cautious again
       if (arrivals_.empty()) break;
@@ -384,6 +402,8 @@ ServeResult Replica::run(size_t max_points) {
                              " running and " + std::to_string(waiting_.size()) + " waiting");
     max_running_ = std::max(max_running_, static_cast<int64_t>(running_.size()));
     const int64_t preempted_before = preemptions_;
+    // SchedulerRecvSkipper's weights: a decode step counts 1, any other reaches the interval.
+    recv_counter_ += has_prefill() ? eng_.recv_interval_steps : 1;
     const simulate::StepTime st = sim_.step_time(prepared_, batch());
     // The host's time per step: after the GPU's, or beside it when scheduling overlaps.
     const double host_s =
@@ -392,6 +412,7 @@ ServeResult Replica::run(size_t max_points) {
     elapsed_.step_overhead_s += host_s;
     elapsed_.steps += 1;
     apply_step(st.time_s + host_s);
+    if (eng_.recv_interval_steps > 1) since_recv_.push_back({now_, elapsed_});
     if (preemptions_ == preempted_before) decay_ratio();
     record();
   }
@@ -433,6 +454,8 @@ ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, cons
   if (!(c.range_ratio > 0 && c.range_ratio <= 1))
     throw std::invalid_argument("the random range ratio must be in (0, 1], not " + std::to_string(c.range_ratio));
   if (e.token_budget < 1 || e.max_running < 1) throw std::invalid_argument("the engine's step budget is empty");
+  if (e.recv_interval_steps < 1)
+    throw std::invalid_argument("the scheduler's receive interval must be at least 1 step");
   if (!e.chunked_prefill && c.shape.input_len > e.token_budget)
     throw std::invalid_argument("without chunked prefill a prompt of " + std::to_string(c.shape.input_len) +
                                 " tokens does not fit a step of " + std::to_string(e.token_budget) + " tokens");

@@ -329,6 +329,15 @@ TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
   EXPECT_EQ(ranged.status, 0) << ranged.err;
   EXPECT_NE(ranged.out.find("at most (each drawn from 0.80 x to 1 x)"), std::string::npos) << ranged.out;
   EXPECT_NE(run("serve " + plan + " --random-range-ratio 0").err.find("--random-range-ratio"), std::string::npos);
+  // SGLang's receive interval: requests that arrive while others decode (lengths drawn
+  // apart, so they do) wait for the scheduler to look, and TTFT grows.
+  const std::string sglang =
+      "serve " + plan + " --engine sglang --concurrency 8 --requests 64 --random-range-ratio 0.8 --json";
+  const Result looks = run(sglang + " --scheduler-recv-interval 30");
+  ASSERT_EQ(looks.status, 0) << looks.err;
+  EXPECT_GT(nlohmann::json::parse(looks.out).at("ttft_s").at("mean").get<double>(),
+            nlohmann::json::parse(run(sglang).out).at("ttft_s").at("mean").get<double>());
+  EXPECT_NE(run(sglang + " --scheduler-recv-interval 0").err.find("--scheduler-recv-interval"), std::string::npos);
   const Result engine = run("serve " + plan + " --engine tgi");
   EXPECT_EQ(engine.status, 1);
   EXPECT_NE(engine.err.find("option '--engine' = \"tgi\""), std::string::npos) << engine.err;

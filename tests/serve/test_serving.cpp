@@ -250,6 +250,39 @@ TEST(Serving, PrefillFirstPausesDecodesMixedCarriesThem) {
   EXPECT_GT(first.e2e_s.mean - first.ttft_s.mean, mixed.e2e_s.mean - mixed.ttft_s.mean);
 }
 
+// SGLang's --scheduler-recv-interval 5: B arrives just after A's prefill step; the
+// scheduler, which took in arrivals right after that step, next looks after five of
+// A's decode steps (contexts 1,000 ... 1,004), then prefills B alone (prefill-first).
+// With the interval at 1, B waits for one decode step only.
+TEST(Serving, SchedulerReceivesArrivalsEveryIntervalOfDecodeSteps) {
+  Fixture f;
+  simulate::StepBatch prefill;
+  prefill.prefills.push_back({1000, 0, true});
+  const double p_s = step_s(f, prefill);
+  std::vector<double> d_s;
+  for (int64_t ctx = 1000; ctx < 1005; ++ctx) {
+    simulate::StepBatch d;
+    d.decode_contexts.push_back(ctx);
+    d_s.push_back(step_s(f, d));
+  }
+  const double eps = 1e-6;
+  ServeOptions o = options(1, 2, 1000, 50);
+  o.engine.policy = PrefillPolicy::prefill_first;
+  o.client.kind = ClientKind::open_loop;
+  o.client.trace = {{0.0, {1000, 50, 0}}, {p_s + eps, {1000, 50, 0}}};
+  const ServeResult every = simulate_serving(f.sim, f.p, o);
+  expect_close(every.ttft_s.mean, (p_s + (d_s[0] + p_s - eps)) / 2, 1e-9);
+  o.engine.recv_interval_steps = 5;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  const double waited = d_s[0] + d_s[1] + d_s[2] + d_s[3] + d_s[4];
+  expect_close(r.ttft_s.mean, (p_s + (waited + p_s - eps)) / 2, 1e-9);
+  // B's TTFT parts count from the end of the step it arrived in, as with every
+  // arrival: four decode steps and its prefill (A's: its prefill).
+  EXPECT_DOUBLE_EQ(r.ttft_parts.steps, (1 + 5) / 2.0);
+  o.engine.recv_interval_steps = 0;
+  EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);
+}
+
 // Requests far apart never queue: each TTFT is the prefill step alone.
 TEST(Serving, SparsePoissonArrivalsDoNotQueue) {
   Fixture f;
