@@ -175,6 +175,13 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     so.client.concurrency = r.concurrency();
     so.client.requests = (o.requests_per_slot + o.warmup_per_slot) * r.concurrency();
     so.client.warmup = o.warmup_per_slot * r.concurrency();
+    if (r.deployer == Deployer::inferencex) {
+      // InferenceX's client: benchmark_serving.py with --num-prompts 10 x concurrency
+      // from an idle engine, every length drawn in [0.8, 1] x (RANDOM_RANGE_RATIO 0.8).
+      so.client.requests = 10 * r.concurrency();
+      so.client.warmup = 0;
+      so.client.range_ratio = 0.8;
+    }
     if (r.request_rate_per_s > 0) {  // open loop: Poisson at the run's rate, as many requests as it sent
       so.client.kind = ClientKind::open_loop;
       so.client.rate_per_s = r.request_rate_per_s;
@@ -211,21 +218,18 @@ plan::KvDtype kv_dtype_of(const BenchRow& r) {
   return plan::KvDtype::bf16;
 }
 
-EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r) {
-  EngineProfile p = default_profile(e, d);
-  p.max_running = r.batch_size;  // max-num-seqs / max-running-requests / max_batch_size
-  p.prefix_caching = false;      // prefix caching is enabled only for workloads with a shared prefix
+namespace {
+
+// The flags of aiconfigurator's config generator (its benchmark rules, from the row's
+// batch size and input length).
+void generator_flags(Engine e, const BenchRow& r, EngineProfile& p) {
   switch (e) {
     case Engine::vllm:
       p.token_budget = r.batch_size + r.isl + 1500;  // max-num-batched-tokens
       break;
     case Engine::sglang:
-      // Prefill first, SGLang's default: the generator's enable-mixed-chunk reached
-      // the engine only from 2026-01-19 (aiconfigurator 07a3779: the flag was misspelt
-      // before), SGLang turns it off under MTP / EAGLE speculative decoding, and the
-      // runs behave as prefill-first (docs/ENGINE_DEFAULTS.md). A prefill step's prompt
-      // tokens are capped by max-prefill-tokens (isl + 1500) and chunked-prefill-size.
-      p.policy = PrefillPolicy::prefill_first;
+      // A prefill step's prompt tokens are capped by max-prefill-tokens (isl + 1500)
+      // and chunked-prefill-size.
       p.token_budget = std::min(r.isl + 1500, p.token_budget);
       break;
     case Engine::trtllm:
@@ -233,6 +237,80 @@ EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r)
       p.memory.memory_fraction = 0.8;  // kv_cache_config.free_gpu_memory_fraction, the templates' default
       break;
   }
+}
+
+// InferenceX's recipes (SemiAnalysisAI/InferenceX: benchmarks/<name>_{docker,slurm}.sh
+// to 2026-01-22, benchmarks/<name>.sh to 2026-02-19, benchmarks/single_node/<name>.sh
+// after; the version in force on the run's day), by model, engine, GPU and precision: the step budgets, the sequences
+// per step, SGLang's receive interval and TensorRT-LLM's KV share. docs/ENGINE_DEFAULTS.md lists them with their
+// sources.
+bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+bool fp4(const BenchRow& r) { return r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4"; }
+bool fp8(const BenchRow& r) { return has(r.gemm_quant, "fp8") || has(r.moe_quant, "fp8"); }
+
+void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
+  p.token_budget = 8192;  // max-num-batched-tokens 8192 (gpt-oss, Llama-3.1-70B), or vLLM's default
+  const bool minimax = has(r.model_path, "MiniMax") && r.measured_date >= "2026-04-03" && r.system != "h100_sxm";
+  const bool kimi = has(r.model_path, "Kimi") && fp4(r) && r.measured_date >= "2026-04-20";
+  if (minimax || kimi) p.token_budget = 2 * r.isl;  // max-num-batched-tokens 2 x ISL
+}
+
+void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
+  const int64_t c = r.concurrency();
+  const int64_t recv = c >= 16 ? 30 : 10;                     // --scheduler-recv-interval 30 from 16 requests, else 10
+  p.token_budget = std::min<int64_t>(16384, p.token_budget);  // the defaults: max-prefill-tokens 16384
+  if (has(r.model_path, "DeepSeek")) {
+    if (fp4(r)) {
+      p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 256);
+    } else if (r.tp == 4) {
+      p.token_budget = 8192, p.max_running = std::min<int64_t>(p.max_running, 32);
+    } else {
+      p.token_budget = 32768, p.max_running = std::min<int64_t>(p.max_running, 128);
+    }
+    p.recv_interval_steps = r.tp == 4 && !fp4(r) ? 10 : recv;
+  } else if (has(r.model_path, "Qwen3.5")) {
+    const bool b300_fp8 = r.system == "b300_sxm" && fp8(r);
+    p.token_budget = b300_fp8 ? 16384 : 32768;
+    if (!b300_fp8) p.max_running = std::min<int64_t>(p.max_running, 128);
+    p.recv_interval_steps = b300_fp8 ? 10 : recv;
+  } else if (has(r.model_path, "GLM-5")) {
+    p.token_budget = fp4(r) ? 16384 : 32768;  // fp4: chunked-prefill-size 131072, max-prefill-tokens 16384
+  }
+}
+
+void inferencex_trtllm(const BenchRow& r, EngineProfile& p) {
+  p.memory.memory_fraction = 0.8;
+  if (has(r.model_path, "gpt-oss")) {
+    p.token_budget = 20000, p.memory.memory_fraction = 0.85;
+  } else if (has(r.model_path, "Llama")) {
+    p.token_budget = 16384, p.memory.memory_fraction = 0.9;
+  } else {
+    p.token_budget = round_up(r.concurrency() + r.isl + 64, 64);  // floored at 8192 from 2026-01-21
+    if (r.measured_date >= "2026-01-21") p.token_budget = std::max<int64_t>(8192, p.token_budget);
+  }
+}
+
+void inferencex_flags(Engine e, const BenchRow& r, EngineProfile& p) {
+  switch (e) {
+    case Engine::vllm: return inferencex_vllm(r, p);
+    case Engine::sglang: return inferencex_sglang(r, p);
+    case Engine::trtllm: return inferencex_trtllm(r, p);
+  }
+}
+
+}  // namespace
+
+EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r) {
+  EngineProfile p = default_profile(e, d);
+  p.max_running = r.batch_size;  // max-num-seqs / max-running-requests / max_batch_size
+  p.prefix_caching = false;      // prefix caching is enabled only for workloads with a shared prefix
+  // Prefill first, SGLang's default: the generator's enable-mixed-chunk reached the
+  // engine only from 2026-01-19 (aiconfigurator 07a3779: the flag was misspelt before),
+  // SGLang turns it off under MTP / EAGLE speculative decoding, InferenceX's recipes do
+  // not set it, and the runs behave as prefill-first (docs/ENGINE_DEFAULTS.md).
+  if (e == Engine::sglang) p.policy = PrefillPolicy::prefill_first;
+  if (r.deployer == Deployer::inferencex) inferencex_flags(e, r, p);
+  else generator_flags(e, r, p);
   p.memory.step_tokens = p.token_budget;
   p.memory.logit_rows = std::min(p.memory.logit_rows, p.max_running);
   return p;

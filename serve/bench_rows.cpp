@@ -118,6 +118,33 @@ int64_t recorded_concurrency(const RowReader& r) {
   return v;
 }
 
+// InferenceX's runs, by how the publisher filed them: from a database dump
+// ("db-dump/2026-04-27; config_id=...") or a dated export ("source_file=2026-04-06.csv").
+Deployer deployer_of(const RowReader& r) {
+  if (!r.has("silicon_data_source")) return Deployer::generator;
+  const std::string& s = r.text("silicon_data_source");
+  if (s.rfind("db-dump/", 0) == 0) return Deployer::inferencex;
+  const std::string key = "source_file=";
+  if (s.rfind(key, 0) != 0) return Deployer::generator;
+  const std::string date = s.substr(key.size(), 14);  // YYYY-MM-DD.csv
+  const bool dated =
+      date.size() == 14 && date.compare(10, 4, ".csv") == 0 && date[4] == '-' && date[7] == '-' &&
+      std::all_of(date.begin(), date.begin() + 10, [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+  return dated ? Deployer::inferencex : Deployer::generator;
+}
+
+// The day the run was measured, where silicon_data_source holds "measured=YYYY-MM-DD...".
+std::string measured_date(const RowReader& r) {
+  if (!r.has("silicon_data_source")) return "";
+  const std::string& s = r.text("silicon_data_source");
+  const size_t at = s.find("measured=");
+  if (at == std::string::npos) return "";
+  const std::string d = s.substr(at + 9, 10);
+  const bool ok = d.size() == 10 && d[4] == '-' && d[7] == '-' &&
+                  std::all_of(d.begin(), d.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+  return ok ? d : "";
+}
+
 BenchRow read_row(const RowReader& r, const std::string& file) {
   BenchRow b;
   b.id = r.id();
@@ -145,6 +172,8 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.ttft_s = r.latency_s("silicon_ttft_ms");
   b.tpot_s = r.latency_s("silicon_tpot_ms");
   b.recorded_concurrency = recorded_concurrency(r);
+  b.deployer = deployer_of(r);
+  b.measured_date = measured_date(r);
   return b;
 }
 

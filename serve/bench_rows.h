@@ -29,6 +29,14 @@ inline constexpr int64_t kMaxBenchTokens = plan::kMaxSequenceTokens;
 // Requests a client sent or completed: 2^40, 10^5 times the 10 million `serve` accepts.
 inline constexpr int64_t kMaxBenchRequests = int64_t{1} << 40;
 
+// Who deployed a measured run, which decides the engine flags it ran with
+// (docs/ENGINE_DEFAULTS.md, "How the measured runs were deployed").
+enum class Deployer {
+  generator,   // aiconfigurator's config generator: its gap-analysis runs, and any row not marked otherwise
+  inferencex,  // InferenceX's benchmark recipes: silicon_data_source names a database dump
+               // (`db-dump/...`) or a dated results export (`source_file=YYYY-MM-DD.csv`)
+};
+
 struct BenchRow {
   std::string id;
   std::string file;
@@ -49,6 +57,8 @@ struct BenchRow {
   // "silicon_concurrency=N"); 0 = not recorded. A row where it disagrees with
   // concurrency() is rejected: its layout or batch is mislabelled.
   int64_t recorded_concurrency = 0;
+  Deployer deployer = Deployer::generator;
+  std::string measured_date;  // YYYY-MM-DD from silicon_data_source's "measured=", or ""
   // Requests the benchmark client keeps in flight: batch_size x pp x attention_dp.
   int64_t concurrency() const { return batch_size * pp * attention_dp; }
   int64_t gpus() const { return tp * pp * attention_dp; }

@@ -89,6 +89,29 @@ TEST(BenchRows, RecordedConcurrencyMustAgreeWithTheBatch) {
             std::string::npos);
 }
 
+// Who deployed a run is read from silicon_data_source: InferenceX's database dump and
+// its dated exports; anything else is aiconfigurator's generator. The day comes from
+// "measured=".
+TEST(BenchRows, DeployerAndDayComeFromTheSource) {
+  const std::string h = std::string(kHeader) + ",silicon_data_source\n";
+  const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,2,1,1,,,50,10,";
+  const auto rows = read_bench_csv(write_csv(
+      "deployer", h + "dump" + row + "db-dump/2026-04-27; config_id=7; measured=2026-04-17T00:00:00Z\n" + "dated" +
+                      row + "source_file=2026-03-25.csv; model=GLM-5; measured=2026-04-03T16:51Z\n" + "gap" + row +
+                      "source_file=/data/h100_sxm/vllm/0.12.0/q.csv; measured=2026-01-23\n" + "odd" + row +
+                      "source_file=2026-3-25.csv; measured=soon\n" + "none" + row + "\n"));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].deployer, Deployer::inferencex);
+  EXPECT_EQ(rows[0].measured_date, "2026-04-17");
+  EXPECT_EQ(rows[1].deployer, Deployer::inferencex);
+  EXPECT_EQ(rows[1].measured_date, "2026-04-03");
+  EXPECT_EQ(rows[2].deployer, Deployer::generator);
+  EXPECT_EQ(rows[2].measured_date, "2026-01-23");
+  EXPECT_EQ(rows[3].deployer, Deployer::generator);
+  EXPECT_EQ(rows[3].measured_date, "");
+  EXPECT_EQ(rows[4].deployer, Deployer::generator);
+}
+
 TEST(BenchRows, BadRowsNameTheRowAndTheField) {
   EXPECT_NE(error_of("id,backend\nx,vllm\n").find("field 'backend_version': missing column"), std::string::npos);
   const std::string h = std::string(kHeader) + "\n";
@@ -169,6 +192,46 @@ TEST(BenchPredict, RowsAreServedWithTheSettingsTheyWereDeployedWith) {
   EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);
   r.gemm_quant = r.moe_quant = "int4_wo";
   EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);
+}
+
+// InferenceX's recipes, hand-read (docs/ENGINE_DEFAULTS.md): 64 requests of ISL 1,000
+// on a 180 GiB GPU (SGLang's default chunk there: 16,384).
+TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
+  BenchRow r;
+  r.batch_size = 64;
+  r.isl = 1000;
+  r.osl = 1000;
+  r.deployer = Deployer::inferencex;
+  r.measured_date = "2026-03-01";
+  r.system = "b200_sxm";
+  const Deployment d{180.0 * (1 << 30), true, 8, 1, true};
+  r.model_path = "openai/gpt-oss-120b";
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 8192);
+  const EngineProfile t = deployed_profile(Engine::trtllm, d, r);
+  EXPECT_EQ(t.token_budget, 20000);
+  EXPECT_DOUBLE_EQ(t.memory.memory_fraction, 0.85);
+  r.model_path = "MiniMaxAI/MiniMax-M2.5";
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 8192);  // before 2026-04-03
+  r.measured_date = "2026-04-17";
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 2000);  // 2 x ISL
+  r.model_path = "deepseek-ai/DeepSeek-R1";
+  r.gemm_quant = r.moe_quant = "fp8_block";
+  r.tp = 8;
+  EngineProfile s = deployed_profile(Engine::sglang, d, r);
+  EXPECT_EQ(s.token_budget, 32768);
+  EXPECT_EQ(s.max_running, 64);  // max-running-requests 128, above the 64 in flight
+  EXPECT_EQ(s.recv_interval_steps, 30);
+  EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);
+  r.batch_size = 8;
+  EXPECT_EQ(deployed_profile(Engine::sglang, d, r).recv_interval_steps, 10);
+  // TensorRT-LLM: concurrency + ISL + 64 rounded up to 64, at least 8,192 from 2026-01-21.
+  EXPECT_EQ(deployed_profile(Engine::trtllm, d, r).token_budget, 8192);
+  r.measured_date = "2025-12-01";
+  EXPECT_EQ(deployed_profile(Engine::trtllm, d, r).token_budget, 1088);
+  r.model_path = "zhipuai/GLM-5";
+  s = deployed_profile(Engine::sglang, d, r);
+  EXPECT_EQ(s.token_budget, 32768);
+  EXPECT_EQ(s.recv_interval_steps, 1);
 }
 
 }  // namespace
