@@ -9,12 +9,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/arith.h"
-#include "model/random.h"
+#include "serve/arrivals.h"
 
 namespace dayzero::serve {
 
 namespace {
+
+using detail::Arrivals;
 
 struct Seq {
   Request req;
@@ -27,76 +28,6 @@ struct Seq {
   LatencyParts at_arrival, at_first_token;  // the replica's running totals then
   double inflight = 0;                      // requests in flight in the whole plan when it arrived
   bool prefilled() const { return kv_tokens >= target; }
-};
-
-// The requests of one replica, as its share of the clients sends them.
-class Arrivals {
- public:
-  Arrivals(const Client& c, int dp) : closed_(c.kind == ClientKind::closed_loop), client_(c) {
-    const auto share = [dp](int64_t n) { return core::ceil_div(n, dp); };
-    total_ = c.kind == ClientKind::open_loop && !c.trace.empty() ? share(static_cast<int64_t>(c.trace.size()))
-                                                                 : share(c.requests);
-    if (closed_) {
-      for (int64_t i = 0; i < std::min(share(c.concurrency), total_); ++i) queue_.push_back({0.0, next_shape()});
-    } else if (!c.trace.empty()) {
-      for (size_t i = 0; i < c.trace.size(); i += static_cast<size_t>(dp)) queue_.push_back(c.trace[i]);
-    } else {
-      // Poisson: exponential gaps at the replica's rate, from a counter-based generator.
-      const double rate = c.rate_per_s / dp;
-      double t = 0;
-      for (int64_t i = 0; i < total_; ++i) {
-        t += -std::log(unit(c.seed * 1000003 + static_cast<uint64_t>(i))) / rate;
-        queue_.push_back({t, next_shape()});
-      }
-    }
-    sent_ = static_cast<int64_t>(queue_.size());
-  }
-  bool empty() const { return queue_.empty(); }
-  double next_time() const { return queue_.front().arrival_s; }
-  Request pop() {
-    Request r = queue_.front();
-    queue_.pop_front();
-    return r;
-  }
-  // Closed loop: a finished request makes room for the next one, arriving now.
-  void on_finish(double now) {
-    if (closed_ && sent_ < total_) {
-      queue_.push_back({now, next_shape()});
-      ++sent_;
-    }
-  }
-  int64_t total() const { return total_; }
-
- private:
-  // A uniform draw in (0, 1) from a counter-based generator.
-  static double unit(uint64_t counter) {
-    return (static_cast<double>(model::splitmix64(counter) >> 11) + 0.5) / 9007199254740992.0;
-  }
-  // A length uniform in [floor(ratio x n), n] (at least 1), as `sample_uniform` draws it.
-  int64_t draw(int64_t n, uint64_t counter) const {
-    const int64_t low = std::max<int64_t>(1, static_cast<int64_t>(client_.range_ratio * static_cast<double>(n)));
-    if (low >= n) return n;
-    const auto span = static_cast<uint64_t>(n - low + 1);
-    return low + static_cast<int64_t>(model::splitmix64(counter) % span);
-  }
-  // The lengths of the replica's next request.
-  RequestShape next_shape() {
-    RequestShape s = client_.shape;
-    if (client_.range_ratio < 1.0) {
-      const uint64_t k = (client_.seed + 1) * 0x9E3779B97F4A7C15ULL + 2 * drawn_;
-      s.input_len = draw(s.input_len, k);
-      s.output_len = draw(s.output_len, k + 1);
-      s.cached_prefix = std::min(s.cached_prefix, s.input_len - 1);
-    }
-    ++drawn_;
-    return s;
-  }
-
-  bool closed_;
-  const Client& client_;
-  uint64_t drawn_ = 0;
-  std::deque<Request> queue_;
-  int64_t total_ = 0, sent_ = 0;
 };
 
 class Replica {
