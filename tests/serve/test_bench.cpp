@@ -110,6 +110,19 @@ TEST(BenchRows, DeployerAndDayComeFromTheSource) {
   EXPECT_EQ(rows[3].deployer, Deployer::generator);
   EXPECT_EQ(rows[3].measured_date, "");
   EXPECT_EQ(rows[4].deployer, Deployer::generator);
+  // InferenceX's aggregated runs are single-node: 16 H100s is not a layout it ran.
+  const auto wide = read_bench_csv(
+      write_csv("wide", h + "x,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,16,1,1,,,50,10," +
+                            "db-dump/2026-04-27; measured=2026-04-17\n" +
+                            "y,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg," +
+                            "1000,200,,,4,2,1,1,,,51,11,db-dump/2026-04-27; measured=2026-04-17\n"));
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(wide, o);
+  EXPECT_EQ(p[0].reason,
+            "inconsistent layout: 16 GPUs, more than the one node of 8 that InferenceX's aggregated recipes run on");
+  EXPECT_TRUE(p[1].predicted) << p[1].reason;
 }
 
 TEST(BenchRows, BadRowsNameTheRowAndTheField) {
