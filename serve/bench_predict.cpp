@@ -247,9 +247,9 @@ void generator_flags(Engine e, const BenchRow& r, EngineProfile& p) {
 
 // InferenceX's recipes (SemiAnalysisAI/InferenceX: benchmarks/<name>_{docker,slurm}.sh
 // to 2026-01-22, benchmarks/<name>.sh to 2026-02-19, benchmarks/single_node/<name>.sh
-// after; the version in force on the run's day), by model, engine, GPU and precision: the step budgets, the sequences
-// per step, SGLang's receive interval and TensorRT-LLM's KV share. docs/ENGINE_DEFAULTS.md lists them with their
-// sources.
+// after; the version in force on the run's day), by model, engine, GPU and precision:
+// the step budgets, the sequences per step, SGLang's receive interval and TensorRT-LLM's
+// KV share. docs/ENGINE_DEFAULTS.md lists them with their sources.
 bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 bool fp4(const BenchRow& r) { return r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4"; }
 bool fp8(const BenchRow& r) { return has(r.gemm_quant, "fp8") || has(r.moe_quant, "fp8"); }
@@ -263,8 +263,11 @@ void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
 
 void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
   const int64_t c = r.concurrency();
-  const int64_t recv = c >= 16 ? 30 : 10;                     // --scheduler-recv-interval 30 from 16 requests, else 10
-  p.token_budget = std::min<int64_t>(16384, p.token_budget);  // the defaults: max-prefill-tokens 16384
+  // --scheduler-recv-interval 30 from 16 requests in flight, else 10.
+  const int64_t recv = c >= 16 ? 30 : 10;
+  // Recipes that set neither chunked-prefill-size nor max-prefill-tokens: the defaults
+  // (max-prefill-tokens 16384).
+  p.token_budget = std::min<int64_t>(16384, p.token_budget);
   if (has(r.model_path, "DeepSeek")) {
     if (fp4(r)) {
       p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 256);
