@@ -118,6 +118,12 @@ int64_t recorded_concurrency(const RowReader& r) {
   return v;
 }
 
+// "YYYY-MM-DD": ten characters, digits with dashes at 4 and 7.
+bool is_date(const std::string& d) {
+  return d.size() == 10 && d[4] == '-' && d[7] == '-' &&
+         std::all_of(d.begin(), d.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+}
+
 // InferenceX's runs, by how the publisher filed them: from a database dump
 // ("db-dump/2026-04-27; config_id=...") or a dated export ("source_file=2026-04-06.csv").
 Deployer deployer_of(const RowReader& r) {
@@ -126,10 +132,8 @@ Deployer deployer_of(const RowReader& r) {
   if (s.rfind("db-dump/", 0) == 0) return Deployer::inferencex;
   const std::string key = "source_file=";
   if (s.rfind(key, 0) != 0) return Deployer::generator;
-  const std::string date = s.substr(key.size(), 14);  // YYYY-MM-DD.csv
-  const bool dated =
-      date.size() == 14 && date.compare(10, 4, ".csv") == 0 && date[4] == '-' && date[7] == '-' &&
-      std::all_of(date.begin(), date.begin() + 10, [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
+  const std::string file = s.substr(key.size(), 14);  // YYYY-MM-DD.csv
+  const bool dated = file.size() == 14 && is_date(file.substr(0, 10)) && file.compare(10, 4, ".csv") == 0;
   return dated ? Deployer::inferencex : Deployer::generator;
 }
 
@@ -140,9 +144,7 @@ std::string measured_date(const RowReader& r) {
   const size_t at = s.find("measured=");
   if (at == std::string::npos) return "";
   const std::string d = s.substr(at + 9, 10);
-  const bool ok = d.size() == 10 && d[4] == '-' && d[7] == '-' &&
-                  std::all_of(d.begin(), d.end(), [](char c) { return c == '-' || (c >= '0' && c <= '9'); });
-  return ok ? d : "";
+  return is_date(d) ? d : "";
 }
 
 BenchRow read_row(const RowReader& r, const std::string& file) {
