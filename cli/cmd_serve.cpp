@@ -14,6 +14,7 @@
 #include "search/search.h"
 #include "search/session.h"
 #include "serve/calibration_files.h"
+#include "serve/engine_settings.h"
 #include "serve/simulation.h"
 #include "simulate/precisions.h"
 #include "topology/device.h"
@@ -28,9 +29,10 @@ namespace {
 constexpr int64_t kMaxRequests = 10'000'000;
 
 struct ServeCliOptions {
-  std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration;
+  std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration, engine_settings_file, policy;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
-  double rate = 0, range_ratio = 1.0;
+  int64_t token_budget = 0, max_running = 0;
+  double rate = 0, range_ratio = 1.0, memory_fraction = 0;
   bool json = false;
 };
 
@@ -78,6 +80,24 @@ Served load_served(const ServeCliOptions& o) {
   return s;
 }
 
+// The engine settings file, then the flags (a flag wins over the file).
+serve::EngineSettings engine_settings(const ServeCliOptions& o) {
+  serve::EngineSettings s;
+  if (!o.engine_settings_file.empty()) s = serve::load_engine_settings(o.engine_settings_file);
+  serve::EngineSettings flags;
+  if (o.token_budget > 0) flags.token_budget = o.token_budget;
+  if (o.max_running > 0) flags.max_running = o.max_running;
+  if (o.recv_interval > 0) flags.recv_interval_steps = o.recv_interval;
+  if (o.memory_fraction > 0) flags.memory_fraction = o.memory_fraction;
+  if (!o.policy.empty()) {
+    flags.policy = serve::parse_prefill_policy(o.policy);
+    if (!flags.policy)
+      throw std::runtime_error("option '--policy' = \"" + o.policy + "\": one of mixed, prefill_first");
+  }
+  s.merge(flags);
+  return s;
+}
+
 serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   const plan::Plan& p = s.plan;
   const search::Session* session = s.session.get();
@@ -85,7 +105,7 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   const auto engine = serve::parse_engine(o.engine);
   if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
   so.engine = s.engines.apply(serve::default_profile(*engine, serve::deployment_of(p, s.m(), s.c().device_spec())));
-  if (o.recv_interval > 0) so.engine.recv_interval_steps = o.recv_interval;
+  so.engine = serve::apply(so.engine, engine_settings(o));
   serve::Client& c = so.client;
   c.shape = {o.input_len > 0 ? o.input_len : p.workload.input_len,
              o.output_len > 0 ? o.output_len : p.workload.output_len,
@@ -126,7 +146,18 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
   for (const auto& pt : r.series)
     series.push_back(
         {{"time_s", pt.time_s}, {"waiting", pt.waiting}, {"running", pt.running}, {"kv_used", pt.kv_used}});
+  const serve::EngineProfile& e = so.engine;
+  const nlohmann::json profile = {{"policy", serve::prefill_policy_name(e.policy)},
+                                  {"token_budget", e.token_budget},
+                                  {"max_running", e.max_running},
+                                  {"memory_fraction", e.memory.memory_fraction},
+                                  {"chunked_prefill", e.chunked_prefill},
+                                  {"prefix_caching", e.prefix_caching},
+                                  {"overlap_scheduling", e.overlap_scheduling},
+                                  {"recv_interval_steps", e.recv_interval_steps},
+                                  {"kv_block_tokens", e.kv_block_tokens}};
   return {{"engine", serve::engine_name(so.engine.engine)},
+          {"engine_settings", profile},
           {"ttft_s", stats_json(r.ttft_s)},
           {"tpot_s", stats_json(r.tpot_s)},
           {"itl_s", stats_json(r.itl_s)},
@@ -153,7 +184,8 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
       << s.c().device_spec().name << "): " << s.plan_source << '\n';
   out << "  engine " << serve::engine_name(e.engine) << ": " << serve::prefill_policy_name(e.policy) << " steps, "
       << e.token_budget << " tokens and " << e.max_running << " sequences per step; KV cache "
-      << gb_and_gib(static_cast<int64_t>(r.kv.free_bytes)) << " per rank ("
+      << gb_and_gib(static_cast<int64_t>(r.kv.free_bytes)) << " per rank at memory fraction "
+      << fixed(e.memory.memory_fraction, 2) << " ("
       << with_commas(r.kv.capacity_tokens(c.shape.input_len + c.shape.output_len))
       << " tokens of full requests per replica)\n";
   out << "  client: "
@@ -229,6 +261,25 @@ void add_serve_command(CLI::App& app) {
                   "Decode steps between the scheduler's looks for new requests, as SGLang's "
                   "--scheduler-recv-interval (default 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  cmd->add_option("--engine-settings", opts->engine_settings_file,
+                  "JSON file of engine settings over the engine's defaults (token_budget, max_running, "
+                  "memory_fraction, policy, chunked_prefill, prefix_caching, overlap_scheduling, "
+                  "recv_interval_steps, kv_block_tokens: serve/engine_settings.h); the flags below win over it");
+  cmd->add_option("--token-budget", opts->token_budget,
+                  "Tokens one step may carry: vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, "
+                  "TensorRT-LLM's max_num_tokens (default: the engine's)")
+      ->check(CLI::Range(int64_t{1}, serve::kMaxTokenBudget));
+  cmd->add_option("--max-running", opts->max_running,
+                  "Sequences one step may carry: --max-num-seqs, --max-running-requests, max_batch_size "
+                  "(default: the engine's)")
+      ->check(CLI::Range(int64_t{1}, serve::kMaxRunning));
+  cmd->add_option("--memory-fraction", opts->memory_fraction,
+                  "The engine's memory share: --gpu-memory-utilization, --mem-fraction-static, "
+                  "free_gpu_memory_fraction (default: the engine's)")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--policy", opts->policy,
+                  "mixed (chunked prompts inside decode steps) or prefill_first (SGLang's default) "
+                  "(default: the engine's)");
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

@@ -348,6 +348,42 @@ TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
     EXPECT_NE(run("serve " + plan + huge).err.find("not in range"), std::string::npos) << huge;
 }
 
+// `serve`'s engine settings: flags and a settings file over the engine's defaults, the
+// flags winning; the effective settings come back in the JSON; bad values are errors.
+TEST(Cli, ServeOverridesTheEnginesSettings) {
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
+  const std::string base = "serve " + plan + " --engine sglang --concurrency 16 --requests 64 --json";
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_engine_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "engine.json") << R"({"max_running": 4, "policy": "mixed", "memory_fraction": 0.5})";
+  const Result r = run(base + " --engine-settings " + (dir / "engine.json").string() + " --token-budget 2048");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& e = j.at("engine_settings");
+  EXPECT_EQ(e.at("max_running"), 4);
+  EXPECT_EQ(e.at("policy"), "mixed");
+  EXPECT_DOUBLE_EQ(e.at("memory_fraction").get<double>(), 0.5);
+  EXPECT_EQ(e.at("token_budget"), 2048);
+  EXPECT_LE(j.at("max_running").get<int64_t>(), 4);  // 16 in flight, 4 at a time: the rest queue
+  const auto plain = nlohmann::json::parse(run(base).out);
+  EXPECT_EQ(plain.at("engine_settings").at("policy"), "prefill_first");  // SGLang's default
+  EXPECT_GT(j.at("ttft_s").at("mean").get<double>(), plain.at("ttft_s").at("mean").get<double>());
+  const Result flag_wins = run(base + " --engine-settings " + (dir / "engine.json").string() + " --max-running 8");
+  ASSERT_EQ(flag_wins.status, 0) << flag_wins.err;
+  EXPECT_EQ(nlohmann::json::parse(flag_wins.out).at("engine_settings").at("max_running"), 8);
+  std::ofstream(dir / "bad.json") << R"({"max_runing": 4})";
+  const Result bad = run(base + " --engine-settings " + (dir / "bad.json").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("bad.json"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("max_runing"), std::string::npos) << bad.err;
+  const Result policy = run(base + " --policy fifo");
+  EXPECT_EQ(policy.status, 1);
+  EXPECT_NE(policy.err.find("option '--policy' = \"fifo\""), std::string::npos) << policy.err;
+  EXPECT_NE(run(base + " --memory-fraction 1.5").err.find("--memory-fraction"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 // `validate --bench`: measured serving runs predicted row by row, as JSON; a bad
 // file is a one-line error naming the row and the field.
 TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
