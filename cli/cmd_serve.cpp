@@ -16,6 +16,7 @@
 #include "serve/calibration_files.h"
 #include "serve/engine_settings.h"
 #include "serve/simulation.h"
+#include "serve/trace.h"
 #include "simulate/precisions.h"
 #include "topology/device.h"
 
@@ -29,7 +30,9 @@ namespace {
 constexpr int64_t kMaxRequests = 10'000'000;
 
 struct ServeCliOptions {
-  std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration, engine_settings_file, policy;
+  std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration, engine_settings_file, policy,
+                                                       trace;
+  double trace_speed = 1;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
   int64_t token_budget = 0, max_running = 0;
   double rate = 0, range_ratio = 1.0, memory_fraction = 0;
@@ -111,6 +114,16 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
              o.output_len > 0 ? o.output_len : p.workload.output_len,
              static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};
   const double scenario_rate = session ? session->scenario.request_rate_per_s : 0;
+  if (!o.trace.empty()) {
+    c.kind = serve::ClientKind::open_loop;
+    c.trace = serve::read_trace(o.trace);
+    if (o.requests > 0 && o.requests < static_cast<int64_t>(c.trace.size())) c.trace.resize(o.requests);
+    for (auto& r : c.trace) r.arrival_s /= o.trace_speed;
+    c.requests = static_cast<int64_t>(c.trace.size());
+    c.warmup = o.warmup;
+    c.range_ratio = 1;
+    return so;
+  }
   if (o.rate > 0 || (o.concurrency == 0 && scenario_rate > 0)) {
     c.kind = serve::ClientKind::open_loop;
     c.rate_per_s = o.rate > 0 ? o.rate : scenario_rate;
@@ -188,11 +201,17 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
       << fixed(e.memory.memory_fraction, 2) << " ("
       << with_commas(r.kv.capacity_tokens(c.shape.input_len + c.shape.output_len))
       << " tokens of full requests per replica)\n";
-  out << "  client: "
-      << (c.kind == serve::ClientKind::closed_loop ? "closed loop, " + std::to_string(c.concurrency) + " in flight"
-                                                   : "Poisson, " + fixed(c.rate_per_s, 2) + " requests/s")
-      << ", " << c.requests << " requests of " << c.shape.input_len << " + " << c.shape.output_len << " tokens"
-      << (c.range_ratio < 1 ? " at most (each drawn from " + fixed(c.range_ratio, 2) + " x to 1 x)" : "") << "\n\n";
+  if (!c.trace.empty()) {
+    const double span_s = c.trace.back().arrival_s;
+    out << "  client: trace, " << c.trace.size() << " requests arriving over " << fixed(span_s, 1) << " s"
+        << (span_s > 0 ? " (" + fixed(static_cast<double>(c.trace.size() - 1) / span_s, 2) + " requests/s)" : "")
+        << " with the trace's lengths\n\n";
+  } else
+    out << "  client: "
+        << (c.kind == serve::ClientKind::closed_loop ? "closed loop, " + std::to_string(c.concurrency) + " in flight"
+                                                     : "Poisson, " + fixed(c.rate_per_s, 2) + " requests/s")
+        << ", " << c.requests << " requests of " << c.shape.input_len << " + " << c.shape.output_len << " tokens"
+        << (c.range_ratio < 1 ? " at most (each drawn from " + fixed(c.range_ratio, 2) + " x to 1 x)" : "") << "\n\n";
   out << "  " << pad_right("ms", 6) << pad_left("mean", 10) << pad_left("p50", 10) << pad_left("p90", 10)
       << pad_left("p99", 10) << '\n';
   for (const auto& [name, st] :
@@ -244,10 +263,20 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm (default: vllm)");
   auto* conc = cmd->add_option("--concurrency", opts->concurrency, "Requests in flight (closed loop)")
                    ->check(CLI::Range(int64_t{1}, plan::kMaxBatch));
-  cmd->add_option("--request-rate", opts->rate, "Requests per second (Poisson arrivals)")
-      ->check(CLI::PositiveNumber)
-      ->excludes(conc);
-  cmd->add_option("--requests", opts->requests, "Requests in all (default: max(1000, 4 x concurrency))")
+  auto* rate = cmd->add_option("--request-rate", opts->rate, "Requests per second (Poisson arrivals)")
+                   ->check(CLI::PositiveNumber)
+                   ->excludes(conc);
+  auto* trace = cmd->add_option("--trace", opts->trace,
+                                "Replay a request trace (open loop at its arrival times and lengths): a CSV of "
+                                "arrival_s,input_len,output_len[,cached_prefix], an Azure LLM inference trace "
+                                "(TIMESTAMP,ContextTokens,GeneratedTokens) or Mooncake JSON lines (serve/trace.h)")
+                    ->excludes(conc)
+                    ->excludes(rate);
+  cmd->add_option("--trace-speed", opts->trace_speed, "Replay the trace this many times faster (default 1)")
+      ->check(CLI::Range(1e-3, 1e6))
+      ->needs(trace);
+  cmd->add_option("--requests", opts->requests,
+                  "Requests in all (default: max(1000, 4 x concurrency); with --trace, its first K)")
       ->check(CLI::Range(int64_t{1}, kMaxRequests));
   cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the plan's workload)")
       ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
@@ -256,7 +285,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--random-range-ratio", opts->range_ratio,
                   "Draw each request's prompt and output length uniformly in [ratio x length, length], as "
                   "benchmark_serving's random dataset does (default 1: every request at the full lengths)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(CLI::Range(0.01, 1.0))
+      ->excludes(trace);
   cmd->add_option("--scheduler-recv-interval", opts->recv_interval,
                   "Decode steps between the scheduler's looks for new requests, as SGLang's "
                   "--scheduler-recv-interval (default 1)")

@@ -384,6 +384,40 @@ TEST(Cli, ServeOverridesTheEnginesSettings) {
   std::filesystem::remove_all(dir);
 }
 
+// `serve --trace`: a trace replayed at its arrival times and lengths (and faster), its
+// first K with --requests; a bad trace is a one-line error; a trace excludes the other
+// clients.
+TEST(Cli, ServeReplaysATrace) {
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream trace(dir / "trace.csv");
+  trace << "arrival_s,input_len,output_len\n";
+  for (int i = 0; i < 40; ++i) trace << 0.5 * i << "," << 200 + 50 * (i % 7) << "," << 20 + i % 5 << "\n";
+  trace.close();
+  const std::string base = "serve " + plan + " --trace " + (dir / "trace.csv").string();
+  const Result r = run(base + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("e2e_s").at("count"), 40);
+  EXPECT_GT(j.at("duration_s").get<double>(), 19.5);  // the last arrives at 19.5 s
+  const auto fast = nlohmann::json::parse(run(base + " --trace-speed 10 --requests 30 --json").out);
+  EXPECT_EQ(fast.at("e2e_s").at("count"), 30);
+  EXPECT_LT(fast.at("duration_s").get<double>(), 5.0);  // 29 x 0.05 s plus the last request
+  const Result text = run(base);
+  EXPECT_NE(text.out.find("client: trace, 40 requests arriving over 19.5 s (2.00 requests/s)"), std::string::npos)
+      << text.out;
+  std::ofstream(dir / "bad.csv") << "arrival_s,input_len,output_len\n0,100,10\n1,-5,10\n";
+  const Result bad = run("serve " + plan + " --trace " + (dir / "bad.csv").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("line 3, input_len"), std::string::npos) << bad.err;
+  EXPECT_NE(run(base + " --concurrency 4").status, 0);
+  EXPECT_NE(run(base + " --request-rate 4").status, 0);
+  EXPECT_NE(run("serve " + plan + " --trace-speed 2").status, 0);  // needs a trace
+  std::filesystem::remove_all(dir);
+}
+
 // `validate --bench`: measured serving runs predicted row by row, as JSON; a bad
 // file is a one-line error naming the row and the field.
 TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
