@@ -35,7 +35,7 @@ struct PlanOptions {
   int top = 0;
   int threads = 0;
   int serve_check = 0;  // plans to check with the serving simulation
-  std::string engine = "vllm";
+  std::string engine;   // empty: the scenario's, else vllm
   bool json = false;
 };
 
@@ -190,7 +190,8 @@ void run_plan(const PlanOptions& o) {
   const Report rep = report_of(session, r);
   std::ostringstream out;
   if (o.serve_check > 0) {
-    const auto engine = serve::parse_engine(o.engine);
+    const auto engine =
+        o.engine.empty() ? session.scenario.engine.engine.value_or(serve::Engine::vllm) : serve::parse_engine(o.engine);
     if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
     const ServeCheck check = check_with_serving(session, r, o.serve_check, *engine);
     if (o.json) {
@@ -227,7 +228,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--serve-check", opts->serve_check,
                   "Serve the K best plans request by request, check the SLA on p90 and re-rank them")
       ->check(CLI::Range(1, 100));
-  cmd->add_option("--engine", opts->engine, "With --serve-check: vllm, sglang or trtllm (default: vllm)");
+  cmd->add_option("--engine", opts->engine,
+                  "With --serve-check: vllm, sglang or trtllm (default: the scenario's engine, else vllm)");
   cmd->add_flag("--json", opts->json, "Print {plans, pareto, ...} as JSON");
   cmd->callback([opts] { run_plan(*opts); });
 }

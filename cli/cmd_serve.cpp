@@ -30,8 +30,7 @@ namespace {
 constexpr int64_t kMaxRequests = 10'000'000;
 
 struct ServeCliOptions {
-  std::string scenario, model, cluster, plan, catalog, engine = "vllm", calibration, engine_settings_file, policy,
-                                                       trace;
+  std::string scenario, model, cluster, plan, catalog, engine, calibration, engine_settings_file, policy, trace;
   double trace_speed = 1;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
   int64_t token_budget = 0, max_running = 0;
@@ -83,11 +82,17 @@ Served load_served(const ServeCliOptions& o) {
   return s;
 }
 
-// The engine settings file, then the flags (a flag wins over the file).
-serve::EngineSettings engine_settings(const ServeCliOptions& o) {
-  serve::EngineSettings s;
-  if (!o.engine_settings_file.empty()) s = serve::load_engine_settings(o.engine_settings_file);
+// The scenario's engine settings, then the settings file's, then the flags (each
+// winning over the ones before).
+serve::EngineSettings engine_settings(const ServeCliOptions& o, const search::Session* session) {
+  serve::EngineSettings s = session ? session->scenario.engine : serve::EngineSettings{};
+  if (!o.engine_settings_file.empty()) s.merge(plan::load_engine_settings(o.engine_settings_file));
   serve::EngineSettings flags;
+  if (!o.engine.empty()) {
+    flags.engine = serve::parse_engine(o.engine);
+    if (!flags.engine)
+      throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
+  }
   if (o.token_budget > 0) flags.token_budget = o.token_budget;
   if (o.max_running > 0) flags.max_running = o.max_running;
   if (o.recv_interval > 0) flags.recv_interval_steps = o.recv_interval;
@@ -105,10 +110,10 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
   const plan::Plan& p = s.plan;
   const search::Session* session = s.session.get();
   serve::ServeOptions so;
-  const auto engine = serve::parse_engine(o.engine);
-  if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
-  so.engine = s.engines.apply(serve::default_profile(*engine, serve::deployment_of(p, s.m(), s.c().device_spec())));
-  so.engine = serve::apply(so.engine, engine_settings(o));
+  const serve::EngineSettings settings = engine_settings(o, session);
+  const serve::Engine engine = settings.engine.value_or(serve::Engine::vllm);
+  so.engine = s.engines.apply(serve::default_profile(engine, serve::deployment_of(p, s.m(), s.c().device_spec())));
+  so.engine = serve::apply(so.engine, settings);
   serve::Client& c = so.client;
   c.shape = {o.input_len > 0 ? o.input_len : p.workload.input_len,
              o.output_len > 0 ? o.output_len : p.workload.output_len,
@@ -260,7 +265,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--cluster", opts->cluster, "Cluster JSON file or bundled cluster name");
   cmd->add_option("--plan", opts->plan, "Plan JSON file");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
-  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm (default: vllm)");
+  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm (default: the scenario's engine, else vllm)");
   auto* conc = cmd->add_option("--concurrency", opts->concurrency, "Requests in flight (closed loop)")
                    ->check(CLI::Range(int64_t{1}, plan::kMaxBatch));
   auto* rate = cmd->add_option("--request-rate", opts->rate, "Requests per second (Poisson arrivals)")
@@ -292,17 +297,18 @@ void add_serve_command(CLI::App& app) {
                   "--scheduler-recv-interval (default 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   cmd->add_option("--engine-settings", opts->engine_settings_file,
-                  "JSON file of engine settings over the engine's defaults (token_budget, max_running, "
-                  "memory_fraction, policy, chunked_prefill, prefix_caching, overlap_scheduling, "
-                  "recv_interval_steps, kv_block_tokens: serve/engine_settings.h); the flags below win over it");
+                  "JSON file of engine settings over the engine's defaults and the scenario's \"engine\" object "
+                  "(name, token_budget, max_running, memory_fraction, policy, chunked_prefill, prefix_caching, "
+                  "overlap_scheduling, recv_interval_steps, kv_block_tokens: plan/engine_settings.h); the flags "
+                  "win over it");
   cmd->add_option("--token-budget", opts->token_budget,
                   "Tokens one step may carry: vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, "
                   "TensorRT-LLM's max_num_tokens (default: the engine's)")
-      ->check(CLI::Range(int64_t{1}, serve::kMaxTokenBudget));
+      ->check(CLI::Range(int64_t{1}, plan::kMaxTokenBudget));
   cmd->add_option("--max-running", opts->max_running,
                   "Sequences one step may carry: --max-num-seqs, --max-running-requests, max_batch_size "
                   "(default: the engine's)")
-      ->check(CLI::Range(int64_t{1}, serve::kMaxRunning));
+      ->check(CLI::Range(int64_t{1}, plan::kMaxRunning));
   cmd->add_option("--memory-fraction", opts->memory_fraction,
                   "The engine's memory share: --gpu-memory-utilization, --mem-fraction-static, "
                   "free_gpu_memory_fraction (default: the engine's)")

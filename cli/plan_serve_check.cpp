@@ -8,6 +8,7 @@
 #include "core/data_dir.h"
 #include "search/ranking.h"
 #include "serve/calibration_files.h"
+#include "serve/engine_settings.h"
 #include "simulate/simulator.h"
 
 namespace dayzero::cli {
@@ -19,6 +20,7 @@ serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, s
   serve::ServeOptions so;
   so.engine =
       overheads.apply(serve::default_profile(engine, serve::deployment_of(p, s.model, s.cluster.device_spec())));
+  so.engine = serve::apply(so.engine, s.scenario.engine);  // the scenario's settings over the defaults
   serve::Client& c = so.client;
   c.shape = {p.workload.input_len, p.workload.output_len,
              static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};

@@ -200,6 +200,7 @@ Scenario scenario_from_json(const json& j, const std::filesystem::path& path) {
   read_workload(f, file, s);
   read_sla_and_objective(f, file, s);
   read_search_space(f, file, s.space);
+  if (const json* e = f.opt_object("engine")) s.engine = plan::engine_settings_from_json(*e, file, "engine.");
   f.reject_unknown();
   return s;
 }

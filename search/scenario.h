@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/model.h"
+#include "plan/engine_settings.h"
 #include "plan/plan.h"
 #include "topology/cluster.h"
 
@@ -71,6 +72,10 @@ struct Scenario {
   Sla sla;
   Objective objective = Objective::throughput_per_device;
   SpaceOverrides space;
+  // The serving engine and its settings over the engine's defaults (`serve` and
+  // `plan --serve-check`; their flags win): the optional "engine" object,
+  // plan/engine_settings.h.
+  plan::EngineSettings engine;
 };
 
 // A scenario argument: an existing path, else the name of a bundled scenario

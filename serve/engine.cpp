@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/enum_names.h"
-
 namespace dayzero::serve {
 
 namespace {
@@ -106,25 +104,6 @@ EngineProfile trtllm_defaults(const Deployment& d) {
 }
 
 }  // namespace
-
-std::string_view engine_name(Engine e) {
-  switch (e) {
-    case Engine::vllm: return "vllm";
-    case Engine::sglang: return "sglang";
-    case Engine::trtllm: return "trtllm";
-  }
-  return "?";
-}
-
-std::optional<Engine> parse_engine(std::string_view s) { return core::parse_enum(s, kAllEngines, engine_name); }
-
-std::string_view prefill_policy_name(PrefillPolicy p) {
-  switch (p) {
-    case PrefillPolicy::mixed: return "mixed";
-    case PrefillPolicy::prefill_first: return "prefill_first";
-  }
-  return "?";
-}
 
 Deployment deployment_of(const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev) {
   return {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp, p.pp,

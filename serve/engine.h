@@ -8,27 +8,22 @@
 #include <string_view>
 
 #include "model/model.h"
+#include "plan/engine_settings.h"
 #include "plan/plan.h"
 #include "simulate/step_batch.h"
 #include "topology/device.h"
 
 namespace dayzero::serve {
 
-enum class Engine { vllm, sglang, trtllm };
-inline constexpr Engine kAllEngines[] = {Engine::vllm, Engine::sglang, Engine::trtllm};
-std::string_view engine_name(Engine e);  // "vllm", "sglang", "trtllm"
-std::optional<Engine> parse_engine(std::string_view s);
-
-// How a step mixes new prompts with running decodes.
-enum class PrefillPolicy {
-  // Chunked prefill inside decode steps: running sequences first (one token each),
-  // then prompt chunks fill the rest of the token budget (vLLM V1, TensorRT-LLM).
-  mixed,
-  // A step of prompt chunks alone whenever new requests can be admitted; decode
-  // steps otherwise (SGLang without --enable-mixed-chunk).
-  prefill_first,
-};
-std::string_view prefill_policy_name(PrefillPolicy p);
+// The engines and how a step mixes new prompts with running decodes: the plan
+// layer's vocabulary (plan/engine_settings.h), which scenarios and settings files share.
+using plan::Engine;
+using plan::engine_name;
+using plan::kAllEngines;
+using plan::parse_engine;
+using plan::parse_prefill_policy;
+using plan::prefill_policy_name;
+using plan::PrefillPolicy;
 
 // SGLang's admission estimate (PrefillAdder with NewTokenRatioTracker): a new request
 // is admitted only while the KV cache can hold every running request's tokens plus

@@ -377,6 +377,18 @@ TEST(Cli, ServeOverridesTheEnginesSettings) {
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("bad.json"), std::string::npos) << bad.err;
   EXPECT_NE(bad.err.find("max_runing"), std::string::npos) << bad.err;
+  // A scenario's "engine" object: its engine and settings, under the flags.
+  std::ofstream(dir / "scenario.json") << R"({"schema_version": 1, "model": ")" << data
+                                       << R"(/models/Llama-3.1-8B", "cluster": ")" << data
+                                       << R"(/clusters/h100x1.json", "workload": {"input_len": 512, "output_len": 32,
+      "concurrency": 8}, "engine": {"name": "sglang", "max_running": 2}})";
+  const std::string scenario = "serve " + (dir / "scenario.json").string() + " --requests 24 --json";
+  const auto from_scenario = nlohmann::json::parse(run(scenario).out);
+  EXPECT_EQ(from_scenario.at("engine"), "sglang");
+  EXPECT_EQ(from_scenario.at("engine_settings").at("max_running"), 2);
+  const auto overridden = nlohmann::json::parse(run(scenario + " --engine trtllm --max-running 4").out);
+  EXPECT_EQ(overridden.at("engine"), "trtllm");
+  EXPECT_EQ(overridden.at("engine_settings").at("max_running"), 4);
   const Result policy = run(base + " --policy fifo");
   EXPECT_EQ(policy.status, 1);
   EXPECT_NE(policy.err.find("option '--policy' = \"fifo\""), std::string::npos) << policy.err;

@@ -245,6 +245,26 @@ TEST(Scenario, BadScenariosNameTheField) {
   EXPECT_NE(scenario_error(R"({"schema_version": 1, "model": )").find("not valid JSON"), std::string::npos);
 }
 
+// The serving engine and its settings: an optional "engine" object, read whole at
+// load; a bad one names the field.
+TEST(Scenario, EngineSettingsAreReadAndChecked) {
+  const std::string head = R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",
+      "workload": {"input_len": 10, "output_len": 5, "concurrency": 4},)";
+  const Scenario s = load_scenario(
+      write_scenario("engine", head + R"("engine": {"name": "sglang", "max_running": 8, "policy": "mixed"}})"));
+  EXPECT_EQ(s.engine.engine, plan::Engine::sglang);
+  EXPECT_EQ(s.engine.max_running, 8);
+  EXPECT_EQ(s.engine.policy, plan::PrefillPolicy::mixed);
+  EXPECT_FALSE(s.engine.token_budget.has_value());
+  EXPECT_TRUE(
+      load_scenario(write_scenario("no_engine", head + R"("objective": "throughput_per_device"})")).engine.empty());
+  EXPECT_NE(scenario_error(head + R"("engine": {"name": "tgi"}})")
+                .find("field 'engine.name' = tgi: one of vllm, sglang, trtllm"),
+            std::string::npos);
+  EXPECT_NE(scenario_error(head + R"("engine": {"max_runing": 8}})").find("engine.max_runing"), std::string::npos);
+  EXPECT_NE(scenario_error(head + R"("engine": "sglang"})").find("field 'engine'"), std::string::npos);
+}
+
 // Issue 16: a scenario with output_len 2^62 gave kv_cache_bytes = INT64_MIN and fitting
 // plans. Lengths are bounded when read; within the bounds, run_search checks that the
 // largest candidate's sizes fit in 64 bits before simulating any.

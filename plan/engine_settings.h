@@ -1,0 +1,71 @@
+#pragma once
+// The serving engine a plan is run with and the user's overrides of its settings:
+// the vocabulary the serving simulation (serve/engine.h, which holds each engine's
+// sourced defaults), scenarios (their "engine" object) and `serve`'s flags share.
+//
+// As JSON, one object; every field is optional:
+//   {"name": "sglang",                vllm, sglang or trtllm
+//    "token_budget": 16384,           vLLM --max-num-batched-tokens, SGLang
+//                                     --chunked-prefill-size, TensorRT-LLM max_num_tokens
+//    "max_running": 128,              --max-num-seqs, --max-running-requests, max_batch_size
+//    "memory_fraction": 0.85,         --gpu-memory-utilization, --mem-fraction-static,
+//                                     kv_cache_config.free_gpu_memory_fraction
+//    "policy": "prefill_first",       or "mixed"
+//    "chunked_prefill": true, "prefix_caching": false, "overlap_scheduling": true,
+//    "recv_interval_steps": 10,       SGLang --scheduler-recv-interval
+//    "kv_block_tokens": 64}           the paged cache's block (page) size
+// Unknown fields, wrong types and values out of bounds are core::InputError naming
+// the file, the field and the value.
+
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dayzero::plan {
+
+enum class Engine { vllm, sglang, trtllm };
+inline constexpr Engine kAllEngines[] = {Engine::vllm, Engine::sglang, Engine::trtllm};
+std::string_view engine_name(Engine e);  // "vllm", "sglang", "trtllm"
+std::optional<Engine> parse_engine(std::string_view s);
+
+// How a step mixes new prompts with running decodes.
+enum class PrefillPolicy {
+  // Chunked prefill inside decode steps: running sequences first (one token each),
+  // then prompt chunks fill the rest of the token budget (vLLM V1, TensorRT-LLM).
+  mixed,
+  // A step of prompt chunks alone whenever new requests can be admitted; decode
+  // steps otherwise (SGLang without --enable-mixed-chunk).
+  prefill_first,
+};
+inline constexpr PrefillPolicy kAllPrefillPolicies[] = {PrefillPolicy::mixed, PrefillPolicy::prefill_first};
+std::string_view prefill_policy_name(PrefillPolicy p);
+std::optional<PrefillPolicy> parse_prefill_policy(std::string_view s);
+
+struct EngineSettings {
+  std::optional<Engine> engine;
+  std::optional<int64_t> token_budget, max_running, recv_interval_steps, kv_block_tokens;
+  std::optional<double> memory_fraction;
+  std::optional<PrefillPolicy> policy;
+  std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling;
+
+  // Fields set in `over` replace this one's.
+  void merge(const EngineSettings& over);
+  bool empty() const;
+};
+
+// Bounds of the counts, so that a typo cannot ask for steps no engine runs.
+inline constexpr int64_t kMaxTokenBudget = int64_t{1} << 24;
+inline constexpr int64_t kMaxRunning = int64_t{1} << 20;
+inline constexpr int64_t kMaxRecvInterval = 1000;
+inline constexpr int64_t kMaxKvBlockTokens = 4096;
+
+// `path` prefixes field names in messages ("engine." inside a scenario).
+EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file,
+                                         const std::string& path = "");
+EngineSettings load_engine_settings(const std::filesystem::path& file);
+nlohmann::json engine_settings_to_json(const EngineSettings& s);
+
+}  // namespace dayzero::plan
