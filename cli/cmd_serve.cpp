@@ -35,6 +35,7 @@ struct ServeCliOptions {
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
   int64_t token_budget = 0, max_running = 0;
   double rate = 0, range_ratio = 1.0, memory_fraction = 0;
+  bool two_batch_overlap = false;
   bool json = false;
 };
 
@@ -97,6 +98,7 @@ serve::EngineSettings engine_settings(const ServeCliOptions& o, const search::Se
   if (o.max_running > 0) flags.max_running = o.max_running;
   if (o.recv_interval > 0) flags.recv_interval_steps = o.recv_interval;
   if (o.memory_fraction > 0) flags.memory_fraction = o.memory_fraction;
+  if (o.two_batch_overlap) flags.two_batch_overlap = true;
   if (!o.policy.empty()) {
     flags.policy = serve::parse_prefill_policy(o.policy);
     if (!flags.policy)
@@ -172,6 +174,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
                                   {"chunked_prefill", e.chunked_prefill},
                                   {"prefix_caching", e.prefix_caching},
                                   {"overlap_scheduling", e.overlap_scheduling},
+                                  {"two_batch_overlap", e.two_batch_overlap},
                                   {"recv_interval_steps", e.recv_interval_steps},
                                   {"kv_block_tokens", e.kv_block_tokens}};
   return {{"engine", serve::engine_name(so.engine.engine)},
@@ -316,6 +319,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--policy", opts->policy,
                   "mixed (chunked prompts inside decode steps) or prefill_first (SGLang's default) "
                   "(default: the engine's)");
+  cmd->add_flag("--two-batch-overlap", opts->two_batch_overlap,
+                "Two micro-batches per step, one's communication under the other's compute (SGLang "
+                "--enable-two-batch-overlap, vLLM --enable-dbo; default off)");
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

@@ -56,11 +56,12 @@ void EngineSettings::merge(const EngineSettings& over) {
   take(chunked_prefill, over.chunked_prefill);
   take(prefix_caching, over.prefix_caching);
   take(overlap_scheduling, over.overlap_scheduling);
+  take(two_batch_overlap, over.two_batch_overlap);
 }
 
 bool EngineSettings::empty() const {
   return !engine && !token_budget && !max_running && !recv_interval_steps && !kv_block_tokens && !memory_fraction &&
-         !policy && !chunked_prefill && !prefix_caching && !overlap_scheduling;
+         !policy && !chunked_prefill && !prefix_caching && !overlap_scheduling && !two_batch_overlap;
 }
 
 EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
@@ -94,6 +95,7 @@ EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::str
   s.chunked_prefill = maybe_bool(f, "chunked_prefill");
   s.prefix_caching = maybe_bool(f, "prefix_caching");
   s.overlap_scheduling = maybe_bool(f, "overlap_scheduling");
+  s.two_batch_overlap = maybe_bool(f, "two_batch_overlap");
   f.reject_unknown();
   return s;
 }
@@ -114,6 +116,7 @@ nlohmann::json engine_settings_to_json(const EngineSettings& s) {
   if (s.chunked_prefill) j["chunked_prefill"] = *s.chunked_prefill;
   if (s.prefix_caching) j["prefix_caching"] = *s.prefix_caching;
   if (s.overlap_scheduling) j["overlap_scheduling"] = *s.overlap_scheduling;
+  if (s.two_batch_overlap) j["two_batch_overlap"] = *s.two_batch_overlap;
   return j;
 }
 

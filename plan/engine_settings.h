@@ -12,6 +12,7 @@
 //                                     kv_cache_config.free_gpu_memory_fraction
 //    "policy": "prefill_first",       or "mixed"
 //    "chunked_prefill": true, "prefix_caching": false, "overlap_scheduling": true,
+//    "two_batch_overlap": true,       SGLang --enable-two-batch-overlap, vLLM --enable-dbo
 //    "recv_interval_steps": 10,       SGLang --scheduler-recv-interval
 //    "kv_block_tokens": 64}           the paged cache's block (page) size
 // Unknown fields, wrong types and values out of bounds are core::InputError naming
@@ -49,7 +50,7 @@ struct EngineSettings {
   std::optional<int64_t> token_budget, max_running, recv_interval_steps, kv_block_tokens;
   std::optional<double> memory_fraction;
   std::optional<PrefillPolicy> policy;
-  std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling;
+  std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling, two_batch_overlap;
 
   // Fields set in `over` replace this one's.
   void merge(const EngineSettings& over);

@@ -84,6 +84,16 @@ struct EngineProfile {
   // step as 1 and any other step as 1000, so it also receives right after a prefill
   // step and whenever the engine is idle).
   int64_t recv_interval_steps = 1;
+  // Two micro-batches per step, one's communication under the other's compute
+  // (serve/two_batch_overlap.h): SGLang --enable-two-batch-overlap and vLLM --enable-dbo,
+  // both off by default (ServerArgs.enable_two_batch_overlap; vllm/config/parallel.py
+  // ParallelConfig.enable_dbo). A step is split when it carries more tokens than
+  // vLLM's dbo_decode_token_threshold (32) for decodes only, or its
+  // dbo_prefill_token_threshold (512) with a prompt chunk; the same thresholds are
+  // taken for SGLang and TensorRT-LLM (which has no such option) until measured.
+  bool two_batch_overlap = false;
+  int64_t tbo_decode_token_threshold = 32;
+  int64_t tbo_prefill_token_threshold = 512;
 };
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor

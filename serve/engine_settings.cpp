@@ -14,6 +14,7 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s) {
   if (s.chunked_prefill) p.chunked_prefill = *s.chunked_prefill;
   if (s.prefix_caching) p.prefix_caching = *s.prefix_caching;
   if (s.overlap_scheduling) p.overlap_scheduling = *s.overlap_scheduling;
+  if (s.two_batch_overlap) p.two_batch_overlap = *s.two_batch_overlap;
   if (s.token_budget) p.memory.step_tokens = p.token_budget;
   if (s.max_running) p.memory.logit_rows = std::min(p.memory.logit_rows, p.max_running);
   return p;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "serve/arrivals.h"
+#include "serve/two_batch_overlap.h"
 
 namespace dayzero::serve {
 
@@ -335,7 +336,7 @@ ServeResult Replica::run(size_t max_points) {
     const int64_t preempted_before = preemptions_;
     // SchedulerRecvSkipper's weights: a decode step counts 1, any other reaches the interval.
     recv_counter_ += has_prefill() ? eng_.recv_interval_steps : 1;
-    const simulate::StepTime st = sim_.step_time(prepared_, batch());
+    const simulate::StepTime st = engine_step_time(sim_, prepared_, batch(), eng_);
     // The host's time per step: after the GPU's, or beside it when scheduling overlaps.
     const double host_s =
         eng_.overlap_scheduling ? std::max(0.0, eng_.step_overhead_s - st.time_s) : eng_.step_overhead_s;
