@@ -125,6 +125,14 @@ serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {
     c.kind = serve::ClientKind::open_loop;
     c.trace = serve::read_trace(o.trace);
     if (o.requests > 0 && o.requests < static_cast<int64_t>(c.trace.size())) c.trace.resize(o.requests);
+    const int64_t context = s.m().config.max_position_embeddings;
+    for (size_t i = 0; i < c.trace.size(); ++i) {
+      const serve::RequestShape& r = c.trace[i].shape;
+      if (context > 0 && r.input_len + r.output_len > context)
+        throw std::runtime_error(o.trace + ": request " + std::to_string(i + 1) + " of " + std::to_string(r.input_len) +
+                                 " + " + std::to_string(r.output_len) +
+                                 " tokens exceeds the model's max_position_embeddings " + std::to_string(context));
+    }
     for (auto& r : c.trace) r.arrival_s /= o.trace_speed;
     c.requests = static_cast<int64_t>(c.trace.size());
     c.warmup = o.warmup;

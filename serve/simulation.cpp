@@ -395,7 +395,8 @@ ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, cons
   run.kv_block_tokens = e.kv_block_tokens;
   const auto prepared = sim.prepare(run);
   const simulate::KvBudget kv = sim.kv_budget(*prepared, e.memory);
-  const int64_t longest = c.shape.input_len + c.shape.output_len;
+  int64_t longest = c.shape.input_len + c.shape.output_len;
+  for (const Request& r : c.trace) longest = std::max(longest, r.shape.input_len + r.shape.output_len);
   if (kv.sequence_bytes(longest) > kv.free_bytes) {
     char gb[32];
     std::snprintf(gb, sizeof gb, "%.2f", kv.free_bytes / 1e9);

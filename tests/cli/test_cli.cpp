@@ -424,6 +424,13 @@ TEST(Cli, ServeReplaysATrace) {
   const Result bad = run("serve " + plan + " --trace " + (dir / "bad.csv").string());
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("line 3, input_len"), std::string::npos) << bad.err;
+  // Longer than the model's context (Llama-3.1: 131,072 tokens): refused before serving.
+  std::ofstream(dir / "long.csv") << "arrival_s,input_len,output_len\n0,100,10\n1,3000000,10\n";
+  const Result longer = run("serve " + plan + " --trace " + (dir / "long.csv").string());
+  EXPECT_EQ(longer.status, 1);
+  EXPECT_NE(longer.err.find("request 2 of 3000000 + 10 tokens exceeds the model's max_position_embeddings 131072"),
+            std::string::npos)
+      << longer.err;
   EXPECT_NE(run(base + " --concurrency 4").status, 0);
   EXPECT_NE(run(base + " --request-rate 4").status, 0);
   EXPECT_NE(run("serve " + plan + " --trace-speed 2").status, 0);  // needs a trace

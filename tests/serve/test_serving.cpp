@@ -335,6 +335,10 @@ TEST(Serving, BadClientsAreRefused) {
   EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);  // no rate
   o = options(1, 10, 2'000'000, 10);
   EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);  // longer than the KV cache
+  o = options(1, 10, 100, 10);  // a trace's request longer than the KV cache: refused, not stuck
+  o.client.kind = ClientKind::open_loop;
+  o.client.trace = {{0.0, {100, 10, 0}}, {1.0, {2'000'000, 10, 0}}};
+  EXPECT_THROW(simulate_serving(f.sim, f.p, o), std::invalid_argument);
   for (double ratio : {0.0, -0.5, 1.5, std::nan("")}) {
     o = options(1, 10, 100, 10);
     o.client.range_ratio = ratio;
