@@ -79,25 +79,29 @@ def ttft_overheads(dump):
     x = load(dump, "in_sample")
     x["gpu_parts_s"] = x.ttft_pred_s - x.ttft_request_s  # the fitted prediction without q + q1 C + k TPOT
     x["one"] = 1.0
-    cols = ["one", "ttft_inflight", "tpot_pred_s"]
+    x["prompt_ktokens"] = x.isl / 1000
 
-    def by(key):
+    def by(key, cols):
         def fit_predict(train, test):
             out = []
             for k, t in test.groupby(key(test)):
                 tr = train[key(train) == k]
                 if len(tr) < 5:
                     tr = train[train.backend == t.backend.iloc[0]]
-                m = irls(tr[cols].values, tr.ttft_s.values, [0, 0, 0], [1, 1, 1e3], tr.gpu_parts_s.values)
+                n = len(cols)
+                m = irls(tr[cols].values, tr.ttft_s.values, [0] * n, [1, 1, 1e3, 1][:n], tr.gpu_parts_s.values)
                 pred = t.gpu_parts_s + t[cols].values @ m
                 out.append((pred / t.ttft_s - 1).abs())
             return pd.concat(out)
         return fit_predict
 
-    variants = {"engine": lambda t: t.backend, "engine x client": lambda t: t.backend + "/" + t.client}
-    for name, key in variants.items():
+    base = ["one", "ttft_inflight", "tpot_pred_s"]  # q + q1 C + k TPOT (serving_fit.h)
+    engine, client = (lambda t: t.backend), (lambda t: t.backend + "/" + t.client)
+    variants = {"engine": (engine, base), "engine x client": (client, base),
+                "engine, plus a time per prompt token": (engine, base + ["prompt_ktokens"])}
+    for name, (key, cols) in variants.items():
         print(f"TTFT overheads per {name}: in sample / GPU out / model out",
-              [round(held_out(x, by(key), h), 4) for h in [None, "system", "model_group"]])
+              [round(held_out(x, by(key, cols), h), 4) for h in [None, "system", "model_group"]])
 
 
 def tpot_figures(dump):
