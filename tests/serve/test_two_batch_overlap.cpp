@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "../simulate/helpers.h"
 #include "serve/simulation.h"
@@ -21,6 +22,16 @@ simulate::StepBatch decodes(int n, int64_t context) {
   b.decode_contexts.assign(static_cast<size_t>(n), context);
   return b;
 }
+
+// Llama-3.1-8B at TP `tp` on a bundled cluster, its plan prepared for step costs.
+struct Llama8b {
+  Llama8b(const char* cluster, int tp)
+      : c(load_cluster(cluster)), sim(m, c), prepared(sim.prepare(simulate::testing::plan(tp))) {}
+  model::Model m = load_model("Llama-3.1-8B");
+  topology::Cluster c;
+  simulate::Simulator sim;
+  std::shared_ptr<const simulate::PreparedPlan> prepared;
+};
 
 EngineProfile tbo() {
   EngineProfile e = default_profile(Engine::sglang);
@@ -44,10 +55,9 @@ TEST(TwoBatchOverlap, SplitsDecodesInHalvesAndChunksByTokens) {
 // takes the longer of the compute and the communication streams plus the fill and
 // drain, min / (2 x 32 layers).
 TEST(TwoBatchOverlap, StepIsTheLongerStreamPlusFillAndDrain) {
-  const model::Model m = load_model("Llama-3.1-8B");
-  const topology::Cluster c = load_cluster("h100x8");
-  simulate::Simulator sim(m, c);
-  const auto prepared = sim.prepare(simulate::testing::plan(8));
+  Llama8b f("h100x8", 8);
+  simulate::Simulator& sim = f.sim;
+  const auto& prepared = f.prepared;
   const simulate::StepBatch b = decodes(64, 2000);
   const simulate::StepTime one = sim.step_time(*prepared, b);
   const simulate::StepTime half = sim.step_time(*prepared, decodes(32, 2000));
@@ -70,10 +80,9 @@ TEST(TwoBatchOverlap, StepIsTheLongerStreamPlusFillAndDrain) {
 // Its cost: with no communication to hide (one GPU), the step is the two half steps
 // one after the other, longer than the whole step (the weights are read twice).
 TEST(TwoBatchOverlap, WithNothingToHideItCostsTheSecondPass) {
-  const model::Model m = load_model("Llama-3.1-8B");
-  const topology::Cluster c = load_cluster("h100x1");
-  simulate::Simulator sim(m, c);
-  const auto prepared = sim.prepare(simulate::testing::plan(1));
+  Llama8b f("h100x1", 1);
+  simulate::Simulator& sim = f.sim;
+  const auto& prepared = f.prepared;
   const simulate::StepBatch b = decodes(64, 2000);
   const double half = sim.step_time(*prepared, decodes(32, 2000)).time_s;
   const simulate::StepTime st = engine_step_time(sim, *prepared, b, tbo());

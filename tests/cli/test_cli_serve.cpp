@@ -1,0 +1,258 @@
+// The serving commands of the dayzero binary end to end: `serve` (engines, settings,
+// traces), `validate --bench`, `calibrate --bench` and `plan --serve-check`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "helpers.h"
+
+namespace {
+
+using dayzero::cli::testing::Result;
+using dayzero::cli::testing::run;
+
+}  // namespace
+
+// `serve`: a shipped plan under each engine, at a concurrency and at a rate, as JSON
+// with every statistic; bad options are one-line errors.
+TEST(Cli, ServeReportsLatencyPercentilesAndThroughput) {
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
+  for (const char* engine : {"vllm", "sglang", "trtllm"}) {
+    const Result r = run("serve " + plan + " --engine " + engine + " --concurrency 8 --requests 64 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("engine"), engine);
+    for (const char* key : {"ttft_s", "tpot_s", "itl_s", "e2e_s"})
+      for (const char* stat : {"mean", "p50", "p90", "p99"}) EXPECT_GT(j.at(key).at(stat).get<double>(), 0) << key;
+    EXPECT_GT(j.at("output_tokens_per_s").get<double>(), 0);
+    EXPECT_EQ(j.at("max_running"), 8);
+    EXPECT_FALSE(j.at("series").empty());
+  }
+  const Result rate = run("serve " + plan + " --request-rate 2 --requests 50");
+  EXPECT_EQ(rate.status, 0) << rate.err;
+  EXPECT_NE(rate.out.find("Poisson, 2.00 requests/s"), std::string::npos) << rate.out;
+  const Result ranged = run("serve " + plan + " --concurrency 4 --requests 40 --random-range-ratio 0.8");
+  EXPECT_EQ(ranged.status, 0) << ranged.err;
+  EXPECT_NE(ranged.out.find("at most (each drawn from 0.80 x to 1 x)"), std::string::npos) << ranged.out;
+  EXPECT_NE(run("serve " + plan + " --random-range-ratio 0").err.find("--random-range-ratio"), std::string::npos);
+  // SGLang's receive interval: requests that arrive while others decode (lengths drawn
+  // apart, so they do) wait for the scheduler to look, and TTFT grows.
+  const std::string sglang =
+      "serve " + plan + " --engine sglang --concurrency 8 --requests 64 --random-range-ratio 0.8 --json";
+  const Result looks = run(sglang + " --scheduler-recv-interval 30");
+  ASSERT_EQ(looks.status, 0) << looks.err;
+  EXPECT_GT(nlohmann::json::parse(looks.out).at("ttft_s").at("mean").get<double>(),
+            nlohmann::json::parse(run(sglang).out).at("ttft_s").at("mean").get<double>());
+  EXPECT_NE(run(sglang + " --scheduler-recv-interval 0").err.find("--scheduler-recv-interval"), std::string::npos);
+  const Result engine = run("serve " + plan + " --engine tgi");
+  EXPECT_EQ(engine.status, 1);
+  EXPECT_NE(engine.err.find("option '--engine' = \"tgi\""), std::string::npos) << engine.err;
+  const Result both = run("serve " + plan + " --concurrency 4 --request-rate 2");
+  EXPECT_NE(both.status, 0);
+  // Issue 16: a typo'd count is refused at once, not hours of simulation.
+  for (const char* huge : {" --concurrency 1000000000000", " --requests 100000000"})
+    EXPECT_NE(run("serve " + plan + huge).err.find("not in range"), std::string::npos) << huge;
+}
+
+// `serve`'s engine settings: flags and a settings file over the engine's defaults, the
+// flags winning; the effective settings come back in the JSON; bad values are errors.
+TEST(Cli, ServeOverridesTheEnginesSettings) {
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
+  const std::string base = "serve " + plan + " --engine sglang --concurrency 16 --requests 64 --json";
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_engine_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "engine.json") << R"({"max_running": 4, "policy": "mixed", "memory_fraction": 0.5})";
+  const Result r = run(base + " --engine-settings " + (dir / "engine.json").string() + " --token-budget 2048");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& e = j.at("engine_settings");
+  EXPECT_EQ(e.at("max_running"), 4);
+  EXPECT_EQ(e.at("policy"), "mixed");
+  EXPECT_DOUBLE_EQ(e.at("memory_fraction").get<double>(), 0.5);
+  EXPECT_EQ(e.at("token_budget"), 2048);
+  EXPECT_LE(j.at("max_running").get<int64_t>(), 4);  // 16 in flight, 4 at a time: the rest queue
+  const auto plain = nlohmann::json::parse(run(base).out);
+  EXPECT_EQ(plain.at("engine_settings").at("policy"), "prefill_first");  // SGLang's default
+  EXPECT_GT(j.at("ttft_s").at("mean").get<double>(), plain.at("ttft_s").at("mean").get<double>());
+  const Result flag_wins = run(base + " --engine-settings " + (dir / "engine.json").string() + " --max-running 8");
+  ASSERT_EQ(flag_wins.status, 0) << flag_wins.err;
+  EXPECT_EQ(nlohmann::json::parse(flag_wins.out).at("engine_settings").at("max_running"), 8);
+  std::ofstream(dir / "bad.json") << R"({"max_runing": 4})";
+  const Result bad = run(base + " --engine-settings " + (dir / "bad.json").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("bad.json"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("max_runing"), std::string::npos) << bad.err;
+  // A scenario's "engine" object: its engine and settings, under the flags.
+  std::ofstream(dir / "scenario.json") << R"({"schema_version": 1, "model": ")" << data
+                                       << R"(/models/Llama-3.1-8B", "cluster": ")" << data
+                                       << R"(/clusters/h100x1.json", "workload": {"input_len": 512, "output_len": 32,
+      "concurrency": 8}, "engine": {"name": "sglang", "max_running": 2}})";
+  const std::string scenario = "serve " + (dir / "scenario.json").string() + " --requests 24 --json";
+  const auto from_scenario = nlohmann::json::parse(run(scenario).out);
+  EXPECT_EQ(from_scenario.at("engine"), "sglang");
+  EXPECT_EQ(from_scenario.at("engine_settings").at("max_running"), 2);
+  const auto overridden = nlohmann::json::parse(run(scenario + " --engine trtllm --max-running 4").out);
+  EXPECT_EQ(overridden.at("engine"), "trtllm");
+  EXPECT_EQ(overridden.at("engine_settings").at("max_running"), 4);
+  const Result policy = run(base + " --policy fifo");
+  EXPECT_EQ(policy.status, 1);
+  EXPECT_NE(policy.err.find("option '--policy' = \"fifo\""), std::string::npos) << policy.err;
+  EXPECT_NE(run(base + " --memory-fraction 1.5").err.find("--memory-fraction"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// `serve --trace`: a trace replayed at its arrival times and lengths (and faster), its
+// first K with --requests; a bad trace is a one-line error; a trace excludes the other
+// clients.
+TEST(Cli, ServeReplaysATrace) {
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream trace(dir / "trace.csv");
+  trace << "arrival_s,input_len,output_len\n";
+  for (int i = 0; i < 40; ++i) trace << 0.5 * i << "," << 200 + 50 * (i % 7) << "," << 20 + i % 5 << "\n";
+  trace.close();
+  const std::string base = "serve " + plan + " --trace " + (dir / "trace.csv").string();
+  const Result r = run(base + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("e2e_s").at("count"), 40);
+  EXPECT_GT(j.at("duration_s").get<double>(), 19.5);  // the last arrives at 19.5 s
+  const auto fast = nlohmann::json::parse(run(base + " --trace-speed 10 --requests 30 --json").out);
+  EXPECT_EQ(fast.at("e2e_s").at("count"), 30);
+  EXPECT_LT(fast.at("duration_s").get<double>(), 5.0);  // 29 x 0.05 s plus the last request
+  const Result text = run(base);
+  EXPECT_NE(text.out.find("client: trace, 40 requests arriving over 19.5 s (2.00 requests/s)"), std::string::npos)
+      << text.out;
+  std::ofstream(dir / "bad.csv") << "arrival_s,input_len,output_len\n0,100,10\n1,-5,10\n";
+  const Result bad = run("serve " + plan + " --trace " + (dir / "bad.csv").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("line 3, input_len"), std::string::npos) << bad.err;
+  // Longer than the model's context (Llama-3.1: 131,072 tokens): refused before serving.
+  std::ofstream(dir / "long.csv") << "arrival_s,input_len,output_len\n0,100,10\n1,3000000,10\n";
+  const Result longer = run("serve " + plan + " --trace " + (dir / "long.csv").string());
+  EXPECT_EQ(longer.status, 1);
+  EXPECT_NE(longer.err.find("request 2 of 3000000 + 10 tokens exceeds the model's max_position_embeddings 131072"),
+            std::string::npos)
+      << longer.err;
+  EXPECT_NE(run(base + " --concurrency 4").status, 0);
+  EXPECT_NE(run(base + " --request-rate 4").status, 0);
+  EXPECT_NE(run("serve " + plan + " --trace-speed 2").status, 0);  // needs a trace
+  std::filesystem::remove_all(dir);
+}
+
+// `validate --bench`: measured serving runs predicted row by row, as JSON; a bad
+// file is a one-line error naming the row and the field.
+TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_bench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string header =
+      "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,"
+      "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  std::ofstream(dir / "ok.csv") << header
+                                << "a,sglang,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,500,,,8,2,1,1,,,150,14\n"
+                                   "b,vllm,,someone/Unknown-1B,b200_sxm,fp8,agg,2000,500,fp8,fp8,8,8,1,1,8,1,150,14\n";
+  const Result r = run("validate --bench " + (dir / "ok.csv").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("rows").size(), 2u);
+  EXPECT_EQ(j.at("rows")[0].at("status"), "predicted");
+  EXPECT_GT(j.at("rows")[0].at("predicted").at("ttft_s").get<double>(), 0);
+  EXPECT_EQ(j.at("rows")[1].at("status"), "rejected");
+  EXPECT_NE(j.at("rows")[1].at("reason").get<std::string>().find("someone/Unknown-1B"), std::string::npos);
+  EXPECT_EQ(j.at("summary").at("all").at("rows"), 1);
+  std::ofstream(dir / "bad.csv") << header << "c,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,500,,,8,2,1,1,,,abc,14\n";
+  const Result bad = run("validate --bench " + (dir / "bad.csv").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("row 2 (c) silicon_ttft_ms"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
+  std::filesystem::remove_all(dir);
+}
+
+// `plan --serve-check K`: the K best plans served request by request, the SLA checked
+// on p90, re-ranked, and the agreement of the two orders reported, in text and JSON.
+TEST(Cli, PlanServeCheckReRanksTheBestPlansByServing) {
+  const Result r = run("plan qwen3-30b-a3b-h100x1 --serve-check 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Checked by the serving simulation (vllm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pairs of plans meeting the SLA both ways"), std::string::npos) << r.out;
+  const Result j = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine sglang --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto check = nlohmann::json::parse(j.out).at("serve_check");
+  EXPECT_EQ(check.at("engine"), "sglang");
+  ASSERT_EQ(check.at("plans").size(), 3u);
+  EXPECT_EQ(check.at("plans")[0].at("steady_rank"), 1);
+  EXPECT_GT(check.at("plans")[0].at("tpot_s").at("p90").get<double>(), 0);
+  const Result bad = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine tgi");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--engine"), std::string::npos) << bad.err;
+}
+
+// `calibrate --bench` fits a directory's calibration to measured rows; `validate --bench`
+// and `serve` read it back, and `serve` prints the band the measurement is likely in.
+TEST(Cli, CalibrateBenchWritesACalibrationOthersRead) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_calbench_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "cal");
+  const std::string header =
+      "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,moe_quant_mode,"
+      "batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  std::ofstream(dir / "rows.csv") << header << "a,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,1000,100,,,4,2,1,1,,,90,11\n"
+                                  << "b,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,1000,100,,,8,2,1,1,,,110,12\n"
+                                  << "c,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,100,,,8,4,1,1,,,120,9\n"
+                                  << "d,vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,2000,100,,,16,4,1,1,,,160,11\n";
+  const Result r = run("calibrate --bench " + (dir / "rows.csv").string() + " --out " + (dir / "cal").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("4 of 4 runs predicted and fitted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("H100-SXM"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "cal" / "efficiency.json"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "cal" / "engine-overheads.json"));
+  const Result v =
+      run("validate --bench " + (dir / "rows.csv").string() + " --calibration " + (dir / "cal").string() + " --json");
+  ASSERT_EQ(v.status, 0) << v.err;
+  EXPECT_EQ(nlohmann::json::parse(v.out).at("summary").at("all").at("rows"), 4);
+  const Result s = run("serve qwen3-30b-a3b-h100x1 --engine vllm --concurrency 4 --requests 40 --calibration " +
+                       (dir / "cal").string());
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_NE(s.out.find("likely measured: TTFT"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("4 measured vllm runs"), std::string::npos) << s.out;
+  const Result bad = run("calibrate --bench " + (dir / "rows.csv").string() + " --out " + (dir / "none").string());
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--out must be an existing directory"), std::string::npos) << bad.err;
+  std::filesystem::remove_all(dir);
+}
+
+// `validate --bench` on a `vllm bench serve --save-result` file: the layout from the
+// flags (the client records none without --metadata), the run predicted and listed
+// measured against predicted; a missing layout names the run, the field and the flag.
+TEST(Cli, ValidateBenchPredictsAVllmResultFile) {
+  const std::string file = std::string(DAYZERO_SERVE_DATA_DIR) + "/vllm_serve_llama8b_c8.json";
+  const Result r = run("validate --bench " + file + " --system h100_sxm --tp 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("1 rows, 1 predicted, 0 rejected"), std::string::npos) << r.out;
+  const auto row = r.out.find("vllm_serve_llama8b_c8:1");  // listed: a file of few runs
+  ASSERT_NE(row, std::string::npos) << r.out;
+  const std::string line = r.out.substr(row, r.out.find('\n', row) - row);
+  EXPECT_NE(line.find(" 41.3 "), std::string::npos) << line;  // measured mean TTFT, ms
+  EXPECT_NE(line.find(" 7.12 "), std::string::npos) << line;  // measured mean TPOT, ms
+  const Result j = run("validate --bench " + file + " --system h100_sxm --tp 1 --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto rows = nlohmann::json::parse(j.out).at("rows");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("status"), "predicted") << rows[0].dump();
+  EXPECT_DOUBLE_EQ(rows[0].at("measured").at("ttft_s").get<double>(), 0.04127);
+  EXPECT_GT(rows[0].at("predicted").at("ttft_s").get<double>(), 0);
+  EXPECT_GT(rows[0].at("predicted").at("tpot_s").get<double>(), 0);
+  const Result missing = run("validate --bench " + file + " --system h100_sxm");
+  EXPECT_EQ(missing.status, 1);
+  EXPECT_NE(missing.err.find("field 'line 1 tp': missing"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("pass --tp"), std::string::npos) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
+  EXPECT_NE(run("validate --tp 1").status, 0);  // the layout flags need --bench
+}
