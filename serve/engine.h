@@ -1,8 +1,8 @@
 #pragma once
 // Engine profiles: how vLLM, SGLang and TensorRT-LLM build each step of continuous
 // batching and size their KV cache — the settings the serving simulation replays.
-// Every default names where it comes from (engine.cpp); `serve`'s flags and an engine
-// settings file override them (serve/engine_settings.h).
+// Every default names where it comes from (engine.cpp); a scenario's "engine" object,
+// an engine settings file and `serve`'s flags override them (serve/engine_settings.h).
 
 #include <optional>
 #include <string_view>
