@@ -97,7 +97,8 @@ def ttft_overheads(dump):
 
     base = ["one", "ttft_inflight", "tpot_pred_s"]  # q + q1 C + k TPOT (serving_fit.h)
     engine, client = (lambda t: t.backend), (lambda t: t.backend + "/" + t.client)
-    variants = {"engine": (engine, base), "engine x client": (client, base),
+    version = lambda t: t.backend + "/" + t.backend_version.fillna("?").astype(str)
+    variants = {"engine": (engine, base), "engine x client": (client, base), "engine version": (version, base),
                 "engine, plus a time per prompt token": (engine, base + ["prompt_ktokens"])}
     for name, (key, cols) in variants.items():
         print(f"TTFT overheads per {name}: in sample / GPU out / model out",
