@@ -17,9 +17,9 @@ std::pair<simulate::StepBatch, simulate::StepBatch> split_in_two(const simulate:
 }
 
 bool overlaps_two_batches(const EngineProfile& e, const simulate::StepBatch& b) {
-  if (!e.two_batch_overlap) return false;
-  const auto [first, second] = split_in_two(b);
-  if (first.empty() || second.empty()) return false;
+  // split_in_two leaves neither micro-batch empty exactly when the step holds two or
+  // more sequences or chunks: no need to split it to know.
+  if (!e.two_batch_overlap || b.decode_contexts.size() + b.prefills.size() < 2) return false;
   const int64_t threshold = b.prefills.empty() ? e.tbo_decode_token_threshold : e.tbo_prefill_token_threshold;
   return b.tokens() > threshold;
 }
