@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/dtype.h"
+#include "plan/speculative.h"
 
 namespace dayzero::plan {
 
@@ -98,7 +99,8 @@ struct Plan {
   int64_t prefill_chunk_tokens = 8192;  // largest prefill step per replica (chunked prefill)
   OffloadPolicy offload;
   Workload workload;
-  double comm_overlap = 0;  // share of communication hidden behind compute
+  double comm_overlap = 0;          // share of communication hidden behind compute
+  SpeculativeDecoding speculative;  // off unless a method is set
 
   int ranks_per_stage() const { return attention.tp * attention.dp; }
   int world_size() const { return pp * ranks_per_stage(); }

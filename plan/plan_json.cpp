@@ -107,6 +107,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
   }
   p.comm_overlap = f.opt_double("comm_overlap", 0);
   if (p.comm_overlap < 0 || p.comm_overlap > 1) f.fail("comm_overlap", "must be in [0, 1]");
+  if (const json* spec = f.opt_object("speculative")) p.speculative = speculative_from_json(*spec, file, "speculative");
   (void)f.opt_object("prediction");  // written by plan/simulate; not an input
   f.reject_unknown();
   return p;
@@ -142,6 +143,7 @@ json plan_to_json(const Plan& p) {
   if (!p.devices.empty()) j["devices"] = p.devices;
   if (!p.stage_layers.empty()) j["stage_layers"] = p.stage_layers;
   if (!p.workload.expert_counts.empty()) j["workload"]["expert_counts"] = p.workload.expert_counts;
+  if (p.speculative.on()) j["speculative"] = speculative_to_json(p.speculative);
   return j;
 }
 

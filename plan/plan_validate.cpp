@@ -57,6 +57,9 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
            "needs one count per routed expert (" + str(c.moe.num_experts) + ")");
   }
 
+  if (p.speculative.method == SpecMethod::mtp && c.mtp_layers == 0)
+    fail("speculative.method", "\"mtp\"", "the model has no multi-token-prediction layer (use eagle)");
+
   if (p.pp > c.num_layers) fail("pp", str(p.pp), "exceeds the " + str(c.num_layers) + " decoder layers");
   if (!p.stage_layers.empty()) {
     if (static_cast<int>(p.stage_layers.size()) != p.pp)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <deque>
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <string>
 
@@ -34,15 +35,18 @@ struct Seq {
 class Replica {
  public:
   Replica(simulate::Simulator& sim, const simulate::PreparedPlan& prepared, const ServeOptions& o,
-          const simulate::KvBudget& kv, int dp)
+          const simulate::KvBudget& kv, const plan::Plan& p)
       : sim_(sim),
         prepared_(prepared),
         eng_(o.engine),
         kv_(kv),
-        dp_(dp),
-        arrivals_(o.client, dp),
+        dp_(p.attention.dp),
+        arrivals_(o.client, p.attention.dp),
         warmup_(o.client.warmup),
-        ratio_(o.engine.future_tokens.init) {}
+        ratio_(o.engine.future_tokens.init),
+        spec_(p.speculative),
+        width_(spec_.verify_width()),
+        accept_rng_(o.client.seed ^ kAcceptSeed) {}
 
   ServeResult run(size_t max_points);
 
@@ -52,6 +56,7 @@ class Replica {
     Seq* seq;
     int64_t tokens;
     bool decode;
+    int64_t budget;  // of the step's budget
   };
 
   bool reserve(Seq& s, int64_t tokens);
@@ -59,7 +64,8 @@ class Replica {
   void admit_arrived();
   void schedule_mixed();
   void schedule_prefill_first();
-  void add_decodes();
+  void add_decodes(int64_t budget_each);
+  int64_t tokens_accepted(const Seq& s);
   bool add_prefill(Seq& s);
   void admit_waiting();
   bool estimate_admits(const Seq& s) const;
@@ -86,10 +92,17 @@ class Replica {
   std::vector<Scheduled> step_;                // the step being built
   int64_t budget_ = 0;                         // its tokens left
   double ratio_ = 0;                           // SGLang's new-token ratio (FutureTokenEstimate)
-  int64_t recv_counter_ = 0;                   // decode steps since the scheduler last took in arrivals
+  // Speculative decoding: each decode verifies width_ tokens; the drafts are accepted
+  // position by position with the plan's rates, drawn from their own stream.
+  static constexpr uint64_t kAcceptSeed = 0x5bd1e995;
+  plan::SpeculativeDecoding spec_;
+  int64_t width_;
+  std::mt19937_64 accept_rng_;
+  int64_t recv_counter_ = 0;  // decode steps since the scheduler last took in arrivals
   // The running totals at the end of the steps since the scheduler last took in
   // arrivals (with their times), so that a request's parts count from its arrival.
   std::deque<std::pair<double, LatencyParts>> since_recv_;
+  int64_t decodes_ = 0, decoded_tokens_ = 0;  // decodes run and the tokens they emitted
   int64_t done_ = 0, preemptions_ = 0, steps_ = 0, max_running_ = 0, out_tokens_ = 0, in_tokens_ = 0;
   std::vector<double> ttft_, tpot_, e2e_;
   LatencyParts elapsed_;                  // every step so far, by part
@@ -119,7 +132,7 @@ void Replica::preempt_last() {
   running_.pop_back();
   for (auto it = step_.begin(); it != step_.end(); ++it)
     if (it->seq == s.get()) {  // scheduled already in this step: it leaves it, its tokens go back to the budget
-      budget_ += it->tokens;
+      budget_ += it->budget;
       step_.erase(it);
       break;
     }
@@ -156,15 +169,27 @@ void Replica::admit_arrived() {
   for (size_t i = first_new; i < waiting_.size(); ++i) waiting_[i]->inflight = inflight;
 }
 
-// One decode token for every running sequence whose prompt is in its cache.
-void Replica::add_decodes() {
+// A decode for every running sequence whose prompt is in its cache: one token, or the
+// verify step's drafts + 1 (their cache slots held until the step is done); each
+// takes `budget_each` of the step's budget.
+void Replica::add_decodes(int64_t budget_each) {
   for (size_t i = 0; i < running_.size() && budget_ > 0; ++i) {
     Seq& s = *running_[i];
     if (!s.prefilled()) continue;
-    if (!reserve(s, s.kv_tokens + 1)) return;  // s itself was the last: it waits for room
-    step_.push_back({&s, 1, true});
-    --budget_;
+    if (!reserve(s, s.kv_tokens + width_)) return;  // s itself was the last: it waits for room
+    const int64_t used = std::min(budget_, budget_each);
+    step_.push_back({&s, width_, true, used});
+    budget_ -= used;
   }
+}
+
+// Tokens a decode of `s` emits: 1 without drafts; with them, 1 + the drafts accepted
+// in order until the first rejection, never past the request's output length.
+int64_t Replica::tokens_accepted(const Seq& s) {
+  int64_t n = 1;
+  for (int i = 0; i < spec_.draft_tokens && width_ > 1; ++i, ++n)
+    if (std::uniform_real_distribution<double>(0, 1)(accept_rng_) >= spec_.acceptance_at(i)) break;
+  return std::min(n, s.req.shape.output_len - s.generated);
 }
 
 // The next chunk of `s`'s prompt, as much as the budget and the cache allow.
@@ -172,7 +197,7 @@ bool Replica::add_prefill(Seq& s) {
   const int64_t remaining = s.target - s.kv_tokens, chunk = std::min(remaining, budget_);
   if (chunk <= 0 || (!eng_.chunked_prefill && chunk < remaining)) return false;
   if (!reserve(s, s.kv_tokens + chunk)) return false;
-  step_.push_back({&s, chunk, false});
+  step_.push_back({&s, chunk, false, chunk});
   budget_ -= chunk;
   return true;
 }
@@ -224,7 +249,7 @@ void Replica::decay_ratio() {
 // chunks), new requests in the rest of the token budget.
 void Replica::schedule_mixed() {
   budget_ = eng_.token_budget;
-  add_decodes();
+  add_decodes(width_);  // vLLM counts the drafts in the token budget
   for (size_t i = 0; i < running_.size() && budget_ > 0; ++i)
     if (!running_[i]->prefilled()) add_prefill(*running_[i]);
   admit_waiting();
@@ -239,11 +264,12 @@ void Replica::schedule_prefill_first() {
   admit_waiting();
   if (!step_.empty()) return;
   budget_ = eng_.max_running;
-  add_decodes();
+  add_decodes(1);
 }
 
 simulate::StepBatch Replica::batch() const {
   simulate::StepBatch b;
+  b.decode_width = width_;
   for (const auto& e : step_) {
     if (e.decode) b.decode_contexts.push_back(e.seq->kv_tokens);
     else b.prefills.push_back({e.tokens, e.seq->kv_tokens, e.seq->kv_tokens + e.tokens == e.seq->target});
@@ -286,15 +312,20 @@ void Replica::apply_step(double step_s) {
   int64_t same_gap = 0;  // sequences whose previous token came at the step's start
   for (const auto& e : step_) {
     Seq& s = *e.seq;
-    s.kv_tokens += e.tokens;
-    if (!e.decode && !s.prefilled()) continue;  // a chunk before the prompt's last: no token
+    const int64_t emitted = e.decode ? tokens_accepted(s) : 1;
+    if (e.decode) {
+      ++decodes_;
+      decoded_tokens_ += emitted;
+    }
+    s.kv_tokens += e.decode ? emitted : e.tokens;  // rejected drafts leave the cache
+    if (!e.decode && !s.prefilled()) continue;     // a chunk before the prompt's last: no token
     if (s.generated == 0) {
       s.first_token_s = now_;
       s.at_first_token = elapsed_;
     } else if (s.last_token_s == start) ++same_gap;
     else itl_.push_back({now_ - s.last_token_s, 1});
     s.last_token_s = now_;
-    ++s.generated;
+    s.generated += emitted;  // several at once after a speculative verify: one gap for the client
   }
   if (same_gap > 0) itl_.push_back({step_s, same_gap});
   for (size_t i = 0; i < running_.size();) {
@@ -310,6 +341,13 @@ void Replica::apply_step(double step_s) {
 void Replica::record() {
   series_.push_back({now_, static_cast<int64_t>(waiting_.size()), static_cast<int64_t>(running_.size()),
                      kv_.free_bytes > 0 ? kv_used_ / kv_.free_bytes : 0});
+}
+
+// The draft's forwards follow the verify step's on the same GPUs.
+void add_draft(simulate::StepTime& step, const simulate::StepTime& draft) {
+  step.time_s += draft.time_s;
+  for (const auto& [kind, s] : draft.by_kind_s) step.by_kind_s[kind] += s;
+  for (size_t f = 0; f < simulate::kTimeFigures; ++f) step.by_figure_s[f] += draft.by_figure_s[f];
 }
 
 ServeResult Replica::run(size_t max_points) {
@@ -336,7 +374,9 @@ ServeResult Replica::run(size_t max_points) {
     const int64_t preempted_before = preemptions_;
     // SchedulerRecvSkipper's weights: a decode step counts 1, any other reaches the interval.
     recv_counter_ += has_prefill() ? eng_.recv_interval_steps : 1;
-    const simulate::StepTime st = engine_step_time(sim_, prepared_, batch(), eng_);
+    const simulate::StepBatch b = batch();
+    simulate::StepTime st = engine_step_time(sim_, prepared_, b, eng_);
+    if (width_ > 1) add_draft(st, sim_.draft_time(prepared_, b));
     // The host's time per step: after the GPU's, or beside it when scheduling overlaps.
     const double host_s =
         eng_.overlap_scheduling ? std::max(0.0, eng_.step_overhead_s - st.time_s) : eng_.step_overhead_s;
@@ -365,6 +405,7 @@ ServeResult Replica::run(size_t max_points) {
   r.steps = steps_;
   r.preemptions = preemptions_;
   r.max_running = max_running_;
+  r.tokens_per_decode = decodes_ > 0 ? static_cast<double>(decoded_tokens_) / static_cast<double>(decodes_) : 0;
   r.kv = kv_;
   const size_t stride = std::max<size_t>(1, (series_.size() + max_points - 1) / std::max<size_t>(1, max_points));
   for (size_t i = 0; i < series_.size(); i += stride) r.series.push_back(series_[i]);
@@ -406,7 +447,7 @@ ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, cons
                                     : std::string("the weights, activations and runtime leave no "
                                                   "memory for a KV cache"));
   }
-  Replica replica(sim, *prepared, o, kv, p.attention.dp);
+  Replica replica(sim, *prepared, o, kv, p);
   return replica.run(o.max_points);
 }
 

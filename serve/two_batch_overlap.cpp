@@ -6,6 +6,7 @@ namespace dayzero::serve {
 
 std::pair<simulate::StepBatch, simulate::StepBatch> split_in_two(const simulate::StepBatch& b) {
   std::pair<simulate::StepBatch, simulate::StepBatch> out;
+  out.first.decode_width = out.second.decode_width = b.decode_width;
   const size_t half = (b.decode_contexts.size() + 1) / 2;
   for (size_t i = 0; i < b.decode_contexts.size(); ++i)
     (i < half ? out.first : out.second).decode_contexts.push_back(b.decode_contexts[i]);

@@ -115,17 +115,51 @@ void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, in
   r.overhead_bytes = kRuntimeOverheadBytes;
 }
 
+// What a token (and a sequence, for linear layers) costs in the KV cache of one rank
+// of the stage's layers.
+void add_token_bytes(const PlanContext& ctx, const Stage& s, KvBudget& b) {
+  const ModelCosts& mc = ctx.mc;
+  for (size_t c = 0; c < mc.classes.size(); ++c) {
+    const auto& lc = mc.classes[c];
+    const double elems =
+        mc.mla ? static_cast<double>(lc.kv_elems_per_token) : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
+    const auto n = static_cast<double>(s.class_counts[c]);
+    // Indexer keys are replicated over TP like the MLA latent; a linear layer's state is split by heads.
+    const double bytes =
+        n * (elems * static_cast<double>(ctx.kv_elem_bytes) + static_cast<double>(lc.index_bytes_per_token));
+    b.state_bytes_per_seq +=
+        n * static_cast<double>(lc.state_bytes_per_seq) / static_cast<double>(ctx.plan.attention.tp);
+    if (lc.window > 0) {
+      b.sliding_bytes_per_token += bytes;
+      b.window = std::max(b.window, lc.window);
+    } else {
+      b.full_bytes_per_token += bytes;
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<const Stage*> held_stages(const PlanContext& ctx, const Stage& s) {
+  std::vector<const Stage*> held = {&s};
+  if (s.last && ctx.draft) held.push_back(&*ctx.draft);
+  return held;
+}
 
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes) {
   RankMemory r;
   r.stage = s.index;
   r.rank = s.first_rank;
   r.capacity_bytes = static_cast<int64_t>(capacity_bytes);
-  const StageWeights w = stage_weights(ctx, s);
-  r.weights_bytes = core::checked_int64(w.device_bytes);
-  r.host_bytes = core::checked_int64(w.host_bytes);
-  r.kv_cache_bytes = stage_kv_bytes(ctx, s);
+  double device = 0, host = 0;
+  for (const Stage* held : held_stages(ctx, s)) {
+    const StageWeights w = stage_weights(ctx, *held);
+    device += w.device_bytes;
+    host += w.host_bytes;
+    r.kv_cache_bytes = core::checked_add(r.kv_cache_bytes, stage_kv_bytes(ctx, *held));
+  }
+  r.weights_bytes = core::checked_int64(device);
+  r.host_bytes = core::checked_int64(host);
   step_memory(ctx, s, largest_step_tokens(ctx), ctx.seqs_per_replica, r);
   r.total_bytes =
       core::checked_add(core::checked_add(core::checked_add(r.weights_bytes, r.kv_cache_bytes), r.activation_bytes),
@@ -134,35 +168,19 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
 }
 
 KvBudget kv_budget(const PlanContext& ctx, const double capacity_bytes, const KvMemoryRule& rule) {
-  const ModelCosts& mc = ctx.mc;
   KvBudget best;
   double best_tokens = -1;
   for (const auto& s : ctx.stages) {
     RankMemory r;
-    r.weights_bytes = static_cast<int64_t>(stage_weights(ctx, s).device_bytes);
+    for (const Stage* held : held_stages(ctx, s))
+      r.weights_bytes += static_cast<int64_t>(stage_weights(ctx, *held).device_bytes);
     step_memory(ctx, s, rule.step_tokens, rule.logit_rows, r);
     const double used = static_cast<double>(r.weights_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
     KvBudget b;
     b.block_tokens = ctx.plan.kv_block_tokens;
     b.free_bytes = std::max(0.0, rule.share_of_free ? rule.memory_fraction * (capacity_bytes - used)
                                                     : rule.memory_fraction * capacity_bytes - used);
-    for (size_t c = 0; c < mc.classes.size(); ++c) {
-      const auto& lc = mc.classes[c];
-      const double elems = mc.mla ? static_cast<double>(lc.kv_elems_per_token)
-                                  : static_cast<double>(lc.kv_elems_per_token) * ctx.kv_frac;
-      const auto n = static_cast<double>(s.class_counts[c]);
-      // Indexer keys are replicated over TP like the MLA latent; a linear layer's state is split by heads.
-      const double bytes =
-          n * (elems * static_cast<double>(ctx.kv_elem_bytes) + static_cast<double>(lc.index_bytes_per_token));
-      b.state_bytes_per_seq +=
-          n * static_cast<double>(lc.state_bytes_per_seq) / static_cast<double>(ctx.plan.attention.tp);
-      if (lc.window > 0) {
-        b.sliding_bytes_per_token += bytes;
-        b.window = std::max(b.window, lc.window);
-      } else {
-        b.full_bytes_per_token += bytes;
-      }
-    }
+    for (const Stage* held : held_stages(ctx, s)) add_token_bytes(ctx, *held, b);
     const double per_token = b.full_bytes_per_token + b.sliding_bytes_per_token;
     const double tokens = per_token > 0 ? b.free_bytes / per_token : b.state_bytes_per_seq > 0 ? 1e18 : 1e300;
     if (best_tokens < 0 || tokens < best_tokens) {

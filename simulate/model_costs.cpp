@@ -85,6 +85,51 @@ BytesByPrecision op_bytes(const model::Model& m, const Op& op, const std::map<st
   return b;
 }
 
+int64_t layer_window(const model::Layer& layer) {
+  int64_t window = 0;
+  for (const auto& op : layer.ops)
+    if (op.kind == OpKind::attention) window = op.attn.window;
+  return window;
+}
+
+// One layer's costs. An MTP layer's embedding and head are the model's own (the
+// engines share them with the draft: SGLang's EAGLE worker, vLLM's MTP proposer), so
+// they are left out here and costed with the stage's ends.
+LayerClassCosts layer_class(const model::Model& m, const model::Layer& layer,
+                            const std::map<std::string, const model::Weight*>& by_name) {
+  LayerClassCosts lc;
+  lc.moe = layer.moe;
+  lc.window = layer_window(layer);
+  lc.linear = layer.attention == model::LayerAttention::linear;
+  for (const auto& op : layer.ops) {
+    if (layer.mtp && (op.part == Part::embedding || op.part == Part::head)) continue;
+    lc.kernels += launches(op);
+    if (op.kind == OpKind::attention) {
+      lc.attn_ctx_flops = op.attn.flops_per_ctx_token(false);
+      lc.attn_ctx_flops_absorbed = op.attn.flops_per_ctx_token(true);
+      lc.kv_elems_per_token = op.attn.kv_elems_per_token;
+      lc.attn_topk = op.attn.topk;
+    }
+    if (op.kind == OpKind::indexer) {
+      lc.index_ctx_flops = op.index.flops_per_ctx_token();
+      lc.index_bytes_per_token = op.index.head_dim + model::kIndexerKeyScaleBytes;
+    }
+    if (op.kind == OpKind::linear_attention) {
+      lc.recurrent_state_bytes = op.lin.state_elems_per_seq() * op.lin.state_elem_bytes;
+      lc.state_bytes_per_seq = lc.recurrent_state_bytes + op.lin.conv_state_elems_per_seq() * kStateConvBytes;
+    }
+    add_elementwise(lc, op);
+    if (op.weights.empty() && op.kind != OpKind::attention) continue;
+    const auto cls = static_cast<size_t>(class_of(op));
+    const auto b = op_bytes(m, op, by_name);
+    const int64_t div = op.kind == OpKind::expert_gemm ? op.experts : 1;
+    for (size_t p = 0; p < kPrecisions; ++p) lc.bytes[cls][p] += b[p] / div;
+    if (op.kind != OpKind::norm)  // norms are costed with the element-wise ops
+      lc.flops_per_token[cls] += op.kind == OpKind::expert_gemm ? 2 * op.n * op.k : op.flops_per_token();
+  }
+  return lc;
+}
+
 }  // namespace
 
 ModelCosts model_costs(const model::Model& m) {
@@ -105,45 +150,18 @@ ModelCosts model_costs(const model::Model& m) {
 
   std::map<std::tuple<bool, int64_t, bool>, int> index;  // (moe, window, linear) -> class
   for (const auto& layer : m.layers) {
-    if (layer.mtp) continue;  // MTP modules are not loaded for plain decoding
-    int64_t window = 0;
-    for (const auto& op : layer.ops)
-      if (op.kind == OpKind::attention) window = op.attn.window;
-    const bool linear = layer.attention == model::LayerAttention::linear;
-    const auto key = std::make_tuple(layer.moe, window, linear);
+    if (layer.mtp) {  // not loaded for plain decoding: the first is the draft of speculative decoding
+      if (mc.mtp_class < 0) {
+        mc.mtp_class = static_cast<int>(mc.classes.size());
+        mc.classes.push_back(layer_class(m, layer, by_name));
+      }
+      continue;
+    }
+    const auto key = std::make_tuple(layer.moe, layer_window(layer), layer.attention == model::LayerAttention::linear);
     auto it = index.find(key);
     if (it == index.end()) {
-      LayerClassCosts lc;
-      lc.moe = layer.moe;
-      lc.window = window;
-      lc.linear = linear;
-      for (const auto& op : layer.ops) {
-        lc.kernels += launches(op);
-        if (op.kind == OpKind::attention) {
-          lc.attn_ctx_flops = op.attn.flops_per_ctx_token(false);
-          lc.attn_ctx_flops_absorbed = op.attn.flops_per_ctx_token(true);
-          lc.kv_elems_per_token = op.attn.kv_elems_per_token;
-          lc.attn_topk = op.attn.topk;
-        }
-        if (op.kind == OpKind::indexer) {
-          lc.index_ctx_flops = op.index.flops_per_ctx_token();
-          lc.index_bytes_per_token = op.index.head_dim + model::kIndexerKeyScaleBytes;
-        }
-        if (op.kind == OpKind::linear_attention) {
-          lc.recurrent_state_bytes = op.lin.state_elems_per_seq() * op.lin.state_elem_bytes;
-          lc.state_bytes_per_seq = lc.recurrent_state_bytes + op.lin.conv_state_elems_per_seq() * kStateConvBytes;
-        }
-        add_elementwise(lc, op);
-        if (op.weights.empty() && op.kind != OpKind::attention) continue;
-        const auto cls = static_cast<size_t>(class_of(op));
-        const auto b = op_bytes(m, op, by_name);
-        const int64_t div = op.kind == OpKind::expert_gemm ? op.experts : 1;
-        for (size_t p = 0; p < kPrecisions; ++p) lc.bytes[cls][p] += b[p] / div;
-        if (op.kind != OpKind::norm)  // norms are costed with the element-wise ops
-          lc.flops_per_token[cls] += op.kind == OpKind::expert_gemm ? 2 * op.n * op.k : op.flops_per_token();
-      }
       it = index.emplace(key, static_cast<int>(mc.classes.size())).first;
-      mc.classes.push_back(lc);
+      mc.classes.push_back(layer_class(m, layer, by_name));
     }
     ++mc.classes[static_cast<size_t>(it->second)].count;
     mc.class_of_layer.push_back(it->second);

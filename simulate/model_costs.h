@@ -32,7 +32,7 @@ using BytesByPrecision = std::array<int64_t, kPrecisions>;
 struct LayerClassCosts {
   bool moe = false;
   int64_t window = 0;  // sliding window, 0 = full
-  int64_t count = 0;   // layers of this class in the whole model
+  int64_t count = 0;   // decoder layers of this class in the whole model
   std::array<BytesByPrecision, kWeightClasses> bytes{};
   std::array<int64_t, kWeightClasses> flops_per_token{};  // expert: one expert
   int64_t attn_ctx_flops = 0;                             // per query token per context token (all heads)
@@ -54,6 +54,9 @@ struct LayerClassCosts {
 struct ModelCosts {
   std::vector<LayerClassCosts> classes;
   std::vector<int> class_of_layer;  // decoder layer -> index into classes
+  // The first multi-token-prediction layer's class (count 0: no decoder layer is of
+  // it), the draft of MTP speculative decoding; -1 when the model has none.
+  int mtp_class = -1;
   BytesByPrecision embedding_bytes{};
   BytesByPrecision head_bytes{};  // LM head (embedding table again when tied)
   BytesByPrecision final_norm_bytes{};

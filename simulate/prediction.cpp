@@ -9,6 +9,7 @@ namespace dayzero::simulate {
 std::string_view cost_kind_name(CostKind k) {
   switch (k) {
     case CostKind::attention: return "attention";
+    case CostKind::draft: return "draft";
     case CostKind::elementwise: return "elementwise";
     case CostKind::embedding: return "embedding";
     case CostKind::ep_alltoall: return "ep_alltoall";

@@ -33,6 +33,7 @@ struct RankMemory {
 // names: reports and maps list them in this order.
 enum class CostKind {
   attention,        // attention over the context (prefill: compute; decode: reading the KV cache)
+  draft,            // speculative decoding: the draft layer's forward passes and their LM head
   elementwise,      // norms, RoPE, activations, routing combine
   embedding,        // the embedding lookup (first stage)
   ep_alltoall,      // expert dispatch and combine

@@ -36,6 +36,9 @@ struct PlanContext {
   int64_t resident_experts = 0;  // per layer
   double kv_frac = 1;            // share of GQA k/v weights and KV heads on one rank
   std::vector<Stage> stages;
+  // Speculative decoding's draft layer (the model's MTP layer, or an EAGLE head of its
+  // first layer's shape) as a one-layer stage beside the last stage; none when off.
+  std::optional<Stage> draft;
 };
 
 PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r);
@@ -66,6 +69,9 @@ struct Collectives {  // costs of the stage's collectives, per call
 };
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
                     const topology::DeviceSpec& dev, double host_bw_Bps);
+// The stage `s` with the draft layer too, when it is the last and the plan drafts
+// (what its ranks hold).
+std::vector<const Stage*> held_stages(const PlanContext& ctx, const Stage& s);
 
 // The KV budget of a replica (memory.cpp): see Simulator::kv_budget.
 KvBudget kv_budget(const PlanContext& ctx, double capacity_bytes, const KvMemoryRule& rule);

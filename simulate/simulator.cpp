@@ -12,6 +12,23 @@ namespace {
 
 size_t precision_index(model::WeightPrecision p) { return static_cast<size_t>(p); }
 
+// The layer class speculative decoding drafts with: the model's MTP layer, or for an
+// EAGLE head one decoder layer of the target's shape with full attention (EAGLE-1 and
+// EAGLE-3 heads are one such layer); -1 when the plan does not draft.
+int draft_class_of(const plan::SpeculativeDecoding& spec, const ModelCosts& mc) {
+  if (!spec.on()) return -1;
+  switch (spec.method) {
+    case plan::SpecMethod::none: return -1;
+    case plan::SpecMethod::mtp: return mc.mtp_class;
+    case plan::SpecMethod::eagle: break;
+  }
+  for (int c : mc.class_of_layer) {
+    const auto& lc = mc.classes[static_cast<size_t>(c)];
+    if (!lc.linear && lc.window == 0) return c;
+  }
+  return mc.class_of_layer.empty() ? -1 : mc.class_of_layer.front();
+}
+
 }  // namespace
 
 namespace detail {
@@ -43,6 +60,14 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
     for (int64_t i = 0; i < per_stage[static_cast<size_t>(s)]; ++i, ++layer)
       ++st.class_counts[static_cast<size_t>(mc.class_of_layer[static_cast<size_t>(layer)])];
     ctx.stages.push_back(std::move(st));
+  }
+  const int draft_class = draft_class_of(p.speculative, mc);
+  if (draft_class >= 0) {
+    Stage d = ctx.stages.back();
+    d.first = d.last = false;
+    d.class_counts.assign(mc.classes.size(), 0);
+    d.class_counts[static_cast<size_t>(draft_class)] = 1;
+    ctx.draft = std::move(d);
   }
   return ctx;
 }
@@ -130,6 +155,72 @@ struct Simulator::Impl {
     return collectives.cost(topology::Collective::send_recv, pair, bytes).time_s / eff.collective_efficiency;
   }
 
+  // Simulator::step_time.
+  StepTime batch_step(const detail::PlanContext& ctx, const StepBatch& batch) {
+    const plan::Plan& p = ctx.plan;
+    const int64_t seqs = static_cast<int64_t>(batch.decode_contexts.size() + batch.prefills.size());
+    const int micro = static_cast<int>(std::clamp<int64_t>(seqs, 1, p.pp));
+    detail::StepInputs in;
+    if (micro == 1) {
+      in.batch = &batch;
+      in.tokens = batch.tokens();
+      return pipeline_step(ctx, in, 1);
+    }
+    // The representative micro-batch: every m-th decoding sequence and prefill chunk.
+    StepBatch share;
+    share.decode_width = batch.decode_width;
+    for (size_t i = 0; i < batch.decode_contexts.size(); i += static_cast<size_t>(micro))
+      share.decode_contexts.push_back(batch.decode_contexts[i]);
+    for (size_t i = 0; i < batch.prefills.size(); i += static_cast<size_t>(micro))
+      share.prefills.push_back(batch.prefills[i]);
+    in.batch = &share;
+    in.tokens = share.tokens();
+    return pipeline_step(ctx, in, micro);
+  }
+
+  // Simulator::draft_time.
+  StepTime draft(const detail::PlanContext& ctx, const StepBatch& verify) {
+    StepTime total;
+    if (!ctx.draft) return total;
+    StepBatch next;  // the drafting sequences, one token each, at their context after the verify
+    for (int64_t c : verify.decode_contexts) next.decode_contexts.push_back(c + verify.decode_width);
+    for (const auto& c : verify.prefills)
+      if (c.last) next.decode_contexts.push_back(c.cached_tokens + c.new_tokens);
+    if (next.decode_contexts.empty()) return total;
+    add_draft_forward(ctx, verify, next, total);
+    for (int i = 1; i < ctx.plan.speculative.draft_tokens; ++i) {
+      add_draft_forward(ctx, next, next, total);
+      for (int64_t& c : next.decode_contexts) ++c;
+    }
+    total.by_kind_s[CostKind::draft] = total.time_s;
+    total.tokens = verify.tokens();
+    return total;
+  }
+
+  // One forward of the draft layer over `batch`, and the LM head for each sequence of
+  // `drafting`, added to `total`'s time and figures.
+  void add_draft_forward(const detail::PlanContext& ctx, const StepBatch& batch, const StepBatch& drafting,
+                         StepTime& total) {
+    const auto& dev = cluster.device_spec();
+    const detail::Stage& last = ctx.stages.back();
+    detail::Stage head;
+    head.index = last.index;
+    head.first_rank = last.first_rank;
+    head.last = true;
+    head.class_counts.assign(costs.classes.size(), 0);
+    const StepBatch* parts[2] = {&batch, &drafting};
+    const detail::Stage* stages[2] = {&*ctx.draft, &head};
+    for (int i = 0; i < 2; ++i) {
+      detail::StepInputs in;
+      in.batch = parts[i];
+      in.tokens = parts[i]->tokens();
+      const auto coll = collectives_for(ctx, last, static_cast<double>(in.tokens));
+      const StepTime st = detail::stage_time(ctx, *stages[i], in, coll, dev, cluster.host_link_bw_Bps());
+      total.time_s += st.time_s;
+      for (size_t f = 0; f < kTimeFigures; ++f) total.by_figure_s[f] += st.by_figure_s[f];
+    }
+  }
+
   // A whole step through the pipeline: stage times for `in`, summed with the
   // sends between stages; with m > 1 micro-batches the slowest stage sets the period.
   StepTime pipeline_step(const detail::PlanContext& ctx, detail::StepInputs in, int micro_batches) {
@@ -189,7 +280,18 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   if (!pred.fits && !opts.time_if_not_fits) return pred;
   pred.prefill = im.pipeline_step(ctx, detail::prefill_inputs(p), 1);
   const auto [decode, micro_batches] = detail::decode_inputs(p, ctx.seqs_per_replica);
-  pred.decode = im.pipeline_step(ctx, decode, micro_batches);
+  if (p.speculative.on()) {  // a verify step of every sequence at the mean context, and the drafting after it
+    StepBatch verify;
+    verify.decode_contexts.assign(static_cast<size_t>(ctx.seqs_per_replica), static_cast<int64_t>(decode.decode_ctx));
+    verify.decode_width = p.speculative.verify_width();
+    pred.decode = im.batch_step(ctx, verify);
+    const StepTime d = im.draft(ctx, verify);
+    pred.decode.time_s += d.time_s;
+    pred.decode.by_kind_s[CostKind::draft] += d.time_s;
+    for (size_t f = 0; f < kTimeFigures; ++f) pred.decode.by_figure_s[f] += d.by_figure_s[f];
+  } else {
+    pred.decode = im.pipeline_step(ctx, decode, micro_batches);
+  }
   detail::steady_state(p, ctx.seqs_per_replica, pred);
   return pred;
 }
@@ -199,24 +301,11 @@ std::shared_ptr<const PreparedPlan> Simulator::prepare(const plan::Plan& p) {
 }
 
 StepTime Simulator::step_time(const PreparedPlan& prepared, const StepBatch& batch) {
-  const plan::Plan& p = prepared.plan;
-  const int64_t seqs = static_cast<int64_t>(batch.decode_contexts.size() + batch.prefills.size());
-  const int micro = static_cast<int>(std::clamp<int64_t>(seqs, 1, p.pp));
-  detail::StepInputs in;
-  if (micro == 1) {
-    in.batch = &batch;
-    in.tokens = batch.tokens();
-    return impl_->pipeline_step(prepared.ctx, in, 1);
-  }
-  // The representative micro-batch: every m-th decoding sequence and prefill chunk.
-  StepBatch share;
-  for (size_t i = 0; i < batch.decode_contexts.size(); i += static_cast<size_t>(micro))
-    share.decode_contexts.push_back(batch.decode_contexts[i]);
-  for (size_t i = 0; i < batch.prefills.size(); i += static_cast<size_t>(micro))
-    share.prefills.push_back(batch.prefills[i]);
-  in.batch = &share;
-  in.tokens = share.tokens();
-  return impl_->pipeline_step(prepared.ctx, in, micro);
+  return impl_->batch_step(prepared.ctx, batch);
+}
+
+StepTime Simulator::draft_time(const PreparedPlan& prepared, const StepBatch& verify) {
+  return impl_->draft(prepared.ctx, verify);
 }
 
 KvBudget Simulator::kv_budget(const PreparedPlan& prepared, const KvMemoryRule& rule) const {

@@ -52,6 +52,14 @@ class Simulator {
   // sequences) micro-batches (every m-th sequence each), as the decode step does.
   std::shared_ptr<const PreparedPlan> prepare(const plan::Plan& p);
   StepTime step_time(const PreparedPlan& prepared, const StepBatch& batch);
+  // Speculative decoding's drafting after the verify step `verify` (zero when the
+  // plan does not draft), on the last stage: one forward of the draft layer over the
+  // step's tokens (the verified positions and prompt chunks, as vLLM's EAGLE
+  // proposer and SGLang's draft extend run it), then draft_tokens - 1 forwards of
+  // one token per drafting sequence; each forward ends in the LM head for one row per
+  // sequence that drafts (the decodes, and the prompts finished in this step). All
+  // of it is CostKind::draft; the figures say what sets it.
+  StepTime draft_time(const PreparedPlan& prepared, const StepBatch& verify);
   // What a replica's KV cache can hold under an engine's memory rule.
   KvBudget kv_budget(const PreparedPlan& prepared, const KvMemoryRule& rule) const;
 

@@ -34,7 +34,9 @@ std::pair<StepInputs, int> decode_inputs(const plan::Plan& p, int64_t seqs_per_r
 
 void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pred) {
   pred.ttft_s = pred.prefill.time_s;
-  pred.tpot_s = pred.decode.time_s;
+  // With speculative decoding a decode step (verify and drafts) emits on average
+  // expected_tokens_per_step tokens per sequence.
+  pred.tpot_s = pred.decode.time_s / p.speculative.expected_tokens_per_step();
   // A replica's `seqs` requests each need a prefill and output_len decode steps,
   // run one after the other (no overlap of prefill and decode).
   const double out = static_cast<double>(p.workload.output_len);

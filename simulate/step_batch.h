@@ -19,14 +19,17 @@ struct PrefillChunk {
 struct StepBatch {
   std::vector<int64_t> decode_contexts;  // per decoding sequence: tokens in its KV cache before this step
   std::vector<PrefillChunk> prefills;
+  // Tokens each decoding sequence computes: 1, or with speculative decoding the
+  // verify step's drafts + 1 (query i of a sequence at context c sees c + i tokens).
+  int64_t decode_width = 1;
 
   int64_t tokens() const {  // rows of the step's GEMMs
-    int64_t t = static_cast<int64_t>(decode_contexts.size());
+    int64_t t = static_cast<int64_t>(decode_contexts.size()) * decode_width;
     for (const auto& c : prefills) t += c.new_tokens;
     return t;
   }
-  int64_t sampled() const {  // rows of the LM head: the sequences that produce a token
-    int64_t n = static_cast<int64_t>(decode_contexts.size());
+  int64_t sampled() const {  // rows of the LM head: every decode position, and each prompt's last
+    int64_t n = static_cast<int64_t>(decode_contexts.size()) * decode_width;
     for (const auto& c : prefills) n += c.last ? 1 : 0;
     return n;
   }

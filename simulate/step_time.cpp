@@ -124,9 +124,10 @@ class StageCoster {
         ctx_sum += prefill_ctx_sum(static_cast<double>(c.new_tokens), static_cast<double>(c.cached_tokens), 0);
         cached += static_cast<double>(c.new_tokens + c.cached_tokens);
       }
+      const auto w = static_cast<double>(in_.batch->decode_width);
       for (int64_t c : in_.batch->decode_contexts) {
-        ctx_sum += static_cast<double>(c + 1);
-        cached += static_cast<double>(c + 1);
+        ctx_sum += prefill_ctx_sum(w, static_cast<double>(c), 0);
+        cached += static_cast<double>(c) + w;
       }
     } else if (in_.prefill) {
       ctx_sum =
@@ -182,10 +183,16 @@ class StageCoster {
           rf_.attention_timed(ctx_sum * static_cast<double>(lc.attn_ctx_flops) / tp_, seen * kv_bytes_per_token));
     }
     if (!b.decode_contexts.empty()) {
-      double ctx_sum = 0;
-      for (int64_t c : b.decode_contexts) ctx_sum += std::min(static_cast<double>(c + 1), cap);
+      // Each sequence's w queries (w > 1: a speculative verify) see c + 1 .. c + w
+      // tokens; its cache is read once.
+      const auto w = static_cast<double>(b.decode_width);
+      double ctx_sum = 0, read = 0;
+      for (int64_t c : b.decode_contexts) {
+        ctx_sum += prefill_ctx_sum(w, static_cast<double>(c), window);
+        read += std::min(static_cast<double>(c) + w, cap);
+      }
       const double f = static_cast<double>(mc_.mla ? lc.attn_ctx_flops_absorbed : lc.attn_ctx_flops);
-      add(CostKind::attention, n, rf_.attention_timed(ctx_sum * f / tp_, ctx_sum * kv_bytes_per_token));
+      add(CostKind::attention, n, rf_.attention_timed(ctx_sum * f / tp_, read * kv_bytes_per_token));
     }
   }
 
