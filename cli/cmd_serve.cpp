@@ -31,6 +31,9 @@ constexpr int64_t kMaxRequests = 10'000'000;
 
 struct ServeCliOptions {
   std::string scenario, model, cluster, plan, catalog, engine, calibration, engine_settings_file, policy, trace;
+  std::string speculative;
+  int64_t draft_tokens = 0;
+  std::vector<double> acceptance;
   double trace_speed = 1;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
   int64_t token_budget = 0, max_running = 0;
@@ -81,6 +84,25 @@ Served load_served(const ServeCliOptions& o) {
   s.plan_source =
       "the best plan of " + s.session->scenario.name + " (" + search::layout_name(r.all[r.top.front()]) + ")";
   return s;
+}
+
+// The plan's speculative decoding (from its file, or the scenario), then the flags';
+// checked as a plan file's "speculative" object is, and against the model.
+void apply_speculative_flags(const ServeCliOptions& o, Served& s) {
+  if (o.speculative.empty() && o.draft_tokens == 0 && o.acceptance.empty()) return;
+  plan::SpeculativeDecoding& spec = s.plan.speculative;
+  nlohmann::json j = plan::speculative_to_json(spec);
+  if (!o.speculative.empty()) {
+    if (o.speculative != plan::spec_method_name(spec.method)) j.erase("acceptance");  // another method's rates
+    j["method"] = o.speculative;
+    if (o.speculative != "none" && spec.draft_tokens == 0) j["draft_tokens"] = 1;
+    if (o.speculative == "none") j = {{"method", "none"}};
+  }
+  if (o.draft_tokens > 0) j["draft_tokens"] = o.draft_tokens;
+  if (!o.acceptance.empty()) j["acceptance"] = o.acceptance;
+  spec =
+      plan::speculative_from_json(j, "the command line (--speculative, --draft-tokens, --acceptance)", "speculative");
+  plan::validate_plan(s.plan, s.m(), s.c().num_devices(), "the command line");
 }
 
 // The scenario's engine settings, then the settings file's, then the flags (each
@@ -168,8 +190,16 @@ nlohmann::json band_json(const serve::EngineOverheads& o) {
           {"tpot", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}}};
 }
 
+nlohmann::json speculative_json(const plan::SpeculativeDecoding& spec, const serve::ServeResult& r) {
+  if (!spec.on()) return nullptr;
+  nlohmann::json j = plan::speculative_to_json(spec);
+  j["expected_tokens_per_step"] = spec.expected_tokens_per_step();
+  j["tokens_per_decode"] = r.tokens_per_decode;
+  return j;
+}
+
 nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOptions& so,
-                           const serve::EngineOverheads& overheads) {
+                           const serve::EngineOverheads& overheads, const plan::SpeculativeDecoding& spec) {
   nlohmann::json series = nlohmann::json::array();
   for (const auto& pt : r.series)
     series.push_back(
@@ -187,6 +217,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
                                   {"kv_block_tokens", e.kv_block_tokens}};
   return {{"engine", serve::engine_name(so.engine.engine)},
           {"engine_settings", profile},
+          {"speculative", speculative_json(spec, r)},
           {"ttft_s", stats_json(r.ttft_s)},
           {"tpot_s", stats_json(r.tpot_s)},
           {"itl_s", stats_json(r.itl_s)},
@@ -217,6 +248,13 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
       << fixed(e.memory.memory_fraction, 2) << " ("
       << with_commas(r.kv.capacity_tokens(c.shape.input_len + c.shape.output_len))
       << " tokens of full requests per replica)\n";
+  if (const plan::SpeculativeDecoding& spec = s.plan.speculative; spec.on()) {
+    std::string rates;
+    for (int i = 0; i < spec.draft_tokens; ++i) rates += (i ? ", " : "") + fixed(spec.acceptance_at(i), 2);
+    out << "  speculative " << plan::spec_method_name(spec.method) << ": " << spec.draft_tokens
+        << " draft tokens per step, accepted at " << rates << " -> " << fixed(r.tokens_per_decode, 2)
+        << " tokens per verify step (expected " << fixed(spec.expected_tokens_per_step(), 2) << ")\n";
+  }
   if (!c.trace.empty()) {
     const double span_s = c.trace.back().arrival_s;
     out << "  client: trace, " << c.trace.size() << " requests arriving over " << fixed(span_s, 1) << " s"
@@ -249,7 +287,8 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
 }
 
 void run_serve(const ServeCliOptions& o) {
-  const Served s = load_served(o);
+  Served s = load_served(o);
+  apply_speculative_flags(o, s);
   const serve::ServeOptions so = serve_options(o, s);
   simulate::Simulator sim(s.m(), s.c(), s.efficiency);
   serve::ServeResult r;
@@ -259,7 +298,7 @@ void run_serve(const ServeCliOptions& o) {
     throw std::runtime_error(std::string("serve: ") + e.what());
   }
   std::ostringstream out;
-  if (o.json) out << result_json(r, so, s.engines.for_engine(so.engine.engine)).dump(2) << '\n';
+  if (o.json) out << result_json(r, so, s.engines.for_engine(so.engine.engine), s.plan.speculative).dump(2) << '\n';
   else print_result(out, s, so, r);
   std::cout << out.str() << std::flush;
 }
@@ -330,6 +369,16 @@ void add_serve_command(CLI::App& app) {
   cmd->add_flag("--two-batch-overlap", opts->two_batch_overlap,
                 "Two micro-batches per step, one's communication under the other's compute (SGLang "
                 "--enable-two-batch-overlap, vLLM --enable-dbo; default off)");
+  cmd->add_option("--speculative", opts->speculative,
+                  "Speculative decoding: mtp (the model's MTP layer), eagle (a one-layer draft head) or none "
+                  "(default: the plan's or the scenario's)")
+      ->check(CLI::IsMember({"none", "mtp", "eagle"}));
+  cmd->add_option("--draft-tokens", opts->draft_tokens, "Draft tokens per step (vLLM num_speculative_tokens)")
+      ->check(CLI::Range(int64_t{1}, int64_t{plan::kMaxDraftTokens}));
+  cmd->add_option("--acceptance", opts->acceptance,
+                  "Acceptance rate per draft position, comma-separated, each given every earlier one was "
+                  "accepted; the last repeats (mtp default: 0.85, DeepSeek-V3 report)")
+      ->delimiter(',');
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

@@ -201,6 +201,8 @@ Scenario scenario_from_json(const json& j, const std::filesystem::path& path) {
   read_sla_and_objective(f, file, s);
   read_search_space(f, file, s.space);
   if (const json* e = f.opt_object("engine")) s.engine = plan::engine_settings_from_json(*e, file, "engine.");
+  if (const json* sp = f.opt_object("speculative"))
+    s.speculative = plan::speculative_from_json(*sp, file, "speculative");
   f.reject_unknown();
   return s;
 }

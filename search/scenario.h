@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "plan/engine_settings.h"
 #include "plan/plan.h"
+#include "plan/speculative.h"
 #include "topology/cluster.h"
 
 namespace dayzero::search {
@@ -76,6 +77,9 @@ struct Scenario {
   // `plan --serve-check`; their flags win): the optional "engine" object,
   // plan/engine_settings.h.
   plan::EngineSettings engine;
+  // Speculative decoding every plan of the scenario runs with (plan/speculative.h):
+  // the optional "speculative" object.
+  plan::SpeculativeDecoding speculative;
 };
 
 // A scenario argument: an existing path, else the name of a bundled scenario

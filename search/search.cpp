@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/error.h"
 #include "core/parallel.h"
 #include "plan/plan_json.h"
 #include "search/ranking.h"
@@ -145,6 +146,9 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
     for (plan::KvDtype d : plan::kAllKvDtypes) kv_bytes = std::max(kv_bytes, plan::kv_elem_bytes(d));
     plan::check_workload_sizes(w, m, defaults.kv_block_tokens, defaults.prefill_chunk_tokens, kv_bytes,
                                s.file.string());
+    if (s.speculative.method == plan::SpecMethod::mtp && m.config.mtp_layers == 0)
+      throw core::InputError(s.file.string(), "speculative.method", "\"mtp\"",
+                             "the model has no multi-token-prediction layer (use eagle)");
   }
   r.all = enumerate_plans(s, m, c);
   r.candidates = r.all.size();

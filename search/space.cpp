@@ -185,6 +185,7 @@ std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m,
                   l.ep, static_cast<int64_t>(std::llround(frac * static_cast<double>(cfg.moe.num_experts))));
             p.workload = s.workload;
             p.workload.batch = batch;
+            p.speculative = s.speculative;
             e.weights = w;
             e.resident_fraction = frac;
             out.push_back(std::move(e));

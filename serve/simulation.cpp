@@ -21,10 +21,11 @@ using detail::Arrivals;
 
 struct Seq {
   Request req;
-  int64_t target = 0;     // tokens to have in the KV cache before decoding: the prompt (after a preemption:
-                          // the prompt and the tokens generated so far, recomputed)
-  int64_t kv_tokens = 0;  // tokens in its KV cache
-  int64_t generated = 0;  // output tokens produced (the first comes with the end of the prompt)
+  int64_t target = 0;        // tokens to have in the KV cache before decoding: the prompt (after a preemption:
+                             // the prompt and the tokens generated so far, recomputed)
+  int64_t kv_tokens = 0;     // tokens in its KV cache
+  int64_t generated = 0;     // output tokens produced (the first comes with the end of the prompt)
+  int64_t decode_steps = 0;  // steps that decoded it (output tokens - 1 unless drafts were accepted)
   double first_token_s = -1, last_token_s = 0;
   double kv_bytes = 0;                      // reserved in the replica's budget
   LatencyParts at_arrival, at_first_token;  // the replica's running totals then
@@ -287,7 +288,9 @@ void Replica::finish(Seq& s) {
     return;
   }
   const int64_t out = s.req.shape.output_len;
-  const double own_step_s = out > 1 ? (now_ - s.first_token_s) / static_cast<double>(out - 1) : 0;
+  // The admission delay is counted in the request's own decode steps (not tokens: a
+  // speculative step emits several).
+  const double own_step_s = s.decode_steps > 0 ? (now_ - s.first_token_s) / static_cast<double>(s.decode_steps) : 0;
   const double overhead = eng_.request_overhead_s + eng_.request_overhead_per_inflight_s * s.inflight +
                           eng_.admission_delay_steps * own_step_s;
   ttft_.push_back(s.first_token_s - s.req.arrival_s + overhead);
@@ -314,6 +317,7 @@ void Replica::apply_step(double step_s) {
     Seq& s = *e.seq;
     const int64_t emitted = e.decode ? tokens_accepted(s) : 1;
     if (e.decode) {
+      ++s.decode_steps;
       ++decodes_;
       decoded_tokens_ += emitted;
     }

@@ -110,6 +110,33 @@ TEST(Cli, ServeOverridesTheEnginesSettings) {
 // `serve --trace`: a trace replayed at its arrival times and lengths (and faster), its
 // first K with --requests; a bad trace is a one-line error; a trace excludes the other
 // clients.
+// `serve --speculative`: MTP drafts on DeepSeek-V3 emit about the tokens per step the
+// rates imply and cut TPOT; a method the model lacks, and rates out of range, are
+// one-line errors naming the field.
+TEST(Cli, ServeRunsSpeculativeDecoding) {
+  const std::string base = "serve deepseek-v3-h200-2x8 --concurrency 16 --requests 64 --json";
+  const Result plain = run(base);
+  const Result mtp = run(base + " --speculative mtp --draft-tokens 2 --acceptance 0.9,0.6");
+  ASSERT_EQ(mtp.status, 0) << mtp.err;
+  const auto p = nlohmann::json::parse(plain.out), j = nlohmann::json::parse(mtp.out);
+  EXPECT_TRUE(p.at("speculative").is_null());
+  const auto& spec = j.at("speculative");
+  EXPECT_EQ(spec.at("method"), "mtp");
+  EXPECT_DOUBLE_EQ(spec.at("expected_tokens_per_step").get<double>(), 1 + 0.9 + 0.9 * 0.6);
+  EXPECT_NEAR(spec.at("tokens_per_decode").get<double>(), 2.44, 0.1);
+  EXPECT_LT(j.at("tpot_s").at("mean").get<double>(), p.at("tpot_s").at("mean").get<double>());
+  const std::string data = DAYZERO_DATA_DIR;
+  const std::string llama = "serve --model Llama-3.1-8B --cluster h100x1 --plan " + data +
+                            "/plans/llama-3.1-8b-h100-tp1.json --concurrency 2 --requests 4";
+  const Result no_mtp = run(llama + " --speculative mtp");
+  EXPECT_EQ(no_mtp.status, 1);
+  EXPECT_NE(no_mtp.err.find("speculative.method"), std::string::npos) << no_mtp.err;
+  EXPECT_NE(run(llama + " --speculative eagle").err.find("acceptance"), std::string::npos);
+  EXPECT_EQ(run(llama + " --speculative eagle --acceptance 0.7").status, 0);
+  EXPECT_NE(run(llama + " --speculative eagle --acceptance 1.5").err.find("speculative.acceptance"), std::string::npos);
+  EXPECT_NE(run(llama + " --speculative medusa").err.find("--speculative"), std::string::npos);
+}
+
 TEST(Cli, ServeReplaysATrace) {
   const std::string data = DAYZERO_DATA_DIR;
   const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";

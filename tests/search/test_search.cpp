@@ -265,6 +265,32 @@ TEST(Scenario, EngineSettingsAreReadAndChecked) {
   EXPECT_NE(scenario_error(head + R"("engine": "sglang"})").find("field 'engine'"), std::string::npos);
 }
 
+// A scenario's speculative decoding reaches every plan its search makes, and its
+// TPOT; MTP on a model without an MTP layer is an error naming the scenario and field.
+TEST(Scenario, SpeculativeDecodingReachesEveryPlan) {
+  const std::string head = R"({"schema_version": 1, "model": "models/Llama-3.1-8B", "cluster": "clusters/h100x8.json",
+      "workload": {"input_len": 1000, "output_len": 200, "concurrency": 8},)";
+  const Loaded plain = load(write_scenario("plain", head + R"("objective": "throughput_per_device"})"));
+  const Loaded eagle = load(
+      write_scenario("eagle", head + R"("speculative": {"method": "eagle", "draft_tokens": 3, "acceptance": [0.8]}})"));
+  EXPECT_EQ(eagle.scenario.speculative.draft_tokens, 3);
+  const SearchResult a = run_search(plain.scenario, plain.model, plain.cluster, {});
+  const SearchResult b = run_search(eagle.scenario, eagle.model, eagle.cluster, {});
+  ASSERT_EQ(a.all.size(), b.all.size());
+  for (const auto& e : b.all) EXPECT_EQ(e.plan.speculative.method, plan::SpecMethod::eagle);
+  ASSERT_FALSE(b.top.empty());
+  EXPECT_LT(b.all[b.top.front()].prediction.tpot_s, a.all[a.top.front()].prediction.tpot_s);
+  const auto file = write_scenario("mtp", head + R"("speculative": {"method": "mtp"}})");
+  const Loaded mtp = load(file);
+  try {
+    (void)run_search(mtp.scenario, mtp.model, mtp.cluster, {});
+    ADD_FAILURE() << "no error";
+  } catch (const core::InputError& err) {
+    EXPECT_NE(std::string(err.what()).find(file.string() + ": field 'speculative.method'"), std::string::npos)
+        << err.what();
+  }
+}
+
 // Issue 16: a scenario with output_len 2^62 gave kv_cache_bytes = INT64_MIN and fitting
 // plans. Lengths are bounded when read; within the bounds, run_search checks that the
 // largest candidate's sizes fit in 64 bits before simulating any.
