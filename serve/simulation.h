@@ -44,6 +44,7 @@ struct ServeResult {
   int64_t preemptions = 0;
   int64_t max_running = 0;
   double tokens_per_decode = 0;    // tokens a sequence's decode emits on average (> 1: speculative)
+  double kv_transfer_s = 0;        // disaggregated: a request's KV cache moved between the pools, mean
   simulate::KvBudget kv;           // the replica's KV cache
   std::vector<ServePoint> series;  // at most ServeOptions::max_points, evenly over the steps
   LatencyParts ttft_parts;         // the mean TTFT's parts

@@ -1,0 +1,48 @@
+#pragma once
+// Disaggregated serving: a prefill pool and a decode pool of workers, each with its
+// own layout, worker count and engine settings, on one cluster (the prefill workers
+// on its first devices, the decode workers after them). A request is routed to a
+// prefill replica (round robin over every worker's attention-DP replicas), queues
+// there for prefill capacity, has its prompt computed and its first token sampled,
+// then its KV cache moves to a decode replica (round robin) over the topology's path
+// between the pools (NVLink inside a node or an NVLink domain, the NICs across),
+// each decode rank receiving its own shard at once; the first token reaches the
+// client with the transfer, as SGLang's and Dynamo's disaggregated servers return it
+// from the decode side. The decode replica admits the sequence when its cache has
+// room and decodes the rest. Every replica of both pools is simulated, side by side
+// in time (serve/replica.h); the engines' transfer overlaps the prefill worker's next
+// prompts, so it delays the request, not the pool.
+
+#include "plan/plan.h"
+#include "serve/engine.h"
+#include "serve/simulation.h"
+#include "serve/workload.h"
+#include "simulate/simulator.h"
+
+namespace dayzero::serve {
+
+struct Pool {
+  plan::Plan plan;  // one worker: its layout, precisions, speculative decoding
+  int workers = 1;
+  EngineProfile engine;
+};
+
+struct DisaggOptions {
+  Pool prefill, decode;
+  Client client;  // across the whole deployment
+};
+
+// Devices the deployment needs: both pools' workers.
+int disaggregated_devices(const DisaggOptions& o);
+
+// The time to move `tokens` of one request's KV cache from the prefill pool to the
+// decode pool: one decode rank's shard (the decode pool's KV budget per rank) over the
+// path from the prefill pool's first device to the decode pool's.
+double kv_transfer_s(const topology::Cluster& c, const DisaggOptions& o, const simulate::KvBudget& decode_kv,
+                     int64_t tokens);
+
+// Throws std::invalid_argument when the client, an engine or a pool is unusable
+// (more devices than the cluster has, a cache that cannot hold one request).
+ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions& o);
+
+}  // namespace dayzero::serve
