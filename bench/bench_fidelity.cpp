@@ -87,7 +87,7 @@ Scheme holdout(const std::string& name, const std::vector<RowPrediction>& base, 
   for (const auto& [group, members] : groups) {
     std::vector<RowPrediction> train;
     for (size_t i = 0; i < base.size(); ++i)
-      if (base[i].predicted && key(base[i]) != group) train.push_back(base[i]);
+      if (base[i].predicted && !base[i].row->disaggregated() && key(base[i]) != group) train.push_back(base[i]);
     const size_t first = s.rows.size();
     for (size_t i : members) s.rows.push_back(*base[i].row);
     auto p = fit_and_predict(train, {s.rows.begin() + static_cast<std::ptrdiff_t>(first), s.rows.end()}, start);
@@ -122,7 +122,7 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
   for (const char* which : {"ttft", "tpot"})
     for (const auto fig : simulate::kAllTimeFigures)
       std::fprintf(f, ",%s_%s_s", which, std::string(simulate::time_figure_name(fig)).c_str());
-  std::fprintf(f, "\n");
+  std::fprintf(f, ",mode\n");
   for (const auto& r : p) {
     if (!r.predicted) continue;
     const BenchRow& b = *r.row;
@@ -137,7 +137,7 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
         std::accumulate(r.tpot_parts.figure_s.begin(), r.tpot_parts.figure_s.end(), 0.0), r.tpot_parts.steps);
     for (const auto* parts : {&r.ttft_parts, &r.tpot_parts})
       for (const double s : parts->figure_s) std::fprintf(f, ",%.6g", s);
-    std::fprintf(f, "\n");
+    std::fprintf(f, ",%s\n", b.mode.c_str());
   }
   std::fclose(f);
 }
@@ -148,10 +148,25 @@ void print_line(const char* scheme, const std::string& group, const serve::Error
               steady ? s.steady_tpot_median : s.tpot_median, steady ? s.steady_tpot_p90 : s.tpot_p90);
 }
 
-void print_scheme(const char* title, const std::vector<RowPrediction>& p, const char* group_prefix, bool steady,
-                  bool with_all = true) {
-  for (const auto& [group, s] : serve::summarize(p))
+// The rows of one mode: the aggregated runs (issue 13's figures) or the disaggregated
+// ones (never fitted on: fits use aggregated runs only).
+std::vector<RowPrediction> of_mode(const std::vector<RowPrediction>& p, bool disaggregated) {
+  std::vector<RowPrediction> out;
+  for (const auto& r : p)
+    if (r.row->disaggregated() == disaggregated) out.push_back(r);
+  return out;
+}
+
+void print_scheme(const char* title, const std::vector<RowPrediction>& all, const char* group_prefix, bool steady,
+                  bool with_all = true, bool disaggregated = false) {
+  for (const auto& [group, s] : serve::summarize(of_mode(all, disaggregated)))
     if ((with_all && group == "all") || group.rfind(group_prefix, 0) == 0) print_line(title, group, s, steady);
+}
+
+// The disaggregated runs under each predictor: by model and by GPU.
+void print_disaggregated(const char* title, const std::vector<RowPrediction>& all) {
+  print_scheme(title, all, "model:", false, true, true);
+  print_scheme(title, all, "system:", false, false, true);
 }
 
 int run(int argc, char** argv) {
@@ -174,32 +189,38 @@ int run(int argc, char** argv) {
   const std::vector<RowPrediction> base = serve::predict_bench(rows, start);
   int64_t predicted = 0;
   for (const auto& p : base) predicted += p.predicted ? 1 : 0;
-  std::printf("bench_fidelity: %s\n  %zu rows, %lld predicted (agg, mappable), the rest rejected with the reason\n\n",
-              csv.c_str(), rows.size(), static_cast<long long>(predicted));
+  std::printf(
+      "bench_fidelity: %s\n  %zu rows, %lld predicted (agg and fully described disagg, mappable), the rest rejected "
+      "with the reason\n\n",
+      csv.c_str(), rows.size(), static_cast<long long>(predicted));
   std::printf("  |error| in %%, median and p90\n  %-26s %-58s %5s %9s %9s %9s %9s\n", "predictor", "group", "rows",
               "TTFT med", "TTFT p90", "TPOT med", "TPOT p90");
   dump(dir, "start", base);
   print_scheme("steady state (before)", base, "engine:", true);
   print_scheme("serving, start figures", base, "engine:", false);
+  print_disaggregated("disagg, start figures", base);
   if (start_only) return 0;
   std::vector<BenchRow> in_rows;
   for (const auto& p : base)
     if (p.predicted) in_rows.push_back(*p.row);
-  std::vector<RowPrediction> in_sample;
+  std::vector<RowPrediction> in_sample;  // fitted on: the aggregated runs
   for (const auto& p : base)
-    if (p.predicted) in_sample.push_back(p);
+    if (p.predicted && !p.row->disaggregated()) in_sample.push_back(p);
   print_fit(serve::fit_serving(serve::fit_rows(in_sample), simulate::Efficiency{}));
   const auto fitted = fit_and_predict(in_sample, in_rows, start);
   dump(dir, "in sample", fitted);
   print_scheme("serving, fit in sample", fitted, "engine:", false);
+  print_disaggregated("disagg, fit on all agg", fitted);
   const Scheme gpu = holdout("leave one GPU out", base, start, [](const RowPrediction& p) { return p.row->system; });
   dump(dir, "leave one GPU out", gpu.predictions);
   print_scheme("leave one GPU out", gpu.predictions, "system:", false);
   print_scheme("leave one GPU out", gpu.predictions, "engine:", false, false);
+  print_disaggregated("disagg, one GPU out", gpu.predictions);
   const Scheme model = holdout("leave one model out", base, start, model_group(base));
   dump(dir, "leave one model out", model.predictions);
   print_scheme("leave one model out", model.predictions, "model:", false);
   print_scheme("leave one model out", model.predictions, "engine:", false, false);
+  print_disaggregated("disagg, one model out", model.predictions);
   std::printf("\n  %.1f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   return 0;
 }

@@ -24,7 +24,7 @@ std::map<serve::Engine, std::pair<serve::ErrorBand, serve::ErrorBand>> bands(
   std::map<serve::Engine, std::pair<std::vector<double>, std::vector<double>>> errors;
   for (const auto& p : preds) {
     const auto e = serve::parse_engine(p.row->backend);
-    if (!p.predicted || !e) continue;
+    if (!p.predicted || !e || p.row->disaggregated()) continue;  // the band of the fitted (aggregated) runs
     errors[*e].first.push_back(p.ttft_error_pct() / 100);
     errors[*e].second.push_back(p.tpot_error_pct() / 100);
   }
@@ -113,10 +113,11 @@ void run_calibrate_bench(const std::string& file, const serve::BenchDefaults& de
         << fixed(100 * o.tpot_band.p10, 0) << "% .. " << fixed(100 * o.tpot_band.p90, 0) << "%\n";
   }
   const auto b = serve::summarize(before), a = serve::summarize(after);
-  if (a.count("all")) {
-    out << "\n  in sample, median |error|: TTFT " << fixed(b.at("all").ttft_median, 1) << "% -> "
-        << fixed(a.at("all").ttft_median, 1) << "%, TPOT " << fixed(b.at("all").tpot_median, 1) << "% -> "
-        << fixed(a.at("all").tpot_median, 1) << "% (out of sample: bench/bench_fidelity)\n";
+  if (a.count("mode:agg") && b.count("mode:agg")) {
+    const auto &bb = b.at("mode:agg"), &aa = a.at("mode:agg");
+    out << "\n  in sample (aggregated runs), median |error|: TTFT " << fixed(bb.ttft_median, 1) << "% -> "
+        << fixed(aa.ttft_median, 1) << "%, TPOT " << fixed(bb.tpot_median, 1) << "% -> " << fixed(aa.tpot_median, 1)
+        << "% (out of sample: bench/bench_fidelity)\n";
   }
   out << "calibration written to " << (fs::path(out_dir) / serve::kEfficiencyFile).string() << " and "
       << (fs::path(out_dir) / serve::kEngineOverheadsFile).string() << '\n';

@@ -9,6 +9,7 @@
 #include "core/parallel.h"
 #include "model/model.h"
 #include "plan/plan_json.h"
+#include "serve/bench_loader.h"
 #include "serve/simulation.h"
 #include "serve/stats.h"
 #include "simulate/precisions.h"
@@ -20,142 +21,18 @@ namespace dayzero::serve {
 
 namespace {
 
-namespace fs = std::filesystem;
-
-int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
-
-// A row that cannot be predicted: the reason is the rejection.
-struct Rejected {
-  std::string reason;
-};
-
-// Models, clusters and their simulators, loaded once for all rows.
-class Loader {
- public:
-  explicit Loader(const BenchOptions& o) : o_(o), catalog_(topology::DeviceCatalog::load_builtin(o.data_dir)) {
-    read_map(o.data_dir / "models" / "hf_ids.json", "models", models_);
-    read_map(o.data_dir / "fidelity" / "systems.json", "systems", systems_);
-  }
-
-  const model::Model& model(const std::string& hf_id) {
-    auto it = loaded_models_.find(hf_id);
-    if (it != loaded_models_.end()) return *it->second;
-    const auto folder = models_.find(hf_id);
-    if (folder == models_.end())
-      throw Rejected{"model " + hf_id + " is not among the bundled models (scenarios/models/hf_ids.json)"};
-    if (frozen_) throw std::logic_error("bench rows: model " + hf_id + " was not loaded before the rows were served");
-    auto m = std::make_unique<model::Model>(model::load_model(o_.data_dir / "models" / folder->second));
-    return *loaded_models_.emplace(hf_id, std::move(m)).first->second;
-  }
-
-  // The system's cluster with enough nodes for `gpus`.
-  const topology::Cluster& cluster(const std::string& system, int64_t gpus) {
-    const std::string key = system + "/" + std::to_string(gpus);
-    auto it = clusters_.find(key);
-    if (it != clusters_.end()) return *it->second;
-    const auto file = systems_.find(system);
-    if (file == systems_.end())
-      throw Rejected{"GPU system " + system + " has no cluster in scenarios/fidelity/systems.json"};
-    topology::ClusterConfig cfg = topology::load_cluster_config(o_.data_dir / file->second);
-    if (!catalog_.find(cfg.device)) throw Rejected{"device " + cfg.device + " is not in the device catalog"};
-    const int64_t domain = static_cast<int64_t>(cfg.nodes) * cfg.devices_per_node;
-    if (cfg.intra_node.domain_nodes <= 1 || gpus > domain) {  // scale-out: as many nodes as the worker needs
-      cfg.nodes = static_cast<int>(std::max<int64_t>(1, (gpus + cfg.devices_per_node - 1) / cfg.devices_per_node));
-      cfg.node_names.clear();  // the default names, one per node
-    }
-    // Through the reader again, so that the edited description passes the same checks as a file.
-    nlohmann::json edited = cfg;
-    if (cfg.node_names.empty()) edited.erase("node_names");
-    cfg = topology::cluster_config_from_json(
-        edited, (o_.data_dir / file->second).string() + " (" + std::to_string(gpus) + " GPUs)");
-    if (frozen_) throw std::logic_error("bench rows: cluster " + key + " was not loaded before the rows were served");
-    auto c = std::make_unique<topology::Cluster>(std::move(cfg), catalog_);
-    return *clusters_.emplace(key, std::move(c)).first->second;
-  }
-
-  const simulate::EfficiencyTable& efficiency() const { return o_.efficiency; }
-  // From now on the loader is only read (from several threads): loading more is a bug.
-  void freeze() { frozen_ = true; }
-
- private:
-  static void read_map(const fs::path& file, const char* key, std::map<std::string, std::string>& out) {
-    const nlohmann::json j = core::read_json_file(file);
-    core::Fields f(j, file.string());
-    (void)f.opt_string("description", "");
-    const nlohmann::json* m = f.opt_object(key);
-    if (!m) f.fail(key, "required field is missing");
-    for (const auto& [k, v] : m->items()) {
-      if (!v.is_string())
-        throw core::InputError(file.string(), std::string(key) + "." + k, v.dump(), "expected a string");
-      out[k] = v.get<std::string>();
-    }
-    f.reject_unknown();
-  }
-
-  const BenchOptions& o_;
-  topology::DeviceCatalog catalog_;
-  std::map<std::string, std::string> models_, systems_;
-  std::map<std::string, std::unique_ptr<model::Model>> loaded_models_;
-  std::map<std::string, std::unique_ptr<topology::Cluster>> clusters_;
-  bool frozen_ = false;
-};
-
-// A quantization mode of the rows as a weight precision.
-model::WeightPrecision precision(const std::string& mode, const model::Model& m, const char* column) {
-  if (mode.empty()) return model::WeightPrecision::bf16;
-  if (mode == "fp8" || mode == "fp8_block")
-    return m.config.quant.method == model::QuantMethod::fp8 ? model::WeightPrecision::checkpoint
-                                                            : model::WeightPrecision::fp8;
-  // INT4 weight-only rows of a compressed-tensors INT4 checkpoint (Kimi-K2.5) run it as stored.
-  if (mode == "int4_wo")
-    return m.config.quant.method == model::QuantMethod::compressed_int4 ? model::WeightPrecision::checkpoint
-                                                                        : model::WeightPrecision::int4;
-  // NVFP4 rows name the checkpoint's 4-bit format: an MXFP4 checkpoint (gpt-oss) as stored.
-  if (mode == "nvfp4")
-    return m.config.quant.method == model::QuantMethod::mxfp4 ? model::WeightPrecision::checkpoint
-                                                              : model::WeightPrecision::nvfp4;
-  throw Rejected{std::string(column) + " " + mode + " is not modelled yet"};
-}
-
-plan::Plan plan_of(const BenchRow& r, const model::Model& m, const topology::Cluster& c) {
-  plan::Plan p;
-  p.model = m.config.source;
-  p.cluster = c.name();
-  p.pp = static_cast<int>(r.pp);
-  p.attention = {static_cast<int>(r.tp), static_cast<int>(r.attention_dp)};
-  const int64_t ranks = r.tp * r.attention_dp;
-  if (m.config.is_moe()) {
-    if (ranks % (r.moe_tp * r.moe_ep) != 0)
-      throw Rejected{"inconsistent layout: moe_tp x moe_ep = " + std::to_string(r.moe_tp * r.moe_ep) +
-                     " does not divide tp x attention_dp = " + std::to_string(ranks)};
-    p.moe = {static_cast<int>(r.moe_tp), static_cast<int>(r.moe_ep), static_cast<int>(ranks / (r.moe_tp * r.moe_ep))};
-  } else {
-    p.moe = {1, 1, static_cast<int>(ranks)};
-  }
-  p.dtypes.attention = p.dtypes.dense_mlp = precision(r.gemm_quant, m, "gemm_quant_mode");
-  p.dtypes.experts = m.config.is_moe() ? precision(r.moe_quant, m, "moe_quant_mode") : p.dtypes.dense_mlp;
-  p.dtypes.kv_cache = kv_dtype_of(r);
-  p.workload.batch = r.concurrency();
-  p.workload.input_len = r.isl;
-  p.workload.output_len = r.osl;
-  try {
-    plan::validate_plan(p, m, c.num_devices(), "the row's layout");
-  } catch (const std::exception& e) {
-    throw Rejected{std::string("inconsistent layout: ") + e.what()};
-  }
-  try {
-    simulate::validate_plan_precisions(p, c.device_spec(), "the row's precisions");
-  } catch (const std::exception& e) {
-    throw Rejected{std::string("unsupported precision: ") + e.what()};
-  }
-  return p;
-}
+using detail::Loader;
+using detail::Rejected;
+using detail::round_up;
 
 RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions& o) {
   RowPrediction out;
   out.row = &r;
   try {
-    if (r.mode != "agg") throw Rejected{"disaggregated serving is not modelled yet"};
+    if (r.disaggregated()) {
+      detail::predict_disaggregated(r, loader, o, out);
+      return out;
+    }
     if (r.recorded_concurrency > 0 && r.recorded_concurrency != r.concurrency())
       throw Rejected{"inconsistent concurrency: silicon_data_source records silicon_concurrency=" +
                      std::to_string(r.recorded_concurrency) + ", batch_size x pp_size x attention_dp_size is " +
@@ -170,7 +47,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     if (r.deployer == Deployer::inferencex && r.gpus() > c.devices_per_node())
       throw Rejected{"inconsistent layout: " + std::to_string(r.gpus()) + " GPUs, more than the one node of " +
                      std::to_string(c.devices_per_node()) + " that InferenceX's aggregated recipes run on"};
-    const plan::Plan p = plan_of(r, m, c);
+    const plan::Plan p = detail::plan_of(r, detail::layout_of(r), r.concurrency(), m, c);
     simulate::Simulator sim(m, c, loader.efficiency().for_device(c.device_spec().name));
     const simulate::Prediction steady = sim.simulate(p, {false, false, true});
     out.steady_ttft_s = steady.ttft_s;
@@ -178,23 +55,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     ServeOptions so;
     so.engine = deployed_profile(*engine, deployment_of(p, m, c.device_spec()), r);
     so.engine = o.engines.apply(so.engine);
-    so.client.concurrency = r.concurrency();
-    so.client.requests = (o.requests_per_slot + o.warmup_per_slot) * r.concurrency();
-    so.client.warmup = o.warmup_per_slot * r.concurrency();
-    if (r.deployer == Deployer::inferencex) {
-      // InferenceX's client: benchmark_serving.py with --num-prompts 10 x concurrency
-      // from an idle engine, every length drawn in [0.8, 1] x (RANDOM_RANGE_RATIO 0.8).
-      so.client.requests = 10 * r.concurrency();
-      so.client.warmup = 0;
-      so.client.range_ratio = 0.8;
-    }
-    if (r.request_rate_per_s > 0) {  // open loop: Poisson at the run's rate, as many requests as it sent
-      so.client.kind = ClientKind::open_loop;
-      so.client.rate_per_s = r.request_rate_per_s;
-      if (r.requests > 0) so.client.requests = r.requests;
-      so.client.warmup = 0;
-    }
-    so.client.shape = {r.isl, r.osl, 0};
+    so.client = detail::bench_client(r, o);
     so.max_points = 0;
     ServeResult s;
     try {
@@ -217,6 +78,32 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
 }
 
 }  // namespace
+
+namespace detail {
+
+Client bench_client(const BenchRow& r, const BenchOptions& o) {
+  Client c;
+  c.concurrency = r.concurrency();
+  c.requests = (o.requests_per_slot + o.warmup_per_slot) * r.concurrency();
+  c.warmup = o.warmup_per_slot * r.concurrency();
+  if (r.deployer == Deployer::inferencex) {
+    // InferenceX's client: benchmark_serving.py with --num-prompts 10 x concurrency
+    // from an idle engine, every length drawn in [0.8, 1] x (RANDOM_RANGE_RATIO 0.8).
+    c.requests = 10 * r.concurrency();
+    c.warmup = 0;
+    c.range_ratio = 0.8;
+  }
+  if (r.request_rate_per_s > 0) {  // open loop: Poisson at the run's rate, as many requests as it sent
+    c.kind = ClientKind::open_loop;
+    c.rate_per_s = r.request_rate_per_s;
+    if (r.requests > 0) c.requests = r.requests;
+    c.warmup = 0;
+  }
+  c.shape = {r.isl, r.osl, 0};
+  return c;
+}
+
+}  // namespace detail
 
 plan::KvDtype kv_dtype_of(const BenchRow& r) {
   for (const std::string& mode : {r.gemm_quant, r.moe_quant})
@@ -364,8 +251,8 @@ std::map<std::string, ErrorSummary> summarize(const std::vector<RowPrediction>& 
   std::map<std::string, Errors> groups;
   for (const auto& p : predictions) {
     if (!p.predicted) continue;
-    for (const std::string& key :
-         {std::string("all"), "model:" + p.row->model_path, "system:" + p.row->system, "engine:" + p.row->backend}) {
+    for (const std::string& key : {std::string("all"), "mode:" + p.row->mode, "model:" + p.row->model_path,
+                                   "system:" + p.row->system, "engine:" + p.row->backend}) {
       Errors& e = groups[key];
       e.ttft.push_back(std::abs(p.ttft_error_pct()));
       e.tpot.push_back(std::abs(p.tpot_error_pct()));

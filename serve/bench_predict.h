@@ -76,7 +76,8 @@ struct ErrorSummary {
   double ttft_median = 0, ttft_p90 = 0, tpot_median = 0, tpot_p90 = 0;
   double steady_ttft_median = 0, steady_ttft_p90 = 0, steady_tpot_median = 0, steady_tpot_p90 = 0;
 };
-// By "all", and by model, by GPU and by engine ("model:<id>", "system:<s>", "engine:<b>").
+// By "all", and by mode, model, GPU and engine ("mode:agg" or "mode:disagg", "model:<id>",
+// "system:<s>", "engine:<b>").
 std::map<std::string, ErrorSummary> summarize(const std::vector<RowPrediction>& predictions);
 
 }  // namespace dayzero::serve

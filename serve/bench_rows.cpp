@@ -147,6 +147,23 @@ std::string measured_date(const RowReader& r) {
   return is_date(d) ? d : "";
 }
 
+// A disaggregated run's pool, from its prefix's columns where the file has them.
+BenchPool read_pool(const RowReader& r, const std::string& prefix) {
+  BenchPool p;
+  const auto size = [&](const char* name, int64_t fallback, int64_t min) {
+    const std::string key = prefix + name;
+    return r.has(key) ? r.integer(key, fallback, min, kMaxBenchLayoutSize) : fallback;
+  };
+  p.workers = size("num_workers", 0, 0);
+  p.batch_size = r.has(prefix + "batch_size") ? r.integer(prefix + "batch_size", 0, 0, kMaxBenchConcurrency) : 0;
+  p.tp = size("tp_size", 1, 1);
+  p.pp = size("pp_size", 1, 1);
+  p.attention_dp = std::max<int64_t>(1, size("attention_dp_size", 1, 0));  // empty or 0: none
+  p.moe_tp = std::max<int64_t>(1, size("moe_tp_size", 1, 0));
+  p.moe_ep = std::max<int64_t>(1, size("moe_ep_size", 1, 0));
+  return p;
+}
+
 BenchRow read_row(const RowReader& r, const std::string& file) {
   BenchRow b;
   b.id = r.id();
@@ -173,6 +190,10 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0, kMaxBenchLayoutSize));
   b.ttft_s = r.latency_s("silicon_ttft_ms");
   b.tpot_s = r.latency_s("silicon_tpot_ms");
+  if (!agg) {
+    b.prefill = read_pool(r, "prefill_");
+    b.decode = read_pool(r, "decode_");
+  }
   b.recorded_concurrency = recorded_concurrency(r);
   b.deployer = deployer_of(r);
   b.measured_date = measured_date(r);

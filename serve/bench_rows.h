@@ -37,6 +37,14 @@ enum class Deployer {
                // (`db-dump/...`) or a dated results export (`source_file=YYYY-MM-DD.csv`)
 };
 
+// One pool of a disaggregated run: its workers' layout, sequences per worker replica
+// and how many workers (0: not given).
+struct BenchPool {
+  int64_t batch_size = 0, workers = 0;
+  int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  int64_t gpus() const { return tp * pp * attention_dp; }
+};
+
 struct BenchRow {
   std::string id;
   std::string file;
@@ -59,15 +67,26 @@ struct BenchRow {
   int64_t recorded_concurrency = 0;
   Deployer deployer = Deployer::generator;
   std::string measured_date;  // YYYY-MM-DD from silicon_data_source's "measured=", or ""
-  // Requests the benchmark client keeps in flight: batch_size x pp x attention_dp.
-  int64_t concurrency() const { return batch_size * pp * attention_dp; }
-  int64_t gpus() const { return tp * pp * attention_dp; }
+  // `disagg` rows: the prefill and the decode pool (the prefill_* and decode_* columns).
+  BenchPool prefill, decode;
+  bool disaggregated() const { return mode == "disagg"; }
+  // Requests the benchmark client keeps in flight: batch_size x pp x attention_dp, or
+  // for a disaggregated run the decode pool's (decode_batch_size x decode pp x decode
+  // attention_dp x decode workers).
+  int64_t concurrency() const {
+    return disaggregated() ? decode.batch_size * decode.pp * decode.attention_dp * decode.workers
+                           : batch_size * pp * attention_dp;
+  }
+  int64_t gpus() const {
+    return disaggregated() ? prefill.workers * prefill.gpus() + decode.workers * decode.gpus() : tp * pp * attention_dp;
+  }
 };
 
 // Every row of the file. A missing column, a malformed or negative number, or a
 // row with another number of fields is a core::InputError naming the file, the row
 // (its id and line) and the field. `agg` rows must give a positive batch and layout;
-// `disagg` rows are read with their pool columns left out.
+// `disagg` rows read their pools from the prefill_* and decode_* columns where the
+// file has them (empty: not given, the row is rejected when predicted).
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& file);
 // The same from the file's text; `file` names it in errors and in each row.
 std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file);

@@ -117,7 +117,7 @@ double kv_transfer_s(const topology::Cluster& c, const DisaggOptions& o, const s
 
 ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions& o) {
   detail::check_serving(o.client, o.prefill.engine);
-  detail::check_serving(o.client, o.decode.engine);
+  detail::check_serving(o.client, o.decode.engine, false);
   check_pool(o.prefill, "prefill");
   check_pool(o.decode, "decode");
   const topology::Cluster& cluster = sim.cluster();

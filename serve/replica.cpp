@@ -195,7 +195,7 @@ void Replica::decay_ratio() {
 void Replica::schedule_mixed() {
   budget_ = eng_.token_budget;
   if (role_ == Role::decode) admit_waiting();  // arrivals with their prompt cached join this step's decodes
-  add_decodes(width_);  // vLLM counts the drafts in the token budget
+  add_decodes(width_);                         // vLLM counts the drafts in the token budget
   for (size_t i = 0; i < running_.size() && budget_ > 0; ++i)
     if (!running_[i]->prefilled()) add_prefill(*running_[i]);
   admit_waiting();

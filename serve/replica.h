@@ -156,8 +156,10 @@ class Replica {
 // there is one replica.
 ServeResult summarize(const std::vector<const ReplicaStats*>& replicas, double scale, size_t max_points);
 
-// Throws std::invalid_argument when the client or the engine profile is unusable.
-void check_serving(const Client& c, const EngineProfile& e);
+// Throws std::invalid_argument when the client or the engine profile is unusable
+// (`prompts`: the engine computes the client's prompts, so a whole one must fit a step
+// unless it chunks them).
+void check_serving(const Client& c, const EngineProfile& e, bool prompts = true);
 
 // A plan prepared for an engine: its KV budget (block size and memory rule of the
 // engine); throws std::invalid_argument when the cache cannot hold one request of

@@ -253,7 +253,9 @@ FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit
 std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
   std::vector<FitRow> rows;
   for (const auto& p : predictions) {
-    if (!p.predicted || !(p.row->ttft_s > 0) || !(p.row->tpot_s > 0)) continue;
+    // A disaggregated run's parts come from two pools' replicas: the linear features
+    // below describe one engine's steps, so only aggregated runs are fitted.
+    if (!p.predicted || p.row->disaggregated() || !(p.row->ttft_s > 0) || !(p.row->tpot_s > 0)) continue;
     const auto e = parse_engine(p.row->backend);
     if (!e) continue;
     rows.push_back({p.device, p.row->model_path, *e, p.overlap_scheduling, p.ttft_parts, p.tpot_parts, p.row->ttft_s,

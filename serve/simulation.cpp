@@ -97,7 +97,7 @@ class ClientShare : public detail::Inbox, public detail::Outlet {
 
 namespace detail {
 
-void check_serving(const Client& c, const EngineProfile& e) {
+void check_serving(const Client& c, const EngineProfile& e, bool prompts) {
   if (c.kind == ClientKind::closed_loop && c.concurrency < 1)
     throw std::invalid_argument("concurrency must be at least 1, not " + std::to_string(c.concurrency));
   if (c.kind == ClientKind::open_loop && c.trace.empty() && !(c.rate_per_s > 0))
@@ -110,7 +110,7 @@ void check_serving(const Client& c, const EngineProfile& e) {
   if (e.token_budget < 1 || e.max_running < 1) throw std::invalid_argument("the engine's step budget is empty");
   if (e.recv_interval_steps < 1)
     throw std::invalid_argument("the scheduler's receive interval must be at least 1 step");
-  if (!e.chunked_prefill && c.shape.input_len > e.token_budget)
+  if (prompts && !e.chunked_prefill && c.shape.input_len > e.token_budget)
     throw std::invalid_argument("without chunked prefill a prompt of " + std::to_string(c.shape.input_len) +
                                 " tokens does not fit a step of " + std::to_string(e.token_budget) + " tokens");
 }

@@ -139,6 +139,39 @@ TEST(BenchRows, BadRowsNameTheRowAndTheField) {
   EXPECT_NE(error_of("").find("expected a header row"), std::string::npos);
 }
 
+// A disaggregated run with both pools described is served by both pools: 1 prefill
+// worker and 2 decode workers of one H100 each, 8 sequences per decode worker (16 in
+// flight); the same run recorded at another concurrency is rejected.
+TEST(BenchPredict, DisaggregatedRowsAreServedByTheirPools) {
+  const std::string h =
+      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,"
+      "prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,"
+      "prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,"
+      "decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  const std::string pools = ",,,,,,1,1,1,1,1,,,8,2,1,1,1,,,";
+  const auto rows = read_bench_csv(write_csv(
+      "disagg", h + "d1,silicon_concurrency=16,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,," +
+                    pools + "80,9\n" +
+                    "d2,silicon_concurrency=32,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,," +
+                    pools + "80,9\n"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].concurrency(), 16);
+  EXPECT_EQ(rows[0].gpus(), 3);
+  EXPECT_EQ(rows[0].decode.workers, 2);
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  ASSERT_TRUE(p[0].predicted) << p[0].reason;
+  EXPECT_GT(p[0].ttft_s, 0);
+  EXPECT_GT(p[0].tpot_s, 0);
+  EXPECT_NE(p[1].reason.find("inconsistent concurrency"), std::string::npos) << p[1].reason;
+  const auto s = summarize(p);
+  EXPECT_EQ(s.at("mode:disagg").rows, 1);
+  EXPECT_EQ(s.count("mode:agg"), 0u);
+}
+
 TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   const std::string h = std::string(kHeader) + "\n";
   const auto rows = read_bench_csv(write_csv(
@@ -167,7 +200,7 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   EXPECT_EQ(p[4].reason.rfind("unsupported precision: ", 0), 0u) << p[4].reason;
   EXPECT_NE(p[4].reason.find("nvfp4"), std::string::npos) << p[4].reason;
   EXPECT_NE(p[5].reason.find("inconsistent layout"), std::string::npos) << p[5].reason;
-  EXPECT_EQ(p[6].reason, "disaggregated serving is not modelled yet");
+  EXPECT_EQ(p[6].reason.rfind("the prefill pool's workers and batch size are not given", 0), 0u) << p[6].reason;
   // One measurement filed under TP 1 and TP 2: neither row is believed.
   for (size_t i : {7u, 8u}) {
     EXPECT_FALSE(p[i].predicted);

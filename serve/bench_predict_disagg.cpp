@@ -1,0 +1,90 @@
+// Measured disaggregated runs predicted one by one (bench_loader.h): each pool's plan
+// from its columns, engine settings as the publisher's deployment generator writes
+// them for a prefill and a decode worker, served by serve/disaggregated.h.
+#include <string>
+
+#include "serve/bench_loader.h"
+#include "serve/disaggregated.h"
+#include "simulate/simulator.h"
+
+namespace dayzero::serve::detail {
+
+namespace {
+
+// A pool's engine settings, as aiconfigurator's generator writes them for a worker of
+// the role (src/aiconfigurator/generator/rule_plugin/benchmark/{vllm,sglang,trtllm}.rule):
+// the pool's batch size as the sequences per step; a prefill worker's step capped at
+// ISL + 1500 tokens (vLLM and TensorRT-LLM max_num_tokens, SGLang max_prefill_tokens)
+// and TensorRT-LLM's prefill without the overlap scheduler; a decode worker's step at
+// its batch size (max_num_tokens = max_batch_size). The rest as for an aggregated
+// worker of the same deployer (no prefix caching, SGLang prefill-first, TensorRT-LLM's
+// KV share 0.8).
+EngineProfile pool_profile(Engine e, const Deployment& d, const BenchPool& pool, const BenchRow& r, bool prefill) {
+  EngineProfile p = default_profile(e, d);
+  p.max_running = std::max<int64_t>(1, pool.batch_size);
+  p.prefix_caching = false;
+  if (e == Engine::sglang) p.policy = PrefillPolicy::prefill_first;
+  if (e == Engine::trtllm) p.memory.memory_fraction = 0.8;
+  if (prefill) {
+    p.token_budget = e == Engine::sglang ? std::min(r.isl + 1500, p.token_budget) : r.isl + 1500;
+    if (e == Engine::trtllm) p.overlap_scheduling = false;
+  } else {
+    p.token_budget = std::max<int64_t>(p.max_running, 1);
+    if (e == Engine::sglang) p.token_budget = default_profile(e, d).token_budget;  // decode steps: max_running
+  }
+  p.memory.step_tokens = p.token_budget;
+  p.memory.logit_rows = std::min(p.memory.logit_rows, p.max_running);
+  return p;
+}
+
+void check_pool(const BenchPool& p, const char* name) {
+  if (p.workers < 1 || p.batch_size < 1)
+    throw Rejected{std::string("the ") + name +
+                   " pool's workers and batch size are not given: a disaggregated run is predicted only "
+                   "from both pools' layouts, batch sizes and worker counts"};
+}
+
+}  // namespace
+
+void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions& o, RowPrediction& out) {
+  check_pool(r.prefill, "prefill");
+  check_pool(r.decode, "decode");
+  if (r.recorded_concurrency > 0 && r.recorded_concurrency != r.concurrency())
+    throw Rejected{"inconsistent concurrency: silicon_data_source records silicon_concurrency=" +
+                   std::to_string(r.recorded_concurrency) +
+                   ", decode_batch_size x decode pp x decode attention_dp x decode workers is " +
+                   std::to_string(r.concurrency())};
+  const auto engine = parse_engine(r.backend);
+  if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
+  const model::Model& m = loader.model(r.model_path);
+  const topology::Cluster& c = loader.cluster(r.system, r.gpus());
+  DisaggOptions d;
+  d.prefill.plan = plan_of(r, r.prefill, r.prefill.batch_size * r.prefill.attention_dp, m, c);
+  d.decode.plan = plan_of(r, r.decode, r.decode.batch_size * r.decode.attention_dp * r.decode.pp, m, c);
+  d.prefill.workers = static_cast<int>(r.prefill.workers);
+  d.decode.workers = static_cast<int>(r.decode.workers);
+  const auto& dev = c.device_spec();
+  d.prefill.engine = o.engines.apply(pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), r.prefill, r, true));
+  d.decode.engine = o.engines.apply(pool_profile(*engine, deployment_of(d.decode.plan, m, dev), r.decode, r, false));
+  d.client = bench_client(r, o);
+  simulate::Simulator sim(m, c, loader.efficiency().for_device(dev.name));
+  // Before the serving model: one prompt on a prefill worker, one decode step of the decode worker's batch.
+  out.steady_ttft_s = sim.simulate(d.prefill.plan, {false, false, true}).ttft_s;
+  out.steady_tpot_s = sim.simulate(d.decode.plan, {false, false, true}).tpot_s;
+  ServeResult s;
+  try {
+    s = simulate_disaggregated(sim, d);
+  } catch (const std::invalid_argument& e) {
+    throw Rejected{std::string("does not fit: ") + e.what()};
+  }
+  out.ttft_s = s.ttft_s.mean;
+  out.tpot_s = s.tpot_s.mean;
+  out.ttft_parts = s.ttft_parts;
+  out.tpot_parts = s.tpot_parts;
+  out.device = dev.name;
+  out.model_params = m.params_total();
+  out.overlap_scheduling = d.decode.engine.overlap_scheduling;
+  out.predicted = true;
+}
+
+}  // namespace dayzero::serve::detail
