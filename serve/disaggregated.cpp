@@ -57,12 +57,13 @@ class Fabric : public detail::Outlet {
   TimedQueue& decode_inbox(size_t i) { return decode_in_[i]; }
 
   // The prompt is cached and the first token sampled: the cache moves to the next
-  // decode replica, and the first token reaches the client with it.
+  // decode replica, which streams the first token with its first step of the sequence.
   void handoff(std::unique_ptr<Seq> s, double now) override {
     const double moved_s = transfer_s_(s->kv_tokens);
     transfer_sum_s_ += moved_s;
     ++transfers_;
-    s->first_token_s = s->last_token_s = now + moved_s;
+    s->last_token_s = now + moved_s;
+    s->first_token_pending = true;
     TimedQueue& q = decode_in_[next_decode_++ % decode_in_.size()];
     q.push(now + moved_s, std::move(s));
   }
@@ -161,6 +162,8 @@ ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions
   for (const auto& r : all) stats.push_back(&r->stats());
   ServeResult r = detail::summarize(stats, 1.0, 0);
   r.kv = decode.kv;
+  r.steps = 0;  // per replica, as for one replica: the busiest's
+  for (const auto& rep : all) r.steps = std::max(r.steps, rep->stats().steps);
   r.kv_transfer_s = fabric.mean_transfer_s();
   return r;
 }

@@ -6,10 +6,12 @@
 // there for prefill capacity, has its prompt computed and its first token sampled,
 // then its KV cache moves to a decode replica (round robin) over the topology's path
 // between the pools (NVLink inside a node or an NVLink domain, the NICs across),
-// each decode rank receiving its own shard at once; the first token reaches the
-// client with the transfer, as SGLang's and Dynamo's disaggregated servers return it
-// from the decode side. The decode replica admits the sequence when its cache has
-// room and decodes the rest. Every replica of both pools is simulated, side by side
+// each decode rank receiving its own shard at once. The decode replica admits the
+// sequence when its cache has room and decodes the rest; the client gets the first
+// token from the decode side with the decode replica's first step of the sequence
+// (SGLang's decode server outputs a transferred request's token when its event loop
+// next takes it in; Dynamo streams from the decode worker), so TTFT is the prefill
+// queue, the prompt, one KV transfer and that step. Every replica of both pools is simulated, side by side
 // in time (serve/replica.h); the engines' transfer overlaps the prefill worker's next
 // prompts, so it delays the request, not the pool.
 

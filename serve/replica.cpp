@@ -101,6 +101,7 @@ void Replica::admit_arrived() {
   while (!in_.empty() && in_.next_time() <= now_) {
     std::unique_ptr<Seq> s = in_.pop();
     if (s->generated >= s->req.shape.output_len) {
+      if (s->first_token_pending) s->first_token_s = now_;
       finish(*s);
       continue;
     }
@@ -273,9 +274,10 @@ void Replica::apply_step(double step_s) {
     }
     s.kv_tokens += e.decode ? emitted : e.tokens;  // rejected drafts leave the cache
     if (!e.decode && !s.prefilled()) continue;     // a chunk before the prompt's last: no token
-    if (s.generated == 0) {
+    if (s.generated == 0 || s.first_token_pending) {
       s.first_token_s = now_;
       s.at_first_token = elapsed_;
+      s.first_token_pending = false;
     } else if (s.last_token_s == start) ++same_gap;
     else st_.itl_s.push_back({now_ - s.last_token_s, 1});
     s.last_token_s = now_;

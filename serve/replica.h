@@ -32,7 +32,8 @@ struct Seq {
   int64_t generated = 0;     // output tokens produced (the first comes with the end of the prompt)
   int64_t decode_steps = 0;  // steps that decoded it (output tokens - 1 unless drafts were accepted)
   double first_token_s = -1, last_token_s = 0;
-  double kv_bytes = 0;                      // reserved in the replica's budget
+  bool first_token_pending = false;  // cached by a prefill pool: its first token reaches the client with the next step
+  double kv_bytes = 0;               // reserved in the replica's budget
   LatencyParts at_arrival, at_first_token;  // the replica's running totals then
   double inflight = 0;                      // requests in flight in the whole plan when it arrived
   bool prefilled() const { return kv_tokens >= target; }

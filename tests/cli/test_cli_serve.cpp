@@ -137,6 +137,24 @@ TEST(Cli, ServeRunsSpeculativeDecoding) {
   EXPECT_NE(run(llama + " --speculative medusa").err.find("--speculative"), std::string::npos);
 }
 
+// `serve --prefill-workers / --decode-workers`: the default scenario's plan on two
+// pools of 8 H200; TTFT carries the KV transfer; a deployment larger than the cluster
+// is a one-line error.
+TEST(Cli, ServeRunsADisaggregatedDeployment) {
+  const Result r = run("serve --prefill-workers 1 --decode-workers 1 --concurrency 32 --requests 96 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("disaggregated").at("devices"), 16);
+  EXPECT_GT(j.at("disaggregated").at("kv_transfer_s").get<double>(), 0);
+  EXPECT_GT(j.at("ttft_s").at("mean").get<double>(), j.at("disaggregated").at("kv_transfer_s").get<double>());
+  EXPECT_EQ(j.at("e2e_s").at("count"), 96);
+  const Result text = run("serve --prefill-workers 1 --decode-workers 1 --concurrency 8 --requests 16");
+  EXPECT_NE(text.out.find("disaggregated: 1 prefill worker of 8 GPUs"), std::string::npos) << text.out;
+  const Result big = run("serve --prefill-workers 2 --decode-workers 1 --requests 16");
+  EXPECT_EQ(big.status, 1);
+  EXPECT_NE(big.err.find("the pools need 24 devices, the cluster has 16"), std::string::npos) << big.err;
+}
+
 TEST(Cli, ServeReplaysATrace) {
   const std::string data = DAYZERO_DATA_DIR;
   const std::string plan = "--model Llama-3.1-8B --cluster h100x1 --plan " + data + "/plans/llama-3.1-8b-h100-tp1.json";
