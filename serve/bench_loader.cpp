@@ -87,6 +87,18 @@ const topology::Cluster& Loader::cluster(const std::string& system, int64_t gpus
   return *clusters_.emplace(key, std::move(c)).first->second;
 }
 
+void record_served(const ServeResult& s, const std::string& device, const model::Model& m, bool overlap_scheduling,
+                   RowPrediction& out) {
+  out.ttft_s = s.ttft_s.mean;
+  out.tpot_s = s.tpot_s.mean;
+  out.ttft_parts = s.ttft_parts;
+  out.tpot_parts = s.tpot_parts;
+  out.device = device;
+  out.model_params = m.params_total();
+  out.overlap_scheduling = overlap_scheduling;
+  out.predicted = true;
+}
+
 BenchPool layout_of(const BenchRow& r) {
   BenchPool l;
   l.tp = r.tp, l.pp = r.pp, l.attention_dp = r.attention_dp, l.moe_tp = r.moe_tp, l.moe_ep = r.moe_ep;

@@ -58,6 +58,11 @@ BenchPool layout_of(const BenchRow& r);
 // deployed it.
 Client bench_client(const BenchRow& r, const BenchOptions& o);
 
+// A served row's figures into its prediction: the means and their parts, the GPU, the
+// model's size and whether the engine overlapped its host time.
+void record_served(const ServeResult& s, const std::string& device, const model::Model& m, bool overlap_scheduling,
+                   RowPrediction& out);
+
 // A `disagg` row served by the disaggregated simulation (bench_predict_disagg.cpp):
 // fills `out`, or throws Rejected.
 void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions& o, RowPrediction& out);

@@ -63,14 +63,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     } catch (const std::invalid_argument& e) {
       throw Rejected{std::string("does not fit: ") + e.what()};
     }
-    out.ttft_s = s.ttft_s.mean;
-    out.tpot_s = s.tpot_s.mean;
-    out.ttft_parts = s.ttft_parts;
-    out.tpot_parts = s.tpot_parts;
-    out.device = c.device_spec().name;
-    out.model_params = m.params_total();
-    out.overlap_scheduling = so.engine.overlap_scheduling;
-    out.predicted = true;
+    detail::record_served(s, c.device_spec().name, m, so.engine.overlap_scheduling, out);
   } catch (const Rejected& rej) {
     out.reason = rej.reason;
   }

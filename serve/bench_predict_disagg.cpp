@@ -77,14 +77,7 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   } catch (const std::invalid_argument& e) {
     throw Rejected{std::string("does not fit: ") + e.what()};
   }
-  out.ttft_s = s.ttft_s.mean;
-  out.tpot_s = s.tpot_s.mean;
-  out.ttft_parts = s.ttft_parts;
-  out.tpot_parts = s.tpot_parts;
-  out.device = dev.name;
-  out.model_params = m.params_total();
-  out.overlap_scheduling = d.decode.engine.overlap_scheduling;
-  out.predicted = true;
+  record_served(s, dev.name, m, d.decode.engine.overlap_scheduling, out);
 }
 
 }  // namespace dayzero::serve::detail
