@@ -148,8 +148,9 @@ ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions
     all.push_back(std::make_unique<detail::Replica>(
         sim, *decode.prepared, o.decode.engine, decode.kv, o.decode.plan.speculative, detail::Role::decode,
         fabric.decode_inbox(i), fabric, o.decode.plan.attention.dp, o.client.seed + 7919 * (i + 1)));
-  // The replica that acts first moves on, one step at a time: whatever it hands on is
-  // timed at the end of its step, at or after every other replica's clock.
+  // The replica whose clock is earliest moves on, one step at a time. What it hands on
+  // is timed at the end of its step; a replica whose clock is already past that time
+  // takes it in at its next step, as an engine busy with a step does.
   while (fabric.finished_count() < fabric.total()) {
     detail::Replica* next = nullptr;
     double when = std::numeric_limits<double>::infinity();
