@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/arith.h"
 #include "serve/arrivals.h"
 #include "serve/replica.h"
 
@@ -70,10 +71,11 @@ ServeResult summarize(const std::vector<const ReplicaStats*>& replicas, double s
 namespace {
 
 // The replica's share of the client: its requests in, its finishes back to the client
-// (a closed loop sends the next), the first `warmup` finishes left out.
+// (a closed loop sends the next), its share of the first `warmup` finishes left out
+// (the replica stands for each of the dp replicas, each seeing 1/dp of the requests).
 class ClientShare : public detail::Inbox, public detail::Outlet {
  public:
-  ClientShare(const Client& c, int dp) : arrivals_(c, dp), warmup_(c.warmup) {}
+  ClientShare(const Client& c, int dp) : arrivals_(c, dp), warmup_(core::ceil_div(c.warmup, int64_t{dp})) {}
   bool empty() const override { return arrivals_.empty(); }
   double next_time() const override { return arrivals_.next_time(); }
   std::unique_ptr<detail::Seq> pop() override { return detail::new_seq(arrivals_.pop()); }

@@ -102,6 +102,21 @@ TEST(Serving, ClosedLoopObeysLittlesLaw) {
   EXPECT_NEAR(r.requests_per_s, 16 / r.e2e_s.mean, 0.01 * 16 / r.e2e_s.mean);
 }
 
+// The warm-up is the whole deployment's: with attention DP, each replica leaves out
+// its share of it (one replica stands for all dp), not the whole count.
+TEST(Serving, WarmupIsSharedByTheDataParallelReplicas) {
+  const model::Model m = load_model("Llama-3.1-8B");
+  const topology::Cluster c = load_cluster("h100x8");
+  simulate::Simulator sim(m, c);
+  plan::Plan p = simulate::testing::plan(1, 8);
+  p.workload.batch = 64;
+  ServeOptions o = options(64, 320, 512, 32);
+  o.client.warmup = 64;
+  const ServeResult r = simulate_serving(sim, p, o);
+  EXPECT_EQ(r.e2e_s.count, (320 - 64) / 8);  // one replica's share: 40 finished, 8 of them warm-up
+  EXPECT_GT(r.tpot_s.mean, 0);
+}
+
 // In a closed loop the latencies' parts are exact: TTFT's and TPOT's parts add up
 // to their means, each step's overhead counts once per step, and with no time per
 // step but the overhead, TPOT is exactly the overhead.
