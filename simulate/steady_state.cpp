@@ -36,13 +36,21 @@ void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pre
   pred.ttft_s = pred.prefill.time_s;
   // With speculative decoding a decode step (verify and drafts) emits on average
   // expected_tokens_per_step tokens per sequence.
-  pred.tpot_s = pred.decode.time_s / p.speculative.expected_tokens_per_step();
+  const double step_per_token_s = pred.decode.time_s / p.speculative.expected_tokens_per_step();
   // A replica's `seqs` requests each need a prefill and output_len decode steps,
-  // run one after the other (no overlap of prefill and decode).
+  // run one after the other (no overlap of prefill and decode): a cycle in which
+  // every sequence is prefilled once.
   const double out = static_cast<double>(p.workload.output_len);
-  const double cycle_s = out * pred.tpot_s + static_cast<double>(seqs_per_replica) * pred.ttft_s;
-  pred.throughput_tokens_per_s = static_cast<double>(seqs_per_replica * p.attention.dp) * out / cycle_s;
+  const double seqs = static_cast<double>(seqs_per_replica);
+  const double cycle_s = out * step_per_token_s + seqs * pred.ttft_s;
+  pred.throughput_tokens_per_s = seqs * p.attention.dp * out / cycle_s;
   pred.throughput_tokens_per_s_per_device = pred.throughput_tokens_per_s / p.world_size();
+  // While a sequence decodes, the replica's other seqs - 1 sequences each have a
+  // prompt computed (inside the decode steps with chunked prefill, or between them):
+  // that time is the sequence's too, so TPOT = step + (seqs - 1) x TTFT / output_len,
+  // and a request's latency, TTFT + output_len x TPOT, is the cycle (Little's law:
+  // seqs in flight, seqs / cycle requests/s). One sequence alone: the step.
+  pred.tpot_s = step_per_token_s + (seqs - 1) * pred.ttft_s / out;
   pred.request_latency_s = pred.ttft_s + out * pred.tpot_s;
 }
 

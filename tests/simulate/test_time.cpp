@@ -166,9 +166,12 @@ TEST(SimulateTime, PipelineMicroBatchesAndBubble) {
   EXPECT_EQ(pred.prefill.micro_batches, 1);
   EXPECT_GT(pred.decode.by_kind_s.at(CostKind::pp_send), 0);
   EXPECT_GE(pred.decode.bubble_s, 0);
-  // 8 sequences x 200 tokens every 200 decode steps and 8 prefills.
-  expect_close(pred.throughput_tokens_per_s, 8 * 200 / (200 * pred.tpot_s + 8 * pred.ttft_s));
-  expect_close(pred.request_latency_s, pred.ttft_s + 200 * pred.tpot_s);
+  // 8 sequences x 200 tokens every 200 decode steps and 8 prefills; a sequence's
+  // tokens wait for the other 7 prefills too, and its latency is the whole cycle.
+  const double cycle_s = 200 * pred.decode.time_s + 8 * pred.ttft_s;
+  expect_close(pred.throughput_tokens_per_s, 8 * 200 / cycle_s);
+  expect_close(pred.tpot_s, pred.decode.time_s + 7 * pred.ttft_s / 200);
+  expect_close(pred.request_latency_s, cycle_s);
 }
 
 // FP8 weights on a device with an FP8 path run at the FP8 peak (W8A8), and stream half the bytes.
