@@ -64,6 +64,32 @@ std::vector<int> Plan::ep_group(int rank) const {
   return g;
 }
 
+int64_t Plan::devices_used() const {
+  if (!disaggregated.on()) return world_size();
+  const WorkerLayout& l = disaggregated.prefill;
+  return int64_t{disaggregated.prefill_workers} * l.pp * l.attention.tp * l.attention.dp +
+         int64_t{disaggregated.decode_workers} * world_size();
+}
+
+Plan Plan::prefill_worker() const {
+  Plan w = decode_worker();
+  if (!disaggregated.on()) return w;
+  const WorkerLayout& l = disaggregated.prefill;
+  if (l.pp != pp) w.stage_layers.clear();  // the decode worker's split is for its own stages
+  w.pp = l.pp;
+  w.attention = l.attention;
+  w.moe = l.moe;
+  w.workload.batch = l.batch;
+  w.speculative = {};
+  return w;
+}
+
+Plan Plan::decode_worker() const {
+  Plan w = *this;
+  w.disaggregated = {};
+  return w;
+}
+
 std::vector<int64_t> Plan::layers_per_stage(int64_t num_layers) const {
   if (!stage_layers.empty()) return stage_layers;
   std::vector<int64_t> out(static_cast<size_t>(pp), num_layers / pp);

@@ -85,6 +85,28 @@ struct Workload {
   uint64_t routing_seed = 0;  // which expert ids are hot (a fixed permutation)
 };
 
+// One prefill worker's layout in a disaggregated deployment. Its precisions, KV
+// blocks, offload and workload lengths are the plan's own; its batch is the prompts
+// one worker holds at once.
+struct WorkerLayout {
+  int pp = 1;
+  AttentionLayout attention;
+  MoeLayout moe;
+  int64_t batch = 1;
+};
+
+// Disaggregated serving (serve/disaggregated.h): `prefill_workers` workers of the
+// `prefill` layout compute the prompts, `decode_workers` workers of the plan's own
+// layout and batch decode, and each request's KV cache moves once between them.
+// Prefill workers take the cluster's first devices, decode workers the next ones.
+// No prefill workers: one pool serves both (the plan alone).
+struct Disaggregation {
+  int prefill_workers = 0;
+  int decode_workers = 0;
+  WorkerLayout prefill;
+  bool on() const { return prefill_workers > 0; }
+};
+
 struct Plan {
   int schema_version = kPlanSchemaVersion;
   std::string model;    // what it was made for (informational): path or name
@@ -101,9 +123,19 @@ struct Plan {
   Workload workload;
   double comm_overlap = 0;          // share of communication hidden behind compute
   SpeculativeDecoding speculative;  // off unless a method is set
+  Disaggregation disaggregated;     // off unless prefill workers are set
 
   int ranks_per_stage() const { return attention.tp * attention.dp; }
+  // One worker's ranks (a disaggregated plan's decode worker).
   int world_size() const { return pp * ranks_per_stage(); }
+  // Devices the whole deployment takes: world_size(), or both pools' workers.
+  int64_t devices_used() const;
+  // A disaggregated plan's workers as plans of their own: a prefill worker (the
+  // prefill layout and batch, no speculative decoding: drafting happens on the decode
+  // side) and a decode worker (the plan without its pools). Not disaggregated: the
+  // plan itself, both.
+  Plan prefill_worker() const;
+  Plan decode_worker() const;
 
   // Rank arithmetic (TP innermost, then DP, then PP).
   int stage_of(int rank) const { return rank / ranks_per_stage(); }

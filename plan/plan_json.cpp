@@ -38,6 +38,53 @@ int as_int(int64_t v, Fields& f, const std::string& key) {
   return static_cast<int>(v);
 }
 
+// A layout's "pp", "attention" and "moe" fields (the plan's, or a prefill worker's).
+void read_layout(Fields& f, const std::string& file, const std::string& prefix, int& pp, AttentionLayout& attention,
+                 MoeLayout& moe) {
+  pp = as_int(f.opt_int("pp", 1), f, "pp");
+  {
+    Fields a(object_or_empty(f, "attention"), file, prefix + "attention.");
+    attention.tp = as_int(a.opt_int("tp", 1), a, "tp");
+    attention.dp = as_int(a.opt_int("dp", 1), a, "dp");
+    a.reject_unknown();
+  }
+  {
+    Fields m(object_or_empty(f, "moe"), file, prefix + "moe.");
+    moe.tp = as_int(m.opt_int("tp", 1), m, "tp");
+    moe.ep = as_int(m.opt_int("ep", 1), m, "ep");
+    moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
+    m.reject_unknown();
+  }
+  // Each factor is at most 10^6, so the int64 products are exact; the rank arithmetic
+  // (Plan::world_size and the rest) is in int.
+  if (int64_t{pp} * attention.tp * attention.dp > kMaxRanks)
+    f.fail("pp", "pp x attention.tp x attention.dp = " + std::to_string(int64_t{pp} * attention.tp * attention.dp) +
+                     " ranks is implausibly large");
+  if (int64_t{moe.tp} * moe.ep * moe.dp > kMaxRanks)
+    f.fail("moe", "moe.tp x moe.ep x moe.dp = " + std::to_string(int64_t{moe.tp} * moe.ep * moe.dp) +
+                      " ranks is implausibly large");
+}
+
+Disaggregation read_disaggregation(const json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, "disaggregated", j.dump(), "expected an object");
+  Fields f(j, file, "disaggregated.");
+  Disaggregation d;
+  d.prefill_workers = as_int(f.req_int("prefill_workers", 1, kMaxRanks), f, "prefill_workers");
+  d.decode_workers = as_int(f.req_int("decode_workers", 1, kMaxRanks), f, "decode_workers");
+  const json* prefill = f.opt_object("prefill");
+  if (!prefill) f.fail("prefill", "is missing: the prefill worker's layout");
+  Fields l(*prefill, file, "disaggregated.prefill.");
+  read_layout(l, file, "disaggregated.prefill.", d.prefill.pp, d.prefill.attention, d.prefill.moe);
+  d.prefill.batch = l.opt_int("batch", d.prefill.attention.dp, 1, kMaxBatch);
+  l.reject_unknown();
+  f.reject_unknown();
+  return d;
+}
+
+json layout_json(int pp, const AttentionLayout& a, const MoeLayout& m) {
+  return {{"pp", pp}, {"attention", {{"tp", a.tp}, {"dp", a.dp}}}, {"moe", {{"tp", m.tp}, {"ep", m.ep}, {"dp", m.dp}}}};
+}
+
 }  // namespace
 
 Plan plan_from_json(const json& j, const std::string& file) {
@@ -50,28 +97,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
            "unsupported plan schema (this DayZero reads version " + std::to_string(kPlanSchemaVersion) + ")");
   p.model = f.opt_string("model", "");
   p.cluster = f.opt_string("cluster", "");
-  p.pp = as_int(f.opt_int("pp", 1), f, "pp");
-  {
-    Fields a(object_or_empty(f, "attention"), file, "attention.");
-    p.attention.tp = as_int(a.opt_int("tp", 1), a, "tp");
-    p.attention.dp = as_int(a.opt_int("dp", 1), a, "dp");
-    a.reject_unknown();
-  }
-  {
-    Fields m(object_or_empty(f, "moe"), file, "moe.");
-    p.moe.tp = as_int(m.opt_int("tp", 1), m, "tp");
-    p.moe.ep = as_int(m.opt_int("ep", 1), m, "ep");
-    p.moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
-    m.reject_unknown();
-  }
-  // Each factor is at most 10^6, so the int64 products are exact; the rank arithmetic
-  // (Plan::world_size and the rest) is in int.
-  if (int64_t{p.pp} * p.attention.tp * p.attention.dp > kMaxRanks)
-    f.fail("pp", "pp x attention.tp x attention.dp = " +
-                     std::to_string(int64_t{p.pp} * p.attention.tp * p.attention.dp) + " ranks is implausibly large");
-  if (int64_t{p.moe.tp} * p.moe.ep * p.moe.dp > kMaxRanks)
-    f.fail("moe", "moe.tp x moe.ep x moe.dp = " + std::to_string(int64_t{p.moe.tp} * p.moe.ep * p.moe.dp) +
-                      " ranks is implausibly large");
+  read_layout(f, file, "", p.pp, p.attention, p.moe);
   for (int64_t d : f.opt_ints("devices", 0, UINT32_MAX)) p.devices.push_back(static_cast<uint32_t>(d));
   p.stage_layers = f.opt_ints("stage_layers", 1, model::kMaxLayers);
   {
@@ -108,6 +134,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
   p.comm_overlap = f.opt_double("comm_overlap", 0);
   if (p.comm_overlap < 0 || p.comm_overlap > 1) f.fail("comm_overlap", "must be in [0, 1]");
   if (const json* spec = f.opt_object("speculative")) p.speculative = speculative_from_json(*spec, file, "speculative");
+  if (const json* d = f.opt_object("disaggregated")) p.disaggregated = read_disaggregation(*d, file);
   (void)f.opt_object("prediction");  // written by plan/simulate; not an input
   f.reject_unknown();
   return p;
@@ -144,6 +171,14 @@ json plan_to_json(const Plan& p) {
   if (!p.stage_layers.empty()) j["stage_layers"] = p.stage_layers;
   if (!p.workload.expert_counts.empty()) j["workload"]["expert_counts"] = p.workload.expert_counts;
   if (p.speculative.on()) j["speculative"] = speculative_to_json(p.speculative);
+  if (p.disaggregated.on()) {
+    const WorkerLayout& l = p.disaggregated.prefill;
+    json prefill = layout_json(l.pp, l.attention, l.moe);
+    prefill["batch"] = l.batch;
+    j["disaggregated"] = {{"prefill_workers", p.disaggregated.prefill_workers},
+                          {"decode_workers", p.disaggregated.decode_workers},
+                          {"prefill", prefill}};
+  }
   return j;
 }
 

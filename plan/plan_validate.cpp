@@ -19,7 +19,10 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
+void validate_disaggregation(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
+
 void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file) {
+  if (p.disaggregated.on()) return validate_disaggregation(p, m, num_devices, file);
   const auto& c = m.config;
   auto fail = [&](const std::string& field, const std::string& value, const std::string& problem) {
     throw core::InputError(file, field, value, problem);
@@ -89,6 +92,31 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
     fail("workload.batch", str(p.workload.batch), "is smaller than the " + str(replicas) + " data-parallel replicas");
   check_workload_sizes(p.workload, m, p.kv_block_tokens, p.prefill_chunk_tokens, kv_elem_bytes(p.dtypes.kv_cache),
                        file);
+}
+
+// Each worker as a plan of its own (a prefill worker's errors name its fields under
+// "disaggregated.prefill."), then the pools together on the cluster.
+void validate_disaggregation(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file) {
+  const Disaggregation& d = p.disaggregated;
+  if (d.decode_workers < 1)
+    throw InputError(file, "disaggregated.decode_workers", str(d.decode_workers), "needs at least one decode worker");
+  if (!p.devices.empty())
+    throw InputError(file, "devices", str(static_cast<int64_t>(p.devices.size())) + " entries",
+                     "a disaggregated plan places its pools itself (prefill workers on the first devices)");
+  validate_plan(p.decode_worker(), m, num_devices, file);
+  try {
+    validate_plan(p.prefill_worker(), m, num_devices, file);
+  } catch (const InputError& e) {
+    const bool own = e.field().rfind("pp", 0) == 0 || e.field().rfind("attention", 0) == 0 ||
+                     e.field().rfind("moe", 0) == 0 || e.field() == "workload.batch";
+    if (!own) throw;
+    const std::string field = e.field() == "workload.batch" ? "batch" : e.field();
+    throw InputError(file, "disaggregated.prefill." + field, e.value(), e.problem());
+  }
+  const int64_t used = static_cast<int64_t>(p.devices_used());
+  if (used > static_cast<int64_t>(num_devices))
+    throw InputError(file, "disaggregated", str(used) + " devices",
+                     "the prefill and decode workers need more devices than the cluster's " + str(num_devices));
 }
 
 void check_workload_sizes(const Workload& w, const model::Model& m, int64_t kv_block_tokens, int64_t step_tokens,
