@@ -20,7 +20,7 @@ using namespace serve_cli;
 void run_serve(const ServeCliOptions& o) {
   Served s = load_served(o);
   apply_speculative_flags(o, s);
-  if (wants_disaggregated(o)) return run_disaggregated(o, s);
+  if (wants_disaggregated(o, s.plan)) return run_disaggregated(o, s);
   const serve::ServeOptions so = serve_options(o, s);
   simulate::Simulator sim(s.m(), s.c(), s.efficiency);
   serve::ServeResult r;
@@ -112,12 +112,16 @@ void add_serve_command(CLI::App& app) {
                   "accepted; the last repeats (mtp default: 0.85, DeepSeek-V3 report)")
       ->delimiter(',');
   cmd->add_option("--prefill-workers", opts->prefill_workers,
-                  "Disaggregated serving: prefill workers (of the --prefill-plan layout, default the plan's); the "
-                  "decode pool is --decode-workers of the plan's layout, on the devices after them")
+                  "Disaggregated serving: prefill workers (of the --prefill-plan layout, default the plan's "
+                  "prefill pool, else its own layout); the decode pool is --decode-workers of the plan's layout, "
+                  "on the devices after them. A plan with a \"disaggregated\" object is served so without them")
       ->check(CLI::Range(int64_t{1}, int64_t{topology::kMaxDevices}));
-  cmd->add_option("--decode-workers", opts->decode_workers, "Disaggregated serving: decode workers (default 1)")
+  cmd->add_option("--decode-workers", opts->decode_workers,
+                  "Disaggregated serving: decode workers (default: the plan's, else 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{topology::kMaxDevices}));
-  cmd->add_option("--prefill-plan", opts->prefill_plan, "Disaggregated serving: the prefill workers' plan JSON file");
+  cmd->add_option("--prefill-plan", opts->prefill_plan,
+                  "Disaggregated serving: a plan JSON file whose layout and batch the prefill workers take "
+                  "(precisions are the plan's)");
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

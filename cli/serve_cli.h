@@ -27,7 +27,7 @@ constexpr int64_t kMaxRequests = 10'000'000;
 struct ServeCliOptions {
   std::string scenario, model, cluster, plan, catalog, engine, calibration, engine_settings_file, policy, trace;
   std::string speculative;
-  std::string prefill_plan;                         // disaggregated: the prefill workers' layout (default: the plan's)
+  std::string prefill_plan;  // disaggregated: the prefill workers' layout and batch (default: the plan's)
   int64_t prefill_workers = 0, decode_workers = 0;  // disaggregated: > 0
   int64_t draft_tokens = 0;
   std::vector<double> acceptance;
@@ -65,8 +65,9 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
                            const serve::EngineOverheads& overheads, const plan::SpeculativeDecoding& spec);
 void print_result(std::ostream& out, const Served& s, const serve::ServeOptions& so, const serve::ServeResult& r);
 
-// `serve` with a prefill and a decode pool (--prefill-workers, --decode-workers).
-bool wants_disaggregated(const ServeCliOptions& o);
+// `serve` with a prefill and a decode pool: a disaggregated plan, or the flags
+// (--prefill-workers, --decode-workers, --prefill-plan), which change its pools.
+bool wants_disaggregated(const ServeCliOptions& o, const plan::Plan& p);
 void run_disaggregated(const ServeCliOptions& o, Served& s);
 
 }  // namespace dayzero::cli::serve_cli

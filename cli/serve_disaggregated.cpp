@@ -9,7 +9,6 @@
 #include "cli/serve_cli.h"
 #include "plan/plan_json.h"
 #include "serve/disaggregated.h"
-#include "simulate/precisions.h"
 
 namespace dayzero::cli::serve_cli {
 
@@ -25,21 +24,40 @@ std::string layout(const plan::Plan& p) {
 
 }  // namespace
 
-bool wants_disaggregated(const ServeCliOptions& o) {
-  return o.prefill_workers > 0 || o.decode_workers > 0 || !o.prefill_plan.empty();
+bool wants_disaggregated(const ServeCliOptions& o, const plan::Plan& p) {
+  return p.disaggregated.on() || o.prefill_workers > 0 || o.decode_workers > 0 || !o.prefill_plan.empty();
 }
 
-void run_disaggregated(const ServeCliOptions& o, Served& s) {
-  serve::DisaggOptions d;
-  d.decode.plan = s.plan;
-  d.prefill.plan = s.plan;
+namespace {
+
+// The plan's pools with the flags' changes: a plan without pools gets one prefill
+// worker of its own layout and one decode worker, then the flags.
+plan::Plan with_pool_flags(const ServeCliOptions& o, const Served& s) {
+  plan::Plan p = s.plan;
+  plan::Disaggregation& d = p.disaggregated;
+  if (o.prefill_workers == 0 && o.decode_workers == 0 && o.prefill_plan.empty()) return p;
+  if (!d.on()) d = {1, 1, {p.pp, p.attention, p.moe, p.workload.batch}};
+  if (o.prefill_workers > 0) d.prefill_workers = static_cast<int>(o.prefill_workers);
+  if (o.decode_workers > 0) d.decode_workers = static_cast<int>(o.decode_workers);
   if (!o.prefill_plan.empty()) {
-    d.prefill.plan = plan::load_plan(o.prefill_plan);
-    plan::validate_plan(d.prefill.plan, s.m(), s.c().num_devices(), o.prefill_plan);
-    simulate::validate_plan_precisions(d.prefill.plan, s.c().device_spec(), o.prefill_plan);
+    const plan::Plan w = plan::load_plan(o.prefill_plan);
+    d.prefill = {w.pp, w.attention, w.moe, w.workload.batch};
   }
-  d.prefill.workers = static_cast<int>(std::max<int64_t>(1, o.prefill_workers));
-  d.decode.workers = static_cast<int>(std::max<int64_t>(1, o.decode_workers));
+  plan::validate_plan(p, s.m(), s.c().num_devices(),
+                      "the command line (--prefill-workers, --decode-workers, --prefill-plan)");
+  return p;
+}
+
+}  // namespace
+
+void run_disaggregated(const ServeCliOptions& o, Served& s) {
+  const plan::Plan p = with_pool_flags(o, s);
+  serve::DisaggOptions d;
+  d.prefill.plan = p.prefill_worker();
+  d.decode.plan = p.decode_worker();
+  d.prefill.workers = p.disaggregated.prefill_workers;
+  d.decode.workers = p.disaggregated.decode_workers;
+  s.plan = d.decode.plan;  // the engine settings and the client are the decode worker's
   serve::ServeOptions so = serve_options(o, s);
   // The plan's batch is one worker's: the deployment keeps every decode worker's in flight.
   if (o.concurrency == 0 && so.client.kind == serve::ClientKind::closed_loop) {
@@ -59,11 +77,9 @@ void run_disaggregated(const ServeCliOptions& o, Served& s) {
   std::ostringstream out;
   if (o.json) {
     nlohmann::json j = result_json(r, so, s.engines.for_engine(so.engine.engine), s.plan.speculative);
-    j["disaggregated"] = {{"prefill_workers", d.prefill.workers},
-                          {"prefill_plan", plan::plan_to_json(d.prefill.plan)},
-                          {"decode_workers", d.decode.workers},
-                          {"devices", serve::disaggregated_devices(d)},
-                          {"kv_transfer_s", r.kv_transfer_s}};
+    j["disaggregated"] = plan::plan_to_json(p).at("disaggregated");
+    j["disaggregated"]["devices"] = serve::disaggregated_devices(d);
+    j["disaggregated"]["kv_transfer_s"] = r.kv_transfer_s;
     out << j.dump(2) << '\n';
   } else {
     print_result(out, s, so, r);

@@ -45,7 +45,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     const bool sort = role == SortRole;
     switch (static_cast<Column>(index.column())) {  // checkIndex: a valid column
       case Index: return sort ? QVariant(static_cast<qulonglong>(i)) : QVariant(QString::number(i));
-      case Devices: return e.plan.world_size();
+      case Devices: return static_cast<qlonglong>(e.plan.devices_used());
       case Layout: return layouts_[index.row()];
       case Weights: return QString::fromStdString(std::string(search::weight_choice_name(e.weights)));
       case KvCache: return QString::fromStdString(std::string(plan::kv_dtype_name(e.plan.dtypes.kv_cache)));

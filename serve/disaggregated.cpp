@@ -14,7 +14,7 @@
 
 #include "serve/arrivals.h"
 #include "serve/replica.h"
-#include "topology/collective_model.h"
+#include "simulate/disaggregated.h"
 
 namespace dayzero::serve {
 
@@ -110,10 +110,12 @@ int disaggregated_devices(const DisaggOptions& o) {
 
 double kv_transfer_s(const topology::Cluster& c, const DisaggOptions& o, const simulate::KvBudget& decode_kv,
                      int64_t tokens) {
-  const topology::DeviceId pair[2] = {0,
-                                      static_cast<topology::DeviceId>(o.prefill.workers * o.prefill.plan.world_size())};
-  topology::CollectiveModel links(c);
-  return links.cost(core::Collective::send_recv, pair, decode_kv.sequence_bytes(tokens)).time_s;
+  plan::Plan p = o.decode.plan;
+  p.disaggregated.prefill_workers = o.prefill.workers;
+  p.disaggregated.decode_workers = o.decode.workers;
+  const plan::Plan& w = o.prefill.plan;
+  p.disaggregated.prefill = {w.pp, w.attention, w.moe, w.workload.batch};
+  return simulate::kv_transfer_s(c, p, decode_kv.sequence_bytes(tokens));
 }
 
 ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions& o) {

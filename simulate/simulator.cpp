@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "simulate/disaggregated.h"
 #include "simulate/explain.h"
 #include "simulate/sim_internal.h"
 
@@ -274,6 +275,15 @@ const Efficiency& Simulator::efficiency() const { return impl_->eff; }
 
 Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   Impl& im = *impl_;
+  if (p.disaggregated.on()) {  // each worker on its own, then the pools together (disaggregated.h)
+    const plan::Plan decode_worker = p.decode_worker();
+    const Prediction prefill = simulate(p.prefill_worker(), opts);
+    const Prediction decode = simulate(decode_worker, opts);
+    const auto ctx = detail::make_context(decode_worker, im.costs, im.eff, im.routing_for(p.workload));
+    const KvBudget kv = detail::kv_budget(ctx, im.cluster.device_spec().mem_bytes, {});
+    return combine_disaggregated(p, prefill, decode,
+                                 kv_transfer_s(im.cluster, p, kv.sequence_bytes(p.workload.input_len)));
+  }
   const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload));
   Prediction pred = detail::plan_memory(ctx, im.cluster, opts.per_rank);
   if (opts.explain) pred.fullest_reason = explain_memory(pred, im.cluster.config().host.mem_bytes);

@@ -43,7 +43,8 @@ class Simulator {
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
 
-  // The plan must have passed validate_plan for this model and cluster.
+  // The plan must have passed validate_plan for this model and cluster. A
+  // disaggregated plan is its two workers put together (disaggregated.h).
   Prediction simulate(const plan::Plan& p, SimulateOptions opts = {});
 
   // Engine steps of one plan, costed many times (the serving simulation's inner

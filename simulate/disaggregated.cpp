@@ -1,0 +1,56 @@
+#include "simulate/disaggregated.h"
+
+#include <algorithm>
+
+#include "topology/collective_model.h"
+
+namespace dayzero::simulate {
+
+double kv_transfer_s(const topology::Cluster& c, const plan::Plan& p, double bytes) {
+  const int64_t first_decode = int64_t{p.disaggregated.prefill_workers} * p.prefill_worker().world_size();
+  const topology::DeviceId pair[2] = {0, static_cast<topology::DeviceId>(first_decode)};
+  topology::CollectiveModel links(c);
+  return links.cost(core::Collective::send_recv, pair, bytes).time_s;
+}
+
+Prediction combine_disaggregated(const plan::Plan& p, const Prediction& prefill, const Prediction& decode,
+                                 double transfer_s) {
+  const plan::Disaggregation& d = p.disaggregated;
+  const plan::WorkerLayout& l = d.prefill;
+  Prediction out;
+  out.fits = prefill.fits && decode.fits;
+  out.host_fits = prefill.host_fits && decode.host_fits;
+  out.host_bytes_per_node = std::max(prefill.host_bytes_per_node, decode.host_bytes_per_node);
+  out.ranks = prefill.ranks;
+  const int prefill_ranks = static_cast<int>(prefill.ranks.size());
+  const uint32_t first_decode_device =
+      static_cast<uint32_t>(d.prefill_workers * l.pp * l.attention.tp * l.attention.dp);
+  for (RankMemory r : decode.ranks) {
+    r.rank += prefill_ranks;
+    r.device += first_decode_device;
+    out.ranks.push_back(r);
+  }
+  const bool decode_fuller = !decode.ranks.empty() && !prefill.ranks.empty() &&
+                             decode.ranks[static_cast<size_t>(decode.fullest_rank)].total_bytes >
+                                 prefill.ranks[static_cast<size_t>(prefill.fullest_rank)].total_bytes;
+  out.fullest_rank = decode_fuller ? prefill_ranks + decode.fullest_rank : prefill.fullest_rank;
+  out.fullest_reason = decode_fuller ? decode.fullest_reason : prefill.fullest_reason;
+  out.prefill = prefill.prefill;
+  out.decode = decode.decode;
+  if (prefill.ttft_s <= 0 || decode.decode.time_s <= 0) return out;  // not timed (does not fit)
+
+  const double out_len = static_cast<double>(p.workload.output_len);
+  const double in_flight = d.decode_workers * static_cast<double>(p.workload.batch);
+  const double prefill_rate = d.prefill_workers * l.attention.dp / prefill.ttft_s;
+  // The decode worker's own step: no prompts run there (its single-pool TPOT counts them).
+  out.tpot_s = decode.decode.time_s / p.speculative.expected_tokens_per_step();
+  const double decode_rate = in_flight / (out_len * out.tpot_s);
+  const double rate = std::min(prefill_rate, decode_rate);
+  out.ttft_s = std::max(prefill.ttft_s + transfer_s + decode.decode.time_s, in_flight / rate - out_len * out.tpot_s);
+  out.throughput_tokens_per_s = rate * out_len;
+  out.throughput_tokens_per_s_per_device = out.throughput_tokens_per_s / static_cast<double>(p.devices_used());
+  out.request_latency_s = out.ttft_s + out_len * out.tpot_s;
+  return out;
+}
+
+}  // namespace dayzero::simulate
