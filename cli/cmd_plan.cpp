@@ -44,19 +44,26 @@ std::string ms(double s) { return fixed(s * 1e3, 1); }
 std::string csv(const search::SearchResult& r) {
   std::ostringstream o;
   o << "index,devices,pp,tp,dp,ep,expert_tp,weights,kv_cache,resident_experts,batch,fits,meets_sla,"
-       "max_memory_bytes,ttft_s,tpot_s,tokens_per_s,tokens_per_s_per_device\n";
+       "max_memory_bytes,ttft_s,tpot_s,tokens_per_s,tokens_per_s_per_device,prefill_workers,decode_workers,prefill_pp,"
+       "prefill_tp,prefill_dp,prefill_ep,prefill_expert_tp,prefill_batch\n";
   for (size_t i = 0; i < r.all.size(); ++i) {
     const auto& e = r.all[i];
     const auto& p = e.plan;
     const auto& d = e.prediction;
-    o << i << ',' << p.world_size() << ',' << p.pp << ',' << p.attention.tp << ',' << p.attention.dp << ',' << p.moe.ep
-      << ',' << p.moe.tp << ',' << search::weight_choice_name(e.weights) << ','
+    o << i << ',' << p.devices_used() << ',' << p.pp << ',' << p.attention.tp << ',' << p.attention.dp << ','
+      << p.moe.ep << ',' << p.moe.tp << ',' << search::weight_choice_name(e.weights) << ','
       << plan::kv_dtype_name(p.dtypes.kv_cache) << ',' << p.offload.resident_experts << ',' << p.workload.batch << ','
       << (d.fits ? 1 : 0) << ',' << (e.meets_sla ? 1 : 0) << ',' << e.max_memory_bytes << ',';
     if (d.fits)
       o << d.ttft_s << ',' << d.tpot_s << ',' << d.throughput_tokens_per_s << ','
         << d.throughput_tokens_per_s_per_device;
     else o << ",,,";
+    const plan::Disaggregation& g = p.disaggregated;  // one pool: empty
+    if (g.on())
+      o << ',' << g.prefill_workers << ',' << g.decode_workers << ',' << g.prefill.pp << ',' << g.prefill.attention.tp
+        << ',' << g.prefill.attention.dp << ',' << g.prefill.moe.ep << ',' << g.prefill.moe.tp << ','
+        << g.prefill.batch;
+    else o << ",,,,,,,,";
     o << '\n';
   }
   return o.str();

@@ -8,6 +8,7 @@
 #include "core/data_dir.h"
 #include "search/ranking.h"
 #include "serve/calibration_files.h"
+#include "serve/disaggregated.h"
 #include "serve/engine_settings.h"
 #include "simulate/simulator.h"
 
@@ -39,13 +40,48 @@ serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, s
   return so;
 }
 
+// One plan served request by request: a single pool, or its prefill and decode pools
+// (each worker with its engine profile; every decode worker's batch in flight).
+serve::ServeResult serve_plan(simulate::Simulator& sim, const search::Session& s, const plan::Plan& p,
+                              serve::Engine engine, const serve::EngineOverheadTable& overheads) {
+  if (!p.disaggregated.on()) return serve::simulate_serving(sim, p, options_for(s, p, engine, overheads));
+  serve::DisaggOptions d;
+  d.prefill = {p.prefill_worker(), p.disaggregated.prefill_workers, {}};
+  d.decode = {p.decode_worker(), p.disaggregated.decode_workers, {}};
+  const serve::ServeOptions decode = options_for(s, d.decode.plan, engine, overheads);
+  d.prefill.engine = options_for(s, d.prefill.plan, engine, overheads).engine;
+  d.decode.engine = decode.engine;
+  d.client = decode.client;
+  if (d.client.kind == serve::ClientKind::closed_loop) {
+    d.client.concurrency = p.workload.batch * d.decode.workers;
+    d.client.warmup = d.client.concurrency;
+    d.client.requests = std::max<int64_t>(200, 5 * d.client.concurrency);
+  }
+  return serve::simulate_disaggregated(sim, d);
+}
+
+// The plans to check: the k best single pools, and the k best disaggregated plans
+// when the search has any, in the search's order.
+std::vector<size_t> plans_to_check(const search::SearchResult& r, search::Objective objective, int k) {
+  const bool pools =
+      std::any_of(r.all.begin(), r.all.end(), [](const search::Evaluated& e) { return e.plan.disaggregated.on(); });
+  if (!pools) return {r.top.begin(), r.top.begin() + std::min<size_t>(r.top.size(), static_cast<size_t>(k))};
+  std::vector<size_t> out;
+  int single = 0, split = 0;
+  for (size_t i : search::rank_plans(r.all, objective, 1000)) {
+    int& n = r.all[i].plan.disaggregated.on() ? split : single;
+    if (n < k) ++n, out.push_back(i);
+  }
+  return out;
+}
+
 // The plan as the search saw it, with the served figures in place of the steady state's.
 search::Evaluated served_view(const search::Evaluated& e, const serve::ServeResult& r) {
   search::Evaluated v = e;
   v.prediction.ttft_s = r.ttft_s.mean;
   v.prediction.tpot_s = r.tpot_s.mean;
   v.prediction.throughput_tokens_per_s = r.output_tokens_per_s;
-  v.prediction.throughput_tokens_per_s_per_device = r.output_tokens_per_s / static_cast<double>(e.plan.world_size());
+  v.prediction.throughput_tokens_per_s_per_device = r.output_tokens_per_s / static_cast<double>(e.plan.devices_used());
   return v;
 }
 
@@ -83,13 +119,14 @@ ServeCheck check_with_serving(const search::Session& session, const search::Sear
   c.engine = engine;
   const serve::EngineOverheadTable overheads = serve::load_serving_calibration(core::data_dir(), "").engines;
   simulate::Simulator sim(session.model, session.cluster, session.efficiency);
-  for (size_t i = 0; i < r.top.size() && i < static_cast<size_t>(std::max(k, 0)); ++i) {
+  const std::vector<size_t> checked = plans_to_check(r, session.scenario.objective, std::max(k, 0));
+  for (size_t i = 0; i < checked.size(); ++i) {
     ServeCheck::Row row;
-    row.index = r.top[i];
+    row.index = checked[i];
     row.steady_rank = static_cast<int>(i + 1);
     const plan::Plan& p = r.all[row.index].plan;
     try {
-      row.served = serve::simulate_serving(sim, p, options_for(session, p, engine, overheads));
+      row.served = serve_plan(sim, session, p, engine, overheads);
       row.sla_miss = sla_miss(session.scenario.sla, row.served);
     } catch (const std::invalid_argument& e) {
       row.sla_miss = std::string("cannot be served: ") + e.what();
@@ -102,20 +139,22 @@ ServeCheck check_with_serving(const search::Session& session, const search::Sear
 }
 
 void print_serve_check(std::ostream& out, const ServeCheck& c, const search::SearchResult& r) {
+  size_t width = 52;
+  for (const auto& row : c.rows) width = std::max(width, search::layout_name(r.all[row.index]).size() + 1);
   out << "\nChecked by the serving simulation (" << serve::engine_name(c.engine)
       << ", each plan's batch in flight; SLA on p90):\n";
-  out << "  " << pad_left("rank", 4) << pad_left("served", 8) << "  " << pad_right("layout", 52)
+  out << "  " << pad_left("rank", 4) << pad_left("served", 8) << "  " << pad_right("layout", width)
       << pad_left("TTFT ms", 10) << pad_left("p90", 10) << pad_left("TPOT ms", 10) << pad_left("p90", 9)
       << pad_left("tok/s/dev", 11) << "  SLA\n";
   for (const auto& row : c.rows) {
     const auto& e = r.all[row.index];
     out << "  " << pad_left(std::to_string(row.steady_rank), 4)
         << pad_left(row.served_rank ? std::to_string(row.served_rank) : "-", 8) << "  "
-        << pad_right(search::layout_name(e), 52);
+        << pad_right(search::layout_name(e), width);
     if (row.served.ttft_s.count > 0)
       out << pad_left(fixed(row.served.ttft_s.mean * 1e3, 1), 10) << pad_left(fixed(row.served.ttft_s.p90 * 1e3, 1), 10)
           << pad_left(fixed(row.served.tpot_s.mean * 1e3, 2), 10) << pad_left(fixed(row.served.tpot_s.p90 * 1e3, 2), 9)
-          << pad_left(fixed(row.served.output_tokens_per_s / static_cast<double>(e.plan.world_size()), 0), 11);
+          << pad_left(fixed(row.served.output_tokens_per_s / static_cast<double>(e.plan.devices_used()), 0), 11);
     else out << pad_left("-", 50);
     out << "  " << (row.meets_sla ? "meets" : row.sla_miss) << '\n';
   }

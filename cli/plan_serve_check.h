@@ -1,7 +1,9 @@
 #pragma once
 // `dayzero plan --serve-check K`: the search ranks its whole space with the analytic
 // steady state (simulate/steady_state.cpp); the request-level serving simulation then
-// serves the K best plans at the scenario's concurrency (each plan's batch, the first
+// serves the K best plans (and the K best disaggregated ones when the search has
+// any: search.disaggregated) at the scenario's concurrency (each plan's batch, every
+// decode worker's for a disaggregated plan, the first
 // wave left out) or request rate, checks the SLA on its p90 TTFT and TPOT, and re-ranks them by the same
 // objective on the served figures. How often the two orders disagree is reported.
 

@@ -31,7 +31,9 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
   std::vector<std::string> d;
   const auto& pa = a.plan;
   const auto& pb = b.plan;
-  if (pa.world_size() != pb.world_size()) d.push_back(std::to_string(pa.world_size()) + " devices");
+  if (pa.disaggregated.on() != pb.disaggregated.on())
+    d.push_back(pa.disaggregated.on() ? "prefill and decode pools" : "one pool");
+  if (pa.devices_used() != pb.devices_used()) d.push_back(std::to_string(pa.devices_used()) + " devices");
   if (pa.pp != pb.pp) d.push_back("pp " + std::to_string(pa.pp));
   if (pa.attention.tp != pb.attention.tp) d.push_back("tp " + std::to_string(pa.attention.tp));
   if (pa.moe.ep != pb.moe.ep) d.push_back("ep " + std::to_string(pa.moe.ep));
@@ -56,7 +58,7 @@ bool better(const Evaluated& a, const Evaluated& b, Objective o) {
       if (pa.tpot_s != pb.tpot_s) return pa.tpot_s < pb.tpot_s;
       return pa.ttft_s < pb.ttft_s;
     case Objective::fewest_devices:
-      if (a.plan.world_size() != b.plan.world_size()) return a.plan.world_size() < b.plan.world_size();
+      if (a.plan.devices_used() != b.plan.devices_used()) return a.plan.devices_used() < b.plan.devices_used();
       return pa.throughput_tokens_per_s_per_device > pb.throughput_tokens_per_s_per_device;
     case Objective::throughput_per_device: break;
   }

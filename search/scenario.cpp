@@ -159,6 +159,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "batches", o.batches);
   check_list(sp, "resident_expert_fractions", o.resident_expert_fractions);
   o.tp_within_node = sp.opt_bool("tp_within_node", true);
+  o.disaggregated = sp.opt_bool("disaggregated", false);
   o.top = static_cast<int>(sp.opt_int("top", 10, 1, 1000));  // bounded before the narrowing
   sp.reject_unknown();
 }

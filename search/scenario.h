@@ -55,7 +55,11 @@ struct SpaceOverrides {
   std::vector<int64_t> batches;                   // concurrent sequences
   std::vector<double> resident_expert_fractions;  // 1 = all resident
   bool tp_within_node = true;                     // keep TP groups inside a node
-  int top = 10;                                   // plans in the table
+  // Also consider disaggregated deployments (search/disaggregated.h): a prefill pool
+  // and a decode pool, each of the space's layouts, in every worker count the cluster
+  // holds, against the single pools.
+  bool disaggregated = false;
+  int top = 10;  // plans in the table
 };
 
 // The most entries a scenario's search list (batches, tp, ...) may hold.

@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <memory>
 #include <thread>
 
 #include "core/error.h"
 #include "core/parallel.h"
 #include "plan/plan_json.h"
+#include "search/disaggregated.h"
 #include "search/ranking.h"
 #include "simulate/simulator.h"
 
@@ -23,26 +25,6 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-void check_sla(Evaluated& e, const Scenario& s) {
-  const auto& p = e.prediction;
-  e.meets_sla = false;
-  if (!p.fits) return;
-  if (s.sla.max_ttft_s > 0 && p.ttft_s > s.sla.max_ttft_s) {
-    e.sla_miss = "TTFT " + fmt("%.3g", p.ttft_s) + " s > " + fmt("%.3g", s.sla.max_ttft_s) + " s";
-    return;
-  }
-  if (s.sla.max_tpot_s > 0 && p.tpot_s > s.sla.max_tpot_s) {
-    e.sla_miss = "TPOT " + fmt("%.3g", p.tpot_s * 1e3) + " ms > " + fmt("%.3g", s.sla.max_tpot_s * 1e3) + " ms";
-    return;
-  }
-  const double rate = p.throughput_tokens_per_s / static_cast<double>(e.plan.workload.output_len);
-  if (s.request_rate_per_s > 0 && rate < s.request_rate_per_s) {
-    e.sla_miss = "serves " + fmt("%.3g", rate) + " requests/s < " + fmt("%.3g", s.request_rate_per_s);
-    return;
-  }
-  e.meets_sla = true;
 }
 
 void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& m, const topology::Cluster& c,
@@ -131,6 +113,26 @@ void evaluate_all(SearchResult& r, const Scenario& s, const model::Model& m, con
 
 }  // namespace
 
+void check_sla(Evaluated& e, const Scenario& s) {
+  const auto& p = e.prediction;
+  e.meets_sla = false;
+  if (!p.fits) return;
+  if (s.sla.max_ttft_s > 0 && p.ttft_s > s.sla.max_ttft_s) {
+    e.sla_miss = "TTFT " + fmt("%.3g", p.ttft_s) + " s > " + fmt("%.3g", s.sla.max_ttft_s) + " s";
+    return;
+  }
+  if (s.sla.max_tpot_s > 0 && p.tpot_s > s.sla.max_tpot_s) {
+    e.sla_miss = "TPOT " + fmt("%.3g", p.tpot_s * 1e3) + " ms > " + fmt("%.3g", s.sla.max_tpot_s * 1e3) + " ms";
+    return;
+  }
+  const double rate = p.throughput_tokens_per_s / static_cast<double>(e.plan.workload.output_len);
+  if (s.request_rate_per_s > 0 && rate < s.request_rate_per_s) {
+    e.sla_miss = "serves " + fmt("%.3g", rate) + " requests/s < " + fmt("%.3g", s.request_rate_per_s);
+    return;
+  }
+  e.meets_sla = true;
+}
+
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts) {
   const auto t0 = Clock::now();
@@ -156,6 +158,12 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
   r.threads = opts.threads > 0 ? opts.threads : static_cast<int>(hw);
   r.threads = std::max(1, std::min<int>(r.threads, static_cast<int>(r.all.size() / 64 + 1)));
   evaluate_all(r, s, m, c, eff, opts, t0);
+  if (s.space.disaggregated) {
+    simulate::Simulator sim(m, c, eff);
+    std::vector<Evaluated> pools = disaggregated_plans(r.all, s, sim);
+    r.candidates += pools.size();
+    r.all.insert(r.all.end(), std::make_move_iterator(pools.begin()), std::make_move_iterator(pools.end()));
+  }
   r.top = rank_plans(r.all, s.objective, s.space.top);
   r.pareto = pareto_front(r.all);
   r.reasons = ranking_reasons(r.all, r.top, r.pareto, s.objective);

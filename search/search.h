@@ -28,7 +28,7 @@ struct Evaluated {
 };
 
 struct SearchResult {
-  size_t candidates = 0;  // plans enumerated (all are evaluated)
+  size_t candidates = 0;  // plans enumerated (all are evaluated), disaggregated pairs included
   double wall_s = 0;
   int threads = 1;
   std::vector<Evaluated> all;            // in enumeration order
@@ -59,10 +59,15 @@ inline constexpr int64_t kMaxSpacePlans = 1'000'000;
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts = {});
 
+// Whether an evaluated plan fits and meets the scenario's SLA (TTFT, TPOT, request
+// rate): sets e.meets_sla, and e.sla_miss to the first limit it misses.
+void check_sla(Evaluated& e, const Scenario& s);
+
 // Sets a plan's per-part weight dtypes from a search weight choice.
 void apply_weight_choice(plan::Plan& p, WeightChoice choice);
 
-// The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16".
+// The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16";
+// disaggregated: "16 dev: 1x prefill pp1 tp8 dp1 | ep8 + 1x decode pp1 tp1 dp8 | ep8 | fp8 kv=bf16".
 std::string layout_name(const Evaluated& e);
 
 }  // namespace dayzero::search

@@ -216,11 +216,25 @@ void apply_weight_choice(plan::Plan& p, WeightChoice w) {
   }
 }
 
+namespace {
+
+std::string worker_layout(int pp, const plan::AttentionLayout& a, const plan::MoeLayout& m) {
+  std::string s = "pp" + std::to_string(pp) + " tp" + std::to_string(a.tp) + " dp" + std::to_string(a.dp);
+  if (m.ep > 1 || m.tp > 1) s += " | ep" + std::to_string(m.ep) + " etp" + std::to_string(m.tp);
+  return s;
+}
+
+}  // namespace
+
 std::string layout_name(const Evaluated& e) {
   const auto& p = e.plan;
-  std::string s = std::to_string(p.world_size()) + " dev: pp" + std::to_string(p.pp) + " tp" +
-                  std::to_string(p.attention.tp) + " dp" + std::to_string(p.attention.dp);
-  if (p.moe.ep > 1 || p.moe.tp > 1) s += " | ep" + std::to_string(p.moe.ep) + " etp" + std::to_string(p.moe.tp);
+  std::string s = std::to_string(p.devices_used()) + " dev: ";
+  if (p.disaggregated.on()) {
+    const plan::WorkerLayout& l = p.disaggregated.prefill;
+    s += std::to_string(p.disaggregated.prefill_workers) + "x prefill " + worker_layout(l.pp, l.attention, l.moe) +
+         " + " + std::to_string(p.disaggregated.decode_workers) + "x decode ";
+  }
+  s += worker_layout(p.pp, p.attention, p.moe);
   s +=
       " | " + std::string(weight_choice_name(e.weights)) + " kv=" + std::string(plan::kv_dtype_name(p.dtypes.kv_cache));
   if (p.offload.resident_experts >= 0) s += " hot=" + std::to_string(p.offload.resident_experts);

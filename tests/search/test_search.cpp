@@ -11,6 +11,7 @@
 #include "plan/plan_json.h"
 #include "search/search.h"
 #include "search/session.h"
+#include "simulate/simulator.h"
 #include "topology/device.h"
 
 namespace dayzero::search {
@@ -65,6 +66,38 @@ TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
     }
     EXPECT_EQ(r.reasons.size(), r.top.size());
   }
+}
+
+// search.disaggregated adds prefill / decode pairs after the single pools (which stay
+// as they were); each is a valid plan on the cluster, and its prediction, put
+// together from its workers' cached ones, is what simulating the plan gives.
+TEST(Search, DisaggregatedPairsAreValidAndCostedAsSimulated) {
+  Loaded l = bundled("deepseek-v3-h200-4x8-chat-disagg");
+  ASSERT_TRUE(l.scenario.space.disaggregated);
+  const SearchResult with = run_search(l.scenario, l.model, l.cluster, {});
+  l.scenario.space.disaggregated = false;
+  const SearchResult without = run_search(l.scenario, l.model, l.cluster, {});
+  ASSERT_GT(with.all.size(), without.all.size());
+  for (size_t i = 0; i < without.all.size(); ++i) ASSERT_FALSE(with.all[i].plan.disaggregated.on());
+  simulate::Simulator sim(l.model, l.cluster);
+  size_t pairs = 0, checked = 0;
+  for (size_t i = without.all.size(); i < with.all.size(); ++i) {
+    const Evaluated& e = with.all[i];
+    ASSERT_TRUE(e.plan.disaggregated.on());
+    ++pairs;
+    EXPECT_LE(e.plan.devices_used(), 32);
+    if (i % 97 != 0) continue;  // a sample: validating and simulating all takes seconds
+    ++checked;
+    EXPECT_NO_THROW(plan::validate_plan(e.plan, l.model, l.cluster.num_devices(), "pair"));
+    const simulate::Prediction p = sim.simulate(e.plan, {false, false, false});
+    EXPECT_NEAR(p.ttft_s, e.prediction.ttft_s, 1e-9 * p.ttft_s);
+    EXPECT_NEAR(p.tpot_s, e.prediction.tpot_s, 1e-9 * p.tpot_s);
+    EXPECT_NEAR(p.throughput_tokens_per_s, e.prediction.throughput_tokens_per_s, 1e-9 * p.throughput_tokens_per_s);
+  }
+  EXPECT_GT(checked, 10u);
+  EXPECT_EQ(with.candidates, without.candidates + pairs);
+  ASSERT_TRUE(with.feasible());
+  EXPECT_TRUE(with.all[with.top.front()].plan.disaggregated.on());  // at 4K / 1K on 32 H200s, pools win
 }
 
 TEST(Search, ParetoFrontIsTrue) {

@@ -1,0 +1,111 @@
+#include "search/disaggregated.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/error.h"
+#include "simulate/disaggregated.h"
+
+namespace dayzero::search {
+
+namespace {
+
+// What workers of one deployment share.
+using PrecisionKey = std::tuple<WeightChoice, plan::KvDtype, plan::ActivationDtype, int64_t>;
+PrecisionKey precision_of(const Evaluated& e) {
+  const plan::Plan& p = e.plan;
+  return {e.weights, p.dtypes.kv_cache, p.dtypes.activations, p.offload.resident_experts};
+}
+
+using LayoutKey = std::tuple<int, int, int, int, int, int>;
+LayoutKey layout_of(const plan::Plan& p) {
+  return {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
+}
+
+// Prompts per second one prefill worker serves (simulate/disaggregated.h).
+double prefill_rate(const Evaluated& e) {
+  const plan::Plan& p = e.plan;
+  return p.attention.dp / e.prediction.ttft_s;
+}
+
+// The prefill workers worth pairing: per worker size, the most prompts per second per
+// device and the quickest prompt, each at its layout's smallest batch that fits.
+std::vector<const Evaluated*> prefill_workers(const std::vector<const Evaluated*>& fitting) {
+  std::map<LayoutKey, const Evaluated*> smallest;
+  for (const Evaluated* e : fitting) {
+    auto [it, fresh] = smallest.try_emplace(layout_of(e->plan), e);
+    if (!fresh && e->plan.workload.batch < it->second->plan.workload.batch) it->second = e;
+  }
+  std::map<int, std::pair<const Evaluated*, const Evaluated*>> by_size;  // (best rate per device, quickest)
+  for (const auto& [key, e] : smallest) {
+    auto& [rate, quick] = by_size[e->plan.world_size()];
+    if (!rate || prefill_rate(*e) > prefill_rate(*rate)) rate = e;
+    if (!quick || e->prediction.ttft_s < quick->prediction.ttft_s) quick = e;
+  }
+  std::vector<const Evaluated*> out;
+  for (const auto& [size, pair] : by_size) {
+    out.push_back(pair.first);
+    if (pair.second != pair.first) out.push_back(pair.second);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single, const Scenario& s,
+                                           simulate::Simulator& sim) {
+  const int64_t devices = sim.cluster().num_devices();
+  std::map<PrecisionKey, std::vector<const Evaluated*>> fitting;
+  for (const Evaluated& e : single)
+    if (e.prediction.fits && e.prediction.tpot_s > 0 && !e.plan.disaggregated.on())
+      fitting[precision_of(e)].push_back(&e);
+  std::vector<Evaluated> out;
+  std::map<std::pair<double, int64_t>, double> transfers;  // (bytes, first decode device) -> s
+  for (const auto& [key, plans] : fitting) {
+    const std::vector<const Evaluated*> prefills = prefill_workers(plans);
+    std::map<LayoutKey, double> kv_bytes;  // one decode rank's shard of a prompt, per decode layout
+    for (const Evaluated* d : plans) {
+      const plan::Plan& dp = d->plan;
+      auto [kv, fresh] = kv_bytes.try_emplace(layout_of(dp), 0.0);
+      if (fresh) kv->second = sim.kv_budget(*sim.prepare(dp), {}).sequence_bytes(dp.workload.input_len);
+      const double decode_rate =
+          static_cast<double>(dp.workload.batch) / (static_cast<double>(dp.workload.output_len) * d->prediction.tpot_s);
+      for (int64_t nd = 1; nd * dp.world_size() < devices; ++nd) {
+        const int64_t left = devices - nd * dp.world_size();
+        for (const Evaluated* p : prefills) {
+          const int64_t most = left / p->plan.world_size();
+          if (most < 1) continue;
+          const double balanced = static_cast<double>(nd) * decode_rate / prefill_rate(*p);
+          const int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(std::floor(balanced)), 1, most);
+          const int64_t hi = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(balanced)), 1, most);
+          for (int64_t np : {lo, hi}) {
+            Evaluated e;
+            e.plan = dp;
+            e.plan.disaggregated = {static_cast<int>(np),
+                                    static_cast<int>(nd),
+                                    {p->plan.pp, p->plan.attention, p->plan.moe, p->plan.workload.batch}};
+            e.weights = d->weights;
+            e.resident_fraction = d->resident_fraction;
+            const std::pair<double, int64_t> where{kv->second, np * p->plan.world_size()};
+            auto [t, new_path] = transfers.try_emplace(where, 0.0);
+            if (new_path) t->second = simulate::kv_transfer_s(sim.cluster(), e.plan, kv->second);
+            e.prediction = simulate::combine_disaggregated(e.plan, p->prediction, d->prediction, t->second);
+            e.max_memory_bytes = std::max(p->max_memory_bytes, d->max_memory_bytes);
+            check_sla(e, s);
+            out.push_back(std::move(e));
+            if (lo == hi) break;
+          }
+          if (static_cast<int64_t>(out.size()) > kMaxSpacePlans)
+            throw core::InputError(s.file.string(), "search.disaggregated", "true",
+                                   "the disaggregated pairs number more than " + std::to_string(kMaxSpacePlans) +
+                                       ": narrow search.batches, device_counts, tp, pp or ep");
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace dayzero::search
