@@ -3,6 +3,7 @@
 // function of the scenario alone (timings and progress go to stderr).
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -113,13 +114,20 @@ void print_json(std::ostream& out, const search::Scenario& s, const search::Sear
 }
 
 void print_plans(std::ostream& out, const search::SearchResult& r) {
-  out << "\nTop plans (memory: fullest device, GB = 1e9 bytes)\n";
-  out << "  " << pad_right("#", 3) << pad_right("layout", 52) << pad_left("batch", 7) << pad_left("mem GB", 9)
+  size_t width = 52;
+  bool pools = false;
+  for (size_t i : r.top) {
+    width = std::max(width, search::layout_name(r.all[i]).size() + 1);
+    pools = pools || r.all[i].plan.disaggregated.on();
+  }
+  out << "\nTop plans (memory: fullest device, GB = 1e9 bytes" << (pools ? "; pools: batch per decode worker" : "")
+      << ")\n";
+  out << "  " << pad_right("#", 3) << pad_right("layout", width) << pad_left("batch", 7) << pad_left("mem GB", 9)
       << pad_left("TTFT s", 9) << pad_left("TPOT ms", 9) << pad_left("tok/s", 10) << pad_left("tok/s/dev", 11) << '\n';
   for (size_t k = 0; k < r.top.size(); ++k) {
     const auto& e = r.all[r.top[k]];
     const auto& d = e.prediction;
-    out << "  " << pad_right(std::to_string(k + 1), 3) << pad_right(search::layout_name(e), 52)
+    out << "  " << pad_right(std::to_string(k + 1), 3) << pad_right(search::layout_name(e), width)
         << pad_left(std::to_string(e.plan.workload.batch), 7)
         << pad_left(fixed(static_cast<double>(e.max_memory_bytes) / 1e9, 1), 9) << pad_left(fixed(d.ttft_s, 3), 9)
         << pad_left(ms(d.tpot_s), 9) << pad_left(fixed(d.throughput_tokens_per_s, 0), 10)

@@ -170,7 +170,10 @@ nlohmann::json serve_check_json(const ServeCheck& c, const search::SearchResult&
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : c.rows) {
     const auto& s = row.served;
+    const plan::Plan& p = r.all[row.index].plan;
     rows.push_back({{"layout", search::layout_name(r.all[row.index])},
+                    {"devices", p.devices_used()},
+                    {"batch", p.workload.batch},  // a disaggregated plan's: each decode worker's
                     {"steady_rank", row.steady_rank},
                     {"served_rank", row.served_rank},
                     {"meets_sla", row.meets_sla},
