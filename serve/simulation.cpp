@@ -153,7 +153,13 @@ ServeResult simulate_serving(simulate::Simulator& sim, const plan::Plan& p, cons
                           p.attention.dp, c.seed);
   while (client.finished_count() < client.total() && replica.next_event() < std::numeric_limits<double>::infinity())
     replica.step();
-  ServeResult r = detail::summarize({&replica.stats()}, p.attention.dp, o.max_points);
+  // The replica stands for the others: dp of them, or in a closed loop the busy ones
+  // (concurrency / its share: 1 request in flight keeps one replica busy, not dp).
+  double replicas = p.attention.dp;
+  if (c.kind == ClientKind::closed_loop)
+    replicas = static_cast<double>(c.concurrency) /
+               static_cast<double>(core::ceil_div(c.concurrency, int64_t{p.attention.dp}));
+  ServeResult r = detail::summarize({&replica.stats()}, replicas, o.max_points);
   r.kv = pool.kv;
   return r;
 }

@@ -117,6 +117,23 @@ TEST(Serving, WarmupIsSharedByTheDataParallelReplicas) {
   EXPECT_GT(r.tpot_s.mean, 0);
 }
 
+// Fewer requests in flight than replicas: only the busy replicas serve, so one request
+// gets one replica's throughput, whatever the dp.
+TEST(Serving, FewRequestsKeepFewReplicasBusy) {
+  const model::Model m = load_model("Llama-3.1-8B");
+  const topology::Cluster c = load_cluster("h100x8");
+  simulate::Simulator sim(m, c);
+  plan::Plan p = simulate::testing::plan(1, 8);
+  p.workload.batch = 8;
+  const ServeResult one = simulate_serving(sim, p, options(1, 40, 512, 32));
+  const ServeResult eight = simulate_serving(sim, p, options(8, 320, 512, 32));
+  expect_close(one.ttft_s.mean, eight.ttft_s.mean);  // each busy replica holds one request
+  expect_close(eight.output_tokens_per_s, 8 * one.output_tokens_per_s);
+  const ServeResult twelve = simulate_serving(sim, p, options(12, 480, 512, 32));  // 2 per replica, 6 replicas' worth
+  const ServeResult sixteen = simulate_serving(sim, p, options(16, 640, 512, 32));
+  expect_close(twelve.output_tokens_per_s, 0.75 * sixteen.output_tokens_per_s, 1e-9);
+}
+
 // In a closed loop the latencies' parts are exact: TTFT's and TPOT's parts add up
 // to their means, each step's overhead counts once per step, and with no time per
 // step but the overhead, TPOT is exactly the overhead.
