@@ -171,4 +171,22 @@ ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions
   return r;
 }
 
+ServeResult serve_plan(simulate::Simulator& sim, const plan::Plan& p, const ProfileOf& profile_of,
+                       const Client& client) {
+  if (!p.disaggregated.on()) {
+    ServeOptions o;
+    o.engine = profile_of(p);
+    o.client = client;
+    o.max_points = 0;
+    return simulate_serving(sim, p, o);
+  }
+  DisaggOptions d;
+  d.prefill = {p.prefill_worker(), p.disaggregated.prefill_workers, {}};
+  d.decode = {p.decode_worker(), p.disaggregated.decode_workers, {}};
+  d.prefill.engine = profile_of(d.prefill.plan);
+  d.decode.engine = profile_of(d.decode.plan);
+  d.client = client;
+  return simulate_disaggregated(sim, d);
+}
+
 }  // namespace dayzero::serve

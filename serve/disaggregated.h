@@ -15,6 +15,8 @@
 // in time (serve/replica.h); the engines' transfer overlaps the prefill worker's next
 // prompts, so it delays the request, not the pool.
 
+#include <functional>
+
 #include "plan/plan.h"
 #include "serve/engine.h"
 #include "serve/simulation.h"
@@ -46,5 +48,12 @@ double kv_transfer_s(const topology::Cluster& c, const DisaggOptions& o, const s
 // Throws std::invalid_argument when the client, an engine or a pool is unusable
 // (more devices than the cluster has, a cache that cannot hold one request).
 ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions& o);
+
+// A plan served to `client`: one pool (simulate_serving), or a disaggregated plan's
+// pools, each worker with the engine profile profile_of(its worker plan). No time
+// series. Throws std::invalid_argument as the two do.
+using ProfileOf = std::function<EngineProfile(const plan::Plan&)>;
+ServeResult serve_plan(simulate::Simulator& sim, const plan::Plan& p, const ProfileOf& profile_of,
+                       const Client& client);
 
 }  // namespace dayzero::serve
