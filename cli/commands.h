@@ -22,6 +22,7 @@ void add_run_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_validate_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
 
 // What `dayzero` with no subcommand runs: `plan` of the built-in default scenario.
 void run_default_plan();

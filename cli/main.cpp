@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   dayzero::cli::add_calibrate_command(app);
   dayzero::cli::add_validate_command(app);
   dayzero::cli::add_serve_command(app);
+  dayzero::cli::add_sweep_command(app);
 
   try {
     app.parse(argc, argv);

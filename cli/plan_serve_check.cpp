@@ -44,20 +44,14 @@ serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, s
 // (each worker with its engine profile; every decode worker's batch in flight).
 serve::ServeResult serve_plan(simulate::Simulator& sim, const search::Session& s, const plan::Plan& p,
                               serve::Engine engine, const serve::EngineOverheadTable& overheads) {
-  if (!p.disaggregated.on()) return serve::simulate_serving(sim, p, options_for(s, p, engine, overheads));
-  serve::DisaggOptions d;
-  d.prefill = {p.prefill_worker(), p.disaggregated.prefill_workers, {}};
-  d.decode = {p.decode_worker(), p.disaggregated.decode_workers, {}};
-  const serve::ServeOptions decode = options_for(s, d.decode.plan, engine, overheads);
-  d.prefill.engine = options_for(s, d.prefill.plan, engine, overheads).engine;
-  d.decode.engine = decode.engine;
-  d.client = decode.client;
-  if (d.client.kind == serve::ClientKind::closed_loop) {
-    d.client.concurrency = p.workload.batch * d.decode.workers;
-    d.client.warmup = d.client.concurrency;
-    d.client.requests = std::max<int64_t>(200, 5 * d.client.concurrency);
+  serve::Client client = options_for(s, p.decode_worker(), engine, overheads).client;
+  if (p.disaggregated.on() && client.kind == serve::ClientKind::closed_loop) {
+    client.concurrency = p.workload.batch * p.disaggregated.decode_workers;
+    client.warmup = client.concurrency;
+    client.requests = std::max<int64_t>(200, 5 * client.concurrency);
   }
-  return serve::simulate_disaggregated(sim, d);
+  const auto profile_of = [&](const plan::Plan& worker) { return options_for(s, worker, engine, overheads).engine; };
+  return serve::serve_plan(sim, p, profile_of, client);
 }
 
 // The plans to check: the k best single pools, and the k best disaggregated plans

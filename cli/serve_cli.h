@@ -68,6 +68,12 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
 // `serve` with a prefill and a decode pool: a disaggregated plan, or the flags
 // (--prefill-workers, --decode-workers, --prefill-plan), which change its pools.
 bool wants_disaggregated(const ServeCliOptions& o, const plan::Plan& p);
+// `plan` (s.plan, or another plan on s's model and cluster) served to `client` with the
+// options' engine settings: one pool, or its pools when it is disaggregated or the
+// flags ask for them (`dayzero sweep`'s points). The result carries no time series.
+// Throws std::invalid_argument when it cannot be served.
+serve::ServeResult serve_with(const ServeCliOptions& o, const Served& s, const plan::Plan& plan,
+                              simulate::Simulator& sim, const serve::Client& client);
 void run_disaggregated(const ServeCliOptions& o, Served& s);
 
 }  // namespace dayzero::cli::serve_cli

@@ -32,8 +32,7 @@ namespace {
 
 // The plan's pools with the flags' changes: a plan without pools gets one prefill
 // worker of its own layout and one decode worker, then the flags.
-plan::Plan with_pool_flags(const ServeCliOptions& o, const Served& s) {
-  plan::Plan p = s.plan;
+plan::Plan with_pool_flags(const ServeCliOptions& o, const Served& s, plan::Plan p) {
   plan::Disaggregation& d = p.disaggregated;
   if (o.prefill_workers == 0 && o.decode_workers == 0 && o.prefill_plan.empty()) return p;
   if (!d.on()) d = {1, 1, {p.pp, p.attention, p.moe, p.workload.batch}};
@@ -50,8 +49,15 @@ plan::Plan with_pool_flags(const ServeCliOptions& o, const Served& s) {
 
 }  // namespace
 
+serve::ServeResult serve_with(const ServeCliOptions& o, const Served& s, const plan::Plan& plan,
+                              simulate::Simulator& sim, const serve::Client& client) {
+  const plan::Plan p = wants_disaggregated(o, plan) ? with_pool_flags(o, s, plan) : plan;
+  return serve::serve_plan(
+      sim, p, [&](const plan::Plan& worker) { return engine_profile(o, s, worker); }, client);
+}
+
 void run_disaggregated(const ServeCliOptions& o, Served& s) {
-  const plan::Plan p = with_pool_flags(o, s);
+  const plan::Plan p = with_pool_flags(o, s, s.plan);
   serve::DisaggOptions d;
   d.prefill.plan = p.prefill_worker();
   d.decode.plan = p.decode_worker();

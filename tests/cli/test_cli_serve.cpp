@@ -270,6 +270,52 @@ TEST(Cli, DisaggregatedPlansAreSearchedWrittenAndServed) {
   std::filesystem::remove_all(dir);
 }
 
+// `sweep`: the default scenario's best plan at each concurrency (by default twelve, 1 to
+// 2,048), as a table, JSON, CSV and, where dayzero-gui is built, a PNG chart; one axis at
+// a time; --best serves each point's own best plan.
+TEST(Cli, SweepServesEachPointAndWritesItsFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dayzero_cli_sweep_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  const Result r = run("sweep --out " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("concurrency"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("12 points served"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(std::ifstream(dir / "sweep.json"));
+  ASSERT_EQ(j.at("points").size(), 12u);
+  EXPECT_EQ(j.at("points")[11].at("x"), 2048);
+  EXPECT_DOUBLE_EQ(j.at("sla").at("max_tpot_s").get<double>(), 0.1);  // the scenario's SLA, for the chart's lines
+  double last = 0;
+  for (const auto& p : j.at("points")) {  // more in flight, more tokens/s, up to the knee
+    EXPECT_GE(p.at("output_tokens_per_s").get<double>(), 0.95 * last);
+    last = p.at("output_tokens_per_s").get<double>();
+  }
+  std::ifstream csv(dir / "sweep.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("concurrency,layout,devices,ttft_s_mean", 0), 0u) << header;
+  const auto gui = std::filesystem::path(DAYZERO_BIN).parent_path() / "dayzero-gui";
+  if (std::filesystem::exists(gui)) {
+    EXPECT_GT(std::filesystem::file_size(dir / "sweep.png"), 10'000u);
+  } else {
+    EXPECT_NE(r.err.find("not drawn"), std::string::npos) << r.err;
+  }
+  const Result rate = run("sweep --request-rate 0.5,1 --requests 60 --input-len 512 --output-len 64 --json");
+  ASSERT_EQ(rate.status, 0) << rate.err;
+  const auto rj = nlohmann::json::parse(rate.out);
+  EXPECT_EQ(rj.at("axis"), "request_rate");
+  EXPECT_EQ(rj.at("points")[1].at("e2e_s").at("count").get<int>() > 0, true);
+  const Result two = run("sweep --concurrency 1,2 --input-len 100,200");
+  EXPECT_EQ(two.status, 1);
+  EXPECT_NE(two.err.find("one axis at a time"), std::string::npos) << two.err;
+  const Result bad = run("sweep --concurrency 1,0");
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("concurrency 0"), std::string::npos) << bad.err;
+  const Result best = run("sweep qwen3-30b-a3b-h100x1 --best --concurrency 4,32");
+  ASSERT_EQ(best.status, 0) << best.err;
+  EXPECT_NE(best.out.find("the best plan of each point"), std::string::npos) << best.out;
+  std::filesystem::remove_all(dir);
+}
+
 // `calibrate --bench` fits a directory's calibration to measured rows; `validate --bench`
 // and `serve` read it back, and `serve` prints the band the measurement is likely in.
 TEST(Cli, CalibrateBenchWritesACalibrationOthersRead) {
