@@ -1,16 +1,22 @@
 // dayzero-gui [--scenario S] [--measurements M.json [--device D] [--calibration C.json]]
-//             [--screenshot out.png [--size WxH]] [--threads N]:
+//             [--screenshot out.png [--size WxH]] [--threads N]
+// dayzero-gui --render-sweep SWEEP.json --out CHART.png [--size WxH]:
 // the desktop app. With --screenshot it opens the window at that size, runs the
 // search (or, with --measurements alone, shows predicted against measured),
 // selects the top plan, saves the rendered window and exits (for docs and tests;
-// works under QT_QPA_PLATFORM=offscreen).
+// works under QT_QPA_PLATFORM=offscreen). With --render-sweep it draws a sweep
+// (`dayzero sweep`'s JSON) as the Curves tab does, saves it and exits.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
 #include "gui/main_window.h"
+
+#include "core/json_fields.h"
 #include "gui/measured_view.h"
+#include "gui/sweep_chart.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -28,7 +34,10 @@ int main(int argc, char** argv) {
   QCommandLineOption device("device", "Catalog device to predict the measurements on (default: cpu-host).", "NAME");
   QCommandLineOption calibration("calibration", "Efficiency table from `dayzero calibrate` for the measurements.",
                                  "FILE");
-  cli.addOptions({scenario, screenshot, size, threads, measurements, device, calibration});
+  QCommandLineOption render_sweep("render-sweep", "Draw a sweep JSON from `dayzero sweep` (with --out) and exit.",
+                                  "FILE");
+  QCommandLineOption out("out", "With --render-sweep: the PNG file to write.", "FILE");
+  cli.addOptions({scenario, screenshot, size, threads, measurements, device, calibration, render_sweep, out});
   cli.process(app);
 
   const QStringList wh = cli.value(size).split('x');
@@ -37,6 +46,26 @@ int main(int argc, char** argv) {
   if (!ok_w || !ok_h || w < 200 || h < 200) {
     std::fprintf(stderr, "dayzero-gui: --size wants WxH (at least 200x200), got %s\n", qPrintable(cli.value(size)));
     return 1;
+  }
+  if (cli.isSet(render_sweep)) {
+    if (!cli.isSet(out)) {
+      std::fprintf(stderr, "dayzero-gui: --render-sweep needs --out FILE.png\n");
+      return 1;
+    }
+    try {
+      const std::string file = cli.value(render_sweep).toStdString();
+      const dayzero::serve::Sweep sweep = dayzero::serve::sweep_from_json(dayzero::core::read_json_file(file), file);
+      QString error;
+      if (!dayzero::gui::render_sweep_png(sweep, cli.value(out), cli.isSet(size) ? w : 1800, cli.isSet(size) ? h : 540,
+                                          &error)) {
+        std::fprintf(stderr, "dayzero-gui: %s\n", qPrintable(error));
+        return 1;
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dayzero-gui: %s\n", e.what());
+      return 1;
+    }
+    return 0;
   }
   const QString shot = cli.value(screenshot);
   if (!shot.isEmpty() && !cli.isSet(scenario) && !cli.isSet(measurements)) {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
+#include "gui/curves_view.h"
 #include "gui/measured_view.h"
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
@@ -46,7 +47,8 @@ MainWindow::MainWindow(QWidget* parent)
       rerun_(new QPushButton(tr("Run search"))),
       status_(new QLabel),
       tabs_(new QTabWidget),
-      measured_(new MeasuredView) {
+      measured_(new MeasuredView),
+      curves_(new CurvesView) {
   setWindowTitle(tr("DayZero"));
   proxy_->setSourceModel(model_);
   table_->setModel(proxy_);
@@ -69,6 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
   mv->setContentsMargins(6, 6, 6, 6);
   mv->addWidget(measured_);
   tabs_->addTab(buildPlansTab(), tr("Plans"));
+  tabs_->addTab(curves_, tr("Curves"));
   tabs_->addTab(measured, tr("Predicted vs measured"));
   tabs_->setDocumentMode(true);
   setCentralWidget(tabs_);
@@ -246,6 +249,7 @@ void MainWindow::onFinished(const SearchOutcome& outcome) {
   model_->setResult(outcome.result);
   pareto_->setResult(outcome.result);
   details_->setSession(outcome.session);
+  curves_->setSession(outcome.session);
   progress_->setRange(0, static_cast<int>(r.candidates));
   setBusy(false);
   table_->sortByColumn(PlanTableModel::TokSDev, Qt::DescendingOrder);  // best throughput per device first
@@ -289,6 +293,7 @@ void MainWindow::selectPlan(qulonglong plan) {
   syncTable();
   pareto_->highlight(plan);
   details_->setPlan(&r->all[plan]);
+  curves_->setPlan(&r->all[plan]);
   emit selectionChanged(plan);
 }
 

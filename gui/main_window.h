@@ -29,6 +29,7 @@ class PlanFilterProxy;
 class PlanTableModel;
 class ScenarioDialog;
 class MeasuredView;
+class CurvesView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -51,6 +52,7 @@ class MainWindow : public QMainWindow {
   ScenarioDialog* scenarioDialog();  // File > New scenario... (made on first use)
   QTabWidget* tabs() const { return tabs_; }
   MeasuredView* measuredView() const { return measured_; }
+  CurvesView* curvesView() const { return curves_; }
 
   // Opens a Measurements file in the "Predicted vs measured" tab and shows that
   // tab; false with the loader's message (file, field) when it cannot.
@@ -102,6 +104,7 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QTabWidget* tabs_;
   MeasuredView* measured_;
+  CurvesView* curves_;
   ScenarioDialog* scenario_dialog_ = nullptr;
   std::unique_ptr<QTemporaryDir> built_dir_;  // scenarios built in the app live here
   int built_count_ = 0;

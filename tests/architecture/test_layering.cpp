@@ -27,7 +27,7 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"serve", {"simulate", "plan", "model", "topology", "core"}},
     {"search", {"simulate", "plan", "model", "topology", "core"}},
     {"executor", {"plan", "model", "core"}},
-    {"gui", {"search", "simulate", "plan", "model", "topology", "core"}},
+    {"gui", {"search", "serve", "simulate", "plan", "model", "topology", "core"}},
     {"cli", {"search", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
 };
 // Libraries that must build and run without Qt, CUDA, NCCL or MPI.

@@ -9,6 +9,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -18,10 +19,12 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/cluster_view.h"
+#include "gui/curves_view.h"
 #include "gui/main_window.h"
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
+#include "gui/sweep_chart.h"
 #include "plan/plan_json.h"
 
 using namespace dayzero;
@@ -229,6 +232,33 @@ class TestGui : public QObject {
     QVERIFY(d->summaryLabel()->text().contains("Not a valid plan"));
     d->devicesBox()->setValue(8);
     QCOMPARE(d->plan()->world_size(), 8);
+  }
+
+  // The Curves tab serves the selected plan at 1, 2, 4 ... in flight and draws TTFT and
+  // TPOT (mean, p90, the scenario's SLA as a two-point line) and throughput.
+  void curvesTabDrawsTheSelectedPlan() {
+    gui::CurvesView* curves = w_->curvesView();
+    QSignalSpy drawn(curves, &gui::CurvesView::sweepDrawn);
+    w_->tabs()->setCurrentWidget(curves);
+    QVERIFY(drawn.count() > 0 || drawn.wait(60000));
+    const serve::Sweep& sweep = *curves->sweep();
+    const plan::Plan& p = result().all[*w_->selectedPlan()].plan;
+    QCOMPARE(sweep.points.size(), gui::CurvesView::concurrencies(p).size());
+    QCOMPARE(sweep.points.front().x, 1.0);
+    for (const auto& pt : sweep.points) QVERIFY2(pt.error.empty(), pt.error.c_str());
+    QCOMPARE(sweep.max_tpot_s, w_->outcome().session->scenario.sla.max_tpot_s);
+    QStringList names;
+    for (QAbstractSeries* s : curves->chart()->tpotChart()->series()) names << s->name();
+    QCOMPARE(names, (QStringList{"mean", "p90", "SLA"}));
+    const auto* sla = static_cast<QLineSeries*>(curves->chart()->tpotChart()->series().back());
+    QCOMPARE(sla->at(0).y(), sweep.max_tpot_s * 1e3);
+    QCOMPARE(curves->chart()->throughputChart()->series().size(), 2);
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(gui::render_sweep_png(sweep, dir.filePath("curves.png"), 1200, 400, &error), qPrintable(error));
+    QVERIFY(QFile(dir.filePath("curves.png")).size() > 10000);
+    QVERIFY(!gui::render_sweep_png(sweep, dir.filePath("no/such/dir/x.png"), 1200, 400, &error));
+    w_->tabs()->setCurrentIndex(0);
   }
 
   void cleanupTestCase() { w_.reset(); }
