@@ -4,12 +4,16 @@
 // served request by request at each value of one axis, or with --best the search's
 // best plan for each point; a table on stdout, and in DIR the sweep as CSV and JSON
 // and its chart as PNG (drawn by dayzero-gui --render-sweep with the GUI's chart).
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -133,12 +137,21 @@ void draw_png(const std::filesystem::path& json, const std::filesystem::path& pn
   envp.push_back(nullptr);
   char* argv[] = {const_cast<char*>(exe.c_str()),      const_cast<char*>(flag.c_str()), const_cast<char*>(in.c_str()),
                   const_cast<char*>(out_flag.c_str()), const_cast<char*>(out.c_str()),  nullptr};
+  // Qt's own notes (runtime directory, window hints) go to a log shown only on failure.
+  const auto log = std::filesystem::temp_directory_path() / ("dayzero-sweep-" + std::to_string(::getpid()) + ".log");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   pid_t pid = 0;
-  if (posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv, envp.data()) != 0)
-    throw std::runtime_error("sweep: cannot start " + exe);
+  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
   int status = 0;
-  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw std::runtime_error("sweep: " + exe + " could not draw " + png.string());
+  const bool ok = spawned == 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::ifstream in_log(log);
+  const std::string notes((std::istreambuf_iterator<char>(in_log)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(log, ec);
+  if (!ok)
+    throw std::runtime_error("sweep: " + exe + " could not draw " + png.string() + (notes.empty() ? "" : ": " + notes));
 }
 
 void run_sweep_command(SweepCliOptions& o) {
