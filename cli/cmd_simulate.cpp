@@ -42,6 +42,20 @@ void print_step(std::ostream& out, const char* title, const simulate::StepTime& 
         << '\n';
 }
 
+// One worker's rows of the memory table, a row per stage, its ranks from `first`.
+void print_memory_rows(std::ostream& out, const plan::Plan& w, const simulate::Prediction& pred, int first,
+                       const std::string& tag) {
+  for (int s = 0; s < w.pp; ++s) {
+    const int lo = first + s * w.ranks_per_stage(), hi = lo + w.ranks_per_stage() - 1;
+    const auto& r = pred.ranks[static_cast<size_t>(lo)];
+    out << "  " << pad_right(tag + std::to_string(lo) + "-" + std::to_string(hi), 12)
+        << pad_left(gb(r.weights_bytes), 10) << pad_left(gb(r.kv_cache_bytes), 10)
+        << pad_left(gb(r.activation_bytes), 10) << pad_left(gb(r.buffer_bytes), 10)
+        << pad_left(gb(r.overhead_bytes), 10) << pad_left(gb(r.total_bytes), 10) << pad_left(gb(r.capacity_bytes), 10)
+        << pad_left(gb(r.host_bytes), 10) << (r.fits() ? "" : "  DOES NOT FIT") << '\n';
+  }
+}
+
 void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simulator& sim,
                   const simulate::Prediction& pred) {
   const auto& m = sim.model();
@@ -56,22 +70,31 @@ void print_report(std::ostream& out, const plan::Plan& p, const simulate::Simula
       << p.workload.output_len << ", prefix hit " << fixed(100 * p.workload.prefix_hit_rate, 0) << " %";
   if (m.config.is_moe()) out << ", routing Zipf s = " << fixed(p.workload.routing_zipf_s, 2);
   if (p.offload.resident_experts >= 0) out << ", " << p.offload.resident_experts << " experts per layer resident";
-  out << "\n\nMemory per rank (GB = 1e9 bytes); ranks of a stage hold the same\n";
+  if (p.disaggregated.on()) {
+    const plan::WorkerLayout& l = p.disaggregated.prefill;
+    out << "\n  disaggregated: " << p.disaggregated.prefill_workers << " prefill worker(s) of pp " << l.pp
+        << ", attention tp " << l.attention.tp << " x dp " << l.attention.dp << ", experts tp " << l.moe.tp << " x ep "
+        << l.moe.ep << " (batch " << l.batch << ") and " << p.disaggregated.decode_workers
+        << " decode worker(s) of the layout above: " << p.devices_used() << " devices";
+  }
+  out << "\n\nMemory per rank (GB = 1e9 bytes); ranks of a stage hold the same"
+      << (p.disaggregated.on() ? "; P: one prefill worker, D: one decode worker" : "") << '\n';
   out << "  " << pad_right("ranks", 12) << pad_left("weights", 10) << pad_left("KV cache", 10) << pad_left("activ.", 10)
       << pad_left("buffers", 10) << pad_left("overhead", 10) << pad_left("total", 10) << pad_left("capacity", 10)
       << pad_left("host", 10) << '\n';
-  for (int s = 0; s < p.pp; ++s) {
-    const auto& r = pred.ranks[static_cast<size_t>(s * p.ranks_per_stage())];
-    const std::string ranks =
-        std::to_string(s * p.ranks_per_stage()) + "-" + std::to_string((s + 1) * p.ranks_per_stage() - 1);
-    out << "  " << pad_right(ranks, 12) << pad_left(gb(r.weights_bytes), 10) << pad_left(gb(r.kv_cache_bytes), 10)
-        << pad_left(gb(r.activation_bytes), 10) << pad_left(gb(r.buffer_bytes), 10)
-        << pad_left(gb(r.overhead_bytes), 10) << pad_left(gb(r.total_bytes), 10) << pad_left(gb(r.capacity_bytes), 10)
-        << pad_left(gb(r.host_bytes), 10) << (r.fits() ? "" : "  DOES NOT FIT") << '\n';
+  if (!p.disaggregated.on()) {
+    print_memory_rows(out, p, pred, 0, "");
+  } else {  // one prefill worker's ranks, then one decode worker's (simulate/disaggregated.h)
+    const plan::Plan prefill = p.prefill_worker();
+    print_memory_rows(out, prefill, pred, 0, "P ");
+    print_memory_rows(out, p.decode_worker(), pred, prefill.world_size(), "D ");
   }
   out << "  fullest: " << pred.fullest_reason << '\n';
-  print_step(out, "Prefill of one prompt per replica (TTFT)", pred.prefill);
-  print_step(out, "Decode step (TPOT)", pred.decode);
+  print_step(
+      out,
+      p.disaggregated.on() ? "Prefill of one prompt per prefill replica" : "Prefill of one prompt per replica (TTFT)",
+      pred.prefill);
+  print_step(out, p.disaggregated.on() ? "Decode step of a decode worker (TPOT)" : "Decode step (TPOT)", pred.decode);
   out << "\nTTFT " << seconds(pred.ttft_s) << ", TPOT " << seconds(pred.tpot_s) << ", throughput "
       << fixed(pred.throughput_tokens_per_s, 0) << " tokens/s (" << fixed(pred.throughput_tokens_per_s_per_device, 1)
       << " per device), request latency " << seconds(pred.request_latency_s) << '\n';

@@ -261,6 +261,11 @@ TEST(Cli, DisaggregatedPlansAreSearchedWrittenAndServed) {
   EXPECT_EQ(j.at("disaggregated").at("prefill_workers"), prefill_workers);
   EXPECT_GT(j.at("disaggregated").at("kv_transfer_s").get<double>(), 0);
   EXPECT_EQ(j.at("e2e_s").at("count"), 128);
+  const Result sim = run("simulate --model DeepSeek-V3 --cluster " + data + "/clusters/h200-4x8.json --plan " +
+                         (dir / "plan-01.json").string());
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  EXPECT_NE(sim.out.find("  P 0-7 "), std::string::npos) << sim.out;  // one prefill worker's ranks, then a decode one's
+  EXPECT_NE(sim.out.find("  D 8-"), std::string::npos) << sim.out;
   const Result check = run("plan deepseek-v3-h200-2x8-chat-disagg --serve-check 1 --json");
   ASSERT_EQ(check.status, 0) << check.err;
   const auto rows = nlohmann::json::parse(check.out).at("serve_check").at("plans");
