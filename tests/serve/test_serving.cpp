@@ -102,17 +102,22 @@ TEST(Serving, ClosedLoopObeysLittlesLaw) {
   EXPECT_NEAR(r.requests_per_s, 16 / r.e2e_s.mean, 0.01 * 16 / r.e2e_s.mean);
 }
 
+// Llama-3.1-8B on 8 H100s as 8 attention-DP replicas of one GPU.
+struct Dp8 {
+  model::Model m = load_model("Llama-3.1-8B");
+  topology::Cluster c = load_cluster("h100x8");
+  simulate::Simulator sim{m, c};
+  plan::Plan p = simulate::testing::plan(1, 8);
+};
+
 // The warm-up is the whole deployment's: with attention DP, each replica leaves out
 // its share of it (one replica stands for all dp), not the whole count.
 TEST(Serving, WarmupIsSharedByTheDataParallelReplicas) {
-  const model::Model m = load_model("Llama-3.1-8B");
-  const topology::Cluster c = load_cluster("h100x8");
-  simulate::Simulator sim(m, c);
-  plan::Plan p = simulate::testing::plan(1, 8);
-  p.workload.batch = 64;
+  Dp8 f;
+  f.p.workload.batch = 64;
   ServeOptions o = options(64, 320, 512, 32);
   o.client.warmup = 64;
-  const ServeResult r = simulate_serving(sim, p, o);
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
   EXPECT_EQ(r.e2e_s.count, (320 - 64) / 8);  // one replica's share: 40 finished, 8 of them warm-up
   EXPECT_GT(r.tpot_s.mean, 0);
 }
@@ -120,11 +125,8 @@ TEST(Serving, WarmupIsSharedByTheDataParallelReplicas) {
 // Fewer requests in flight than replicas: only the busy replicas serve, so one request
 // gets one replica's throughput, whatever the dp.
 TEST(Serving, FewRequestsKeepFewReplicasBusy) {
-  const model::Model m = load_model("Llama-3.1-8B");
-  const topology::Cluster c = load_cluster("h100x8");
-  simulate::Simulator sim(m, c);
-  plan::Plan p = simulate::testing::plan(1, 8);
-  p.workload.batch = 8;
+  Dp8 f;
+  auto& [m, c, sim, p] = f;
   const ServeResult one = simulate_serving(sim, p, options(1, 40, 512, 32));
   const ServeResult eight = simulate_serving(sim, p, options(8, 320, 512, 32));
   expect_close(one.ttft_s.mean, eight.ttft_s.mean);  // each busy replica holds one request
