@@ -68,9 +68,14 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   d.decode.engine = o.engines.apply(pool_profile(*engine, deployment_of(d.decode.plan, m, dev), r.decode, r, false));
   d.client = bench_client(r, o);
   simulate::Simulator sim(m, c, loader.efficiency().for_device(dev.name));
-  // Before the serving model: one prompt on a prefill worker, one decode step of the decode worker's batch.
-  out.steady_ttft_s = sim.simulate(d.prefill.plan, {false, false, true}).ttft_s;
-  out.steady_tpot_s = sim.simulate(d.decode.plan, {false, false, true}).tpot_s;
+  // The search's steady state of this deployment (simulate/disaggregated.h): the pools'
+  // rates, one prompt, one KV transfer, the decode worker's step.
+  plan::Plan whole = d.decode.plan;
+  const plan::Plan& w = d.prefill.plan;
+  whole.disaggregated = {d.prefill.workers, d.decode.workers, {w.pp, w.attention, w.moe, w.workload.batch}};
+  const simulate::Prediction steady = sim.simulate(whole, {false, false, true});
+  out.steady_ttft_s = steady.ttft_s;
+  out.steady_tpot_s = steady.tpot_s;
   ServeResult s;
   try {
     s = simulate_disaggregated(sim, d);
