@@ -70,8 +70,11 @@ std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single,
       const plan::Plan& dp = d->plan;
       auto [kv, fresh] = kv_bytes.try_emplace(layout_of(dp), 0.0);
       if (fresh) kv->second = sim.kv_budget(*sim.prepare(dp), {}).sequence_bytes(dp.workload.input_len);
+      // Requests/s one decode worker finishes: its own step (its single-pool TPOT counts
+      // prompts a decode pool never runs), as simulate/disaggregated.h costs it.
+      const double step_per_token_s = d->prediction.decode.time_s / dp.speculative.expected_tokens_per_step();
       const double decode_rate =
-          static_cast<double>(dp.workload.batch) / (static_cast<double>(dp.workload.output_len) * d->prediction.tpot_s);
+          static_cast<double>(dp.workload.batch) / (static_cast<double>(dp.workload.output_len) * step_per_token_s);
       for (int64_t nd = 1; nd * dp.world_size() < devices; ++nd) {
         const int64_t left = devices - nd * dp.world_size();
         for (const Evaluated* p : prefills) {
