@@ -19,9 +19,8 @@ namespace {
 serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, serve::Engine engine,
                                 const serve::EngineOverheadTable& overheads) {
   serve::ServeOptions so;
-  so.engine =
-      overheads.apply(serve::default_profile(engine, serve::deployment_of(p, s.model, s.cluster.device_spec())));
-  so.engine = serve::apply(so.engine, s.scenario.engine);  // the scenario's settings over the defaults
+  // The scenario's settings over the defaults.
+  so.engine = serve::profile_for(engine, p, s.model, s.cluster.device_spec(), overheads, s.scenario.engine);
   serve::Client& c = so.client;
   c.shape = {p.workload.input_len, p.workload.output_len,
              static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};

@@ -93,10 +93,8 @@ serve::EngineSettings engine_settings(const ServeCliOptions& o, const search::Se
 
 serve::EngineProfile engine_profile(const ServeCliOptions& o, const Served& s, const plan::Plan& p) {
   const serve::EngineSettings settings = engine_settings(o, s.session.get());
-  const serve::Engine engine = settings.engine.value_or(serve::Engine::vllm);
-  const serve::EngineProfile defaults =
-      s.engines.apply(serve::default_profile(engine, serve::deployment_of(p, s.m(), s.c().device_spec())));
-  return serve::apply(defaults, settings);
+  return serve::profile_for(settings.engine.value_or(serve::Engine::vllm), p, s.m(), s.c().device_spec(), s.engines,
+                            settings);
 }
 
 serve::ServeOptions serve_options(const ServeCliOptions& o, const Served& s) {

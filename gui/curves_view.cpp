@@ -22,9 +22,7 @@ serve::Sweep serve_curve(const Session& s, const plan::Plan& p, const std::vecto
   const serve::EngineOverheadTable overheads = serve::load_serving_calibration(core::data_dir(), "").engines;
   const serve::Engine engine = s.scenario.engine.engine.value_or(serve::Engine::vllm);
   const auto profile_of = [&](const plan::Plan& worker) {
-    return serve::apply(
-        overheads.apply(serve::default_profile(engine, serve::deployment_of(worker, s.model, s.cluster.device_spec()))),
-        s.scenario.engine);
+    return serve::profile_for(engine, worker, s.model, s.cluster.device_spec(), overheads, s.scenario.engine);
   };
   serve::Client base;
   base.shape = {p.workload.input_len, p.workload.output_len,

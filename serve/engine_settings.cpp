@@ -20,4 +20,9 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s) {
   return p;
 }
 
+EngineProfile profile_for(Engine e, const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev,
+                          const EngineOverheadTable& overheads, const EngineSettings& settings) {
+  return apply(overheads.apply(default_profile(e, deployment_of(p, m, dev))), settings);
+}
+
 }  // namespace dayzero::serve

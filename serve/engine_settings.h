@@ -4,8 +4,11 @@
 // over the engine's defaults (serve/engine.h names where each comes from). A setting
 // left unset keeps the engine's default.
 
+#include "model/model.h"
 #include "plan/engine_settings.h"
 #include "serve/engine.h"
+#include "serve/engine_overheads.h"
+#include "topology/device.h"
 
 namespace dayzero::serve {
 
@@ -16,5 +19,11 @@ using plan::EngineSettings;
 // the token budget, and the logits it samples at most the running sequences, as the
 // engines size them.
 EngineProfile apply(EngineProfile p, const EngineSettings& s);
+
+// The profile a plan is served with: the engine's defaults for the plan's deployment on
+// `dev` (default_profile, deployment_of), the calibrated host overheads, then the
+// settings (a scenario's, a file's, flags').
+EngineProfile profile_for(Engine e, const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev,
+                          const EngineOverheadTable& overheads, const EngineSettings& settings);
 
 }  // namespace dayzero::serve
