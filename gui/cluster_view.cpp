@@ -96,9 +96,30 @@ void ClusterView::rebuild() {
   }
   // Node names only where they fit; a tooltip on every device names its node.
   const bool node_labels = best_scale >= 0.6;
-  std::map<uint32_t, int> rank_of_device;
-  if (plan_)
-    for (int r = 0; r < plan_->world_size(); ++r) rank_of_device[plan_->device_of(r)] = r;
+  // Each device's worker and rank in it. A disaggregated plan's prefill workers take
+  // the first devices, its decode workers the next ones (plan::Disaggregation); every
+  // worker's groups are numbered alike, and prefill devices are hatched.
+  struct Place {
+    const plan::Plan* worker;
+    int rank;
+    QString what;  // "" or "prefill worker 2", "decode worker 0"
+  };
+  std::map<uint32_t, Place> rank_of_device;
+  std::optional<plan::Plan> prefill, decode;
+  if (plan_ && !plan_->disaggregated.on()) {
+    for (int r = 0; r < plan_->world_size(); ++r) rank_of_device[plan_->device_of(r)] = {&*plan_, r, {}};
+  } else if (plan_) {
+    prefill = plan_->prefill_worker();
+    decode = plan_->decode_worker();
+    uint32_t next = 0;
+    const auto place = [&](const plan::Plan& w, int workers, const char* kind) {
+      for (int k = 0; k < workers; ++k)
+        for (int r = 0; r < w.world_size(); ++r)
+          rank_of_device[next++] = {&w, r, QString("%1 worker %2").arg(kind).arg(k)};
+    };
+    place(*prefill, plan_->disaggregated.prefill_workers, "prefill");
+    place(*decode, plan_->disaggregated.decode_workers, "decode");
+  }
   std::map<int, int> groups;  // group -> devices
   QFont small;
   small.setPointSizeF(7);
@@ -118,15 +139,20 @@ void ClusterView::rebuild() {
       const double x = x0 + pad + (l % dev_cols) * (sq + gap), y = y0 + label_h + pad + (l / dev_cols) * (sq + gap);
       QColor fill(220, 220, 220);
       QString tip = QString("%1, device %2").arg(node_name).arg(d);
+      bool hatched = false;
       if (auto it = rank_of_device.find(d); it != rank_of_device.end()) {
-        const int g = groupOf(*plan_, it->second, colouring_);
+        const Place& at = it->second;
+        const int g = groupOf(*at.worker, at.rank, colouring_);
         fill = group_colour(g);
         ++groups[g];
-        tip += QString(", rank %1, %2 %3").arg(it->second).arg(colouring_name(colouring_)).arg(g);
+        hatched = at.what.startsWith("prefill");
+        tip += (at.what.isEmpty() ? QString() : ", " + at.what) +
+               QString(", rank %1, %2 %3").arg(at.rank).arg(colouring_name(colouring_)).arg(g);
       } else if (plan_) {
         tip += ", unused by the plan";
       }
       auto* item = s->addRect(x, y, sq, sq, QPen(QColor(60, 60, 60)), QBrush(fill));
+      if (hatched) s->addRect(x, y, sq, sq, QPen(Qt::NoPen), QBrush(QColor(255, 255, 255, 150), Qt::BDiagPattern));
       item->setToolTip(tip);
     }
   }
@@ -143,6 +169,7 @@ void ClusterView::updateLegend(const std::map<int, int>& groups, int used_device
                              .arg(cluster_->devices_per_node())
                              .arg(QString::fromStdString(cluster_->device_spec().name));
   if (plan_ && used_devices < devices) legend_head_ += ", grey = unused";
+  if (plan_ && plan_->disaggregated.on()) legend_head_ += ", hatched = prefill pool";
   legend_.clear();
   for (const auto& [g, count] : groups) {
     if (legend_.size() == 12) break;

@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QGraphicsRectItem>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLineSeries>
@@ -26,6 +27,7 @@
 #include "gui/plan_table_model.h"
 #include "gui/sweep_chart.h"
 #include "plan/plan_json.h"
+#include "topology/device.h"
 
 using namespace dayzero;
 using gui::MainWindow;
@@ -191,6 +193,33 @@ class TestGui : public QObject {
     QTemporaryDir dir;
     QVERIFY(w_->exportPlan(dir.filePath("p.json")));
     QCOMPARE(plan::load_plan(dir.filePath("p.json").toStdString()).workload.batch, batch * 2);
+  }
+
+  // A disaggregated plan: one tp-8 prefill worker on node 0, one tp-2 dp-8 decode worker
+  // on nodes 1 and 2, node 3 unused; every device's tooltip names its worker.
+  void clusterShowsBothPools() {
+    const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
+    const auto cluster = topology::Cluster::load(DAYZERO_DATA_DIR "/clusters/h200-4x8.json", catalog);
+    plan::Plan p;
+    p.attention = {2, 8};
+    p.moe = {1, 16, 1};
+    p.workload.batch = 64;
+    p.disaggregated = {1, 1, {1, {8, 1}, {1, 8, 1}, 1}};
+    gui::ClusterView view;
+    view.setCluster(&cluster);
+    view.setPlan(&p);
+    int prefill = 0, decode = 0, unused = 0;
+    for (QGraphicsItem* item : view.scene()->items()) {
+      const QString tip = item->toolTip();
+      prefill += tip.contains("prefill worker 0") ? 1 : 0;
+      decode += tip.contains("decode worker 0") ? 1 : 0;
+      unused += tip.contains("unused") ? 1 : 0;
+      if (tip.startsWith("n0, device 3")) QVERIFY2(tip.contains("prefill worker 0, rank 3"), qPrintable(tip));
+      if (tip.startsWith("n1, device 8")) QVERIFY2(tip.contains("decode worker 0, rank 0"), qPrintable(tip));
+    }
+    QCOMPARE(prefill, 8);
+    QCOMPARE(decode, 16);
+    QCOMPARE(unused, 8);
   }
 
   void clusterGroups() {
