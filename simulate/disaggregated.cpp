@@ -21,19 +21,23 @@ Prediction combine_disaggregated(const plan::Plan& p, const Prediction& prefill,
   out.fits = prefill.fits && decode.fits;
   out.host_fits = prefill.host_fits && decode.host_fits;
   out.host_bytes_per_node = std::max(prefill.host_bytes_per_node, decode.host_bytes_per_node);
+  // Rank ids (a Prediction may hold one rank per stage, so ids, not positions): the
+  // prefill worker's, then the decode worker's after them.
+  const int prefill_world = l.pp * l.attention.tp * l.attention.dp;
+  const uint32_t first_decode_device = static_cast<uint32_t>(d.prefill_workers * prefill_world);
   out.ranks = prefill.ranks;
-  const int prefill_ranks = static_cast<int>(prefill.ranks.size());
-  const uint32_t first_decode_device =
-      static_cast<uint32_t>(d.prefill_workers * l.pp * l.attention.tp * l.attention.dp);
   for (RankMemory r : decode.ranks) {
-    r.rank += prefill_ranks;
+    r.rank += prefill_world;
     r.device += first_decode_device;
     out.ranks.push_back(r);
   }
-  const bool decode_fuller = !decode.ranks.empty() && !prefill.ranks.empty() &&
-                             decode.ranks[static_cast<size_t>(decode.fullest_rank)].total_bytes >
-                                 prefill.ranks[static_cast<size_t>(prefill.fullest_rank)].total_bytes;
-  out.fullest_rank = decode_fuller ? prefill_ranks + decode.fullest_rank : prefill.fullest_rank;
+  const auto fullest_bytes = [](const Prediction& w) {
+    int64_t most = 0;
+    for (const RankMemory& r : w.ranks) most = std::max(most, r.total_bytes);
+    return most;
+  };
+  const bool decode_fuller = fullest_bytes(decode) > fullest_bytes(prefill);
+  out.fullest_rank = decode_fuller ? prefill_world + decode.fullest_rank : prefill.fullest_rank;
   out.fullest_reason = decode_fuller ? decode.fullest_reason : prefill.fullest_reason;
   out.prefill = prefill.prefill;
   out.decode = decode.decode;
