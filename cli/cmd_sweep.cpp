@@ -93,8 +93,7 @@ plan::Plan best_plan_at(const Served& s, serve::SweepAxis axis, double x) {
 std::string layout_of(const plan::Plan& p) {
   search::Evaluated e;
   e.plan = p;
-  std::string name = search::layout_name(e);
-  return name.substr(0, name.find(" | checkpoint"));
+  return search::layout_name(e);
 }
 
 void print_sweep(std::ostream& out, const serve::Sweep& sw, bool best) {

@@ -25,10 +25,7 @@ LayoutKey layout_of(const plan::Plan& p) {
 }
 
 // Prompts per second one prefill worker serves (simulate/disaggregated.h).
-double prefill_rate(const Evaluated& e) {
-  const plan::Plan& p = e.plan;
-  return p.attention.dp / e.prediction.ttft_s;
-}
+double prefill_rate(const Evaluated& e) { return simulate::prefill_prompts_per_s(e.plan.attention.dp, e.prediction); }
 
 // The prefill workers worth pairing: per worker size, the most prompts per second per
 // device and the quickest prompt, each at its layout's smallest batch that fits.
@@ -70,11 +67,9 @@ std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single,
       const plan::Plan& dp = d->plan;
       auto [kv, fresh] = kv_bytes.try_emplace(layout_of(dp), 0.0);
       if (fresh) kv->second = sim.kv_budget(*sim.prepare(dp), {}).sequence_bytes(dp.workload.input_len);
-      // Requests/s one decode worker finishes: its own step (its single-pool TPOT counts
-      // prompts a decode pool never runs), as simulate/disaggregated.h costs it.
-      const double step_per_token_s = d->prediction.decode.time_s / dp.speculative.expected_tokens_per_step();
+      // Requests/s one decode worker finishes, as the deployment's prediction costs it.
       const double decode_rate =
-          static_cast<double>(dp.workload.batch) / (static_cast<double>(dp.workload.output_len) * step_per_token_s);
+          simulate::decode_requests_per_s(static_cast<double>(dp.workload.batch), dp, d->prediction);
       for (int64_t nd = 1; nd * dp.world_size() < devices; ++nd) {
         const int64_t left = devices - nd * dp.world_size();
         for (const Evaluated* p : prefills) {

@@ -13,6 +13,18 @@ double kv_transfer_s(const topology::Cluster& c, const plan::Plan& p, double byt
   return links.cost(core::Collective::send_recv, pair, bytes).time_s;
 }
 
+double prefill_prompts_per_s(int64_t replicas, const Prediction& prefill) {
+  return static_cast<double>(replicas) / prefill.ttft_s;
+}
+
+double decode_step_per_token_s(const plan::Plan& p, const Prediction& decode) {
+  return decode.decode.time_s / p.speculative.expected_tokens_per_step();
+}
+
+double decode_requests_per_s(double in_flight, const plan::Plan& p, const Prediction& decode) {
+  return in_flight / (static_cast<double>(p.workload.output_len) * decode_step_per_token_s(p, decode));
+}
+
 Prediction combine_disaggregated(const plan::Plan& p, const Prediction& prefill, const Prediction& decode,
                                  double transfer_s) {
   const plan::Disaggregation& d = p.disaggregated;
@@ -45,10 +57,9 @@ Prediction combine_disaggregated(const plan::Plan& p, const Prediction& prefill,
 
   const double out_len = static_cast<double>(p.workload.output_len);
   const double in_flight = d.decode_workers * static_cast<double>(p.workload.batch);
-  const double prefill_rate = d.prefill_workers * l.attention.dp / prefill.ttft_s;
-  // The decode worker's own step: no prompts run there (its single-pool TPOT counts them).
-  out.tpot_s = decode.decode.time_s / p.speculative.expected_tokens_per_step();
-  const double decode_rate = in_flight / (out_len * out.tpot_s);
+  const double prefill_rate = prefill_prompts_per_s(int64_t{d.prefill_workers} * l.attention.dp, prefill);
+  out.tpot_s = decode_step_per_token_s(p, decode);
+  const double decode_rate = decode_requests_per_s(in_flight, p, decode);
   const double rate = std::min(prefill_rate, decode_rate);
   out.ttft_s = std::max(prefill.ttft_s + transfer_s + decode.decode.time_s, in_flight / rate - out_len * out.tpot_s);
   out.throughput_tokens_per_s = rate * out_len;
