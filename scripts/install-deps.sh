@@ -10,6 +10,7 @@ packages=(
   libcli11-dev         # the dayzero command line
   libeigen3-dev        # CPU backend kernels
   libboost-graph-dev   # cluster topology graphs
+  libyaml-cpp-dev      # deploy/: TensorRT-LLM extra-options YAML
   libgtest-dev libgmock-dev  # unit tests
   libopenmpi-dev openmpi-bin  # executor/ MPI communicator (optional: built only when found)
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins libgl-dev fonts-dejavu-core  # gui/ desktop app (offscreen for tests)

@@ -26,12 +26,13 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"simulate", {"plan", "model", "topology", "core"}},
     {"serve", {"simulate", "plan", "model", "topology", "core"}},
     {"search", {"simulate", "plan", "model", "topology", "core"}},
+    {"deploy", {"serve", "simulate", "plan", "model", "topology", "core"}},
     {"executor", {"plan", "model", "core"}},
     {"gui", {"search", "serve", "simulate", "plan", "model", "topology", "core"}},
-    {"cli", {"search", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
+    {"cli", {"search", "deploy", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
 };
 // Libraries that must build and run without Qt, CUDA, NCCL or MPI.
-const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "serve", "search"};
+const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "serve", "search", "deploy"};
 
 const fs::path kRoot = DAYZERO_SOURCE_DIR;
 
