@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   dayzero::cli::add_validate_command(app);
   dayzero::cli::add_serve_command(app);
   dayzero::cli::add_sweep_command(app);
+  dayzero::cli::add_export_command(app);
+  dayzero::cli::add_import_command(app);
 
   try {
     app.parse(argc, argv);

@@ -17,10 +17,10 @@ namespace dayzero::cli {
 namespace {
 
 serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, serve::Engine engine,
-                                const serve::EngineOverheadTable& overheads) {
+                                const serve::EngineOverheadTable& overheads, const plan::EngineSettings& settings) {
   serve::ServeOptions so;
-  // The scenario's settings over the defaults.
-  so.engine = serve::profile_for(engine, p, s.model, s.cluster.device_spec(), overheads, s.scenario.engine);
+  // The settings (the scenario's) over the defaults.
+  so.engine = serve::profile_for(engine, p, s.model, s.cluster.device_spec(), overheads, settings);
   serve::Client& c = so.client;
   c.shape = {p.workload.input_len, p.workload.output_len,
              static_cast<int64_t>(static_cast<double>(p.workload.input_len) * p.workload.prefix_hit_rate)};
@@ -39,19 +39,24 @@ serve::ServeOptions options_for(const search::Session& s, const plan::Plan& p, s
   return so;
 }
 
-// One plan served request by request: a single pool, or its prefill and decode pools
-// (each worker with its engine profile; every decode worker's batch in flight).
-serve::ServeResult serve_plan(simulate::Simulator& sim, const search::Session& s, const plan::Plan& p,
-                              serve::Engine engine, const serve::EngineOverheadTable& overheads) {
-  serve::Client client = options_for(s, p.decode_worker(), engine, overheads).client;
+}  // namespace
+
+serve::ServeResult serve_planned(simulate::Simulator& sim, const search::Session& s, const plan::Plan& p,
+                                 serve::Engine engine, const serve::EngineOverheadTable& overheads,
+                                 const plan::EngineSettings& settings) {
+  serve::Client client = options_for(s, p.decode_worker(), engine, overheads, settings).client;
   if (p.disaggregated.on() && client.kind == serve::ClientKind::closed_loop) {
     client.concurrency = p.workload.batch * p.disaggregated.decode_workers;
     client.warmup = client.concurrency;
     client.requests = std::max<int64_t>(200, 5 * client.concurrency);
   }
-  const auto profile_of = [&](const plan::Plan& worker) { return options_for(s, worker, engine, overheads).engine; };
+  const auto profile_of = [&](const plan::Plan& worker) {
+    return options_for(s, worker, engine, overheads, settings).engine;
+  };
   return serve::serve_plan(sim, p, profile_of, client);
 }
+
+namespace {
 
 // The plans to check: the k best single pools, and the k best disaggregated plans
 // when the search has any, in the search's order.
@@ -119,7 +124,7 @@ ServeCheck check_with_serving(const search::Session& session, const search::Sear
     row.steady_rank = static_cast<int>(i + 1);
     const plan::Plan& p = r.all[row.index].plan;
     try {
-      row.served = serve_plan(sim, session, p, engine, overheads);
+      row.served = serve_planned(sim, session, p, engine, overheads, session.scenario.engine);
       row.sla_miss = sla_miss(session.scenario.sla, row.served);
     } catch (const std::invalid_argument& e) {
       row.sla_miss = std::string("cannot be served: ") + e.what();

@@ -6,7 +6,10 @@ namespace dayzero::search {
 
 Session load_session(const std::filesystem::path& scenario_file, const std::filesystem::path& data_dir,
                      const std::filesystem::path& extra_catalog) {
-  Scenario s = load_scenario(scenario_file);
+  return make_session(load_scenario(scenario_file), data_dir, extra_catalog);
+}
+
+Session make_session(Scenario s, const std::filesystem::path& data_dir, const std::filesystem::path& extra_catalog) {
   model::Model m = load_scenario_model(s);
   topology::DeviceCatalog catalog = topology::DeviceCatalog::load_builtin(data_dir);
   if (!extra_catalog.empty()) catalog.add_file(extra_catalog);

@@ -30,5 +30,8 @@ struct Session {
 // adds or replaces devices. Throws core::InputError naming the file and the field.
 Session load_session(const std::filesystem::path& scenario_file, const std::filesystem::path& data_dir,
                      const std::filesystem::path& extra_catalog = {});
+// The same for a scenario built in code (its model_path and cluster_path set).
+Session make_session(Scenario s, const std::filesystem::path& data_dir,
+                     const std::filesystem::path& extra_catalog = {});
 
 }  // namespace dayzero::search

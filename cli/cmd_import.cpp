@@ -1,0 +1,187 @@
+// dayzero import --engine E [--scenario S | --cluster C] -- <the engine's command line>:
+// the Plan an existing deployment is (deploy/launch.h), simulated and served as the
+// engine would run it, against the best plan the search finds on the same GPUs for
+// the same workload, with that plan's command.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/deploy_cli.h"
+#include "cli/format.h"
+#include "cli/plan_serve_check.h"
+#include "core/atomic_file.h"
+#include "core/data_dir.h"
+#include "core/input_file.h"
+#include "plan/plan_json.h"
+#include "search/search.h"
+#include "search/session.h"
+#include "serve/calibration_files.h"
+#include "simulate/precisions.h"
+
+namespace dayzero::cli {
+
+namespace {
+
+struct ImportCliOptions {
+  std::string engine, scenario, model, cluster, catalog, yaml, out;
+  int64_t input_len = 0, output_len = 0;
+  double max_ttft_s = 0, max_tpot_s = 0;
+  std::vector<std::string> command;
+  bool json = false, no_compare = false;
+};
+
+// The session the deployment is judged in: a scenario's, or one made of the model, the
+// cluster and the workload flags.
+search::Session session_for(const ImportCliOptions& o, const std::string& model_id) {
+  search::Scenario s;
+  if (!o.scenario.empty()) {
+    s = search::load_scenario(search::resolve_scenario(o.scenario, core::data_dir()));
+  } else {
+    if (o.cluster.empty())
+      throw std::runtime_error("import needs the GPUs the deployment runs on: --cluster or --scenario");
+    s.name = "import";
+    std::string model = o.model;
+    if (model.empty()) model = deploy::bundled_model_of(core::data_dir(), model_id);
+    if (model.empty())
+      throw std::runtime_error("the command's model \"" + model_id +
+                               "\" is not a bundled model: give its config.json with --model");
+    s.model_path = resolve_model_path(model);
+    s.cluster_path = resolve_cluster_path(o.cluster);
+    s.workload.input_len = 2048;
+    s.workload.output_len = 512;
+  }
+  if (o.input_len > 0) s.workload.input_len = o.input_len;
+  if (o.output_len > 0) s.workload.output_len = o.output_len;
+  if (o.max_ttft_s > 0) s.sla.max_ttft_s = o.max_ttft_s;
+  if (o.max_tpot_s > 0) s.sla.max_tpot_s = o.max_tpot_s;
+  return search::make_session(std::move(s), core::data_dir(), o.catalog);
+}
+
+std::string ms(double s) { return fixed(s * 1e3, 1) + " ms"; }
+
+void print_served(std::ostream& out, const std::string& title, const plan::Plan& p, const serve::ServeResult& r) {
+  out << "  " << pad_right(title, 16) << pad_left(std::to_string(p.devices_used()), 5) << " GPUs  batch "
+      << pad_left(std::to_string(p.workload.batch), 5) << "   TTFT mean " << pad_left(ms(r.ttft_s.mean), 10) << " p90 "
+      << pad_left(ms(r.ttft_s.p90), 10) << "   TPOT mean " << pad_left(ms(r.tpot_s.mean), 9) << " p90 "
+      << pad_left(ms(r.tpot_s.p90), 9) << "   "
+      << fixed(r.output_tokens_per_s / static_cast<double>(p.devices_used()), 0) << " tok/s per GPU\n";
+}
+
+void run_import(const ImportCliOptions& o) {
+  const plan::Engine engine = deploy_cli::parse_engine_option(o.engine);
+  if (o.command.empty()) throw std::runtime_error("give the engine's command line after --");
+  const deploy::EngineArgs args = deploy::EngineArgs::pinned(engine, core::data_dir());
+  const std::string model_id = deploy::model_id_of(engine, o.command, args);
+  search::Session session = session_for(o, model_id);
+  plan::Plan base;
+  base.model = session.scenario.model_path.string();
+  base.cluster = session.cluster.name();
+  base.workload = session.scenario.workload;
+  std::optional<std::string> yaml;
+  if (!o.yaml.empty()) yaml = core::read_input_file(o.yaml);
+  const deploy::Imported im =
+      deploy::import_launch(engine, o.command, base, session.model, session.cluster, args, yaml);
+  plan::validate_plan(im.plan, session.model, session.cluster.num_devices(), "the command line");
+  simulate::validate_plan_precisions(im.plan, session.cluster.device_spec(), "the command line");
+
+  std::ostringstream out;
+  if (!o.out.empty()) {
+    core::write_file_atomically(o.out, plan::plan_to_json(im.plan).dump(2) + "\n", "the imported plan");
+    out << "wrote " << o.out << '\n';
+  }
+  const serve::ServingCalibration cal = serve::load_serving_calibration(core::data_dir(), "");
+  simulate::Simulator sim(session.model, session.cluster, session.efficiency);
+  plan::EngineSettings settings = session.scenario.engine;
+  settings.merge(im.settings);
+  const serve::ServeResult mine = serve_planned(sim, session, im.plan, engine, cal.engines, settings);
+  nlohmann::json j = {{"plan", plan::plan_to_json(im.plan)},
+                      {"model_id", im.model_id},
+                      {"other_flags", im.other},
+                      {"served",
+                       {{"ttft_s", mine.ttft_s.mean},
+                        {"tpot_s", mine.tpot_s.mean},
+                        {"output_tokens_per_s", mine.output_tokens_per_s}}}};
+  out << "Your deployment (" << engine_name(engine) << ", " << im.model_id << ") is the plan: pp " << im.plan.pp
+      << ", attention tp " << im.plan.attention.tp << " x dp " << im.plan.attention.dp;
+  if (session.model.config.is_moe())
+    out << ", experts tp " << im.plan.moe.tp << " x ep " << im.plan.moe.ep << " x dp " << im.plan.moe.dp;
+  out << "; KV " << plan::kv_dtype_name(im.plan.dtypes.kv_cache) << ", weights "
+      << model::precision_name(im.plan.dtypes.experts) << ", batch " << im.plan.workload.batch << '\n';
+  if (!im.other.empty()) {
+    out << "  kept as the engine's (not modelled):";
+    for (const auto& f : im.other) out << ' ' << f;
+    out << '\n';
+  }
+  out << "\nServed by DayZero's " << engine_name(engine) << " simulation at each plan's batch (ISL "
+      << base.workload.input_len << ", OSL " << base.workload.output_len << ", on " << session.cluster.name() << "):\n";
+  print_served(out, "your deployment", im.plan, mine);
+  if (!o.no_compare) {
+    const search::SearchResult r =
+        search::run_search(session.scenario, session.model, session.cluster, session.efficiency);
+    if (!r.feasible()) {
+      out << "  the search finds no plan that fits and meets the SLA on " << session.cluster.name() << '\n';
+    } else {
+      const search::Evaluated& best = r.all[r.top.front()];
+      const serve::ServeResult theirs =
+          serve_planned(sim, session, best.plan, engine, cal.engines, session.scenario.engine);
+      print_served(out, "best plan", best.plan, theirs);
+      const int64_t copies = im.plan.devices_used() / best.plan.devices_used();
+      if (copies > 1)
+        out << "  (the best plan takes " << best.plan.devices_used() << " of your " << im.plan.devices_used()
+            << " GPUs: " << copies << " copies of it serve "
+            << fixed(theirs.output_tokens_per_s * static_cast<double>(copies), 0)
+            << " tok/s where your deployment serves " << fixed(mine.output_tokens_per_s, 0) << ")\n";
+      out << "\nBest plan on the same GPUs: " << search::layout_name(best) << "; its " << engine_name(engine)
+          << " launch:\n";
+      deploy::ExportOptions eo;
+      eo.model_id = model_id;
+      try {
+        const deploy::Launch l =
+            deploy::export_launch(engine, best.plan, session.model, session.cluster, session.scenario.engine, eo, args);
+        for (const auto& c : l.commands) out << "  [node " << c.node << "] " << c.line() << '\n';
+        for (const auto& f : l.files) out << "  " << f.name << ":\n" << f.text();
+      } catch (const deploy::Unexpressible& e) {
+        out << "  " << e.what() << '\n';
+      }
+      j["best"] = {{"layout", search::layout_name(best)},
+                   {"plan", plan::plan_to_json(best.plan)},
+                   {"served",
+                    {{"ttft_s", theirs.ttft_s.mean},
+                     {"tpot_s", theirs.tpot_s.mean},
+                     {"output_tokens_per_s", theirs.output_tokens_per_s}}}};
+    }
+  }
+  if (o.json) std::cout << j.dump(2) << '\n' << std::flush;
+  else std::cout << out.str() << std::flush;
+}
+
+}  // namespace
+
+void add_import_command(CLI::App& app) {
+  auto opts = std::make_shared<ImportCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "import",
+      "The plan an existing vLLM / SGLang / TensorRT-LLM launch is, served, and compared with the best "
+      "plan on the same GPUs: dayzero import --engine vllm --cluster h100x8 -- vllm serve MODEL ...");
+  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm")->required();
+  cmd->add_option("--scenario", opts->scenario, "Scenario giving the model, cluster, workload and SLA");
+  cmd->add_option("--model", opts->model, "config.json, model directory or bundled model (default: the command's)");
+  cmd->add_option("--cluster", opts->cluster, "Cluster JSON or bundled cluster name the deployment runs on");
+  cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
+  cmd->add_option("--yaml", opts->yaml, "TensorRT-LLM extra-options YAML (default: the file its flag names)");
+  cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the scenario's, else 2048)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
+  cmd->add_option("--output-len", opts->output_len, "Output tokens (default: the scenario's, else 512)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
+  cmd->add_option("--max-ttft", opts->max_ttft_s, "SLA on TTFT for the best plan, seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-tpot", opts->max_tpot_s, "SLA on TPOT for the best plan, seconds")->check(CLI::PositiveNumber);
+  cmd->add_option("--out", opts->out, "Write the imported Plan JSON here");
+  cmd->add_flag("--no-compare", opts->no_compare, "Only import and serve the deployment (no search)");
+  cmd->add_flag("--json", opts->json, "JSON output");
+  cmd->add_option("command", opts->command, "The engine's command line, after --")->expected(-1);
+  cmd->callback([opts] { run_import(*opts); });
+}
+
+}  // namespace dayzero::cli
