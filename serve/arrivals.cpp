@@ -19,8 +19,11 @@ double unit(uint64_t counter) {
 
 Arrivals::Arrivals(const Client& c, int dp) : closed_(c.kind == ClientKind::closed_loop), client_(c) {
   const auto share = [dp](int64_t n) { return core::ceil_div(n, dp); };
+  // A closed loop with fewer requests in flight than replicas keeps only that many
+  // busy: the replica stands for one of them and serves its share of the requests.
+  const int64_t busy = closed_ ? std::clamp<int64_t>(c.concurrency, 1, dp) : dp;
   total_ = c.kind == ClientKind::open_loop && !c.trace.empty() ? share(static_cast<int64_t>(c.trace.size()))
-                                                               : share(c.requests);
+                                                               : core::ceil_div(c.requests, busy);
   if (closed_) {
     for (int64_t i = 0; i < std::min(share(c.concurrency), total_); ++i) queue_.push_back({0.0, next_shape()});
   } else if (!c.trace.empty()) {

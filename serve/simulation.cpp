@@ -72,10 +72,15 @@ namespace {
 
 // The replica's share of the client: its requests in, its finishes back to the client
 // (a closed loop sends the next), its share of the first `warmup` finishes left out
-// (the replica stands for each of the dp replicas, each seeing 1/dp of the requests).
+// (the replica stands for each of the dp replicas, each seeing 1/dp of the requests;
+// in a closed loop with fewer in flight than replicas, for each of the busy ones).
 class ClientShare : public detail::Inbox, public detail::Outlet {
  public:
-  ClientShare(const Client& c, int dp) : arrivals_(c, dp), warmup_(core::ceil_div(c.warmup, int64_t{dp})) {}
+  ClientShare(const Client& c, int dp)
+      : arrivals_(c, dp),
+        warmup_(core::ceil_div(c.warmup, c.kind == ClientKind::closed_loop
+                                             ? std::clamp<int64_t>(c.concurrency, 1, int64_t{dp})
+                                             : int64_t{dp})) {}
   bool empty() const override { return arrivals_.empty(); }
   double next_time() const override { return arrivals_.next_time(); }
   std::unique_ptr<detail::Seq> pop() override { return detail::new_seq(arrivals_.pop()); }

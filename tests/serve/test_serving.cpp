@@ -136,6 +136,18 @@ TEST(Serving, FewRequestsKeepFewReplicasBusy) {
   expect_close(twelve.output_tokens_per_s, 0.75 * sixteen.output_tokens_per_s, 1e-9);
 }
 
+// One request in flight on eight replicas keeps one busy: that replica serves every
+// request, the warm-up's first one left out (a sweep's first points: concurrency 1, a
+// wave of warm-up, a few hundred requests), not 1/8 of them.
+TEST(Serving, FewerInFlightThanReplicasStillServesEveryRequest) {
+  Dp8 f;
+  ServeOptions o = options(1, 5, 512, 32);
+  o.client.warmup = 1;
+  const ServeResult r = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(r.e2e_s.count, 4);
+  EXPECT_GT(r.output_tokens_per_s, 0);
+}
+
 // In a closed loop the latencies' parts are exact: TTFT's and TPOT's parts add up
 // to their means, each step's overhead counts once per step, and with no time per
 // step but the overhead, TPOT is exactly the overhead.
