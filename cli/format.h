@@ -1,20 +1,21 @@
 #pragma once
-// Number formatting for terminal tables. GB = 1e9 bytes, GiB = 2^30 bytes;
-// every figure printed says which.
+// The command line's text: core/text.h's number formatting, and how a model or a
+// cluster argument is found.
 
-#include <cstdint>
 #include <filesystem>
 #include <string>
 
+#include "core/text.h"
+
 namespace dayzero::cli {
 
-std::string with_commas(int64_t n);         // 671026419712 -> "671,026,419,712"
-std::string fixed(double x, int decimals);  // printf("%.*f")
-std::string billions(int64_t n);            // "671.03 B"
-std::string gb_and_gib(int64_t bytes);      // "1,342.05 GB (1,249.88 GiB)"
-std::string pad_right(const std::string& s, size_t width);
-std::string pad_left(const std::string& s, size_t width);
-std::string today_utc();  // "2026-11-30", for provenance lines
+using core::billions;
+using core::fixed;
+using core::gb_and_gib;
+using core::pad_left;
+using core::pad_right;
+using core::today_utc;
+using core::with_commas;
 
 // A model argument: an existing path, else the name of a bundled model folder.
 std::filesystem::path resolve_model_path(const std::string& arg);
