@@ -1,6 +1,8 @@
 // dayzero export [PLAN.json | --scenario S] --engine vllm|sglang|trtllm: the launch of
 // a plan for an engine (deploy/launch.h) — every node's command, the files they read
-// and what the user must still supply — printed, or written as a directory.
+// and what the user must still supply — printed, or written as a directory. With
+// --run-job instead: `dayzero run` of the plan as a Slurm job or an mpirun over a host
+// file (deploy/run_job.h).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -11,6 +13,7 @@
 #include "cli/deploy_cli.h"
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
+#include "deploy/run_job.h"
 #include "plan/plan_json.h"
 
 namespace dayzero::cli {
@@ -21,8 +24,32 @@ struct ExportCliOptions {
   deploy_cli::TargetOptions target;
   std::string engine, out;
   deploy::ExportOptions launch;
+  deploy::RunJobOptions job;
+  bool run_job = false;
   bool json = false;
 };
+
+// `dayzero run` of the plan as a Slurm job and as a plain mpirun over a host file.
+void export_run_job(const ExportCliOptions& o, const deploy_cli::Target& t) {
+  const deploy::RunJob j = deploy::run_job(t.served.plan, t.served.c(), o.job);
+  std::ostringstream out;
+  if (o.out.empty()) {
+    out << j.slurm << "\n# Without Slurm: this host file, then\n# " << j.mpirun << "\n";
+    std::istringstream hosts(j.hostfile);
+    for (std::string line; std::getline(hosts, line);) out << "#   " << line << '\n';
+  } else {
+    namespace fs = std::filesystem;
+    const fs::path dir(o.out);
+    fs::create_directories(dir);
+    core::write_file_atomically(dir / "run.sbatch", j.slurm, "the Slurm script");
+    core::write_file_atomically(dir / "hostfile", j.hostfile, "the MPI host file");
+    core::write_file_atomically(dir / "mpirun.sh", "#!/bin/bash\n" + j.mpirun + "\n", "the mpirun script");
+    core::write_file_atomically(dir / "plan.json", plan::plan_to_json(t.served.plan).dump(2) + "\n", "the plan");
+    out << "wrote " << (dir / "run.sbatch").string() << " (" << j.nodes << " node(s) x " << j.ranks_per_node
+        << " rank(s)), hostfile, mpirun.sh and plan.json\n";
+  }
+  std::cout << out.str() << std::flush;
+}
 
 nlohmann::json launch_json(const deploy::Launch& l) {
   nlohmann::json cmds = nlohmann::json::array();
@@ -38,8 +65,11 @@ nlohmann::json launch_json(const deploy::Launch& l) {
 }
 
 void run_export(const ExportCliOptions& o) {
-  const plan::Engine engine = deploy_cli::parse_engine_option(o.engine);
+  if (o.run_job == !o.engine.empty())
+    throw std::runtime_error("export needs --engine (an engine's launch) or --run-job (dayzero run's), one of them");
   const deploy_cli::Target t = deploy_cli::load_target(o.target);
+  if (o.run_job) return export_run_job(o, t);
+  const plan::Engine engine = deploy_cli::parse_engine_option(o.engine);
   deploy::ExportOptions eo = o.launch;
   if (eo.model_id.empty()) eo.model_id = t.default_model_id;
   const deploy::EngineArgs args = deploy::EngineArgs::pinned(engine, core::data_dir());
@@ -77,7 +107,11 @@ void add_export_command(CLI::App& app) {
                          "The launch commands of a plan for vLLM, SGLang or TensorRT-LLM: every node's command line, "
                          "checked against the engine's own argument list");
   deploy_cli::add_target_options(cmd, opts->target);
-  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm")->required();
+  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm");
+  cmd->add_flag("--run-job", opts->run_job,
+                "Instead: a Slurm script and an mpirun host file running the plan with `dayzero run`");
+  cmd->add_option("--weights", opts->job.weights, "--run-job: the checkpoint directory the ranks read");
+  cmd->add_option("--backend", opts->job.backend, "--run-job: dayzero run's backend (default cpu)");
   cmd->add_option("--model-id", opts->launch.model_id,
                   "What the engine loads (Hugging Face id or checkpoint path); default: the bundled model's id");
   cmd->add_option("--draft-model-id", opts->launch.draft_model_id, "The draft model of an EAGLE plan");
