@@ -10,11 +10,11 @@
 #include "cli/commands.h"
 #include "cli/deploy_cli.h"
 #include "cli/format.h"
-#include "cli/plan_serve_check.h"
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
 #include "core/input_file.h"
 #include "plan/plan_json.h"
+#include "report/served_plan.h"
 #include "search/search.h"
 #include "search/session.h"
 #include "serve/calibration_files.h"
@@ -95,7 +95,7 @@ void run_import(const ImportCliOptions& o) {
   simulate::Simulator sim(session.model, session.cluster, session.efficiency);
   plan::EngineSettings settings = session.scenario.engine;
   settings.merge(im.settings);
-  const serve::ServeResult mine = serve_planned(sim, session, im.plan, engine, cal.engines, settings);
+  const serve::ServeResult mine = report::serve_planned(sim, session, im.plan, engine, cal.engines, settings);
   nlohmann::json j = {{"plan", plan::plan_to_json(im.plan)},
                       {"model_id", im.model_id},
                       {"other_flags", im.other},
@@ -125,7 +125,7 @@ void run_import(const ImportCliOptions& o) {
     } else {
       const search::Evaluated& best = r.all[r.top.front()];
       const serve::ServeResult theirs =
-          serve_planned(sim, session, best.plan, engine, cal.engines, session.scenario.engine);
+          report::serve_planned(sim, session, best.plan, engine, cal.engines, session.scenario.engine);
       print_served(out, "best plan", best.plan, theirs);
       const int64_t copies = im.plan.devices_used() / best.plan.devices_used();
       if (copies > 1)

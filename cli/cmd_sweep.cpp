@@ -4,28 +4,20 @@
 // served request by request at each value of one axis, or with --best the search's
 // best plan for each point; a table on stdout, and in DIR the sweep as CSV and JSON
 // and its chart as PNG (drawn by dayzero-gui --render-sweep with the GUI's chart).
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/format.h"
+#include "cli/gui_render.h"
 #include "cli/serve_cli.h"
 #include "core/atomic_file.h"
 #include "search/search.h"
 #include "serve/sweep.h"
-
-extern char** environ;
 
 namespace dayzero::cli {
 
@@ -118,41 +110,6 @@ void print_sweep(std::ostream& out, const serve::Sweep& sw, bool best) {
         << " ms (0 = none)\n";
 }
 
-// dayzero-gui --render-sweep, next to this binary, under the offscreen platform.
-void draw_png(const std::filesystem::path& json, const std::filesystem::path& png) {
-  std::error_code ec;
-  const auto gui = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "dayzero-gui";
-  if (ec || !std::filesystem::exists(gui)) {
-    std::cerr << "sweep: " << png.string() << " not drawn: this build has no dayzero-gui (Qt 6 was not found)\n";
-    return;
-  }
-  const std::string exe = gui.string(), flag = "--render-sweep", in = json.string(), out_flag = "--out",
-                    out = png.string();
-  std::vector<std::string> env = {"QT_QPA_PLATFORM=offscreen"};
-  for (char** e = environ; *e; ++e)
-    if (std::string(*e).rfind("QT_QPA_PLATFORM=", 0) != 0) env.emplace_back(*e);
-  std::vector<char*> envp;
-  for (auto& e : env) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  char* argv[] = {const_cast<char*>(exe.c_str()),      const_cast<char*>(flag.c_str()), const_cast<char*>(in.c_str()),
-                  const_cast<char*>(out_flag.c_str()), const_cast<char*>(out.c_str()),  nullptr};
-  // Qt's own notes (runtime directory, window hints) go to a log shown only on failure.
-  const auto log = std::filesystem::temp_directory_path() / ("dayzero-sweep-" + std::to_string(::getpid()) + ".log");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv, envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  const bool ok = spawned == 0 && waitpid(pid, &status, 0) >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::ifstream in_log(log);
-  const std::string notes((std::istreambuf_iterator<char>(in_log)), std::istreambuf_iterator<char>());
-  std::filesystem::remove(log, ec);
-  if (!ok)
-    throw std::runtime_error("sweep: " + exe + " could not draw " + png.string() + (notes.empty() ? "" : ": " + notes));
-}
-
 void run_sweep_command(SweepCliOptions& o) {
   const auto [axis, values] = axis_of(o);
   if (o.best && (!o.serve.plan.empty()))
@@ -198,7 +155,8 @@ void run_sweep_command(SweepCliOptions& o) {
   serve::write_sweep_csv(csv, sw);
   core::write_file_atomically(dir / "sweep.csv", csv.str(), "the sweep CSV");
   core::write_file_atomically(dir / "sweep.json", j.dump(2) + "\n", "the sweep JSON");
-  draw_png(dir / "sweep.json", dir / "sweep.png");
+  draw_with_gui({"--render-sweep", (dir / "sweep.json").string(), "--out", (dir / "sweep.png").string()},
+                "sweep: " + (dir / "sweep.png").string());
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ void add_serve_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_import_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 // What `dayzero` with no subcommand runs: `plan` of the built-in default scenario.
 void run_default_plan();

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   dayzero::cli::add_sweep_command(app);
   dayzero::cli::add_export_command(app);
   dayzero::cli::add_import_command(app);
+  dayzero::cli::add_report_command(app);
 
   try {
     app.parse(argc, argv);

@@ -15,9 +15,7 @@
 #include "search/search.h"
 #include "search/session.h"
 #include "serve/engine.h"
-#include "serve/engine_overheads.h"
 #include "serve/simulation.h"
-#include "simulate/simulator.h"
 
 namespace dayzero::cli {
 
@@ -35,13 +33,6 @@ struct ServeCheck {
   int64_t pairs = 0, agreeing = 0;  // pairs of plans that meet the SLA both ways, and those in the same order
   bool same_best = false;           // the search's best is the served best
 };
-
-// One plan served request by request, as --serve-check serves it (each worker with its
-// engine profile: `settings` over the engine's defaults; at the scenario's request rate,
-// or the plan's batch with the first wave left out).
-serve::ServeResult serve_planned(simulate::Simulator& sim, const search::Session& s, const plan::Plan& p,
-                                 serve::Engine engine, const serve::EngineOverheadTable& overheads,
-                                 const plan::EngineSettings& settings);
 
 ServeCheck check_with_serving(const search::Session& session, const search::SearchResult& r, int k,
                               serve::Engine engine);

@@ -1,11 +1,13 @@
 // dayzero-gui [--scenario S] [--measurements M.json [--device D] [--calibration C.json]]
 //             [--screenshot out.png [--size WxH]] [--threads N]
-// dayzero-gui --render-sweep SWEEP.json --out CHART.png [--size WxH]:
+// dayzero-gui --render-sweep SWEEP.json --out CHART.png [--size WxH]
+// dayzero-gui --render-report SCENARIO --out DIR:
 // the desktop app. With --screenshot it opens the window at that size, runs the
 // search (or, with --measurements alone, shows predicted against measured),
 // selects the top plan, saves the rendered window and exits (for docs and tests;
 // works under QT_QPA_PLATFORM=offscreen). With --render-sweep it draws a sweep
-// (`dayzero sweep`'s JSON) as the Curves tab does, saves it and exits.
+// (`dayzero sweep`'s JSON) as the Curves tab does, saves it and exits; with
+// --render-report, the charts of `dayzero report` (gui/report_charts.h).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
@@ -16,6 +18,7 @@
 
 #include "core/json_fields.h"
 #include "gui/measured_view.h"
+#include "gui/report_charts.h"
 #include "gui/sweep_chart.h"
 
 int main(int argc, char** argv) {
@@ -36,8 +39,14 @@ int main(int argc, char** argv) {
                                  "FILE");
   QCommandLineOption render_sweep("render-sweep", "Draw a sweep JSON from `dayzero sweep` (with --out) and exit.",
                                   "FILE");
-  QCommandLineOption out("out", "With --render-sweep: the PNG file to write.", "FILE");
-  cli.addOptions({scenario, screenshot, size, threads, measurements, device, calibration, render_sweep, out});
+  QCommandLineOption render_report(
+      "render-report", "Draw the report charts of a scenario (memory.png, pareto.png) into --out DIR and exit.",
+      "SCENARIO");
+  QCommandLineOption engine("engine", "With --render-report: the engine the curves are served with.", "NAME", "");
+  QCommandLineOption out("out", "With --render-sweep: the PNG file to write; with --render-report: the directory.",
+                         "FILE");
+  cli.addOptions({scenario, screenshot, size, threads, measurements, device, calibration, render_sweep, render_report,
+                  engine, out});
   cli.process(app);
 
   const QStringList wh = cli.value(size).split('x');
@@ -46,6 +55,15 @@ int main(int argc, char** argv) {
   if (!ok_w || !ok_h || w < 200 || h < 200) {
     std::fprintf(stderr, "dayzero-gui: --size wants WxH (at least 200x200), got %s\n", qPrintable(cli.value(size)));
     return 1;
+  }
+  if (cli.isSet(render_report)) {
+    QString error;
+    if (!cli.isSet(out) ||
+        !dayzero::gui::render_report_pngs(cli.value(render_report), cli.value(engine), cli.value(out), &error)) {
+      std::fprintf(stderr, "dayzero-gui: %s\n", cli.isSet(out) ? qPrintable(error) : "--render-report needs --out DIR");
+      return 1;
+    }
+    return 0;
   }
   if (cli.isSet(render_sweep)) {
     if (!cli.isSet(out)) {

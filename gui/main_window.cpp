@@ -1,9 +1,12 @@
 #include "gui/main_window.h"
 
+#include <QApplication>
 #include <QCheckBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
@@ -21,12 +24,15 @@
 #include <nlohmann/json.hpp>
 #include "core/atomic_file.h"
 #include "core/data_dir.h"
+#include "deploy/launch.h"
 #include "gui/curves_view.h"
 #include "gui/measured_view.h"
 #include "gui/pareto_chart.h"
 #include "gui/plan_details.h"
 #include "gui/plan_table_model.h"
+#include "gui/report_charts.h"
 #include "gui/scenario_dialog.h"
+#include "report/release_report.h"
 
 #include "plan/plan_json.h"
 
@@ -181,6 +187,21 @@ void MainWindow::buildMenus() {
     QString err;
     if (!f.isEmpty() && !exportCsv(f, &err)) QMessageBox::warning(this, tr("Export table"), err);
   });
+  file->addAction(tr("Export &launch..."), this, [this] {
+    bool ok = false;
+    const QString name =
+        QInputDialog::getItem(this, tr("Export launch"), tr("Engine"), {"vllm", "sglang", "trtllm"}, 0, false, &ok);
+    if (!ok) return;
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export launch: directory"));
+    QString err;
+    if (!dir.isEmpty() && !exportLaunch(dir, *plan::parse_engine(name.toStdString()), &err))
+      QMessageBox::warning(this, tr("Export launch"), err);
+  });
+  file->addAction(tr("Save &report..."), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Save report: directory"));
+    QString err;
+    if (!dir.isEmpty() && !saveReport(dir, &err)) QMessageBox::warning(this, tr("Save report"), err);
+  });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 }
@@ -322,6 +343,52 @@ bool MainWindow::exportPlan(const QString& file, QString* error) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
   }
+}
+
+bool MainWindow::exportLaunch(const QString& dir, plan::Engine engine, QString* error) {
+  const auto& plan = details_->plan();
+  if (!plan || !outcome_.session) {
+    if (error) *error = tr("No valid plan is selected.");
+    return false;
+  }
+  try {
+    const search::Session& s = *outcome_.session;
+    deploy::ExportOptions o;
+    o.model_id = deploy::hf_id_of(core::data_dir(), s.scenario.model_path.string());
+    if (o.model_id.empty()) o.model_id = "MODEL_ID";
+    const deploy::EngineArgs args = deploy::EngineArgs::pinned(engine, core::data_dir());
+    const deploy::Launch l = deploy::export_launch(engine, *plan, s.model, s.cluster, s.scenario.engine, o, args);
+    const std::filesystem::path d = dir.toStdString();
+    for (const auto& f : l.files) core::write_file_atomically(d / f.name, f.text(), "the " + f.name + " file");
+    core::write_file_atomically(d / "launch.sh", l.script(), "the launch script");
+    plan::save_plan((d / "plan.json").string(), *plan, nullptr);
+    status_->setText(
+        tr("Wrote %1 (%2 command(s))").arg(QString::fromStdString((d / "launch.sh").string())).arg(l.commands.size()));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+}
+
+bool MainWindow::saveReport(const QString& dir, QString* error) {
+  if (!outcome_.session || !outcome_.result || !outcome_.result->feasible()) {
+    if (error) *error = tr("No search with a feasible plan to report on.");
+    return false;
+  }
+  QApplication::setOverrideCursor(Qt::WaitCursor);
+  bool ok = false;
+  try {
+    const report::Inputs in = report::prepare(outcome_.session, *outcome_.result, "");
+    ok = render_report_charts(in, dir, error);
+    if (ok) report::write_report(in, dir.toStdString(), true);
+    if (ok) status_->setText(tr("Wrote %1").arg(QDir(dir).filePath("report.md")));
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    ok = false;
+  }
+  QApplication::restoreOverrideCursor();
+  return ok;
 }
 
 // Written as plans are (a temporary file, then a rename): a failed export never

@@ -7,7 +7,9 @@
 
 #include <QMainWindow>
 #include <memory>
+
 #include <optional>
+#include "plan/engine_settings.h"
 
 #include "gui/scenario_builder.h"
 #include "gui/search_runner.h"
@@ -66,6 +68,12 @@ class MainWindow : public QMainWindow {
   bool exportPlan(const QString& file, QString* error = nullptr);
   // Writes the table's rows as filtered and sorted, every column.
   bool exportCsv(const QString& file, QString* error = nullptr);
+  // The selected plan (as shown) as an engine's launch in `dir`: launch.sh, its files
+  // and plan.json (deploy/launch.h); the engine's reason when it cannot run it.
+  bool exportLaunch(const QString& dir, plan::Engine engine, QString* error = nullptr);
+  // The release-day report of the search shown (report/release_report.h) with its
+  // charts in `dir`.
+  bool saveReport(const QString& dir, QString* error = nullptr);
 
  public slots:
   void openScenario(const QString& file);  // loads and searches on the worker thread

@@ -27,12 +27,13 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"serve", {"simulate", "plan", "model", "topology", "core"}},
     {"search", {"simulate", "plan", "model", "topology", "core"}},
     {"deploy", {"serve", "simulate", "plan", "model", "topology", "core"}},
+    {"report", {"search", "deploy", "serve", "simulate", "plan", "model", "topology", "core"}},
     {"executor", {"plan", "model", "core"}},
-    {"gui", {"search", "serve", "simulate", "plan", "model", "topology", "core"}},
-    {"cli", {"search", "deploy", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
+    {"gui", {"report", "search", "deploy", "serve", "simulate", "plan", "model", "topology", "core"}},
+    {"cli", {"report", "search", "deploy", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
 };
 // Libraries that must build and run without Qt, CUDA, NCCL or MPI.
-const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "serve", "search", "deploy"};
+const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "serve", "search", "deploy", "report"};
 
 const fs::path kRoot = DAYZERO_SOURCE_DIR;
 

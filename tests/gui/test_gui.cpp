@@ -7,6 +7,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QGraphicsRectItem>
 #include <QLabel>
 #include <QLineEdit>
@@ -176,6 +177,26 @@ class TestGui : public QObject {
     QVERIFY(!w_->exportCsv(missing, &error));
     QVERIFY2(error.contains("no-such-folder"), qPrintable(error));
     QVERIFY(!QFile::exists(missing));
+  }
+
+  // File > Export launch... and Save report...: the selected plan as an engine's
+  // launch, and the search's release-day report with the app's charts.
+  void exportLaunchAndSaveReport() {
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(w_->exportLaunch(dir.path(), plan::Engine::sglang, &error), qPrintable(error));
+    QFile script(dir.filePath("launch.sh"));
+    QVERIFY(script.open(QIODevice::ReadOnly | QIODevice::Text));
+    QVERIFY(QString::fromUtf8(script.readAll()).contains("python3 -m sglang.launch_server"));
+    QVERIFY(QFile::exists(dir.filePath("plan.json")));
+    QVERIFY2(w_->saveReport(dir.path(), &error), qPrintable(error));
+    for (const char* png : {"memory.png", "pareto.png", "sweep.png"})
+      QVERIFY2(QFileInfo(dir.filePath(png)).size() > 1000, png);
+    QFile md(dir.filePath("report.md"));
+    QVERIFY(md.open(QIODevice::ReadOnly | QIODevice::Text));
+    const QString text = QString::fromUtf8(md.readAll());
+    QVERIFY(text.contains("## Launch"));
+    QVERIFY(text.contains("![Memory per rank"));
   }
 
   void whatIfResimulates() {
