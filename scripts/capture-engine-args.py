@@ -1,33 +1,36 @@
 #!/usr/bin/env python3
 """Capture the command-line arguments of an LLM serving engine as a JSON fixture.
 
-The fixtures under tests/deploy/fixtures/ let the C++ tests check that every
-flag DayZero emits exists in the engine and takes the kind of value we pass.
+The lists under scenarios/engines/ (raw dumps in tests/deploy/fixtures/) let
+`dayzero export` and the tests check that every flag DayZero emits exists in
+the engine and takes the kind of value it passes, and let `dayzero import` read
+a command line as the engine would (scenarios/engines/README.md).
 
 Usage (standard library only; run it with the engine's own interpreter):
 
   # vLLM: builds the real `vllm serve` parser (ServeSubcommand.subparser_init)
   /path/to/venv/bin/python scripts/capture-engine-args.py vllm \
-      --out tests/deploy/fixtures/vllm-0.18.0.json
+      --out scenarios/engines/vllm-0.18.0.json
 
   # SGLang: builds the real `python -m sglang.launch_server` parser
   # (ServerArgs.add_cli_args)
   /path/to/venv/bin/python scripts/capture-engine-args.py sglang \
-      --out tests/deploy/fixtures/sglang-0.5.8.json
+      --out scenarios/engines/sglang-0.5.8.json
 
   # TensorRT-LLM: no import needed; parses the source with `ast`.  SRC is a
   # directory that contains tensorrt_llm/ (an unpacked wheel or a checkout).
   python3 scripts/capture-engine-args.py trtllm-ast SRC \
-      --out tests/deploy/fixtures/trtllm-1.3.0rc3.json
+      --out scenarios/engines/trtllm-1.3.0rc3.json
 
 Options: --vllm-platform cuda|cpu (vllm on a host without a GPU: pin
 vllm.platforms.current_platform so the parser can be built), --out FILE (JSON; default stdout), --raw FILE (raw dump; default
-FILE with .json replaced by .raw.txt), --captured DATE, --how TEXT (appended
+FILE with .json replaced by .raw.txt: move it to tests/deploy/fixtures/), --captured DATE, --how TEXT (appended
 to the generated description of the method).
 
 Fixture shape: {"engine", "version", "command", "captured", "how", "flags":
-{"--flag": {"value": KIND, ...}}} where KIND is none (switch), int, float,
-string, json, choice (with "choices"), or bool.  Extra keys: "nargs" for
+{"--flag": {"value": KIND, "dest": ..., ...}}} where KIND is none (switch),
+int, float, string, json, choice (with "choices"), or bool, and "dest" the
+argparse setting the flag writes (aliases share it).  Extra keys: "nargs" for
 list-valued flags, "deprecated", "multiple" (click), "note".  trtllm adds
 "commands" (per click subcommand) and "yaml" (LlmArgs fields for
 --extra_llm_api_options, dotted one level into nested config classes).
