@@ -53,9 +53,14 @@ void section_recommendation(std::ostream& out, const Inputs& in) {
       << fixed(b.prediction.throughput_tokens_per_s, 0) << " | "
       << fixed(b.prediction.throughput_tokens_per_s_per_device, 1) << " |\n"
       << "| served by " << serve::engine_name(in.engine) << "'s simulation, " << b.plan.workload.batch
-      << " in flight | " << ms(in.served.ttft_s.mean) << " | " << ms(in.served.ttft_s.p90) << " | "
-      << ms(in.served.tpot_s.mean) << " | " << ms(in.served.tpot_s.p90) << " | "
-      << fixed(in.served.output_tokens_per_s, 0) << " | "
+      << " in flight | ";
+  if (!in.served_error.empty()) {
+    out << "not served: " << cell(in.served_error) << " (the engine's default memory settings; set the scenario's "
+        << "\"engine\" object) | | | | | |\n\n";
+    return;
+  }
+  out << ms(in.served.ttft_s.mean) << " | " << ms(in.served.ttft_s.p90) << " | " << ms(in.served.tpot_s.mean) << " | "
+      << ms(in.served.tpot_s.p90) << " | " << fixed(in.served.output_tokens_per_s, 0) << " | "
       << fixed(in.served.output_tokens_per_s / static_cast<double>(b.plan.devices_used()), 1) << " |\n\n";
 }
 
@@ -216,7 +221,11 @@ Inputs prepare(std::shared_ptr<const search::Session> session, search::SearchRes
   simulate::Simulator sim(s.model, s.cluster, s.efficiency);
   in.best_full = sim.simulate(best);
   const serve::ServingCalibration cal = serve::load_serving_calibration(core::data_dir(), "");
-  in.served = serve_planned(sim, s, best, in.engine, cal.engines, s.scenario.engine);
+  try {
+    in.served = serve_planned(sim, s, best, in.engine, cal.engines, s.scenario.engine);
+  } catch (const std::invalid_argument& e) {
+    in.served_error = e.what();  // the report says so; the sweep's points say it too
+  }
   serve::Client base;
   base.shape = {best.workload.input_len, best.workload.output_len, 0};
   // Powers of two up to the plan's own batch (at least 2048).

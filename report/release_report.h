@@ -22,6 +22,7 @@ struct Inputs {
   simulate::Prediction best_full;  // the chosen plan, every rank
   serve::Engine engine = serve::Engine::vllm;
   serve::ServeResult served;  // the chosen plan served at its batch
+  std::string served_error;   // why it could not be served (e.g. the engine's memory rule leaves no KV cache)
   serve::Sweep sweep;         // the chosen plan over concurrency
   std::string model_id;       // the Hugging Face id the launches load
   const search::Evaluated& best() const { return search.all[search.top.front()]; }
