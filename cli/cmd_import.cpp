@@ -25,7 +25,7 @@ namespace dayzero::cli {
 namespace {
 
 struct ImportCliOptions {
-  std::string engine, scenario, model, cluster, catalog, yaml, out;
+  std::string engine, scenario, model, cluster, catalog, yaml, out, weights;
   int64_t input_len = 0, output_len = 0;
   double max_ttft_s = 0, max_tpot_s = 0;
   std::vector<std::string> command;
@@ -81,8 +81,13 @@ void run_import(const ImportCliOptions& o) {
   base.workload = session.scenario.workload;
   std::optional<std::string> yaml;
   if (!o.yaml.empty()) yaml = core::read_input_file(o.yaml);
-  const deploy::Imported im =
-      deploy::import_launch(engine, o.command, base, session.model, session.cluster, args, yaml);
+  deploy::Imported im = deploy::import_launch(engine, o.command, base, session.model, session.cluster, args, yaml);
+  if (!o.weights.empty()) {
+    // The command loads a quantized checkpoint the bundled config does not describe.
+    const auto w = search::parse_weight_choice(o.weights);
+    if (!w) throw std::runtime_error("--weights: \"" + o.weights + "\" is not a weight choice (fp8, int8, nvfp4, ...)");
+    search::apply_weight_choice(im.plan, *w);
+  }
   plan::validate_plan(im.plan, session.model, session.cluster.num_devices(), "the command line");
   simulate::validate_plan_precisions(im.plan, session.cluster.device_spec(), "the command line");
 
@@ -108,7 +113,10 @@ void run_import(const ImportCliOptions& o) {
   if (session.model.config.is_moe())
     out << ", experts tp " << im.plan.moe.tp << " x ep " << im.plan.moe.ep << " x dp " << im.plan.moe.dp;
   out << "; KV " << plan::kv_dtype_name(im.plan.dtypes.kv_cache) << ", weights "
-      << model::precision_name(im.plan.dtypes.experts) << ", batch " << im.plan.workload.batch << '\n';
+      << (im.plan.dtypes.experts == model::WeightPrecision::checkpoint
+              ? std::string("as the checkpoint stores them")
+              : std::string(model::precision_name(im.plan.dtypes.experts)))
+      << ", batch " << im.plan.workload.batch << '\n';
   if (!im.other.empty()) {
     out << "  kept as the engine's (not modelled):";
     for (const auto& f : im.other) out << ' ' << f;
@@ -170,6 +178,9 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--model", opts->model, "config.json, model directory or bundled model (default: the command's)");
   cmd->add_option("--cluster", opts->cluster, "Cluster JSON or bundled cluster name the deployment runs on");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
+  cmd->add_option("--weights", opts->weights,
+                  "The precision of the checkpoint the command loads, when it is a quantized copy of the model "
+                  "(fp8, int8, int8_w8a16, int4, nvfp4): the plan's weights");
   cmd->add_option("--yaml", opts->yaml, "TensorRT-LLM extra-options YAML (default: the file its flag names)");
   cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the scenario's, else 2048)")
       ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));

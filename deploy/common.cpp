@@ -223,7 +223,9 @@ std::string weight_conversion(const Context& ctx, bool online_fp8) {
   if (all_checkpoint || ctx.options->prequantized) return "";
   if (all_fp8 && online_fp8) return "fp8";
   const std::string field = first_other ? first_other : "dtypes";
-  const std::string prec = first_other ? std::string(model::precision_name(other)) : "per-part";
+  const std::string prec = first_other ? std::string(model::precision_name(other))
+                           : all_fp8   ? std::string("fp8")
+                                       : std::string("per-part");
   throw Unexpressible(ctx.engine, field,
                       (online_fp8 ? "the engine converts a checkpoint online only to FP8, every matrix alike; "
                                   : "the engine does not convert weights online; ") +

@@ -73,6 +73,14 @@ TEST(CliImport, AHandWrittenCommandAgainstTheBestPlan) {
   EXPECT_NE(r.out.find("your deployment"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("best plan"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[node 0] "), std::string::npos) << r.out;  // the best plan's command
+  // A quantized checkpoint the bundled config does not describe: --weights says its precision.
+  const Result q =
+      run("import --engine trtllm --scenario llama-3.1-70b-h100x8 --weights fp8 --no-compare -- trtllm-serve "
+          "nvidia/Llama-3.1-70B-Instruct-FP8 --tp_size 2 --max_batch_size 64");
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_NE(q.out.find("weights fp8, batch 64"), std::string::npos) << q.out;
+  expect_one_line_error(run("import --engine vllm --scenario llama-3.1-70b-h100x8 --weights fp9 -- vllm serve m"),
+                        "--weights: \"fp9\"");
 }
 
 TEST(CliImport, BadCommandLinesAreOneLineErrorsNamingTheFlag) {
