@@ -12,8 +12,6 @@ namespace dayzero::deploy {
 
 namespace detail {
 
-bool ParsedArgs::has(const EngineArgs& a, const std::string& flag) const { return get(a, flag) != nullptr; }
-
 const std::string* ParsedArgs::get(const EngineArgs& a, const std::string& flag) const {
   const auto it = values.find(a.dest_of(flag));
   return it == values.end() ? nullptr : &it->second;
@@ -22,11 +20,6 @@ const std::string* ParsedArgs::get(const EngineArgs& a, const std::string& flag)
 int64_t ParsedArgs::get_int(const EngineArgs& a, const std::string& flag, int64_t fallback) const {
   const std::string* v = get(a, flag);
   return v ? std::stoll(*v) : fallback;
-}
-
-double ParsedArgs::get_real(const EngineArgs& a, const std::string& flag, double fallback) const {
-  const std::string* v = get(a, flag);
-  return v ? std::stod(*v) : fallback;
 }
 
 std::optional<bool> ParsedArgs::get_bool(const EngineArgs& a, const std::string& flag) const {
@@ -62,8 +55,9 @@ ParsedArgs parse_args(const std::vector<std::string>& argv, size_t begin, const 
     const ArgSpec* spec = a.flag(name);
     if (!spec && a.engine() == plan::Engine::vllm && name.rfind("--", 0) == 0) {
       // vLLM's FlexibleArgumentParser takes underscores for dashes in flag names.
-      std::replace(name.begin() + 2, name.end(), '_', '-');
-      spec = a.flag(name);
+      std::string dashed = name;
+      std::replace(dashed.begin() + 2, dashed.end(), '_', '-');
+      if ((spec = a.flag(dashed))) name = dashed;
     }
     if (!spec) throw std::invalid_argument(name + " is not an argument of " + a.command() + " " + a.version());
     out.seen.push_back(name);

@@ -43,7 +43,8 @@ std::string speculative_json(const Context& ctx, const plan::SpeculativeDecoding
   return j.dump();
 }
 
-std::string even_split_or_partition(const plan::Plan& p, const model::Model& m) {
+// VLLM_PP_LAYER_PARTITION's value for uneven stages; "" for vLLM's own even split.
+std::string layer_partition(const plan::Plan& p, const model::Model& m) {
   if (p.stage_layers.empty()) return "";
   plan::Plan even = p;
   even.stage_layers.clear();
@@ -75,7 +76,7 @@ std::vector<Flag> worker_flags(const Context& ctx, const Worker& w, const std::s
   if (s.prefix_caching) add_switch(f, *s.prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching");
   if (s.chunked_prefill) add_switch(f, *s.chunked_prefill ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill");
   if (s.overlap_scheduling && *s.overlap_scheduling) add_switch(f, "--async-scheduling");
-  if (p.disaggregated.on() || w.role != "serve")
+  if (w.role != "serve")  // a pool of a disaggregated deployment
     add(f, "--kv-transfer-config", R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})");
   return f;
 }
@@ -88,7 +89,7 @@ void emit_vllm(const Context& ctx, const std::vector<Worker>& workers, Launch& o
   for (const Worker& w : workers) {
     const plan::Plan& p = w.plan;
     const std::vector<Flag> shared = worker_flags(ctx, w, quant);
-    const std::string partition = even_split_or_partition(p, *ctx.model);
+    const std::string partition = layer_partition(p, *ctx.model);
     const int stage_ranks = p.attention.tp * p.pp;  // one DP rank's GPUs
     for (int k = 0; k < w.nodes; ++k) {
       Command c;

@@ -64,10 +64,8 @@ struct ParsedArgs {
   std::vector<std::string> positional;
   std::map<std::string, std::string> values;  // dest -> value ("true"/"false" for switches)
   std::vector<std::string> seen;              // flags as written, in order
-  bool has(const EngineArgs& a, const std::string& flag) const;
   const std::string* get(const EngineArgs& a, const std::string& flag) const;
   int64_t get_int(const EngineArgs& a, const std::string& flag, int64_t fallback) const;
-  double get_real(const EngineArgs& a, const std::string& flag, double fallback) const;
   bool get_switch(const EngineArgs& a, const std::string& flag) const;  // given (and not --no-...)
   // A switch with a --no- twin: true, false, or not given.
   std::optional<bool> get_bool(const EngineArgs& a, const std::string& flag) const;
