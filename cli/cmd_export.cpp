@@ -79,11 +79,7 @@ void run_export(const ExportCliOptions& o) {
   if (!o.out.empty()) {
     namespace fs = std::filesystem;
     const fs::path dir(o.out);
-    fs::create_directories(dir);
-    for (const auto& f : l.files) core::write_file_atomically(dir / f.name, f.text(), "the " + f.name + " file");
-    core::write_file_atomically(dir / "launch.sh", l.script(), "the launch script");
-    fs::permissions(dir / "launch.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
-                    fs::perm_options::add);
+    l.write_to(dir);
     core::write_file_atomically(dir / "plan.json", plan::plan_to_json(t.served.plan).dump(2) + "\n", "the plan");
     core::write_file_atomically(dir / "launch.json", launch_json(l).dump(2) + "\n", "the launch as JSON");
     out << "wrote " << (dir / "launch.sh").string() << " (" << l.commands.size() << " command(s))";

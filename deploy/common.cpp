@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/atomic_file.h"
 #include "core/json_fields.h"
 #include "deploy/worker.h"
 #include "serve/engine.h"
@@ -106,6 +107,15 @@ std::string Launch::script() const {
   return s.str();
 }
 
+void Launch::write_to(const std::filesystem::path& dir) const {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  for (const auto& f : files) core::write_file_atomically(dir / f.name, f.text(), "the " + f.name + " file");
+  core::write_file_atomically(dir / "launch.sh", script(), "the launch script");
+  fs::permissions(dir / "launch.sh", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                  fs::perm_options::add);
+}
+
 void check_launch(const Launch& l, const EngineArgs& args) {
   for (const auto& c : l.commands)
     for (const auto& f : c.flags) {
@@ -137,6 +147,13 @@ std::string Context::host(int node) const {
   if (node == 0 && !options->head_addr.empty()) return options->head_addr;
   const auto& names = cluster->config().node_names;
   return static_cast<size_t>(node) < names.size() ? names[node] : "n" + std::to_string(node);
+}
+
+std::optional<std::string> visible_devices(const Worker& w) {
+  if (w.local_gpus.empty()) return std::nullopt;
+  std::string list;
+  for (int d : w.local_gpus) list += (list.empty() ? "" : ",") + std::to_string(d);
+  return "CUDA_VISIBLE_DEVICES=" + list;
 }
 
 int Worker::ranks_per_node() const {

@@ -10,6 +10,7 @@
 // has no flags for, a precision it cannot convert to) is an Unexpressible error
 // naming the plan's field and why: never a silently different deployment.
 
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -70,6 +71,8 @@ struct Launch {
   std::vector<std::string> notes;  // what the user must supply or know
   // One shell script: a section per node, the files as here-documents.
   std::string script() const;
+  // The files and launch.sh (executable) into `dir`, each written atomically.
+  void write_to(const std::filesystem::path& dir) const;
 };
 
 struct ExportOptions {

@@ -85,11 +85,7 @@ void emit_trtllm(const Context& ctx, const std::vector<Worker>& workers, Launch&
     c.node = w.first_node;
     c.host = ctx.host(c.node);
     c.role = w.role;
-    if (!w.local_gpus.empty()) {
-      std::string list;
-      for (int d : w.local_gpus) list += (list.empty() ? "" : ",") + std::to_string(d);
-      c.env.push_back("CUDA_VISIBLE_DEVICES=" + list);
-    }
+    if (const auto env = visible_devices(w)) c.env.push_back(*env);
     if (w.nodes > 1) {
       // One MPI job over the worker's nodes (TensorRT-LLM's multi-node trtllm-serve:
       // mpirun or srun around trtllm-llmapi-launch).

@@ -98,11 +98,7 @@ void emit_vllm(const Context& ctx, const std::vector<Worker>& workers, Launch& o
       c.role = w.role;
       c.program = {"vllm", "serve", ctx.model_id};
       c.flags = shared;
-      if (!w.local_gpus.empty()) {
-        std::string list;
-        for (int d : w.local_gpus) list += (list.empty() ? "" : ",") + std::to_string(d);
-        c.env.push_back("CUDA_VISIBLE_DEVICES=" + list);
-      }
+      if (const auto env = visible_devices(w)) c.env.push_back(*env);
       if (!partition.empty()) c.env.push_back("VLLM_PP_LAYER_PARTITION=" + partition);
       if (w.nodes > 1) {
         if (p.attention.dp > 1 && stage_ranks <= g && g % stage_ranks == 0) {

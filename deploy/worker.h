@@ -43,6 +43,9 @@ struct Worker {
   int ranks_per_node() const;
 };
 
+// The environment entry that gives a worker sharing a node its GPUs; none for whole nodes.
+std::optional<std::string> visible_devices(const Worker& w);
+
 // The workers of the plan, placed: prefill workers first, then decode workers (or
 // the one pool), each on whole nodes or inside one node. Unexpressible when a worker
 // straddles nodes unevenly.

@@ -359,8 +359,7 @@ bool MainWindow::exportLaunch(const QString& dir, plan::Engine engine, QString* 
     const deploy::EngineArgs args = deploy::EngineArgs::pinned(engine, core::data_dir());
     const deploy::Launch l = deploy::export_launch(engine, *plan, s.model, s.cluster, s.scenario.engine, o, args);
     const std::filesystem::path d = dir.toStdString();
-    for (const auto& f : l.files) core::write_file_atomically(d / f.name, f.text(), "the " + f.name + " file");
-    core::write_file_atomically(d / "launch.sh", l.script(), "the launch script");
+    l.write_to(d);
     plan::save_plan((d / "plan.json").string(), *plan, nullptr);
     status_->setText(
         tr("Wrote %1 (%2 command(s))").arg(QString::fromStdString((d / "launch.sh").string())).arg(l.commands.size()));
