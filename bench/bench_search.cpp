@@ -26,9 +26,15 @@ int main(int argc, char** argv) {
     const auto r = search::run_search(s, m, c, eff, o);
     size_t feasible = 0;
     for (const auto& e : r.all) feasible += e.meets_sla ? 1 : 0;
-    std::printf("%d thread(s): %zu plans evaluated in %.3f s = %.0f plans/s; %zu feasible, %zu on the Pareto front\n",
-                r.threads, r.candidates, r.wall_s, static_cast<double>(r.candidates) / r.wall_s, feasible,
-                r.pareto.size());
+    std::printf(
+        "%d thread(s): %.3f s; space %lld plans in %lld layouts; %lld costed, pruned %lld (memory %lld, ttft %lld, "
+        "tpot %lld); %.3g plans considered/s, %.3g costed/s; %zu feasible, %zu on the Pareto front\n",
+        r.threads, r.wall_s, static_cast<long long>(r.space_plans), static_cast<long long>(r.space_layouts),
+        static_cast<long long>(r.evaluated), static_cast<long long>(r.pruned.total()),
+        static_cast<long long>(r.pruned.memory), static_cast<long long>(r.pruned.ttft),
+        static_cast<long long>(r.pruned.tpot), static_cast<double>(r.candidates) / r.wall_s,
+        static_cast<double>(r.evaluated) / r.wall_s, feasible, r.pareto.size());
+    if (!r.top.empty()) std::printf("  best: %s\n", search::layout_name(r.all[r.top.front()]).c_str());
   }
   return 0;
 }

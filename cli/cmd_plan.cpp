@@ -107,7 +107,11 @@ void print_json(std::ostream& out, const search::Scenario& s, const search::Sear
   for (size_t k = 0; k < r.top.size(); ++k) j["top"].push_back(k);
   j["reasons"] = r.reasons;
   j["suggestions"] = r.suggestions;
-  j["plans_evaluated"] = r.candidates;
+  j["plans_considered"] = r.candidates;
+  j["space_layouts"] = r.space_layouts;
+  j["plans_pruned"] = {{"memory", r.pruned.memory}, {"ttft", r.pruned.ttft}, {"tpot", r.pruned.tpot}};
+  j["plans_evaluated"] = r.evaluated;
+  j["search_wall_s"] = r.wall_s;
   j["plans_fitting"] = rep.fits;
   j["plans_meeting_sla"] = rep.meets;
   out << j.dump(2) << '\n';
@@ -154,9 +158,12 @@ void print_text(std::ostream& out, const search::Session& session, const search:
   out << "  SLA: TTFT <= " << (s.sla.max_ttft_s > 0 ? fixed(s.sla.max_ttft_s, 2) + " s" : "any")
       << ", TPOT <= " << (s.sla.max_tpot_s > 0 ? ms(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
       << search::objective_name(s.objective) << '\n';
-  out << "  " << with_commas(static_cast<int64_t>(r.candidates))
-      << " plans evaluated: " << with_commas(static_cast<int64_t>(rep.fits)) << " fit, "
-      << with_commas(static_cast<int64_t>(rep.meets)) << " also meet the SLA; " << r.pareto.size()
+  out << "  " << with_commas(static_cast<int64_t>(r.candidates)) << " plans in the "
+      << search::space_kind_name(s.space.kind) << " space (" << with_commas(r.space_layouts)
+      << " layouts): " << with_commas(r.pruned.total()) << " pruned (memory " << with_commas(r.pruned.memory)
+      << ", TTFT " << with_commas(r.pruned.ttft) << ", TPOT " << with_commas(r.pruned.tpot) << "), "
+      << with_commas(r.evaluated) << " evaluated, of which " << with_commas(static_cast<int64_t>(rep.fits))
+      << " fit and " << with_commas(static_cast<int64_t>(rep.meets)) << " also meet the SLA; " << r.pareto.size()
       << " on the Pareto front\n";
   if (!r.top.empty()) {
     print_plans(out, r);
@@ -192,8 +199,11 @@ search::SearchResult search_with_progress(const search::Session& session, int th
   };
   search::SearchResult r = search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
   if (progressed) std::cerr << '\n';
-  std::cerr << "dayzero plan: " << with_commas(static_cast<int64_t>(r.candidates)) << " plans evaluated in "
-            << fixed(r.wall_s, 2) << " s on " << r.threads << " thread(s)\n";
+  const double per_s = r.wall_s > 0 ? static_cast<double>(r.candidates) / r.wall_s : 0;
+  std::cerr << "dayzero plan: " << with_commas(static_cast<int64_t>(r.candidates)) << " plans considered ("
+            << with_commas(r.evaluated) << " evaluated, " << with_commas(r.pruned.total()) << " pruned) in "
+            << fixed(r.wall_s, 2) << " s on " << r.threads
+            << " thread(s): " << with_commas(static_cast<int64_t>(std::llround(per_s))) << " plans/s\n";
   return r;
 }
 

@@ -33,7 +33,7 @@ void run_report(const ReportOptions& o) {
   else std::cerr << "report: charts not drawn with --catalog (dayzero-gui reads the shipped catalog only)\n";
   report::write_report(in, dir, charts);
   std::cout << "wrote " << (dir / "report.md").string() << (charts ? " with memory.png, pareto.png, sweep.png" : "")
-            << ", sweep.json and plan.json (" << in.search.candidates << " plans searched)\n";
+            << ", sweep.json and plan.json (" << in.search.candidates << " plans considered)\n";
 }
 
 }  // namespace

@@ -13,10 +13,10 @@ namespace dayzero::core {
 
 void parallel_blocks(size_t n, int threads, size_t block,
                      const std::function<void(int worker, size_t begin, size_t end)>& body,
-                     const std::function<void(size_t done)>& progress) {
+                     const std::function<void(size_t done)>& progress, const std::atomic<bool>* cancel) {
   threads = std::max(1, threads);
   block = std::max<size_t>(1, block);
-  std::atomic<size_t> done{0};
+  std::atomic<size_t> done{0}, next{0};
   std::atomic<bool> stop{false};
   std::exception_ptr error;
   int finished = 0;
@@ -24,7 +24,9 @@ void parallel_blocks(size_t n, int threads, size_t block,
   std::condition_variable cv;
   auto work = [&](int w) {
     try {
-      for (size_t b = static_cast<size_t>(w) * block; b < n && !stop; b += static_cast<size_t>(threads) * block) {
+      while (!stop && !(cancel && cancel->load(std::memory_order_relaxed))) {
+        const size_t b = next.fetch_add(block, std::memory_order_relaxed);
+        if (b >= n) break;
         const size_t end = std::min(n, b + block);
         body(w, b, end);
         done += end - b;

@@ -283,12 +283,14 @@ void MainWindow::onFinished(const SearchOutcome& outcome) {
   const auto& s = *outcome.session;
   setWindowTitle(tr("DayZero — %1").arg(QString::fromStdString(s.scenario.name)));
   QString text =
-      tr("%1: %2 on %3 (%4 x %5) — %6 plans, %7 feasible, %8 on the front; %9 s on %10 thread(s)")
+      tr("%1: %2 on %3 (%4 x %5) — %6 plans considered, %7 evaluated, %8 feasible, %9 on the front; %10 s on %11 "
+         "thread(s)")
           .arg(QString::fromStdString(s.scenario.name), QString::fromStdString(s.model.config.display_family()),
                QString::fromStdString(s.cluster.name()))
           .arg(s.cluster.num_devices())
           .arg(QString::fromStdString(s.cluster.device_spec().name))
           .arg(r.candidates)
+          .arg(r.evaluated)
           .arg(meets)
           .arg(r.pareto.size())
           .arg(r.wall_s, 0, 'f', 2)

@@ -8,6 +8,7 @@ SearchRunner::SearchRunner(QObject* parent) : QObject(parent) { qRegisterMetaTyp
 
 SearchRunner::~SearchRunner() {
   ++generation_;
+  if (stop_) *stop_ = true;
   for (QThread* t : threads_in_flight_) {
     t->wait();
     delete t;
@@ -19,11 +20,14 @@ void SearchRunner::start(const QString& scenario_file) {
   active_ = gen;
   const std::string file = scenario_file.toStdString();
   const int threads = threads_;
-  QThread* t = QThread::create([this, gen, file, threads] {
+  if (stop_) *stop_ = true;  // a run still in flight stops
+  stop_ = std::make_shared<std::atomic<bool>>(false);
+  QThread* t = QThread::create([this, gen, file, threads, stop = stop_] {
     try {
       auto session = std::make_shared<const Session>(load_session(resolve_scenario(file)));
       search::SearchOptions so;
       so.threads = threads;
+      so.cancel = stop.get();
       so.progress = [this, gen](size_t done, size_t total, double elapsed) {
         if (generation_ != gen) return;
         QMetaObject::invokeMethod(
@@ -44,6 +48,8 @@ void SearchRunner::start(const QString& scenario_file) {
             emit finished(outcome);
           },
           Qt::QueuedConnection);
+    } catch (const search::Cancelled&) {
+      // cancel() has told the window already
     } catch (const std::exception& e) {
       const QString message = QString::fromStdString(e.what());
       QMetaObject::invokeMethod(
@@ -64,6 +70,7 @@ void SearchRunner::start(const QString& scenario_file) {
 void SearchRunner::cancel() {
   if (active_ == 0) return;
   ++generation_;
+  if (stop_) *stop_ = true;
   active_ = 0;
   emit cancelled();
 }

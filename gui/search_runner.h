@@ -1,8 +1,8 @@
 #pragma once
 // Loads a scenario and runs search::run_search on a worker thread, reporting
 // progress (from SearchOptions::progress) and the result back on the GUI thread.
-// run_search cannot be interrupted: cancel() stops waiting for the run in flight
-// (its result is dropped when it arrives) and the window is free at once.
+// cancel() stops the run in flight (SearchOptions::cancel: its workers stop at their
+// next group) and frees the window at once; a result still arriving is dropped.
 
 #include <QObject>
 #include <QString>
@@ -23,7 +23,7 @@ class SearchRunner : public QObject {
   Q_OBJECT
  public:
   explicit SearchRunner(QObject* parent = nullptr);
-  ~SearchRunner() override;  // waits for a run in flight (seconds at most)
+  ~SearchRunner() override;  // cancels a run in flight and waits for it to stop
 
   void setThreads(int threads) { threads_ = threads; }
   bool running() const { return active_ != 0; }
@@ -42,7 +42,8 @@ class SearchRunner : public QObject {
   void reap();
   int threads_ = 0;
   std::atomic<unsigned> generation_{0};
-  unsigned active_ = 0;  // generation of the run the UI waits for; 0 = none
+  std::shared_ptr<std::atomic<bool>> stop_;  // the run in flight's cancel flag
+  unsigned active_ = 0;                      // generation of the run the UI waits for; 0 = none
   std::vector<QThread*> threads_in_flight_;
 };
 

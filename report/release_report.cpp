@@ -105,8 +105,9 @@ void section_minimum(std::ostream& out, const Inputs& in) {
 }
 
 void section_plans(std::ostream& out, const Inputs& in, bool charts) {
-  out << "## Plans compared\n\nThe search evaluated " << with_commas(static_cast<int64_t>(in.search.candidates))
-      << " plans; the best of each layout, by " << search::objective_name(in.session->scenario.objective) << ":\n\n"
+  out << "## Plans compared\n\nThe search considered " << with_commas(static_cast<int64_t>(in.search.candidates))
+      << " plans (" << with_commas(in.search.evaluated) << " evaluated, the rest pruned); the best of each layout, by "
+      << search::objective_name(in.session->scenario.objective) << ":\n\n"
       << "| # | plan | devices | TTFT (ms) | TPOT (ms) | tok/s per device | fullest device (GB) | why |\n"
       << "|---:|---|---:|---:|---:|---:|---:|---|\n";
   for (size_t i = 0; i < std::min<size_t>(8, in.search.top.size()); ++i) {

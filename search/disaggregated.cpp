@@ -56,7 +56,8 @@ std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single,
   const int64_t devices = sim.cluster().num_devices();
   std::map<PrecisionKey, std::vector<const Evaluated*>> fitting;
   for (const Evaluated& e : single)
-    if (e.prediction.fits && e.prediction.tpot_s > 0 && !e.plan.disaggregated.on())
+    // Uneven stages stay in single pools: a worker layout (plan::WorkerLayout) has no split.
+    if (e.prediction.fits && e.prediction.tpot_s > 0 && !e.plan.disaggregated.on() && e.plan.stage_layers.empty())
       fitting[precision_of(e)].push_back(&e);
   std::vector<Evaluated> out;
   std::map<std::pair<double, int64_t>, double> transfers;  // (bytes, first decode device) -> s
@@ -95,9 +96,9 @@ std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single,
             out.push_back(std::move(e));
             if (lo == hi) break;
           }
-          if (static_cast<int64_t>(out.size()) > kMaxSpacePlans)
+          if (static_cast<int64_t>(out.size()) > kMaxKeptPlans)
             throw core::InputError(s.file.string(), "search.disaggregated", "true",
-                                   "the disaggregated pairs number more than " + std::to_string(kMaxSpacePlans) +
+                                   "the disaggregated pairs number more than " + std::to_string(kMaxKeptPlans) +
                                        ": narrow search.batches, device_counts, tp, pp or ep");
         }
       }

@@ -23,7 +23,7 @@
 namespace dayzero::search {
 
 // Disaggregated plans from `single` (evaluated single-pool plans), evaluated, their
-// SLA checked. Throws core::InputError when they are more than kMaxSpacePlans.
+// SLA checked. Throws core::InputError when they are more than kMaxKeptPlans.
 std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single, const Scenario& s,
                                            simulate::Simulator& sim);
 

@@ -52,6 +52,16 @@ std::filesystem::path resolve(const std::filesystem::path& base, const std::stri
 
 }  // namespace
 
+std::string_view space_kind_name(SpaceKind k) { return k == SpaceKind::compact ? "compact" : "full"; }
+
+std::string_view stage_split_name(StageSplit s) { return s == StageSplit::even ? "even" : "balanced"; }
+
+std::optional<StageSplit> parse_stage_split(std::string_view s) {
+  if (s == "even") return StageSplit::even;
+  if (s == "balanced") return StageSplit::balanced;
+  return std::nullopt;
+}
+
 std::string_view objective_name(Objective o) {
   switch (o) {
     case Objective::throughput_per_device: return "throughput_per_device";
@@ -134,6 +144,16 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   o.tp = positive_ints(sp, "tp");
   o.pp = positive_ints(sp, "pp");
   o.ep = positive_ints(sp, "ep");
+  o.moe_dp = positive_ints(sp, "moe_dp");
+  for (const auto& d : sp.opt_strings("stage_splits")) {
+    const auto split = parse_stage_split(d);
+    if (!split) sp.fail_value("stage_splits", "\"" + d + "\"", "unknown (even, balanced)");
+    o.stage_splits.push_back(*split);
+  }
+  const std::string kind = sp.opt_string("space", "compact");
+  if (kind == "compact") o.kind = SpaceKind::compact;
+  else if (kind == "full") o.kind = SpaceKind::full;
+  else sp.fail_value("space", "\"" + kind + "\"", "unknown (compact, full)");
   for (const auto& d : sp.opt_strings("weight_dtypes")) {
     const auto w = parse_weight_choice(d);
     if (!w) sp.fail_value("weight_dtypes", "\"" + d + "\"", "unknown (" + weight_choice_names() + ")");
@@ -152,6 +172,9 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "tp", o.tp);
   check_list(sp, "pp", o.pp);
   check_list(sp, "ep", o.ep);
+  check_list(sp, "moe_dp", o.moe_dp);
+  check_list(sp, "stage_splits", o.stage_splits,
+             [](StageSplit x) { return "\"" + std::string(stage_split_name(x)) + "\""; });
   check_list(sp, "weight_dtypes", o.weight_dtypes,
              [](WeightChoice w) { return "\"" + std::string(weight_choice_name(w)) + "\""; });
   check_list(sp, "kv_dtypes", o.kv_dtypes,

@@ -37,6 +37,19 @@ inline constexpr WeightChoice kAllWeightChoices[] = {
 std::string_view weight_choice_name(WeightChoice w);
 std::optional<WeightChoice> parse_weight_choice(std::string_view s);
 
+// Decoder layers per pipeline stage: as even as possible (the remainder on the first
+// stages; vLLM's and SGLang's default), or balanced by weight bytes (the embedding
+// and the LM head count on the first and last stages, so those stages take fewer
+// layers; vLLM's VLLM_PP_LAYER_PARTITION environment variable sets such a split).
+enum class StageSplit { even, balanced };
+inline constexpr StageSplit kAllStageSplits[] = {StageSplit::even, StageSplit::balanced};
+std::string_view stage_split_name(StageSplit s);  // "even" | "balanced"
+std::optional<StageSplit> parse_stage_split(std::string_view s);
+
+// How wide the search space is (SpaceOverrides::kind).
+enum class SpaceKind { compact, full };
+std::string_view space_kind_name(SpaceKind k);  // "compact" | "full"
+
 struct Sla {
   double max_ttft_s = 0;  // 0 = no limit
   double max_tpot_s = 0;
@@ -46,6 +59,14 @@ struct Sla {
 struct SpaceOverrides {
   std::vector<int> device_counts;
   std::vector<int> tp, pp, ep;
+  std::vector<int> moe_dp;  // copies of the expert set per stage
+  // How a pipeline's decoder layers are split over its stages (space.h: StageSplit).
+  std::vector<StageSplit> stage_splits;
+  // compact (the default): power-of-two sizes (and the whole cluster), one copy of
+  // the experts per stage unless moe_dp lists more, even stages unless stage_splits
+  // lists more. full: every divisor size (3 or 6 GPUs per replica), every moe_dp,
+  // even and balanced stages.
+  SpaceKind kind = SpaceKind::compact;
   // Default: the checkpoint's precision, and for a 16-bit checkpoint FP8 on a
   // device with FP8, else INT8 (W8A8) on a device with INT8 (A100). The others
   // (int8_w8a16, int4, nvfp4, experts-int4, bf16) are opt-in; int8 and nvfp4 need

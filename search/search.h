@@ -1,13 +1,30 @@
 #pragma once
-// The plan search: every valid layout, precision, offload policy and batch for a
-// scenario, pruned by divisibility, costed in parallel by the simulator, then
-// filtered (fits, meets the SLA), ranked by the objective, with the Pareto front
-// of throughput per device against TPOT. Deterministic: the same scenario gives
-// the same result, whatever the number of threads.
+// The plan search: every layout, precision, offload level and batch of the scenario's
+// space (space.h), pruned by rules that never drop a plan the result could hold,
+// costed in parallel by the simulator, then filtered (fits, meets the SLA), ranked by
+// the objective, with the Pareto front of throughput per device against TPOT.
+// Deterministic: the same scenario gives the same result, whatever the number of
+// threads.
+//
+// Pruning. The space is walked one group at a time (one layout at one precision, KV
+// dtype and resident share of the experts), its batches in increasing order; a batch
+// is first checked for memory alone, and costed only when it fits. Three rules skip
+// the group's larger batches, each resting on a monotonicity of the simulator that
+// tests/search checks against the exhaustive search:
+//   memory: a batch that does not fit: every larger batch needs more KV cache and
+//           activations (the batch itself was not costed either);
+//   ttft:   a batch whose TTFT misses the SLA: TTFT is one prompt's prefill, the
+//           same at every batch;
+//   tpot:   a batch whose TPOT misses the SLA: TPOT grows with the batch (a longer
+//           decode step and more prompts between steps).
+// No plan that fits and meets the SLA is skipped, so the ranking, the Pareto front
+// and the suggestions are the exhaustive search's. With search.disaggregated only
+// the memory rule applies: a plan that misses the SLA alone may still be a pool.
 
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,11 +44,23 @@ struct Evaluated {
   std::string sla_miss;  // which limit it misses, when it fits but misses
 };
 
+// Plans of the space skipped by each pruning rule (search.h, above).
+struct Pruned {
+  int64_t memory = 0, ttft = 0, tpot = 0;
+  int64_t total() const { return memory + ttft + tpot; }
+};
+
 struct SearchResult {
-  size_t candidates = 0;  // plans enumerated (all are evaluated), disaggregated pairs included
+  size_t candidates = 0;      // plans considered: the space, disaggregated pairs included
+  int64_t space_plans = 0;    // single-pool plans the space holds
+  int64_t space_layouts = 0;  // its layouts
+  int64_t evaluated = 0;      // plans costed by the simulator (disaggregated pairs included)
+  Pruned pruned;              // candidates - evaluated
   double wall_s = 0;
   int threads = 1;
-  std::vector<Evaluated> all;            // in enumeration order
+  // The costed plans in space order (group, then batch), then the disaggregated pairs;
+  // with pruning, also the one plan that came closest to fitting when none fits.
+  std::vector<Evaluated> all;
   std::vector<size_t> top;               // ranked indices into `all`: best plan per distinct layout
   std::vector<std::string> reasons;      // one per `top`
   std::vector<size_t> pareto;            // indices into `all`, by increasing TPOT
@@ -40,21 +69,32 @@ struct SearchResult {
 };
 
 struct SearchOptions {
-  int threads = 0;  // 0 = every core
-  // Called from the calling thread about every 100 ms while the search runs.
+  int threads = 0;    // 0 = every core
+  bool prune = true;  // false: cost every plan of the space (tests compare the two)
+  // Called from the calling thread about every 100 ms while the search runs: plans
+  // considered (costed or pruned) of the space's total.
   std::function<void(size_t done, size_t total, double elapsed_s)> progress;
+  // When set (from any thread), the workers stop at their next group and run_search
+  // throws Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
-// The candidate plans of a scenario (valid by construction).
-std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c);
+// Thrown by run_search when SearchOptions::cancel was set.
+struct Cancelled : std::runtime_error {
+  Cancelled() : std::runtime_error("the search was cancelled") {}
+};
+
 // The largest batch swept for a scenario given by request rate (no concurrency): 65536
 // concurrent sequences, 256 per device (vLLM's default max_num_seqs) on 256 devices.
 inline constexpr int64_t kRateBatchCap = int64_t{1} << 16;
-// The most plans a search builds and evaluates: about 1 GB of plans and
-// predictions held at once (sizeof(Evaluated) is 744 B before its per-stage
-// vectors) and ~25 s at bench_search's 40,000 plans/s on 2 threads. A larger
-// space is refused, naming the fields that widen it.
-inline constexpr int64_t kMaxSpacePlans = 1'000'000;
+// The most plans a search keeps (costed, or disaggregated pairs): about 1 GB of plans
+// and predictions held at once (sizeof(Evaluated) is 744 B before its per-stage
+// vectors). A search that would keep more is refused, naming the fields that widen it.
+inline constexpr int64_t kMaxKeptPlans = 1'000'000;
+// The most plans a space may hold: 27x the full space of the 3T MoE on 512 H200s
+// (bench_search), minutes of searching at the slowest rate measured there. A larger
+// space is refused before any plan is built, naming the fields that widen it.
+inline constexpr int64_t kMaxSpacePlans = 100'000'000;
 
 SearchResult run_search(const Scenario& s, const model::Model& m, const topology::Cluster& c,
                         const simulate::Efficiency& eff, const SearchOptions& opts = {});

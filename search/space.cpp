@@ -8,17 +8,13 @@
 #include "core/error.h"
 #include "plan/plan_json.h"
 #include "search/search.h"
+#include "search/space.h"
+#include "simulate/model_costs.h"
 #include "simulate/precisions.h"
 
 namespace dayzero::search {
 
 namespace {
-
-std::vector<int> powers_of_two_up_to(int n) {
-  std::vector<int> v;
-  for (int x = 1; x <= n; x *= 2) v.push_back(x);
-  return v;
-}
 
 std::vector<int> pick(const std::vector<int>& overrides, const std::vector<int>& defaults) {
   if (overrides.empty()) return defaults;
@@ -26,13 +22,6 @@ std::vector<int> pick(const std::vector<int>& overrides, const std::vector<int>&
   for (int v : overrides)
     if (std::find(defaults.begin(), defaults.end(), v) != defaults.end()) out.push_back(v);
   return out;
-}
-
-std::vector<int> divisors_pow2(int n) {
-  std::vector<int> v;
-  for (int x = 1; x <= n; x *= 2)
-    if (n % x == 0) v.push_back(x);
-  return v;
 }
 
 // A compute dtype that a weight choice's precisions need (simulate::
@@ -79,12 +68,6 @@ std::vector<WeightChoice> weight_choices(const Scenario& s, const model::Model& 
 
 namespace {
 
-// One layout of the space and the batches it is tried at.
-struct Layout {
-  int pp = 1, tp = 1, dp = 1, ep = 1, moe_tp = 1, rps = 1;
-  std::vector<int64_t> batches;
-};
-
 // Batches: powers of two from one sequence per replica up to the scenario's
 // concurrency (always including it), or the scenario's list.
 std::vector<int64_t> batches_for(const Scenario& s, int dp) {
@@ -93,6 +76,7 @@ std::vector<int64_t> batches_for(const Scenario& s, int dp) {
   if (!s.space.batches.empty()) {
     for (int64_t b : s.space.batches)
       if (b >= dp) batches.push_back(b);
+    std::sort(batches.begin(), batches.end());
   } else {
     for (int64_t b = dp; b < cap; b *= 2) batches.push_back(b);
     if (cap >= dp) batches.push_back(cap);
@@ -100,40 +84,114 @@ std::vector<int64_t> batches_for(const Scenario& s, int dp) {
   return batches;
 }
 
-// (ep, moe tp) pairs of a stage of `rps` ranks, the expert set not replicated.
-std::vector<std::pair<int, int>> moe_layouts(const Scenario& s, const model::ModelConfig& cfg, int rps, int per_node) {
-  if (!cfg.is_moe()) return {{1, 1}};
-  std::vector<std::pair<int, int>> moe;
-  for (int ep : pick(s.space.ep, divisors_pow2(rps))) {
-    const int moe_tp = rps / ep;
-    if (cfg.moe.num_experts % ep != 0 || cfg.moe.expert_intermediate % moe_tp != 0) continue;
-    if (s.space.tp_within_node && moe_tp > per_node) continue;
-    moe.emplace_back(ep, moe_tp);
-  }
-  return moe;
+std::vector<int> divisors(int n, bool powers_of_two) {
+  std::vector<int> v;
+  for (int x = 1; x <= n; x = powers_of_two ? 2 * x : x + 1)
+    if (n % x == 0) v.push_back(x);
+  return v;
 }
 
-std::vector<Layout> layouts(const Scenario& s, const model::ModelConfig& cfg, const topology::Cluster& c) {
+struct MoeShape {
+  int tp = 1, ep = 1, dp = 1;
+};
+
+// The expert layouts of a stage of `rps` ranks: moe_tp x ep x moe_dp = rps.
+std::vector<MoeShape> moe_shapes(const Scenario& s, const model::ModelConfig& cfg, int rps, int per_node) {
+  if (!cfg.is_moe()) return {{1, 1, rps}};
+  const bool pow2 = s.space.kind == SpaceKind::compact;
+  const std::vector<int> copies = divisors(rps, pow2);
+  std::vector<MoeShape> out;
+  for (int mdp : s.space.moe_dp.empty() ? (pow2 ? std::vector<int>{1} : copies) : pick(s.space.moe_dp, copies)) {
+    if (rps % mdp != 0) continue;
+    const int per_copy = rps / mdp;
+    for (int ep : pick(s.space.ep, divisors(per_copy, pow2))) {
+      const int moe_tp = per_copy / ep;
+      if (cfg.moe.num_experts % ep != 0 || cfg.moe.expert_intermediate % moe_tp != 0) continue;
+      if (s.space.tp_within_node && moe_tp > per_node) continue;
+      out.push_back({moe_tp, ep, mdp});
+    }
+  }
+  return out;
+}
+
+bool attention_tp_divides(const model::ModelConfig& cfg, int tp) {
+  if (cfg.num_heads % tp != 0) return false;
+  if (cfg.attention == model::AttentionKind::gqa && cfg.num_kv_heads % tp != 0 && tp % cfg.num_kv_heads != 0)
+    return false;
+  if (cfg.intermediate_size > 0 && cfg.intermediate_size % tp != 0) return false;
+  if (cfg.is_moe() && cfg.moe.num_shared_experts > 0 &&
+      (cfg.moe.num_shared_experts * cfg.moe.expert_intermediate) % tp != 0)
+    return false;
+  return true;
+}
+
+// Weight bytes of each decoder layer, and of the embedding and the head, at the
+// checkpoint's precision (what the balanced split weighs).
+struct LayerWeights {
+  std::vector<double> layers;
+  double embedding = 0, head = 0;
+};
+LayerWeights layer_weights(const model::Model& m) {
+  const simulate::ModelCosts mc = simulate::model_costs(m);
+  const auto prec = static_cast<size_t>(model::WeightPrecision::checkpoint);
+  LayerWeights w;
+  for (int cls : mc.class_of_layer) {
+    const auto& lc = mc.classes[static_cast<size_t>(cls)];
+    double b = 0;
+    for (size_t k = 0; k < simulate::kWeightClasses; ++k)
+      b += static_cast<double>(lc.bytes[k][prec]) *
+           (k == static_cast<size_t>(simulate::WeightClass::expert) ? static_cast<double>(mc.experts) : 1.0);
+    w.layers.push_back(b);
+  }
+  w.embedding = static_cast<double>(mc.embedding_bytes[prec]);
+  w.head = static_cast<double>(mc.head_bytes[prec]);
+  return w;
+}
+
+std::vector<LayoutShape> layouts(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+  const auto& cfg = m.config;
   const auto& sp = s.space;
+  const bool pow2 = sp.kind == SpaceKind::compact;
   const int total = static_cast<int>(c.num_devices());
   const int per_node = static_cast<int>(c.devices_per_node());
-  std::vector<int> counts = powers_of_two_up_to(total);
-  if (counts.back() != total) counts.push_back(total);
+  std::vector<int> counts;
+  if (pow2) {
+    for (int x = 1; x <= total; x *= 2) counts.push_back(x);
+    if (counts.back() != total) counts.push_back(total);
+  } else {
+    for (int x = 1; x <= total; ++x) counts.push_back(x);
+  }
   counts = pick(sp.device_counts, counts);
-  std::vector<Layout> out;
+  std::vector<StageSplit> splits = sp.stage_splits;
+  if (splits.empty())
+    splits = pow2 ? std::vector<StageSplit>{StageSplit::even}
+                  : std::vector<StageSplit>{StageSplit::even, StageSplit::balanced};
+  const LayerWeights weights = layer_weights(m);
+  std::vector<std::vector<int64_t>> balanced(static_cast<size_t>(cfg.num_layers) + 1);  // per pp, computed once
+  std::vector<LayoutShape> out;
   for (int n : counts)
-    for (int pp : pick(sp.pp, divisors_pow2(n))) {
+    for (int pp : pick(sp.pp, divisors(n, pow2))) {
       if (pp > cfg.num_layers) continue;
       const int rps = n / pp;
-      for (int tp : pick(sp.tp, divisors_pow2(rps))) {
-        if (sp.tp_within_node && tp > per_node) continue;
-        if (cfg.num_heads % tp != 0) continue;
-        if (cfg.attention == model::AttentionKind::gqa && cfg.num_kv_heads % tp != 0 && tp % cfg.num_kv_heads != 0)
-          continue;
-        if (cfg.intermediate_size > 0 && cfg.intermediate_size % tp != 0) continue;
+      for (int tp : pick(sp.tp, divisors(rps, pow2))) {
+        if ((sp.tp_within_node && tp > per_node) || !attention_tp_divides(cfg, tp)) continue;
         const int dp = rps / tp;
-        for (const auto& [ep, moe_tp] : moe_layouts(s, cfg, rps, per_node))
-          out.push_back({pp, tp, dp, ep, moe_tp, rps, batches_for(s, dp)});
+        const std::vector<int64_t> batches = batches_for(s, dp);
+        if (batches.empty()) continue;
+        for (const MoeShape& moe : moe_shapes(s, cfg, rps, per_node))
+          for (StageSplit split : splits) {
+            LayoutShape l{pp, tp, dp, moe.tp, moe.ep, moe.dp, split, {}, batches};
+            if (split == StageSplit::balanced) {
+              if (pp == 1) continue;
+              auto& b = balanced[static_cast<size_t>(pp)];
+              if (b.empty()) b = balanced_stage_layers(weights.layers, weights.embedding, weights.head, pp);
+              plan::Plan even;
+              even.pp = pp;
+              if (b == even.layers_per_stage(cfg.num_layers)) continue;  // the even split already
+              l.stage_layers = b;
+            }
+            out.push_back(std::move(l));
+          }
       }
     }
   return out;
@@ -141,55 +199,97 @@ std::vector<Layout> layouts(const Scenario& s, const model::ModelConfig& cfg, co
 
 }  // namespace
 
-std::vector<Evaluated> enumerate_plans(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
+std::vector<int64_t> balanced_stage_layers(const std::vector<double>& layer_bytes, double embedding_bytes,
+                                           double head_bytes, int pp) {
+  const size_t n = layer_bytes.size();
+  const auto stages = static_cast<size_t>(pp);
+  if (stages == 0 || stages > n) return {};
+  // cost(i, j): the bytes of layers [i, j) with the embedding on a stage starting at 0
+  // and the head on a stage ending at n.
+  std::vector<double> prefix(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + layer_bytes[i];
+  auto cost = [&](size_t i, size_t j) {
+    return prefix[j] - prefix[i] + (i == 0 ? embedding_bytes : 0) + (j == n ? head_bytes : 0);
+  };
+  // best[k][j]: the lightest heaviest stage splitting layers [0, j) into k stages.
+  constexpr double kInf = 1e300;
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<size_t>> cut(stages + 1, std::vector<size_t>(n + 1, 0));
+  best[0][0] = 0;
+  for (size_t k = 1; k <= stages; ++k)
+    for (size_t j = k; j <= n; ++j)
+      for (size_t i = k - 1; i < j; ++i) {
+        const double v = std::max(best[k - 1][i], cost(i, j));
+        if (v < best[k][j]) {  // ties keep the earliest cut: the first stages take fewer layers
+          best[k][j] = v;
+          cut[k][j] = i;
+        }
+      }
+  std::vector<int64_t> out(stages);
+  for (size_t k = stages, j = n; k > 0; --k) {
+    out[k - 1] = static_cast<int64_t>(j - cut[k][j]);
+    j = cut[k][j];
+  }
+  return out;
+}
+
+int64_t Space::plans() const {
+  int64_t per_batch = static_cast<int64_t>(per_layout()), n = 0;
+  for (const LayoutShape& l : layouts)
+    n = core::checked_add(n, core::checked_mul(per_batch, static_cast<int64_t>(l.batches.size())));
+  return n;
+}
+
+Space make_space(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
   const auto& cfg = m.config;
-  const auto weights = weight_choices(s, m, c);
-  const std::vector<plan::KvDtype> kvs = s.space.kv_dtypes.empty()
-                                             ? std::vector<plan::KvDtype>{plan::KvDtype::bf16, plan::KvDtype::fp8}
-                                             : s.space.kv_dtypes;
-  std::vector<double> fractions = s.space.resident_expert_fractions;
-  if (fractions.empty()) fractions = cfg.is_moe() ? std::vector<double>{1, 0.5, 0.25, 0.125} : std::vector<double>{1};
-  if (!cfg.is_moe()) fractions = {1};
+  Space sp;
+  sp.weights = weight_choices(s, m, c);
+  sp.kvs = s.space.kv_dtypes.empty() ? std::vector<plan::KvDtype>{plan::KvDtype::bf16, plan::KvDtype::fp8}
+                                     : s.space.kv_dtypes;
+  sp.fractions = s.space.resident_expert_fractions;
+  if (sp.fractions.empty()) sp.fractions = {1, 0.5, 0.25, 0.125};
+  if (!cfg.is_moe()) sp.fractions = {1};
+  sp.layouts = layouts(s, m, c);
+  return sp;
+}
 
-  const std::vector<Layout> all = layouts(s, cfg, c);
-  // The space's size before any plan is built: refused above kMaxSpacePlans.
-  const int64_t per_batch =
-      core::checked_mul(core::checked_mul(static_cast<int64_t>(weights.size()), static_cast<int64_t>(kvs.size())),
-                        static_cast<int64_t>(fractions.size()));
-  int64_t size = 0;
-  for (const Layout& l : all)
-    size = core::checked_add(size, core::checked_mul(per_batch, static_cast<int64_t>(l.batches.size())));
-  if (size > kMaxSpacePlans)
-    throw core::InputError(s.file.string(), "search", std::to_string(size) + " plans",
-                           "the space holds more plans than the search evaluates (" + std::to_string(kMaxSpacePlans) +
-                               "): narrow search.batches, resident_expert_fractions, device_counts, tp, pp or ep");
+GroupChoice choice_of(const Space& space, size_t group) {
+  size_t i = group % space.per_layout();
+  GroupChoice g;
+  g.fraction = space.fractions[i % space.fractions.size()];
+  i /= space.fractions.size();
+  g.kv = space.kvs[i % space.kvs.size()];
+  g.weights = space.weights[i / space.kvs.size()];
+  return g;
+}
 
-  std::vector<Evaluated> out;
-  out.reserve(static_cast<size_t>(size));
-  for (const Layout& l : all)
-    for (WeightChoice w : weights)
-      for (plan::KvDtype kv : kvs)
-        for (double frac : fractions)
-          for (int64_t batch : l.batches) {
-            Evaluated e;
-            auto& p = e.plan;
-            p.model = m.config.source;
-            p.cluster = c.name();
-            p.pp = l.pp;
-            p.attention = {l.tp, l.dp};
-            p.moe = cfg.is_moe() ? plan::MoeLayout{l.moe_tp, l.ep, 1} : plan::MoeLayout{1, 1, l.rps};
-            apply_weight_choice(p, w);
-            p.dtypes.kv_cache = kv;
-            if (frac < 1)
-              p.offload.resident_experts = std::max<int64_t>(
-                  l.ep, static_cast<int64_t>(std::llround(frac * static_cast<double>(cfg.moe.num_experts))));
-            p.workload = s.workload;
-            p.workload.batch = batch;
-            p.speculative = s.speculative;
-            e.weights = w;
-            e.resident_fraction = frac;
-            out.push_back(std::move(e));
-          }
+plan::Plan plan_of(const Space& space, size_t group, int64_t batch, const Scenario& s, const model::Model& m,
+                   const topology::Cluster& c) {
+  const LayoutShape& l = space.layout_of(group);
+  const GroupChoice g = choice_of(space, group);
+  plan::Plan p;
+  p.model = m.config.source;
+  p.cluster = c.name();
+  p.pp = l.pp;
+  p.attention = {l.tp, l.dp};
+  p.moe = {l.moe_tp, l.ep, l.moe_dp};
+  p.stage_layers = l.stage_layers;
+  apply_weight_choice(p, g.weights);
+  p.dtypes.kv_cache = g.kv;
+  if (g.fraction < 1)
+    p.offload.resident_experts = std::max<int64_t>(
+        l.ep, static_cast<int64_t>(std::llround(g.fraction * static_cast<double>(m.config.moe.num_experts))));
+  p.workload = s.workload;
+  p.workload.batch = batch;
+  p.speculative = s.speculative;
+  return p;
+}
+
+std::vector<plan::Plan> list_plans(const Space& space, const Scenario& s, const model::Model& m,
+                                   const topology::Cluster& c) {
+  std::vector<plan::Plan> out;
+  for (size_t g = 0; g < space.groups(); ++g)
+    for (int64_t b : space.layout_of(g).batches) out.push_back(plan_of(space, g, b, s, m, c));
   return out;
 }
 
@@ -218,9 +318,21 @@ void apply_weight_choice(plan::Plan& p, WeightChoice w) {
 
 namespace {
 
-std::string worker_layout(int pp, const plan::AttentionLayout& a, const plan::MoeLayout& m) {
-  std::string s = "pp" + std::to_string(pp) + " tp" + std::to_string(a.tp) + " dp" + std::to_string(a.dp);
-  if (m.ep > 1 || m.tp > 1) s += " | ep" + std::to_string(m.ep) + " etp" + std::to_string(m.tp);
+std::string worker_layout(int pp, const plan::AttentionLayout& a, const plan::MoeLayout& m,
+                          const std::vector<int64_t>& stage_layers) {
+  std::string s = "pp" + std::to_string(pp);
+  if (!stage_layers.empty()) {
+    s += " [";
+    for (size_t i = 0; i < stage_layers.size(); ++i) {
+      if (i > 0) s += '/';
+      s += std::to_string(stage_layers[i]);
+    }
+    s += "]";
+  }
+  s += " tp" + std::to_string(a.tp) + " dp" + std::to_string(a.dp);
+  const bool experts_split = m.ep > 1 || m.tp > 1 || m.dp != a.tp * a.dp;
+  if (experts_split) s += " | ep" + std::to_string(m.ep) + " etp" + std::to_string(m.tp);
+  if (experts_split && m.dp > 1) s += " edp" + std::to_string(m.dp);
   return s;
 }
 
@@ -231,10 +343,10 @@ std::string layout_name(const Evaluated& e) {
   std::string s = std::to_string(p.devices_used()) + " dev: ";
   if (p.disaggregated.on()) {
     const plan::WorkerLayout& l = p.disaggregated.prefill;
-    s += std::to_string(p.disaggregated.prefill_workers) + "x prefill " + worker_layout(l.pp, l.attention, l.moe) +
+    s += std::to_string(p.disaggregated.prefill_workers) + "x prefill " + worker_layout(l.pp, l.attention, l.moe, {}) +
          " + " + std::to_string(p.disaggregated.decode_workers) + "x decode ";
   }
-  s += worker_layout(p.pp, p.attention, p.moe);
+  s += worker_layout(p.pp, p.attention, p.moe, p.stage_layers);
   s +=
       " | " + std::string(weight_choice_name(e.weights)) + " kv=" + std::string(plan::kv_dtype_name(p.dtypes.kv_cache));
   if (p.offload.resident_experts >= 0) s += " hot=" + std::to_string(p.offload.resident_experts);

@@ -39,7 +39,7 @@ json plan_summary(const Evaluated& e) {
           {"tokens_per_s_per_device", p.throughput_tokens_per_s_per_device}};
 }
 
-// What is pinned: how many plans were evaluated, fit and met the SLA, the top
+// What is pinned: how many plans were considered, costed, pruned (by rule), fit and met the SLA, the top
 // plan with its figures, the layouts of the next ones, the front's size, and the
 // suggestions when nothing is feasible.
 json summarize(const std::string& name, const SearchResult& r) {
@@ -49,7 +49,9 @@ json summarize(const std::string& name, const SearchResult& r) {
     meets += e.meets_sla ? 1 : 0;
   }
   json j = {{"scenario", name},
-            {"plans_evaluated", r.candidates},
+            {"plans_considered", r.candidates},
+            {"plans_costed", r.evaluated},
+            {"plans_pruned", {{"memory", r.pruned.memory}, {"ttft", r.pruned.ttft}, {"tpot", r.pruned.tpot}}},
             {"plans_fitting", fits},
             {"plans_meeting_sla", meets},
             {"pareto_plans", r.pareto.size()}};

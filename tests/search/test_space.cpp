@@ -1,0 +1,203 @@
+// The search space (search/space.h) and the pruned search (search.h): the full
+// space holds the layouts the compact one skips, balanced stages are computed by
+// hand, and the pruned search finds exactly the exhaustive one's ranking, front and
+// suggestions on small clusters, under every objective and SLA kind.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "plan/plan_json.h"
+#include "search/search.h"
+#include "search/session.h"
+#include "search/space.h"
+
+namespace dayzero::search {
+namespace {
+
+Session scenario(const std::string& name, const std::string& body) {
+  const auto dir = std::filesystem::path(DAYZERO_DATA_DIR);
+  const auto file =
+      std::filesystem::temp_directory_path() / ("dayzero_space_" + std::to_string(::getpid()) + "_" + name + ".json");
+  std::ofstream(file) << body;
+  Session s = load_session(file, dir);
+  std::filesystem::remove(file);
+  return s;
+}
+
+std::string head(const std::string& model, const std::string& cluster) {
+  const std::string dir = DAYZERO_DATA_DIR;
+  return R"({"schema_version": 1, "model": ")" + dir + "/models/" + model + R"(", "cluster": ")" + dir + "/clusters/" +
+         cluster + R"(", )";
+}
+
+// What a search answers: the ranked plans with their figures, the front, the
+// suggestions.
+std::vector<std::string> answer(const SearchResult& r) {
+  std::vector<std::string> out;
+  auto show = [&](const char* what, const Evaluated& e) {
+    const auto& p = e.prediction;
+    out.push_back(std::string(what) + " " + layout_name(e) + " batch " + std::to_string(e.plan.workload.batch) +
+                  " tpot " + std::to_string(p.tpot_s) + " ttft " + std::to_string(p.ttft_s) + " tok/s/dev " +
+                  std::to_string(p.throughput_tokens_per_s_per_device));
+  };
+  for (size_t i : r.top) show("top", r.all[i]);
+  for (size_t i : r.pareto) show("front", r.all[i]);
+  for (const auto& s : r.suggestions) out.push_back("suggest " + s);
+  return out;
+}
+
+// Returns the pruned search's counts, so that a case can say which rules it exercised.
+Pruned expect_same_answer(const Session& l, const std::string& what) {
+  SCOPED_TRACE(what);
+  SearchOptions exhaustive;
+  exhaustive.prune = false;
+  const SearchResult all = run_search(l.scenario, l.model, l.cluster, l.efficiency, exhaustive);
+  const SearchResult pruned = run_search(l.scenario, l.model, l.cluster, l.efficiency);
+  EXPECT_EQ(all.candidates, pruned.candidates);
+  EXPECT_EQ(all.pruned.total(), 0);
+  EXPECT_EQ(static_cast<int64_t>(all.candidates), all.evaluated);
+  EXPECT_EQ(static_cast<int64_t>(pruned.candidates), pruned.evaluated + pruned.pruned.total());
+  EXPECT_EQ(answer(all), answer(pruned));
+  EXPECT_FALSE(answer(all).empty());
+  std::printf("%s: %zu plans, %lld costed, pruned memory %lld ttft %lld tpot %lld\n", what.c_str(), all.candidates,
+              static_cast<long long>(pruned.evaluated), static_cast<long long>(pruned.pruned.memory),
+              static_cast<long long>(pruned.pruned.ttft), static_cast<long long>(pruned.pruned.tpot));
+  return pruned.pruned;
+}
+
+TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerOnSmallClusters) {
+  const std::string full = R"("search": {"space": "full"})";
+  // An MoE on 8 H100: SLA limits that bind on both TTFT and TPOT.
+  const Pruned moe =
+      expect_same_answer(scenario("moe", head("DeepSeek-V2-Lite", "h100x8.json") +
+                                             R"("workload": {"input_len": 4096, "output_len": 512, "concurrency": 512},
+          "sla": {"max_ttft_s": 0.3, "max_tpot_s": 0.03}, )" +
+                                             full + "}"),
+                         "moe under TTFT and TPOT limits");
+  EXPECT_GT(moe.ttft, 0);
+  EXPECT_GT(moe.tpot, 0);
+  // A dense model whose memory binds: tp1 does not hold the weights, large batches not the KV cache.
+  const Pruned memory = expect_same_answer(scenario("memory", head("Llama-3.1-70B", "h100x8.json") +
+                                                                  R"("workload": {"input_len": 8192, "output_len": 512,
+          "concurrency": 512}, "sla": {"max_tpot_s": 0.2}, )" + full +
+                                                                  "}"),
+                                           "dense, memory binds");
+  EXPECT_GT(memory.memory, 0);
+  // A dense model, latency first, every batch up to 256 listed.
+  expect_same_answer(scenario("dense", head("Llama-3.1-8B", "h100x8.json") +
+                                           R"("workload": {"input_len": 2048, "output_len": 256, "concurrency": 256},
+          "sla": {"max_tpot_s": 0.02}, "objective": "latency", )" +
+                                           full + "}"),
+                     "dense, latency objective");
+  // Fewest devices under a request rate.
+  expect_same_answer(
+      scenario("rate", head("DeepSeek-V2-Lite", "h100x8.json") +
+                           R"("workload": {"input_len": 1024, "output_len": 256, "request_rate_per_s": 40},
+          "sla": {"max_ttft_s": 1.0, "max_tpot_s": 0.05}, "objective": "fewest_devices", )" +
+                           full + "}"),
+      "fewest devices at a request rate");
+  // Nothing meets the SLA: the suggestions come from the same plans.
+  expect_same_answer(scenario("tight", head("Llama-3.1-70B", "h100x8.json") +
+                                           R"("workload": {"input_len": 8192, "output_len": 256, "concurrency": 64},
+          "sla": {"max_ttft_s": 0.01, "max_tpot_s": 0.001}, )" +
+                                           full + "}"),
+                     "nothing meets the SLA");
+  // Nothing fits.
+  expect_same_answer(
+      scenario("nofit", head("Llama-3.1-405B", "h100x1.json") +
+                            R"("workload": {"input_len": 1024, "output_len": 128, "concurrency": 8}, )" + full + "}"),
+      "nothing fits");
+  // Disaggregated pools: only the memory rule prunes.
+  expect_same_answer(scenario("pools", head("DeepSeek-V2-Lite", "h100x8.json") +
+                                           R"("workload": {"input_len": 4096, "output_len": 512, "concurrency": 256},
+          "sla": {"max_ttft_s": 1.0, "max_tpot_s": 0.05}, "search": {"space": "full", "disaggregated": true}})"),
+                     "disaggregated pools");
+}
+
+TEST(SearchSpace, FullSpaceHoldsDivisorSizesExpertCopiesAndUnevenStages) {
+  const Session l = scenario("shape", head("DeepSeek-V2-Lite", "h100x8.json") +
+                                          R"("workload": {"input_len": 1024, "output_len": 128, "concurrency": 48},
+      "search": {"space": "full"}})");
+  const Space full = make_space(l.scenario, l.model, l.cluster);
+  bool three = false, six = false, copies = false, balanced = false;
+  for (const LayoutShape& s : full.layouts) {
+    three = three || s.devices() == 3;
+    six = six || (s.devices() == 6 && s.tp == 2 && s.dp == 3);
+    copies = copies || s.moe_dp > 1;
+    balanced = balanced || !s.stage_layers.empty();
+    EXPECT_EQ(s.moe_tp * s.ep * s.moe_dp, s.tp * s.dp);
+  }
+  EXPECT_TRUE(three && six && copies && balanced);
+  // Every plan of the space is valid for the model and the cluster.
+  for (const plan::Plan& p : list_plans(full, l.scenario, l.model, l.cluster))
+    ASSERT_NO_THROW(plan::validate_plan(p, l.model, l.cluster.num_devices(), "space")) << p.pp << " " << p.attention.tp;
+  // The compact space: powers of two, one copy of the experts, even stages.
+  Scenario compact = l.scenario;
+  compact.space.kind = SpaceKind::compact;
+  const Space small = make_space(compact, l.model, l.cluster);
+  EXPECT_LT(small.plans(), full.plans());
+  for (const LayoutShape& s : small.layouts) {
+    EXPECT_EQ(s.devices() & (s.devices() - 1), 0) << s.devices();
+    EXPECT_EQ(s.moe_dp, 1);
+    EXPECT_TRUE(s.stage_layers.empty());
+  }
+  // Batches per layout: powers of two from one per replica up to the concurrency.
+  for (const LayoutShape& s : small.layouts)
+    if (s.dp == 4) EXPECT_EQ(s.batches, (std::vector<int64_t>{4, 8, 16, 32, 48}));
+}
+
+// Hand-computed: 6 layers of 10 bytes, an embedding of 15 and a head of 25 over 3
+// stages. Even (2/2/2) puts 35, 20, 45 on the stages; the balanced split 2/3/1
+// puts 35, 30, 35: the heaviest stage holds 35 (no split does better: the last
+// stage holds the head and at least one layer, 35).
+TEST(SearchSpace, BalancedStagesGiveTheEndsFewerLayers) {
+  const std::vector<double> layers(6, 10.0);
+  EXPECT_EQ(balanced_stage_layers(layers, 15, 25, 3), (std::vector<int64_t>{2, 3, 1}));
+  EXPECT_EQ(balanced_stage_layers(layers, 0, 0, 3), (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ(balanced_stage_layers(layers, 0, 0, 6), (std::vector<int64_t>{1, 1, 1, 1, 1, 1}));
+  EXPECT_TRUE(balanced_stage_layers(layers, 0, 0, 7).empty());
+}
+
+TEST(SearchSpace, CancelStopsTheWorkersAndThrows) {
+  const Session l = scenario("cancel", head("DeepSeek-V2-Lite", "h100x8.json") +
+                                           R"("workload": {"input_len": 1024, "output_len": 128, "concurrency": 64},
+      "search": {"space": "full"}})");
+  std::atomic<bool> cancel{true};
+  SearchOptions o;
+  o.cancel = &cancel;
+  EXPECT_THROW(run_search(l.scenario, l.model, l.cluster, l.efficiency, o), Cancelled);
+  // Cancelled from the progress callback, on the calling thread, while workers run.
+  cancel = false;
+  o.progress = [&](size_t, size_t, double) { cancel = true; };
+  o.threads = 2;
+  try {
+    const SearchResult r = run_search(l.scenario, l.model, l.cluster, l.efficiency, o);
+    EXPECT_FALSE(cancel.load()) << "finished before the first progress report";
+  } catch (const Cancelled&) {
+    EXPECT_TRUE(cancel.load());
+  }
+}
+
+TEST(SearchSpace, ResultDoesNotDependOnTheThreads) {
+  const Session l = scenario("threads", head("DeepSeek-V2-Lite", "h100x8.json") +
+                                            R"("workload": {"input_len": 2048, "output_len": 256, "concurrency": 256},
+      "sla": {"max_tpot_s": 0.04}, "search": {"space": "full"}})");
+  SearchOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const SearchResult a = run_search(l.scenario, l.model, l.cluster, l.efficiency, one);
+  const SearchResult b = run_search(l.scenario, l.model, l.cluster, l.efficiency, two);
+  EXPECT_EQ(answer(a), answer(b));
+  ASSERT_EQ(a.all.size(), b.all.size());
+  for (size_t i = 0; i < a.all.size(); ++i) EXPECT_EQ(layout_name(a.all[i]), layout_name(b.all[i]));
+  EXPECT_EQ(a.pruned.memory, b.pruned.memory);
+  EXPECT_EQ(a.pruned.tpot, b.pruned.tpot);
+}
+
+}  // namespace
+}  // namespace dayzero::search
