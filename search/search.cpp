@@ -15,6 +15,7 @@
 #include "search/disaggregated.h"
 #include "search/ranking.h"
 #include "search/space.h"
+#include "search/walk.h"
 #include "simulate/simulator.h"
 
 namespace dayzero::search {
@@ -89,103 +90,6 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
                             " admits the plan above; or more or faster devices");
 }
 
-// What one worker keeps of a block of groups.
-struct BlockOut {
-  std::vector<Evaluated> kept;
-  Pruned pruned;
-  std::optional<Evaluated> closest;  // the non-fitting plan closest to fitting (pruning only)
-  double closest_ratio = 1e300;
-};
-
-double memory_ratio(const Evaluated& e, const topology::Cluster& c) {
-  return static_cast<double>(e.max_memory_bytes) / c.device_spec().mem_bytes;
-}
-
-// One group's batches in increasing order, pruned by the rules of search.h.
-void evaluate_group(const Space& space, size_t g, const Scenario& s, const model::Model& m, const topology::Cluster& c,
-                    simulate::Simulator& sim, bool prune, BlockOut& out) {
-  const LayoutShape& l = space.layout_of(g);
-  const GroupChoice choice = choice_of(space, g);
-  const bool sla_rules = prune && !s.space.disaggregated;
-  for (size_t b = 0; b < l.batches.size(); ++b) {
-    Evaluated e;
-    e.plan = plan_of(space, g, l.batches[b], s, m, c);
-    e.weights = choice.weights;
-    e.resident_fraction = choice.fraction;
-    e.prediction = sim.simulate(e.plan, {false, false, false});
-    for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
-    const auto rest = static_cast<int64_t>(l.batches.size() - b);
-    if (prune && !e.prediction.fits) {
-      out.pruned.memory += rest;
-      if (const double ratio = memory_ratio(e, c); ratio < out.closest_ratio) {
-        out.closest_ratio = ratio;
-        out.closest = std::move(e);
-      }
-      return;
-    }
-    check_sla(e, s);
-    const bool ttft_miss = sla_rules && s.sla.max_ttft_s > 0 && e.prediction.ttft_s > s.sla.max_ttft_s;
-    const bool tpot_miss = sla_rules && s.sla.max_tpot_s > 0 && e.prediction.tpot_s > s.sla.max_tpot_s;
-    out.kept.push_back(std::move(e));
-    if (ttft_miss) out.pruned.ttft += rest - 1;
-    if (!ttft_miss && tpot_miss) out.pruned.tpot += rest - 1;
-    if (ttft_miss || tpot_miss) return;
-  }
-}
-
-// Costs the space's groups on r.threads workers, each with its own simulator (its
-// caches are per thread, warmed by the groups it takes: consecutive groups share a
-// layout); blocks of groups are taken in order and their results joined in that
-// order, so the result does not depend on the threads. A worker's exception is
-// rethrown here (parallel.h).
-void evaluate_space(SearchResult& r, const Space& space, const Scenario& s, const model::Model& m,
-                    const topology::Cluster& c, const simulate::Efficiency& eff, const SearchOptions& opts,
-                    Clock::time_point t0) {
-  const size_t groups = space.groups();
-  const size_t block = std::clamp<size_t>(groups / (static_cast<size_t>(r.threads) * 64), 1, 64);
-  std::vector<BlockOut> blocks((groups + block - 1) / block);
-  std::vector<std::unique_ptr<simulate::Simulator>> sims(static_cast<size_t>(r.threads));
-  std::atomic<int64_t> considered{0};
-  auto body = [&](int w, size_t begin, size_t end) {
-    auto& sim = sims[static_cast<size_t>(w)];
-    if (!sim) sim = std::make_unique<simulate::Simulator>(m, c, eff);
-    BlockOut& out = blocks[begin / block];
-    int64_t plans = 0;
-    for (size_t g = begin; g < end; ++g) {
-      if (opts.cancel && opts.cancel->load(std::memory_order_relaxed)) return;
-      evaluate_group(space, g, s, m, c, *sim, opts.prune, out);
-      plans += static_cast<int64_t>(space.batches_of(g));
-    }
-    considered.fetch_add(plans, std::memory_order_relaxed);
-  };
-  std::function<void(size_t)> progress;
-  if (opts.progress)
-    progress = [&](size_t) {
-      opts.progress(static_cast<size_t>(considered.load()), static_cast<size_t>(r.space_plans),
-                    std::chrono::duration<double>(Clock::now() - t0).count());
-    };
-  core::parallel_blocks(groups, r.threads, block, body, progress, opts.cancel);
-  if (opts.cancel && opts.cancel->load()) throw Cancelled();
-  size_t kept = 0;
-  for (const BlockOut& b : blocks) kept += b.kept.size();
-  if (static_cast<int64_t>(kept) > kMaxKeptPlans)
-    throw core::InputError(s.file.string(), "search", std::to_string(kept) + " plans costed",
-                           "more than the search keeps (" + std::to_string(kMaxKeptPlans) +
-                               "): narrow search.batches, resident_expert_fractions, device_counts, tp, pp or ep");
-  r.all.reserve(kept + 1);
-  const BlockOut* closest = nullptr;
-  for (BlockOut& b : blocks) {
-    std::move(b.kept.begin(), b.kept.end(), std::back_inserter(r.all));
-    r.pruned.memory += b.pruned.memory;
-    r.pruned.ttft += b.pruned.ttft;
-    r.pruned.tpot += b.pruned.tpot;
-    if (b.closest && (!closest || b.closest_ratio < closest->closest_ratio)) closest = &b;
-  }
-  r.evaluated = static_cast<int64_t>(r.all.size());
-  const bool any_fits = std::any_of(r.all.begin(), r.all.end(), [](const Evaluated& e) { return e.prediction.fits; });
-  if (closest && !any_fits) r.all.push_back(*closest->closest);
-}
-
 }  // namespace
 
 void check_sla(Evaluated& e, const Scenario& s) {
@@ -239,7 +143,7 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   r.threads = opts.threads > 0 ? opts.threads : static_cast<int>(hw);
   r.threads = std::max(1, std::min<int>(r.threads, static_cast<int>(space.groups() / 16 + 1)));
-  evaluate_space(r, space, s, m, c, eff, opts, t0);
+  detail::walk_space(r, space, s, m, c, eff, opts, t0);
   if (s.space.disaggregated) {
     simulate::Simulator sim(m, c, eff);
     std::vector<Evaluated> pools = disaggregated_plans(r.all, s, sim);

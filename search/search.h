@@ -8,18 +8,22 @@
 //
 // Pruning. The space is walked one group at a time (one layout at one precision, KV
 // dtype and resident share of the experts), its batches in increasing order; a batch
-// is first checked for memory alone, and costed only when it fits. Three rules skip
-// the group's larger batches, each resting on a monotonicity of the simulator that
-// tests/search checks against the exhaustive search:
+// is first checked for memory alone, and costed only when it fits. Four rules skip
+// plans, each resting on a monotonicity of the simulator that tests/search checks
+// against the exhaustive search:
 //   memory: a batch that does not fit: every larger batch needs more KV cache and
 //           activations (the batch itself was not costed either);
 //   ttft:   a batch whose TTFT misses the SLA: TTFT is one prompt's prefill, the
-//           same at every batch;
+//           same at every batch (and more with fewer experts resident);
 //   tpot:   a batch whose TPOT misses the SLA: TPOT grows with the batch (a longer
-//           decode step and more prompts between steps).
-// No plan that fits and meets the SLA is skipped, so the ranking, the Pareto front
-// and the suggestions are the exhaustive search's. With search.disaggregated only
-// the memory rule applies: a plan that misses the SLA alone may still be a pool.
+//           decode step and more prompts between steps);
+//   bound:  plans whose TPOT lower bound and throughput upper bound (walk.h) leave
+//           them out of both the ranking's `top` layouts and the Pareto front, given
+//           the plans already found.
+// No plan that could be ranked or on the front is skipped, and the suggestions (made
+// only when nothing meets the SLA) see every plan they would see exhaustively: the
+// answer is the exhaustive search's. With search.disaggregated only the memory rule
+// applies: a plan that misses the SLA alone may still serve as a pool.
 
 #include <atomic>
 #include <cstddef>
@@ -46,8 +50,8 @@ struct Evaluated {
 
 // Plans of the space skipped by each pruning rule (search.h, above).
 struct Pruned {
-  int64_t memory = 0, ttft = 0, tpot = 0;
-  int64_t total() const { return memory + ttft + tpot; }
+  int64_t memory = 0, ttft = 0, tpot = 0, bound = 0;
+  int64_t total() const { return memory + ttft + tpot + bound; }
 };
 
 struct SearchResult {

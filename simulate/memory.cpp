@@ -224,9 +224,22 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
   const double host_capacity = cluster.config().host.mem_bytes;
   if (host_capacity > 0) {
     std::vector<double> per_node(cluster.num_nodes(), 0.0);
-    for (int r = 0; r < p.world_size(); ++r)
-      per_node[cluster.node_of(p.device_of(r))] +=
-          static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
+    if (p.devices.empty()) {  // rank r on device r: each stage's ranks fill whole runs of nodes
+      const int64_t per = cluster.devices_per_node(), rps = p.ranks_per_stage();
+      for (int st = 0; st < p.pp; ++st) {
+        const auto bytes = static_cast<double>(stage_mem[static_cast<size_t>(st)].host_bytes);
+        if (bytes == 0) continue;
+        for (int64_t r = st * rps, end = (st + 1) * rps; r < end;) {
+          const int64_t node = r / per, next = std::min(end, (node + 1) * per);
+          per_node[static_cast<size_t>(node)] += static_cast<double>(next - r) * bytes;
+          r = next;
+        }
+      }
+    } else {
+      for (int r = 0; r < p.world_size(); ++r)
+        per_node[cluster.node_of(p.device_of(r))] +=
+            static_cast<double>(stage_mem[static_cast<size_t>(p.stage_of(r))].host_bytes);
+    }
     pred.host_bytes_per_node = *std::max_element(per_node.begin(), per_node.end());
     pred.host_fits = pred.host_bytes_per_node <= host_capacity;
     pred.fits = pred.fits && pred.host_fits;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "simulate/kind_times.h"
 #include "simulate/time_figure.h"
 
 namespace dayzero::simulate {
@@ -29,29 +30,12 @@ struct RankMemory {
   bool fits() const { return total_bytes <= capacity_bytes; }
 };
 
-// What a step's time is spent on. Declared in the alphabetical order of their
-// names: reports and maps list them in this order.
-enum class CostKind {
-  attention,        // attention over the context (prefill: compute; decode: reading the KV cache)
-  draft,            // speculative decoding: the draft layer's forward passes and their LM head
-  elementwise,      // norms, RoPE, activations, routing combine
-  embedding,        // the embedding lookup (first stage)
-  ep_alltoall,      // expert dispatch and combine
-  experts,          // routed expert GEMMs on the busiest EP rank
-  gemm,             // dense projections: attention, dense MLP, shared experts
-  kernel_overhead,  // fixed launch cost per kernel
-  lm_head,          // the LM head (last stage)
-  offload_fetch,    // cold experts fetched over the host link
-  pp_send,          // activations to the next pipeline stage
-  router,           // MoE gate GEMM
-  tp_allreduce,     // attention-TP and moe-TP all-reduces
-};
 std::string_view cost_kind_name(CostKind k);
 
 // Time of one step, and by kind (the kinds the step has; a kind may be 0).
 struct StepTime {
   double time_s = 0;
-  std::map<CostKind, double> by_kind_s;
+  KindTimes by_kind_s;
   // time_s split by what sets each part (time_figure.h): the parts add up to time_s,
   // the pipeline's bubble included (a stage's parts count once per micro-batch it
   // sets the period for).

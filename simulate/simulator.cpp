@@ -1,6 +1,7 @@
 #include "simulate/simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "simulate/disaggregated.h"
@@ -105,26 +106,49 @@ struct Simulator::Impl {
   }
 
   // The device groups of each stage's first rank, kept while the layout repeats
-  // (a search evaluates many workloads per layout).
+  // (a search evaluates many workloads per layout), with the costs of the collectives
+  // already asked of them (the same sizes recur across a layout's precisions).
+  enum Slot { tp_slot, ep_slot, moe_tp_slot, send_slot };
   struct StageGroups {
-    std::vector<topology::DeviceId> tp, ep, moe_tp;
+    std::vector<topology::DeviceId> tp, ep, moe_tp, send;
+    struct Memo {
+      Slot slot;
+      double bytes, time_s;
+    };
+    std::vector<Memo> memo;
   };
   std::vector<StageGroups> groups;
-  std::vector<int64_t> groups_key;
+  std::array<int, 6> groups_layout{};
+  std::vector<uint32_t> groups_devices;
 
-  const StageGroups& groups_for(const plan::Plan& p, int stage) {
-    std::vector<int64_t> key = {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
-    key.insert(key.end(), p.devices.begin(), p.devices.end());
-    if (key != groups_key) {
+  StageGroups& groups_for(const plan::Plan& p, int stage) {
+    const std::array<int, 6> layout = {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
+    if (groups.empty() || layout != groups_layout || p.devices != groups_devices) {
       groups.clear();
       for (int s = 0; s < p.pp; ++s) {
         const int r = s * p.ranks_per_stage();
-        groups.push_back(
-            {devices_of(p, p.attn_tp_group(r)), devices_of(p, p.ep_group(r)), devices_of(p, p.moe_tp_group(r))});
+        StageGroups g{
+            devices_of(p, p.attn_tp_group(r)), devices_of(p, p.ep_group(r)), devices_of(p, p.moe_tp_group(r)), {}, {}};
+        if (s + 1 < p.pp) g.send = {p.device_of(r), p.device_of((s + 1) * p.ranks_per_stage())};
+        groups.push_back(std::move(g));
       }
-      groups_key = std::move(key);
+      groups_layout = layout;
+      groups_devices = p.devices;
     }
     return groups[static_cast<size_t>(stage)];
+  }
+
+  // A collective's time on one of a stage's groups, over the collective efficiency.
+  double collective_s(StageGroups& g, Slot slot, double bytes) {
+    for (const auto& m : g.memo)
+      if (m.slot == slot && m.bytes == bytes) return m.time_s;
+    static constexpr topology::Collective kinds[] = {topology::Collective::all_reduce, topology::Collective::all_to_all,
+                                                     topology::Collective::all_reduce, topology::Collective::send_recv};
+    const std::vector<topology::DeviceId>* devices[] = {&g.tp, &g.ep, &g.moe_tp, &g.send};
+    const double t = collectives.cost(kinds[slot], *devices[slot], bytes).time_s / eff.collective_efficiency;
+    if (g.memo.size() >= 256) g.memo.clear();  // a serving run's many sizes: keep it a short list
+    g.memo.push_back({slot, bytes, t});
+    return t;
   }
 
   detail::Collectives collectives_for(const detail::PlanContext& ctx, const detail::Stage& s, double tokens) {
@@ -132,28 +156,20 @@ struct Simulator::Impl {
     detail::Collectives c;
     const auto act = static_cast<double>(ctx.act_bytes);
     const double hidden_bytes = tokens * static_cast<double>(costs.hidden) * act;
-    const StageGroups& g = groups_for(p, s.index);
-    if (p.attention.tp > 1)
-      c.tp_allreduce_s =
-          collectives.cost(topology::Collective::all_reduce, g.tp, hidden_bytes).time_s / eff.collective_efficiency;
+    StageGroups& g = groups_for(p, s.index);
+    if (p.attention.tp > 1) c.tp_allreduce_s = collective_s(g, tp_slot, hidden_bytes);
     if (costs.experts > 0 && p.moe.ep > 1) {
       // Each rank dispatches its share of the replica's tokens, k copies each.
       const double send = std::ceil(tokens / p.attention.tp) * static_cast<double>(costs.top_k * costs.hidden) * act;
-      c.ep_alltoall_s =
-          collectives.cost(topology::Collective::all_to_all, g.ep, send).time_s / eff.collective_efficiency;
+      c.ep_alltoall_s = collective_s(g, ep_slot, send);
     }
-    if (costs.experts > 0 && p.moe.tp > 1)
-      c.moe_tp_allreduce_s =
-          collectives.cost(topology::Collective::all_reduce, g.moe_tp, hidden_bytes).time_s / eff.collective_efficiency;
+    if (costs.experts > 0 && p.moe.tp > 1) c.moe_tp_allreduce_s = collective_s(g, moe_tp_slot, hidden_bytes);
     return c;
   }
 
   double pp_send_s(const detail::PlanContext& ctx, int stage, double tokens) {
-    const plan::Plan& p = ctx.plan;
-    const topology::DeviceId pair[2] = {p.device_of(stage * p.ranks_per_stage()),
-                                        p.device_of((stage + 1) * p.ranks_per_stage())};
     const double bytes = tokens * static_cast<double>(costs.hidden * ctx.act_bytes);
-    return collectives.cost(topology::Collective::send_recv, pair, bytes).time_s / eff.collective_efficiency;
+    return collective_s(groups_for(ctx.plan, stage), send_slot, bytes);
   }
 
   // Simulator::step_time.

@@ -315,7 +315,7 @@ TEST(Scenario, SpeculativeDecodingReachesEveryPlan) {
   EXPECT_EQ(eagle.scenario.speculative.draft_tokens, 3);
   const SearchResult a = run_search(plain.scenario, plain.model, plain.cluster, {});
   const SearchResult b = run_search(eagle.scenario, eagle.model, eagle.cluster, {});
-  ASSERT_EQ(a.all.size(), b.all.size());
+  ASSERT_EQ(a.candidates, b.candidates);  // the same space; what is pruned may differ
   for (const auto& e : b.all) EXPECT_EQ(e.plan.speculative.method, plan::SpecMethod::eagle);
   ASSERT_FALSE(b.top.empty());
   EXPECT_LT(b.all[b.top.front()].prediction.tpot_s, a.all[a.top.front()].prediction.tpot_s);

@@ -64,9 +64,10 @@ Pruned expect_same_answer(const Session& l, const std::string& what) {
   EXPECT_EQ(static_cast<int64_t>(pruned.candidates), pruned.evaluated + pruned.pruned.total());
   EXPECT_EQ(answer(all), answer(pruned));
   EXPECT_FALSE(answer(all).empty());
-  std::printf("%s: %zu plans, %lld costed, pruned memory %lld ttft %lld tpot %lld\n", what.c_str(), all.candidates,
-              static_cast<long long>(pruned.evaluated), static_cast<long long>(pruned.pruned.memory),
-              static_cast<long long>(pruned.pruned.ttft), static_cast<long long>(pruned.pruned.tpot));
+  std::printf("%s: %zu plans, %lld costed, pruned memory %lld ttft %lld tpot %lld bound %lld\n", what.c_str(),
+              all.candidates, static_cast<long long>(pruned.evaluated), static_cast<long long>(pruned.pruned.memory),
+              static_cast<long long>(pruned.pruned.ttft), static_cast<long long>(pruned.pruned.tpot),
+              static_cast<long long>(pruned.pruned.bound));
   return pruned.pruned;
 }
 
@@ -119,6 +120,25 @@ TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerOnSmallClusters) {
                      "disaggregated pools");
 }
 
+// Every bundled scenario, as shipped (the compact space, or pools): the same answer.
+TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerForEveryBundledScenario) {
+  for (const auto& e : std::filesystem::directory_iterator(DAYZERO_DATA_DIR)) {
+    if (!e.is_regular_file() || e.path().extension() != ".json") continue;
+    expect_same_answer(load_session(e.path(), DAYZERO_DATA_DIR), e.path().stem().string());
+  }
+}
+
+// Bundled scenarios of one or two nodes in the full space (divisor sizes, expert
+// copies, balanced stages): the same answer.
+TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerInTheFullSpace) {
+  for (const char* name : {"deepseek-v3-h200-2x8", "glm-5-h200x8", "qwen3.5-397b-h200x8", "llama-3.1-70b-h100x8",
+                           "3t-moe-acc300-1x8", "kimi-k2.5-h200-2x8"}) {
+    Session l = load_session(std::string(DAYZERO_DATA_DIR) + "/" + name + ".json", DAYZERO_DATA_DIR);
+    l.scenario.space.kind = SpaceKind::full;
+    expect_same_answer(l, std::string(name) + " (full space)");
+  }
+}
+
 TEST(SearchSpace, FullSpaceHoldsDivisorSizesExpertCopiesAndUnevenStages) {
   const Session l = scenario("shape", head("DeepSeek-V2-Lite", "h100x8.json") +
                                           R"("workload": {"input_len": 1024, "output_len": 128, "concurrency": 48},
@@ -148,7 +168,9 @@ TEST(SearchSpace, FullSpaceHoldsDivisorSizesExpertCopiesAndUnevenStages) {
   }
   // Batches per layout: powers of two from one per replica up to the concurrency.
   for (const LayoutShape& s : small.layouts)
-    if (s.dp == 4) EXPECT_EQ(s.batches, (std::vector<int64_t>{4, 8, 16, 32, 48}));
+    if (s.dp == 4) {
+      EXPECT_EQ(s.batches, (std::vector<int64_t>{4, 8, 16, 32, 48}));
+    }
 }
 
 // Hand-computed: 6 layers of 10 bytes, an embedding of 15 and a head of 25 over 3

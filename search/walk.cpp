@@ -1,0 +1,402 @@
+#include "search/walk.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "simulate/simulator.h"
+
+namespace dayzero::search::detail {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Units per wave: the first wave's, doubling up to the last's; fixed, so that the
+// plans a wave sees do not depend on the threads.
+constexpr size_t kFirstWave = 16;
+constexpr size_t kLastWave = 512;
+// Bounds are loosened by this relative margin against rounding: a bound computed
+// from one batch's figures and a plan's own figures come from different sums.
+constexpr double kSlack = 1e-9;
+
+// Ordered lexicographically; smaller is better under the objective.
+struct Key {
+  double a = 0, b = 0;
+};
+bool operator<(const Key& x, const Key& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; }
+
+// What a plan costed at one batch says about the larger batches of its group, and
+// of its unit's groups with fewer experts resident: TTFT is the same at every batch
+// (and no shorter with fewer experts resident), and the decode step per token does
+// not shrink as the batch grows (nor with fewer experts resident).
+struct Basis {
+  double step_s = 0, ttft_s = 0;
+};
+Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& l, const Scenario& s) {
+  const auto dp = static_cast<int64_t>(l.dp);
+  const double seqs = static_cast<double>((batch + dp - 1) / dp);
+  const double out = static_cast<double>(s.workload.output_len);
+  return {std::max(0.0, p.tpot_s - (seqs - 1) * p.ttft_s / out), p.ttft_s};
+}
+
+// Bounds on a plan at `batch` from a basis costed at a batch no larger: TPOT = step +
+// (seqs - 1) x TTFT / output_len and throughput = seqs x dp x output_len /
+// (output_len x step + seqs x TTFT) (simulate/steady_state.cpp), with the basis's
+// step and TTFT, which are no larger than the plan's: TPOT from below, throughput
+// per device from above.
+struct Bound {
+  double tpot_lo = 0, ttft_lo = 0, thr_hi = std::numeric_limits<double>::infinity();
+  int64_t devices = 0;
+};
+Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Scenario& s) {
+  const auto dp = static_cast<int64_t>(l.dp);
+  const double seqs = static_cast<double>((batch + dp - 1) / dp);
+  const double out = static_cast<double>(s.workload.output_len);
+  Bound b;
+  b.tpot_lo = (basis.step_s + (seqs - 1) * basis.ttft_s / out) * (1 - kSlack);
+  b.ttft_lo = basis.ttft_s * (1 - kSlack);
+  b.devices = l.devices();
+  const double cycle_s = out * basis.step_s + seqs * basis.ttft_s;
+  if (cycle_s > 0) b.thr_hi = seqs * static_cast<double>(dp) * out / cycle_s / l.devices() * (1 + kSlack);
+  return b;
+}
+
+Key optimistic(const Bound& b, Objective o) {
+  switch (o) {
+    case Objective::latency: return {b.tpot_lo, b.ttft_lo};
+    case Objective::fewest_devices: return {static_cast<double>(b.devices), -b.thr_hi};
+    case Objective::throughput_per_device: break;
+  }
+  return {-b.thr_hi, 0};
+}
+
+Key achieved(const Evaluated& e, Objective o) {
+  const auto& p = e.prediction;
+  switch (o) {
+    case Objective::latency: return {p.tpot_s, p.ttft_s};
+    case Objective::fewest_devices:
+      return {static_cast<double>(e.plan.devices_used()), -p.throughput_tokens_per_s_per_device};
+    case Objective::throughput_per_device: break;
+  }
+  return {-p.throughput_tokens_per_s_per_device, 0};
+}
+
+// A layout name of the ranking (ranking.h): one unit's groups with the same KV dtype
+// and number of resident experts are one name.
+using Identity = std::tuple<size_t, plan::KvDtype, int64_t>;  // unit, KV dtype, resident experts
+
+// The plans meeting the SLA found so far: the best `k` layout names under the
+// objective, and the Pareto front as a staircase of (TPOT, throughput per device).
+// Read-only while a wave runs; grown between waves.
+class Incumbents {
+ public:
+  Incumbents(Objective o, size_t k) : o_(o), k_(std::max<size_t>(1, k)) {}
+  bool any() const { return !front_.empty(); }
+
+  // Whether no plan within the bound can enter the ranking nor the front.
+  bool dominates(const Bound& b) const {
+    if (best_.size() < k_ || !(best_[k_ - 1].first < optimistic(b, o_))) return false;
+    auto it = std::lower_bound(front_.begin(), front_.end(), b.tpot_lo,
+                               [](const std::pair<double, double>& f, double t) { return f.first < t; });
+    return it != front_.begin() && std::prev(it)->second >= b.thr_hi;
+  }
+
+  void add(const std::vector<Evaluated>& plans, size_t unit) {
+    std::vector<std::pair<double, double>> points = front_;
+    for (const Evaluated& e : plans) {
+      if (!e.meets_sla) continue;
+      const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts};
+      const Key k = achieved(e, o_);
+      auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
+      if (same == best_.end()) best_.emplace_back(k, id);
+      else if (k < same->first) same->first = k;
+      points.emplace_back(e.prediction.tpot_s, e.prediction.throughput_tokens_per_s_per_device);
+    }
+    std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (best_.size() > k_) best_.resize(k_);
+    std::sort(points.begin(), points.end(), [](const auto& x, const auto& y) {
+      return x.first != y.first ? x.first < y.first : x.second > y.second;
+    });
+    front_.clear();
+    for (const auto& p : points)
+      if (front_.empty() || p.second > front_.back().second) front_.push_back(p);
+  }
+
+ private:
+  Objective o_;
+  size_t k_;
+  std::vector<std::pair<Key, Identity>> best_;
+  std::vector<std::pair<double, double>> front_;
+};
+
+// What the walk keeps of one unit.
+struct UnitOut {
+  std::vector<Evaluated> kept;
+  Pruned pruned;
+  std::optional<Evaluated> closest;  // the non-fitting plan closest to fitting (pruning only)
+  double closest_ratio = 1e300;
+};
+
+// A unit: one layout at one weight choice; its groups (consecutive in the space)
+// differ in the KV dtype and the resident share of the experts.
+size_t groups_per_unit(const Space& space) { return space.kvs.size() * space.fractions.size(); }
+
+// Why a plan is skipped without being costed, from a basis (or none: cost it).
+enum class Skip { none, ttft, tpot, bound };
+
+struct Walk {
+  const Space& space;
+  const Scenario& s;
+  const model::Model& m;
+  const topology::Cluster& c;
+  bool prune = true;
+  bool sla_rules = true;  // TTFT / TPOT rules (off with disaggregated pools)
+  const Incumbents* inc = nullptr;
+
+  // The rule that skips the plan at `batch` given a basis, once a plan meets the SLA
+  // (before, every plan may be a suggestion's).
+  Skip skip(const Basis& basis, int64_t batch, const LayoutShape& l) const {
+    if (!inc || !inc->any()) return Skip::none;
+    const Bound b = bound_at(basis, batch, l, s);
+    if (s.sla.max_ttft_s > 0 && b.ttft_lo > s.sla.max_ttft_s) return Skip::ttft;
+    if (s.sla.max_tpot_s > 0 && b.tpot_lo > s.sla.max_tpot_s) return Skip::tpot;
+    return inc->dominates(b) ? Skip::bound : Skip::none;
+  }
+
+  // One group's batches in increasing order, pruned by the rules of search.h; `basis`
+  // (when set) is the unit's representative's.
+  void group(size_t g, std::optional<Basis> basis, simulate::Simulator& sim, UnitOut& out) const {
+    const LayoutShape& l = space.layout_of(g);
+    const GroupChoice choice = choice_of(space, g);
+    for (size_t b = 0; b < l.batches.size(); ++b) {
+      const auto rest = static_cast<int64_t>(l.batches.size() - b);
+      const Skip why = basis ? skip(*basis, l.batches[b], l) : Skip::none;
+      if (why == Skip::ttft) return void(out.pruned.ttft += rest);  // TTFT and TPOT only grow from here
+      if (why == Skip::tpot) return void(out.pruned.tpot += rest);
+      if (why == Skip::bound) {  // a larger batch may still be useful
+        ++out.pruned.bound;
+        continue;
+      }
+      Evaluated e;
+      e.plan = plan_of(space, g, l.batches[b], s, m, c);
+      e.weights = choice.weights;
+      e.resident_fraction = choice.fraction;
+      e.prediction = sim.simulate(e.plan, {false, false, false});
+      for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
+      if (prune && !e.prediction.fits) {
+        out.pruned.memory += rest;
+        const double ratio = static_cast<double>(e.max_memory_bytes) / c.device_spec().mem_bytes;
+        if (ratio < out.closest_ratio) {
+          out.closest_ratio = ratio;
+          out.closest = std::move(e);
+        }
+        return;
+      }
+      check_sla(e, s);
+      const bool ttft_miss = sla_rules && s.sla.max_ttft_s > 0 && e.prediction.ttft_s > s.sla.max_ttft_s;
+      const bool tpot_miss = sla_rules && s.sla.max_tpot_s > 0 && e.prediction.tpot_s > s.sla.max_tpot_s;
+      if (inc) basis = basis_of(e.prediction, l.batches[b], l, s);
+      out.kept.push_back(std::move(e));
+      if (ttft_miss) return void(out.pruned.ttft += rest - 1);
+      if (tpot_miss) return void(out.pruned.tpot += rest - 1);
+    }
+  }
+
+  int64_t unit_plans(size_t u) const {
+    const size_t f = groups_per_unit(space);
+    int64_t n = 0;
+    for (size_t g = u * f; g < (u + 1) * f; ++g) n += static_cast<int64_t>(space.batches_of(g));
+    return n;
+  }
+};
+
+// The unit's group with the narrowest KV dtype and the most experts resident (the
+// fastest of its groups).
+size_t representative(const Space& space, size_t unit) {
+  const auto kv = static_cast<size_t>(std::min_element(space.kvs.begin(), space.kvs.end(),
+                                                       [](plan::KvDtype a, plan::KvDtype b) {
+                                                         return plan::kv_elem_bytes(a) < plan::kv_elem_bytes(b);
+                                                       }) -
+                                      space.kvs.begin());
+  const auto most =
+      static_cast<size_t>(std::max_element(space.fractions.begin(), space.fractions.end()) - space.fractions.begin());
+  return unit * groups_per_unit(space) + kv * space.fractions.size() + most;
+}
+
+class Walker {
+ public:
+  Walker(SearchResult& r, const Space& space, const Scenario& s, const model::Model& m, const topology::Cluster& c,
+         const simulate::Efficiency& eff, const SearchOptions& opts, Clock::time_point t0)
+      : r_(r),
+        space_(space),
+        s_(s),
+        m_(m),
+        c_(c),
+        eff_(eff),
+        opts_(opts),
+        t0_(t0),
+        units_(space.groups() == 0 ? 0 : space.groups() / groups_per_unit(space)),
+        out_(units_),
+        sims_(static_cast<size_t>(r.threads)) {}
+
+  void run() {
+    Walk walk{space_, s_, m_, c_, opts_.prune, opts_.prune && !s_.space.disaggregated, nullptr};
+    std::vector<size_t> order(units_);
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (!walk.sla_rules) {  // exhaustive, or pools: every unit in one wave
+      wave(walk, order, nullptr);
+    } else {
+      bounded(walk, order);
+    }
+    collect();
+  }
+
+ private:
+  simulate::Simulator& sim(int worker) {
+    auto& p = sims_[static_cast<size_t>(worker)];
+    if (!p) p = std::make_unique<simulate::Simulator>(m_, c_, eff_);
+    return *p;
+  }
+
+  // Runs `fn(worker, item)` over items [0, n) on the workers, in blocks of `block`
+  // items (neighbours' writes stay on one worker's cache lines); cancellation and
+  // progress as SearchOptions says.
+  void parallel(size_t n, size_t block, const std::function<void(int, size_t)>& fn) {
+    std::function<void(size_t)> progress;
+    if (opts_.progress)
+      progress = [&](size_t) {
+        opts_.progress(static_cast<size_t>(considered_.load()), static_cast<size_t>(r_.space_plans),
+                       std::chrono::duration<double>(Clock::now() - t0_).count());
+      };
+    core::parallel_blocks(
+        n, r_.threads, block,
+        [&](int w, size_t begin, size_t end) {
+          for (size_t i = begin; i < end; ++i) fn(w, i);
+        },
+        progress, opts_.cancel);
+    if (opts_.cancel && opts_.cancel->load()) throw Cancelled();
+  }
+
+  void wave(const Walk& walk, const std::vector<size_t>& units, const std::vector<Basis>* bases) {
+    parallel(units.size(), bases ? 4 : 1, [&](int w, size_t i) {
+      const size_t u = units[i];
+      const size_t f = groups_per_unit(space_);
+      std::optional<Basis> basis;
+      if (bases) basis = (*bases)[u];
+      if (basis && skip_unit(walk, u, *basis)) return;
+      for (size_t g = u * f; g < (u + 1) * f; ++g) walk.group(g, basis, sim(w), out_[u]);
+      considered_.fetch_add(walk.unit_plans(u), std::memory_order_relaxed);
+    });
+  }
+
+  // Bases per unit, then waves of the units with the best bounds first.
+  void bounded(Walk& walk, std::vector<size_t>& order) {
+    std::vector<Basis> bases(units_);
+    std::vector<Key> best(units_);  // the best key any plan of the unit could have
+    const Objective o = s_.objective;
+    parallel(units_, 32, [&](int w, size_t u) {
+      const size_t g = representative(space_, u);
+      const LayoutShape& l = space_.layout_of(g);
+      const plan::Plan p = plan_of(space_, g, l.batches.front(), s_, m_, c_);
+      bases[u] = basis_of(sim(w).simulate(p, {false, false, true}), l.batches.front(), l, s_);
+      best[u] = optimistic(bound_at(bases[u], l.batches.front(), l, s_), o);
+      for (int64_t b : l.batches) {
+        const Bound bd = bound_at(bases[u], b, l, s_);
+        if (s_.sla.max_tpot_s > 0 && bd.tpot_lo > s_.sla.max_tpot_s) break;
+        best[u] = std::min(best[u], optimistic(bd, o));
+      }
+    });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return best[a] < best[b]; });
+    Incumbents inc(o, static_cast<size_t>(s_.space.top));
+    walk.inc = &inc;
+    // Waves of candidates, the first small (they find the incumbents), doubling up to
+    // kLastWave: each worker checks its unit against the wave's incumbents and costs
+    // it if needed. Sizes do not depend on the threads.
+    size_t size = kFirstWave;
+    for (size_t i = 0; i < order.size(); i += size, size = std::min(2 * size, kLastWave)) {
+      const std::vector<size_t> batch(order.begin() + static_cast<std::ptrdiff_t>(i),
+                                      order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + size)));
+      wave(walk, batch, &bases);
+      for (size_t u : batch) inc.add(out_[u].kept, u);
+    }
+  }
+
+  // Whether every plan of a unit is skipped by its basis (each counted under its rule).
+  bool skip_unit(const Walk& walk, size_t u, const Basis& basis) {
+    const size_t f = groups_per_unit(space_);
+    const LayoutShape& l = space_.layout_of(u * f);
+    std::vector<Skip> why(l.batches.size());
+    for (size_t b = 0; b < l.batches.size(); ++b)
+      if ((why[b] = walk.skip(basis, l.batches[b], l)) == Skip::none) return false;
+    Pruned& p = out_[u].pruned;
+    const auto groups = static_cast<int64_t>(f);
+    for (Skip w : why) (w == Skip::ttft ? p.ttft : w == Skip::tpot ? p.tpot : p.bound) += groups;
+    considered_.fetch_add(walk.unit_plans(u), std::memory_order_relaxed);
+    return true;
+  }
+
+  void collect() {
+    size_t kept = 0;
+    for (const UnitOut& u : out_) kept += u.kept.size();
+    if (static_cast<int64_t>(kept) > kMaxKeptPlans)
+      throw core::InputError(s_.file.string(), "search", std::to_string(kept) + " plans costed",
+                             "more than the search keeps (" + std::to_string(kMaxKeptPlans) +
+                                 "): narrow search.batches, resident_expert_fractions, device_counts, tp, pp or ep");
+    // Moved into place by the workers: the plans are large (sizeof(Evaluated) ~1 kB)
+    // and the memory fresh.
+    std::vector<size_t> offset(units_ + 1, 0);
+    for (size_t u = 0; u < units_; ++u) offset[u + 1] = offset[u] + out_[u].kept.size();
+    r_.all.reserve(kept + 1);
+    r_.all.resize(kept);
+    parallel(units_, 64, [&](int, size_t u) {
+      std::move(out_[u].kept.begin(), out_[u].kept.end(), r_.all.begin() + static_cast<std::ptrdiff_t>(offset[u]));
+      std::vector<Evaluated>().swap(out_[u].kept);
+    });
+    const UnitOut* closest = nullptr;
+    for (UnitOut& u : out_) {
+      r_.pruned.memory += u.pruned.memory;
+      r_.pruned.ttft += u.pruned.ttft;
+      r_.pruned.tpot += u.pruned.tpot;
+      r_.pruned.bound += u.pruned.bound;
+      if (u.closest && (!closest || u.closest_ratio < closest->closest_ratio)) closest = &u;
+    }
+    r_.evaluated = static_cast<int64_t>(r_.all.size());
+    const bool any_fits =
+        std::any_of(r_.all.begin(), r_.all.end(), [](const Evaluated& e) { return e.prediction.fits; });
+    if (closest && !any_fits) r_.all.push_back(*closest->closest);
+  }
+
+  SearchResult& r_;
+  const Space& space_;
+  const Scenario& s_;
+  const model::Model& m_;
+  const topology::Cluster& c_;
+  const simulate::Efficiency& eff_;
+  const SearchOptions& opts_;
+  Clock::time_point t0_;
+  size_t units_;
+  std::vector<UnitOut> out_;
+  std::vector<std::unique_ptr<simulate::Simulator>> sims_;
+  std::atomic<int64_t> considered_{0};
+};
+
+}  // namespace
+
+void walk_space(SearchResult& r, const Space& space, const Scenario& s, const model::Model& m,
+                const topology::Cluster& c, const simulate::Efficiency& eff, const SearchOptions& opts,
+                Clock::time_point t0) {
+  Walker(r, space, s, m, c, eff, opts, t0).run();
+}
+
+}  // namespace dayzero::search::detail
