@@ -109,7 +109,8 @@ void print_json(std::ostream& out, const search::Scenario& s, const search::Sear
   j["suggestions"] = r.suggestions;
   j["plans_considered"] = r.candidates;
   j["space_layouts"] = r.space_layouts;
-  j["plans_pruned"] = {{"memory", r.pruned.memory}, {"ttft", r.pruned.ttft}, {"tpot", r.pruned.tpot}};
+  j["plans_pruned"] = {
+      {"memory", r.pruned.memory}, {"ttft", r.pruned.ttft}, {"tpot", r.pruned.tpot}, {"bound", r.pruned.bound}};
   j["plans_evaluated"] = r.evaluated;
   j["search_wall_s"] = r.wall_s;
   j["plans_fitting"] = rep.fits;
@@ -161,10 +162,10 @@ void print_text(std::ostream& out, const search::Session& session, const search:
   out << "  " << with_commas(static_cast<int64_t>(r.candidates)) << " plans in the "
       << search::space_kind_name(s.space.kind) << " space (" << with_commas(r.space_layouts)
       << " layouts): " << with_commas(r.pruned.total()) << " pruned (memory " << with_commas(r.pruned.memory)
-      << ", TTFT " << with_commas(r.pruned.ttft) << ", TPOT " << with_commas(r.pruned.tpot) << "), "
-      << with_commas(r.evaluated) << " evaluated, of which " << with_commas(static_cast<int64_t>(rep.fits))
-      << " fit and " << with_commas(static_cast<int64_t>(rep.meets)) << " also meet the SLA; " << r.pareto.size()
-      << " on the Pareto front\n";
+      << ", TTFT " << with_commas(r.pruned.ttft) << ", TPOT " << with_commas(r.pruned.tpot) << ", bound "
+      << with_commas(r.pruned.bound) << "), " << with_commas(r.evaluated) << " evaluated, of which "
+      << with_commas(static_cast<int64_t>(rep.fits)) << " fit and " << with_commas(static_cast<int64_t>(rep.meets))
+      << " also meet the SLA; " << r.pareto.size() << " on the Pareto front\n";
   if (!r.top.empty()) {
     print_plans(out, r);
   } else {

@@ -150,7 +150,11 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
     if (!split) sp.fail_value("stage_splits", "\"" + d + "\"", "unknown (even, balanced)");
     o.stage_splits.push_back(*split);
   }
-  const std::string kind = sp.opt_string("space", "compact");
+  o.disaggregated = sp.opt_bool("disaggregated", false);
+  // Pools pair every fitting layout with every other: from the full space that is
+  // millions of pairs on 32 GPUs, so pools are searched in the compact space unless
+  // the scenario says otherwise.
+  const std::string kind = sp.opt_string("space", o.disaggregated ? "compact" : "full");
   if (kind == "compact") o.kind = SpaceKind::compact;
   else if (kind == "full") o.kind = SpaceKind::full;
   else sp.fail_value("space", "\"" + kind + "\"", "unknown (compact, full)");
@@ -182,7 +186,6 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "batches", o.batches);
   check_list(sp, "resident_expert_fractions", o.resident_expert_fractions);
   o.tp_within_node = sp.opt_bool("tp_within_node", true);
-  o.disaggregated = sp.opt_bool("disaggregated", false);
   o.top = static_cast<int>(sp.opt_int("top", 10, 1, 1000));  // bounded before the narrowing
   sp.reject_unknown();
 }

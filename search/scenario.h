@@ -62,11 +62,12 @@ struct SpaceOverrides {
   std::vector<int> moe_dp;  // copies of the expert set per stage
   // How a pipeline's decoder layers are split over its stages (space.h: StageSplit).
   std::vector<StageSplit> stage_splits;
-  // compact (the default): power-of-two sizes (and the whole cluster), one copy of
-  // the experts per stage unless moe_dp lists more, even stages unless stage_splits
-  // lists more. full: every divisor size (3 or 6 GPUs per replica), every moe_dp,
-  // even and balanced stages.
-  SpaceKind kind = SpaceKind::compact;
+  // full (the default): every divisor size (3 or 6 GPUs per replica), every moe_dp,
+  // even and balanced stages, batches in half steps. compact (the default with
+  // disaggregated pools, whose pairing would otherwise run to millions): power-of-two
+  // sizes (and the whole cluster), one copy of the experts per stage unless moe_dp
+  // lists more, even stages unless stage_splits lists more, batches in powers of two.
+  SpaceKind kind = SpaceKind::full;
   // Default: the checkpoint's precision, and for a 16-bit checkpoint FP8 on a
   // device with FP8, else INT8 (W8A8) on a device with INT8 (A100). The others
   // (int8_w8a16, int4, nvfp4, experts-int4, bf16) are opt-in; int8 and nvfp4 need

@@ -68,8 +68,10 @@ std::vector<WeightChoice> weight_choices(const Scenario& s, const model::Model& 
 
 namespace {
 
-// Batches: powers of two from one sequence per replica up to the scenario's
-// concurrency (always including it), or the scenario's list.
+// Batches: from one sequence per replica up to the scenario's concurrency (always
+// including it), by powers of two (compact) or half steps of 1.5x and 1.33x (full:
+// 1, 1.5, 2, 3, 4, 6, ... per replica, so that memory a layout saves shows as a
+// larger batch); or the scenario's list.
 std::vector<int64_t> batches_for(const Scenario& s, int dp) {
   std::vector<int64_t> batches;
   const int64_t cap = s.workload.batch > 0 ? s.workload.batch : kRateBatchCap;
@@ -77,10 +79,14 @@ std::vector<int64_t> batches_for(const Scenario& s, int dp) {
     for (int64_t b : s.space.batches)
       if (b >= dp) batches.push_back(b);
     std::sort(batches.begin(), batches.end());
-  } else {
-    for (int64_t b = dp; b < cap; b *= 2) batches.push_back(b);
-    if (cap >= dp) batches.push_back(cap);
+    return batches;
   }
+  const bool half_steps = s.space.kind == SpaceKind::full;
+  for (int64_t per = 1; per * dp < cap; per *= 2) {  // sequences per replica
+    batches.push_back(per * dp);
+    if (half_steps && per >= 2 && per / 2 * 3 * dp < cap) batches.push_back(per / 2 * 3 * dp);
+  }
+  if (cap >= dp) batches.push_back(cap);
   return batches;
 }
 
