@@ -4,10 +4,11 @@
 // this machine and on one, and the speedup. Each figure is the best of --repeat runs
 // (default 5; the runs alternate, so a noisy neighbour hurts both alike), beside the
 // speedup the same machine gives a loop that only computes (what its cores can give).
-// With --exhaustive-check, the full space is also searched without pruning (a
-// minute or more) and the two answers compared.
+// (The pruned search's answer equals the exhaustive one's: tests/search/test_space.cpp,
+// on every bundled scenario; this full space, exhaustively, would keep more plans than
+// kMaxKeptPlans.)
 //
-//   build/bench/bench_search [SCENARIO] [--repeat N] [--exhaustive-check]
+//   build/bench/bench_search [SCENARIO] [--repeat N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,16 +45,6 @@ void print(const char* space, const search::SearchResult& r) {
       static_cast<double>(r.candidates) / r.wall_s, feasible, r.pareto.size());
 }
 
-// The ranking and the front, as comparable lines.
-std::vector<std::string> answer(const search::SearchResult& r) {
-  std::vector<std::string> out;
-  for (size_t i : r.top)
-    out.push_back("top " + search::layout_name(r.all[i]) + " batch " + std::to_string(r.all[i].plan.workload.batch));
-  for (size_t i : r.pareto)
-    out.push_back("front " + search::layout_name(r.all[i]) + " batch " + std::to_string(r.all[i].plan.workload.batch));
-  return out;
-}
-
 // The speedup of `threads` threads over one on a loop of arithmetic alone, best of 5.
 double spin_speedup(int threads) {
   auto spin = [](int n, long iterations) {
@@ -81,11 +72,9 @@ double spin_speedup(int threads) {
 
 int main(int argc, char** argv) {
   std::string file = std::string(DAYZERO_DATA_DIR) + "/3t-moe-h200-64x8.json";
-  bool check = false;
   int repeat = 5;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--exhaustive-check") == 0) check = true;
-    else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
+    if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else file = argv[i];
   }
   const search::Session l = search::load_session(file, DAYZERO_DATA_DIR);
@@ -110,11 +99,6 @@ int main(int argc, char** argv) {
     std::printf("  %s: %d threads %.2fx of 1 (best of %d each); best plan %s\n", name, many.threads,
                 one.wall_s / many.wall_s, repeat,
                 many.top.empty() ? "-" : search::layout_name(many.all[many.top.front()]).c_str());
-    if (check && kind == search::SpaceKind::full) {
-      const search::SearchResult all = run(l, s, cores, false);
-      std::printf("  exhaustive: %lld plans costed in %.1f s; the same ranking and front: %s\n",
-                  static_cast<long long>(all.evaluated), all.wall_s, answer(all) == answer(many) ? "yes" : "NO");
-    }
   }
   return 0;
 }

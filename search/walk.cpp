@@ -304,8 +304,13 @@ class Walker {
   void bounded(Walk& walk, std::vector<size_t>& order) {
     std::vector<Basis> bases(units_);
     std::vector<Key> best(units_);  // the best key any plan of the unit could have
+    std::vector<char> no_fit(units_, 0);
     const Objective o = s_.objective;
     parallel(units_, 32, [&](int w, size_t u) {
+      if (device_overflows(u, sim(w))) {
+        no_fit[u] = 1;
+        return;
+      }
       const size_t g = representative(space_, u);
       const LayoutShape& l = space_.layout_of(g);
       const plan::Plan p = plan_of(space_, g, l.batches.front(), s_, m_, c_);
@@ -317,6 +322,7 @@ class Walker {
         best[u] = std::min(best[u], optimistic(bd, o));
       }
     });
+    order.erase(std::remove_if(order.begin(), order.end(), [&](size_t u) { return no_fit[u] != 0; }), order.end());
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return best[a] < best[b]; });
     Incumbents inc(o, static_cast<size_t>(s_.space.top));
     walk.inc = &inc;
@@ -330,6 +336,41 @@ class Walker {
       wave(walk, batch, &bases);
       for (size_t u : batch) inc.add(out_[u].kept, u);
     }
+  }
+
+  // The memory bound before any costing: whether the unit's lightest plan (its
+  // narrowest KV dtype, fewest resident experts, smallest batch) overflows a device's
+  // memory, and so every plan of the unit (counted under the memory rule; the plan is
+  // the unit's closest to fitting). Host memory is not a bound here: fewer resident
+  // experts need more of it.
+  bool device_overflows(size_t u, simulate::Simulator& sim) {
+    const auto kv = static_cast<size_t>(std::min_element(space_.kvs.begin(), space_.kvs.end(),
+                                                         [](plan::KvDtype a, plan::KvDtype b) {
+                                                           return plan::kv_elem_bytes(a) < plan::kv_elem_bytes(b);
+                                                         }) -
+                                        space_.kvs.begin());
+    const auto fewest = static_cast<size_t>(std::min_element(space_.fractions.begin(), space_.fractions.end()) -
+                                            space_.fractions.begin());
+    const size_t g = u * groups_per_unit(space_) + kv * space_.fractions.size() + fewest;
+    const LayoutShape& l = space_.layout_of(g);
+    Evaluated e;
+    e.plan = plan_of(space_, g, l.batches.front(), s_, m_, c_);
+    const GroupChoice choice = choice_of(space_, g);
+    e.weights = choice.weights;
+    e.resident_fraction = choice.fraction;
+    e.prediction = sim.simulate(e.plan, {false, false, false, false});
+    bool overflows = false;
+    for (const auto& rk : e.prediction.ranks) {
+      e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
+      overflows = overflows || !rk.fits();
+    }
+    if (!overflows) return false;
+    UnitOut& out = out_[u];
+    out.pruned.memory += Walk{space_, s_, m_, c_}.unit_plans(u);
+    out.closest_ratio = static_cast<double>(e.max_memory_bytes) / c_.device_spec().mem_bytes;
+    out.closest = std::move(e);
+    considered_.fetch_add(out.pruned.memory, std::memory_order_relaxed);
+    return true;
   }
 
   // Whether every plan of a unit is skipped by its basis (each counted under its rule).

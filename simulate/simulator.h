@@ -34,6 +34,7 @@ struct SimulateOptions {
   bool per_rank = true;          // false: one entry per pipeline stage in Prediction::ranks (search loops)
   bool explain = true;           // false: leave Prediction::fullest_reason empty (search loops)
   bool time_if_not_fits = true;  // false: skip the time model for plans that do not fit
+  bool time = true;              // false: memory only (a search's bound before costing)
 };
 
 class Simulator {
