@@ -9,8 +9,10 @@
 // kMaxKeptPlans.)
 //
 //   build/bench/bench_search [SCENARIO] [--repeat N]
+#include <sys/resource.h>
 #include <algorithm>
 #include <chrono>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,24 +27,41 @@ using namespace dayzero;
 
 namespace {
 
-search::SearchResult run(const search::Session& l, const search::Scenario& s, int threads, bool prune) {
-  search::SearchOptions o;
-  o.threads = threads;
-  o.prune = prune;
-  return search::run_search(s, l.model, l.cluster, l.efficiency, o);
+// CPU seconds (user + system) of the whole process so far.
+double cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-void print(const char* space, const search::SearchResult& r) {
+struct Run {
+  search::SearchResult r;
+  double cpu_s = 0;  // CPU time of the search, every thread
+};
+
+Run run(const search::Session& l, const search::Scenario& s, int threads) {
+  search::SearchOptions o;
+  o.threads = threads;
+  const double c0 = cpu_s();
+  Run out{search::run_search(s, l.model, l.cluster, l.efficiency, o), 0};
+  out.cpu_s = cpu_s() - c0;
+  return out;
+}
+
+void print(const char* space, const Run& run) {
+  const search::SearchResult& r = run.r;
   size_t feasible = 0;
   for (const auto& e : r.all) feasible += e.meets_sla ? 1 : 0;
   std::printf(
       "  %s, %d thread(s): %.3f s; space %lld plans in %lld layouts; pruned %lld (memory %lld, ttft %lld, tpot %lld, "
-      "bound %lld), costed %lld; %.3g plans considered/s; %zu costed meet the SLA, %zu on the Pareto front\n",
+      "bound %lld), costed %lld; %.3g plans considered/s; %zu costed meet the SLA, %zu on the Pareto front; "
+      "%.3f CPU s\n",
       space, r.threads, r.wall_s, static_cast<long long>(r.space_plans), static_cast<long long>(r.space_layouts),
       static_cast<long long>(r.pruned.total()), static_cast<long long>(r.pruned.memory),
       static_cast<long long>(r.pruned.ttft), static_cast<long long>(r.pruned.tpot),
       static_cast<long long>(r.pruned.bound), static_cast<long long>(r.evaluated),
-      static_cast<double>(r.candidates) / r.wall_s, feasible, r.pareto.size());
+      static_cast<double>(r.candidates) / r.wall_s, feasible, r.pareto.size(), run.cpu_s);
 }
 
 // The speedup of `threads` threads over one on a loop of arithmetic alone, best of 5.
@@ -87,18 +106,18 @@ int main(int argc, char** argv) {
     search::Scenario s = l.scenario;
     s.space.kind = kind;
     const char* name = kind == search::SpaceKind::compact ? "compact" : "full";
-    run(l, s, cores, true);  // warm-up: the page cache, the allocator
-    search::SearchResult many = run(l, s, cores, true), one = run(l, s, 1, true);
+    run(l, s, cores);  // warm-up: the page cache, the allocator
+    Run many = run(l, s, cores), one = run(l, s, 1);
     for (int i = 1; i < repeat; ++i) {
-      search::SearchResult a = run(l, s, cores, true), b = run(l, s, 1, true);
-      if (a.wall_s < many.wall_s) many = std::move(a);
-      if (b.wall_s < one.wall_s) one = std::move(b);
+      Run a = run(l, s, cores), b = run(l, s, 1);
+      if (a.r.wall_s < many.r.wall_s) many = std::move(a);
+      if (b.r.wall_s < one.r.wall_s) one = std::move(b);
     }
     print(name, many);
     print(name, one);
-    std::printf("  %s: %d threads %.2fx of 1 (best of %d each); best plan %s\n", name, many.threads,
-                one.wall_s / many.wall_s, repeat,
-                many.top.empty() ? "-" : search::layout_name(many.all[many.top.front()]).c_str());
+    std::printf("  %s: %d threads %.2fx of 1 (best of %d each; CPU time %.2fx of 1 thread's); best plan %s\n", name,
+                many.r.threads, one.r.wall_s / many.r.wall_s, repeat, many.cpu_s / one.cpu_s,
+                many.r.top.empty() ? "-" : search::layout_name(many.r.all[many.r.top.front()]).c_str());
   }
   return 0;
 }

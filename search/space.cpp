@@ -172,8 +172,11 @@ std::vector<LayoutShape> layouts(const Scenario& s, const model::Model& m, const
   if (splits.empty())
     splits = pow2 ? std::vector<StageSplit>{StageSplit::even}
                   : std::vector<StageSplit>{StageSplit::even, StageSplit::balanced};
-  const LayerWeights weights = layer_weights(m);
-  std::vector<std::vector<int64_t>> balanced(static_cast<size_t>(cfg.num_layers) + 1);  // per pp, computed once
+  std::vector<std::vector<int64_t>> balanced;  // per pp
+  if (std::find(splits.begin(), splits.end(), StageSplit::balanced) != splits.end()) {
+    const LayerWeights weights = layer_weights(m);
+    balanced = balanced_stage_splits(weights.layers, weights.embedding, weights.head, static_cast<int>(cfg.num_layers));
+  }
   std::vector<LayoutShape> out;
   for (int n : counts)
     for (int pp : pick(sp.pp, divisors(n, pow2))) {
@@ -189,8 +192,7 @@ std::vector<LayoutShape> layouts(const Scenario& s, const model::Model& m, const
             LayoutShape l{pp, tp, dp, moe.tp, moe.ep, moe.dp, split, {}, batches};
             if (split == StageSplit::balanced) {
               if (pp == 1) continue;
-              auto& b = balanced[static_cast<size_t>(pp)];
-              if (b.empty()) b = balanced_stage_layers(weights.layers, weights.embedding, weights.head, pp);
+              const auto& b = balanced[static_cast<size_t>(pp)];
               plan::Plan even;
               even.pp = pp;
               if (b == even.layers_per_stage(cfg.num_layers)) continue;  // the even split already
@@ -205,11 +207,11 @@ std::vector<LayoutShape> layouts(const Scenario& s, const model::Model& m, const
 
 }  // namespace
 
-std::vector<int64_t> balanced_stage_layers(const std::vector<double>& layer_bytes, double embedding_bytes,
-                                           double head_bytes, int pp) {
+std::vector<std::vector<int64_t>> balanced_stage_splits(const std::vector<double>& layer_bytes, double embedding_bytes,
+                                                        double head_bytes, int max_pp) {
   const size_t n = layer_bytes.size();
-  const auto stages = static_cast<size_t>(pp);
-  if (stages == 0 || stages > n) return {};
+  const size_t most = std::min(n, static_cast<size_t>(std::max(0, max_pp)));
+  std::vector<std::vector<int64_t>> out(static_cast<size_t>(std::max(0, max_pp)) + 1);
   // cost(i, j): the bytes of layers [i, j) with the embedding on a stage starting at 0
   // and the head on a stage ending at n.
   std::vector<double> prefix(n + 1, 0);
@@ -217,12 +219,13 @@ std::vector<int64_t> balanced_stage_layers(const std::vector<double>& layer_byte
   auto cost = [&](size_t i, size_t j) {
     return prefix[j] - prefix[i] + (i == 0 ? embedding_bytes : 0) + (j == n ? head_bytes : 0);
   };
-  // best[k][j]: the lightest heaviest stage splitting layers [0, j) into k stages.
+  // best[k][j]: the lightest heaviest stage splitting layers [0, j) into k stages; one
+  // table serves every stage count.
   constexpr double kInf = 1e300;
-  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, kInf));
-  std::vector<std::vector<size_t>> cut(stages + 1, std::vector<size_t>(n + 1, 0));
+  std::vector<std::vector<double>> best(most + 1, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<size_t>> cut(most + 1, std::vector<size_t>(n + 1, 0));
   best[0][0] = 0;
-  for (size_t k = 1; k <= stages; ++k)
+  for (size_t k = 1; k <= most; ++k)
     for (size_t j = k; j <= n; ++j)
       for (size_t i = k - 1; i < j; ++i) {
         const double v = std::max(best[k - 1][i], cost(i, j));
@@ -231,12 +234,21 @@ std::vector<int64_t> balanced_stage_layers(const std::vector<double>& layer_byte
           cut[k][j] = i;
         }
       }
-  std::vector<int64_t> out(stages);
-  for (size_t k = stages, j = n; k > 0; --k) {
-    out[k - 1] = static_cast<int64_t>(j - cut[k][j]);
-    j = cut[k][j];
+  for (size_t stages = 1; stages <= most; ++stages) {
+    std::vector<int64_t>& split = out[stages];
+    split.resize(stages);
+    for (size_t k = stages, j = n; k > 0; --k) {
+      split[k - 1] = static_cast<int64_t>(j - cut[k][j]);
+      j = cut[k][j];
+    }
   }
   return out;
+}
+
+std::vector<int64_t> balanced_stage_layers(const std::vector<double>& layer_bytes, double embedding_bytes,
+                                           double head_bytes, int pp) {
+  if (pp < 1 || static_cast<size_t>(pp) > layer_bytes.size()) return {};
+  return balanced_stage_splits(layer_bytes, embedding_bytes, head_bytes, pp)[static_cast<size_t>(pp)];
 }
 
 int64_t Space::plans() const {

@@ -62,5 +62,9 @@ std::vector<plan::Plan> list_plans(const Space& space, const Scenario& s, const 
 // layer_bytes: one entry per decoder layer.
 std::vector<int64_t> balanced_stage_layers(const std::vector<double>& layer_bytes, double embedding_bytes,
                                            double head_bytes, int pp);
+// The same for every stage count from 1 to max_pp at once (entry pp; entry 0 and
+// counts above the layers are empty).
+std::vector<std::vector<int64_t>> balanced_stage_splits(const std::vector<double>& layer_bytes, double embedding_bytes,
+                                                        double head_bytes, int max_pp);
 
 }  // namespace dayzero::search

@@ -66,6 +66,7 @@ struct Collectives {  // costs of the stage's collectives, per call
   double tp_allreduce_s = 0;
   double ep_alltoall_s = 0;
   double moe_tp_allreduce_s = 0;
+  bool operator==(const Collectives&) const = default;
 };
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
                     const topology::DeviceSpec& dev, double host_bw_Bps);

@@ -247,9 +247,24 @@ struct Simulator::Impl {
     total.micro_batches = micro_batches;
     double sum = 0, slowest = 0;
     FigureTimes slowest_figures{};
+    // Stages with the same layers, ends and collective costs take the same time (a
+    // deep pipeline has a few kinds of stage): each kind is costed once.
+    struct Kind {
+      const detail::Stage* stage;
+      detail::Collectives coll;
+      StepTime time;
+    };
+    std::array<Kind, 4> kinds;
+    size_t n_kinds = 0;
     for (const auto& s : ctx.stages) {
       const auto coll = collectives_for(ctx, s, static_cast<double>(in.tokens));
-      StepTime st = detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
+      const Kind* same = nullptr;
+      for (size_t k = 0; k < n_kinds && !same; ++k)
+        if (kinds[k].stage->first == s.first && kinds[k].stage->last == s.last && kinds[k].coll == coll &&
+            kinds[k].stage->class_counts == s.class_counts)
+          same = &kinds[k];
+      StepTime st = same ? same->time : detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
+      if (!same && n_kinds < kinds.size()) kinds[n_kinds++] = {&s, coll, st};
       if (!s.last) {
         const double send_s = static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
         st.by_kind_s[CostKind::pp_send] += send_s;
