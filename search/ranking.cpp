@@ -42,6 +42,10 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
     d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
   if (a.resident_fraction != b.resident_fraction)
     d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
+  if (pa.speculative.on() != pb.speculative.on() || pa.speculative.draft_tokens != pb.speculative.draft_tokens)
+    d.push_back(pa.speculative.on() ? std::to_string(pa.speculative.draft_tokens) + " draft tokens" : "no drafts");
+  if (pa.moe.dp != pb.moe.dp) d.push_back("moe dp " + std::to_string(pa.moe.dp));
+  if (pa.stage_layers != pb.stage_layers) d.push_back(pa.stage_layers.empty() ? "even stages" : "balanced stages");
   if (pa.workload.batch != pb.workload.batch) d.push_back("batch " + std::to_string(pa.workload.batch));
   std::string s;
   for (size_t i = 0; i < d.size() && i < 4; ++i) s += (i ? ", " : "") + d[i];

@@ -145,6 +145,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   o.pp = positive_ints(sp, "pp");
   o.ep = positive_ints(sp, "ep");
   o.moe_dp = positive_ints(sp, "moe_dp");
+  for (int64_t d : sp.opt_ints("draft_tokens", 0, plan::kMaxDraftTokens)) o.draft_tokens.push_back(static_cast<int>(d));
   for (const auto& d : sp.opt_strings("stage_splits")) {
     const auto split = parse_stage_split(d);
     if (!split) sp.fail_value("stage_splits", "\"" + d + "\"", "unknown (even, balanced)");
@@ -177,6 +178,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "pp", o.pp);
   check_list(sp, "ep", o.ep);
   check_list(sp, "moe_dp", o.moe_dp);
+  check_list(sp, "draft_tokens", o.draft_tokens);
   check_list(sp, "stage_splits", o.stage_splits,
              [](StageSplit x) { return "\"" + std::string(stage_split_name(x)) + "\""; });
   check_list(sp, "weight_dtypes", o.weight_dtypes,
@@ -230,6 +232,10 @@ Scenario scenario_from_json(const json& j, const std::filesystem::path& path) {
   if (const json* e = f.opt_object("engine")) s.engine = plan::engine_settings_from_json(*e, file, "engine.");
   if (const json* sp = f.opt_object("speculative"))
     s.speculative = plan::speculative_from_json(*sp, file, "speculative");
+  for (int d : s.space.draft_tokens)
+    if (d > 0 && s.speculative.method == plan::SpecMethod::none)
+      throw InputError(file, "search.draft_tokens", std::to_string(d),
+                       "drafts need a \"speculative\" object naming the method (mtp or eagle)");
   f.reject_unknown();
   return s;
 }

@@ -59,7 +59,8 @@ struct Sla {
 struct SpaceOverrides {
   std::vector<int> device_counts;
   std::vector<int> tp, pp, ep;
-  std::vector<int> moe_dp;  // copies of the expert set per stage
+  std::vector<int> moe_dp;        // copies of the expert set per stage
+  std::vector<int> draft_tokens;  // speculative drafts to try (0 = plain decoding; needs "speculative")
   // How a pipeline's decoder layers are split over its stages (space.h: StageSplit).
   std::vector<StageSplit> stage_splits;
   // full (the default): every divisor size (3 or 6 GPUs per replica), every moe_dp,

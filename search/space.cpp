@@ -154,6 +154,26 @@ LayerWeights layer_weights(const model::Model& m) {
   return w;
 }
 
+// The speculative settings: search.draft_tokens (0 = plain decoding) with the
+// scenario's method and acceptance; by default the scenario's own setting, and in the
+// full space also plain decoding and every shorter draft.
+std::vector<plan::SpeculativeDecoding> speculative_settings(const Scenario& s) {
+  const plan::SpeculativeDecoding& base = s.speculative;
+  std::vector<int> drafts = s.space.draft_tokens;
+  if (drafts.empty()) {
+    if (!base.on() || s.space.kind == SpaceKind::compact) return {base};
+    for (int d = 0; d <= base.draft_tokens; ++d) drafts.push_back(d);
+  }
+  std::vector<plan::SpeculativeDecoding> out;
+  for (int d : drafts) {
+    plan::SpeculativeDecoding spec = base;
+    spec.draft_tokens = d;
+    if (d == 0) spec = {};
+    out.push_back(spec);
+  }
+  return out;
+}
+
 std::vector<LayoutShape> layouts(const Scenario& s, const model::Model& m, const topology::Cluster& c) {
   const auto& cfg = m.config;
   const auto& sp = s.space;
@@ -267,6 +287,7 @@ Space make_space(const Scenario& s, const model::Model& m, const topology::Clust
   sp.fractions = s.space.resident_expert_fractions;
   if (sp.fractions.empty()) sp.fractions = {1, 0.5, 0.25, 0.125};
   if (!cfg.is_moe()) sp.fractions = {1};
+  sp.specs = speculative_settings(s);
   sp.layouts = layouts(s, m, c);
   return sp;
 }
@@ -277,7 +298,9 @@ GroupChoice choice_of(const Space& space, size_t group) {
   g.fraction = space.fractions[i % space.fractions.size()];
   i /= space.fractions.size();
   g.kv = space.kvs[i % space.kvs.size()];
-  g.weights = space.weights[i / space.kvs.size()];
+  i /= space.kvs.size();
+  g.spec = space.specs[i % space.specs.size()];
+  g.weights = space.weights[i / space.specs.size()];
   return g;
 }
 
@@ -299,7 +322,7 @@ plan::Plan plan_of(const Space& space, size_t group, int64_t batch, const Scenar
         l.ep, static_cast<int64_t>(std::llround(g.fraction * static_cast<double>(m.config.moe.num_experts))));
   p.workload = s.workload;
   p.workload.batch = batch;
-  p.speculative = s.speculative;
+  p.speculative = g.spec;
   return p;
 }
 
@@ -368,6 +391,9 @@ std::string layout_name(const Evaluated& e) {
   s +=
       " | " + std::string(weight_choice_name(e.weights)) + " kv=" + std::string(plan::kv_dtype_name(p.dtypes.kv_cache));
   if (p.offload.resident_experts >= 0) s += " hot=" + std::to_string(p.offload.resident_experts);
+  if (p.speculative.on())
+    s += " " + std::string(plan::spec_method_name(p.speculative.method)) + "x" +
+         std::to_string(p.speculative.draft_tokens);
   return s;
 }
 

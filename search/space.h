@@ -28,10 +28,13 @@ struct LayoutShape {
 struct Space {
   std::vector<LayoutShape> layouts;
   std::vector<WeightChoice> weights;
+  // Speculative decoding settings: the scenario's, and in the full space also plain
+  // decoding and each shorter draft (search.draft_tokens lists them; 0 = plain).
+  std::vector<plan::SpeculativeDecoding> specs;
   std::vector<plan::KvDtype> kvs;
   std::vector<double> fractions;  // resident share of the routed experts (1 = all)
 
-  size_t per_layout() const { return weights.size() * kvs.size() * fractions.size(); }
+  size_t per_layout() const { return weights.size() * specs.size() * kvs.size() * fractions.size(); }
   size_t groups() const { return layouts.size() * per_layout(); }
   const LayoutShape& layout_of(size_t group) const { return layouts[group / per_layout()]; }
   size_t batches_of(size_t group) const { return layout_of(group).batches.size(); }
@@ -42,9 +45,12 @@ struct Space {
 // naming search.weight_dtypes when a listed precision needs tensor cores the device lacks.
 Space make_space(const Scenario& s, const model::Model& m, const topology::Cluster& c);
 
-// A group's plan at one of its batches (valid for the model and cluster by construction).
+// A group's plan at one of its batches (valid for the model and cluster by
+// construction). Groups of a layout are ordered by weight choice, then speculative
+// setting, then KV dtype, then resident share (innermost).
 struct GroupChoice {
   WeightChoice weights = WeightChoice::checkpoint;
+  plan::SpeculativeDecoding spec;
   plan::KvDtype kv = plan::KvDtype::bf16;
   double fraction = 1;
 };

@@ -148,8 +148,8 @@ struct UnitOut {
   double closest_ratio = 1e300;
 };
 
-// A unit: one layout at one weight choice; its groups (consecutive in the space)
-// differ in the KV dtype and the resident share of the experts.
+// A unit: one layout at one weight choice and speculative setting; its groups
+// (consecutive in the space) differ in the KV dtype and the resident share of the experts.
 size_t groups_per_unit(const Space& space) { return space.kvs.size() * space.fractions.size(); }
 
 // Why a plan is skipped without being costed, from a basis (or none: cost it).

@@ -2,7 +2,8 @@
 // Internal to search/: the walk over a space's groups (search.h states the pruning
 // rules). Exhaustive, or pruned:
 //
-//   1. Bounds. A "unit" is a layout at one weight choice; its groups differ only in
+//   1. Bounds. A "unit" is a layout at one weight choice and speculative setting
+//      (space.h orders groups so); its groups differ only in
 //      the KV dtype and the resident share of the experts, and a wider KV dtype or
 //      fewer resident experts only add time (more KV bytes read; cold experts
 //      fetched over the host link). The unit's group with the narrowest KV dtype and

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/error.h"
 #include "plan/plan_json.h"
@@ -314,11 +315,37 @@ TEST(Scenario, SpeculativeDecodingReachesEveryPlan) {
       write_scenario("eagle", head + R"("speculative": {"method": "eagle", "draft_tokens": 3, "acceptance": [0.8]}})"));
   EXPECT_EQ(eagle.scenario.speculative.draft_tokens, 3);
   const SearchResult a = run_search(plain.scenario, plain.model, plain.cluster, {});
-  const SearchResult b = run_search(eagle.scenario, eagle.model, eagle.cluster, {});
-  ASSERT_EQ(a.candidates, b.candidates);  // the same space; what is pruned may differ
-  for (const auto& e : b.all) EXPECT_EQ(e.plan.speculative.method, plan::SpecMethod::eagle);
+  // The compact space keeps the scenario's setting for every plan.
+  Scenario compact = eagle.scenario;
+  compact.space.kind = SpaceKind::compact;
+  const SearchResult b = run_search(compact, eagle.model, eagle.cluster, {});
+  ASSERT_EQ(b.candidates, run_search(
+                              [&] {
+                                Scenario c = plain.scenario;
+                                c.space.kind = SpaceKind::compact;
+                                return c;
+                              }(),
+                              plain.model, plain.cluster, {})
+                              .candidates);
+  for (const auto& e : b.all) {
+    EXPECT_EQ(e.plan.speculative.method, plan::SpecMethod::eagle);
+    EXPECT_EQ(e.plan.speculative.draft_tokens, 3);
+  }
   ASSERT_FALSE(b.top.empty());
   EXPECT_LT(b.all[b.top.front()].prediction.tpot_s, a.all[a.top.front()].prediction.tpot_s);
+  // The full space also tries plain decoding and every shorter draft: four settings.
+  const SearchResult full = run_search(eagle.scenario, eagle.model, eagle.cluster, {});
+  EXPECT_EQ(full.candidates, 4 * a.candidates);
+  std::set<int> drafts;
+  for (const auto& e : full.all) drafts.insert(e.plan.speculative.on() ? e.plan.speculative.draft_tokens : 0);
+  EXPECT_EQ(drafts, (std::set<int>{0, 1, 2, 3}));
+  // search.draft_tokens narrows them; drafts without a method are refused.
+  const Loaded two =
+      load(write_scenario("two", head + R"("speculative": {"method": "eagle", "draft_tokens": 3, "acceptance": [0.8]},
+          "search": {"draft_tokens": [2]}})"));
+  for (const auto& e : run_search(two.scenario, two.model, two.cluster, {}).all)
+    EXPECT_EQ(e.plan.speculative.draft_tokens, 2);
+  EXPECT_THROW(load(write_scenario("nomethod", head + R"("search": {"draft_tokens": [2]}})")), core::InputError);
   const auto file = write_scenario("mtp", head + R"("speculative": {"method": "mtp"}})");
   const Loaded mtp = load(file);
   try {

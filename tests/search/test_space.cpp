@@ -102,6 +102,12 @@ TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerOnSmallClusters) {
           "sla": {"max_ttft_s": 1.0, "max_tpot_s": 0.05}, "objective": "fewest_devices", )" +
                            full + "}"),
       "fewest devices at a request rate");
+  // Speculative decoding: plain, and drafts of 1 to 3 tokens.
+  expect_same_answer(scenario("spec", head("Llama-3.1-8B", "h100x8.json") +
+                                          R"("workload": {"input_len": 2048, "output_len": 512, "concurrency": 128},
+          "sla": {"max_tpot_s": 0.02}, "speculative": {"method": "eagle", "draft_tokens": 3, "acceptance": [0.7]}, )" +
+                                          full + "}"),
+                     "speculative settings");
   // Nothing meets the SLA: the suggestions come from the same plans.
   expect_same_answer(scenario("tight", head("Llama-3.1-70B", "h100x8.json") +
                                            R"("workload": {"input_len": 8192, "output_len": 256, "concurrency": 64},
