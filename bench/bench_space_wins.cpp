@@ -35,19 +35,6 @@ std::string figure(const search::Evaluated& e, search::Objective o) {
   return buf;
 }
 
-std::string main_cost(const simulate::StepTime& st) {
-  std::string best;
-  double v = -1;
-  for (const auto& [k, t] : st.by_kind_s)
-    if (t > v) {
-      v = t;
-      best = simulate::cost_kind_name(k);
-    }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s %.0f %%", best.c_str(), 100 * v / st.time_s);
-  return buf;
-}
-
 }  // namespace
 
 int main() {
@@ -92,10 +79,10 @@ int main() {
     const search::Objective o = l.scenario.objective;
     std::printf("  old space: %s, batch %lld: %s; decode bound by %s\n", search::layout_name(x).c_str(),
                 static_cast<long long>(x.plan.workload.batch), figure(x, o).c_str(),
-                main_cost(x.prediction.decode).c_str());
+                search::main_cost(x.prediction.decode).c_str());
     std::printf("  with it:   %s, batch %lld: %s; decode bound by %s\n", search::layout_name(y).c_str(),
                 static_cast<long long>(y.plan.workload.batch), figure(y, o).c_str(),
-                main_cost(y.prediction.decode).c_str());
+                search::main_cost(y.prediction.decode).c_str());
     std::printf("  %s\n", search::better(y, x, o) ? "the new dimension wins" : "no win");
   }
   return 0;

@@ -14,18 +14,6 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// The kind of cost that takes most of a step, and its share.
-std::string main_cost(const simulate::StepTime& st) {
-  std::string best;
-  double v = -1;
-  for (const auto& [k, t] : st.by_kind_s)
-    if (t > v) {
-      v = t;
-      best = simulate::cost_kind_name(k);
-    }
-  return best + " " + fmt("%.0f", 100 * v / st.time_s) + " %";
-}
-
 // What `a` changes from `b`, the first four differences.
 std::string differences(const Evaluated& a, const Evaluated& b) {
   std::vector<std::string> d;
@@ -53,6 +41,17 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
 }
 
 }  // namespace
+
+std::string main_cost(const simulate::StepTime& st) {
+  std::string best;
+  double v = -1;
+  for (const auto& [k, t] : st.by_kind_s)
+    if (t > v) {
+      v = t;
+      best = simulate::cost_kind_name(k);
+    }
+  return best + " " + fmt("%.0f", 100 * v / st.time_s) + " %";
+}
 
 bool better(const Evaluated& a, const Evaluated& b, Objective o) {
   const auto& pa = a.prediction;

@@ -11,6 +11,9 @@
 
 namespace dayzero::search {
 
+// The kind of cost that takes most of a step, and its share ("experts 48 %").
+std::string main_cost(const simulate::StepTime& st);
+
 // Whether `a` ranks above `b` under the objective: throughput per device (higher),
 // latency (lower TPOT, then lower TTFT), fewest devices (then throughput per device).
 bool better(const Evaluated& a, const Evaluated& b, Objective o);

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "search/bounds.h"
 #include "simulate/simulator.h"
 
 namespace dayzero::search::detail {
@@ -26,120 +27,6 @@ using Clock = std::chrono::steady_clock;
 // plans a wave sees do not depend on the threads.
 constexpr size_t kFirstWave = 16;
 constexpr size_t kLastWave = 512;
-// Bounds are loosened by this relative margin against rounding: a bound computed
-// from one batch's figures and a plan's own figures come from different sums.
-constexpr double kSlack = 1e-9;
-
-// Ordered lexicographically; smaller is better under the objective.
-struct Key {
-  double a = 0, b = 0;
-};
-bool operator<(const Key& x, const Key& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; }
-
-// What a plan costed at one batch says about the larger batches of its group, and
-// of its unit's groups with fewer experts resident: TTFT is the same at every batch
-// (and no shorter with fewer experts resident), and the decode step per token does
-// not shrink as the batch grows (nor with fewer experts resident).
-struct Basis {
-  double step_s = 0, ttft_s = 0;
-};
-Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& l, const Scenario& s) {
-  const auto dp = static_cast<int64_t>(l.dp);
-  const double seqs = static_cast<double>((batch + dp - 1) / dp);
-  const double out = static_cast<double>(s.workload.output_len);
-  return {std::max(0.0, p.tpot_s - (seqs - 1) * p.ttft_s / out), p.ttft_s};
-}
-
-// Bounds on a plan at `batch` from a basis costed at a batch no larger: TPOT = step +
-// (seqs - 1) x TTFT / output_len and throughput = seqs x dp x output_len /
-// (output_len x step + seqs x TTFT) (simulate/steady_state.cpp), with the basis's
-// step and TTFT, which are no larger than the plan's: TPOT from below, throughput
-// per device from above.
-struct Bound {
-  double tpot_lo = 0, ttft_lo = 0, thr_hi = std::numeric_limits<double>::infinity();
-  int64_t devices = 0;
-};
-Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Scenario& s) {
-  const auto dp = static_cast<int64_t>(l.dp);
-  const double seqs = static_cast<double>((batch + dp - 1) / dp);
-  const double out = static_cast<double>(s.workload.output_len);
-  Bound b;
-  b.tpot_lo = (basis.step_s + (seqs - 1) * basis.ttft_s / out) * (1 - kSlack);
-  b.ttft_lo = basis.ttft_s * (1 - kSlack);
-  b.devices = l.devices();
-  const double cycle_s = out * basis.step_s + seqs * basis.ttft_s;
-  if (cycle_s > 0) b.thr_hi = seqs * static_cast<double>(dp) * out / cycle_s / l.devices() * (1 + kSlack);
-  return b;
-}
-
-Key optimistic(const Bound& b, Objective o) {
-  switch (o) {
-    case Objective::latency: return {b.tpot_lo, b.ttft_lo};
-    case Objective::fewest_devices: return {static_cast<double>(b.devices), -b.thr_hi};
-    case Objective::throughput_per_device: break;
-  }
-  return {-b.thr_hi, 0};
-}
-
-Key achieved(const Evaluated& e, Objective o) {
-  const auto& p = e.prediction;
-  switch (o) {
-    case Objective::latency: return {p.tpot_s, p.ttft_s};
-    case Objective::fewest_devices:
-      return {static_cast<double>(e.plan.devices_used()), -p.throughput_tokens_per_s_per_device};
-    case Objective::throughput_per_device: break;
-  }
-  return {-p.throughput_tokens_per_s_per_device, 0};
-}
-
-// A layout name of the ranking (ranking.h): one unit's groups with the same KV dtype
-// and number of resident experts are one name.
-using Identity = std::tuple<size_t, plan::KvDtype, int64_t>;  // unit, KV dtype, resident experts
-
-// The plans meeting the SLA found so far: the best `k` layout names under the
-// objective, and the Pareto front as a staircase of (TPOT, throughput per device).
-// Read-only while a wave runs; grown between waves.
-class Incumbents {
- public:
-  Incumbents(Objective o, size_t k) : o_(o), k_(std::max<size_t>(1, k)) {}
-  bool any() const { return !front_.empty(); }
-
-  // Whether no plan within the bound can enter the ranking nor the front.
-  bool dominates(const Bound& b) const {
-    if (best_.size() < k_ || !(best_[k_ - 1].first < optimistic(b, o_))) return false;
-    auto it = std::lower_bound(front_.begin(), front_.end(), b.tpot_lo,
-                               [](const std::pair<double, double>& f, double t) { return f.first < t; });
-    return it != front_.begin() && std::prev(it)->second >= b.thr_hi;
-  }
-
-  void add(const std::vector<Evaluated>& plans, size_t unit) {
-    std::vector<std::pair<double, double>> points = front_;
-    for (const Evaluated& e : plans) {
-      if (!e.meets_sla) continue;
-      const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts};
-      const Key k = achieved(e, o_);
-      auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
-      if (same == best_.end()) best_.emplace_back(k, id);
-      else if (k < same->first) same->first = k;
-      points.emplace_back(e.prediction.tpot_s, e.prediction.throughput_tokens_per_s_per_device);
-    }
-    std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    if (best_.size() > k_) best_.resize(k_);
-    std::sort(points.begin(), points.end(), [](const auto& x, const auto& y) {
-      return x.first != y.first ? x.first < y.first : x.second > y.second;
-    });
-    front_.clear();
-    for (const auto& p : points)
-      if (front_.empty() || p.second > front_.back().second) front_.push_back(p);
-  }
-
- private:
-  Objective o_;
-  size_t k_;
-  std::vector<std::pair<Key, Identity>> best_;
-  std::vector<std::pair<double, double>> front_;
-};
-
 // What the walk keeps of one unit.
 struct UnitOut {
   std::vector<Evaluated> kept;

@@ -1,0 +1,85 @@
+#include "search/bounds.h"
+
+#include <algorithm>
+#include <iterator>
+
+namespace dayzero::search::detail {
+
+bool operator<(const Key& x, const Key& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; }
+
+Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& l, const Scenario& s) {
+  const auto dp = static_cast<int64_t>(l.dp);
+  const double seqs = static_cast<double>((batch + dp - 1) / dp);
+  const double out = static_cast<double>(s.workload.output_len);
+  return {std::max(0.0, p.tpot_s - (seqs - 1) * p.ttft_s / out), p.ttft_s};
+}
+
+// Bounds on a plan at `batch` from a basis costed at a batch no larger: TPOT = step +
+// (seqs - 1) x TTFT / output_len and throughput = seqs x dp x output_len /
+// (output_len x step + seqs x TTFT) (simulate/steady_state.cpp), with the basis's
+// step and TTFT, which are no larger than the plan's: TPOT from below, throughput
+// per device from above.
+
+Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Scenario& s) {
+  const auto dp = static_cast<int64_t>(l.dp);
+  const double seqs = static_cast<double>((batch + dp - 1) / dp);
+  const double out = static_cast<double>(s.workload.output_len);
+  Bound b;
+  b.tpot_lo = (basis.step_s + (seqs - 1) * basis.ttft_s / out) * (1 - kSlack);
+  b.ttft_lo = basis.ttft_s * (1 - kSlack);
+  b.devices = l.devices();
+  const double cycle_s = out * basis.step_s + seqs * basis.ttft_s;
+  if (cycle_s > 0) b.thr_hi = seqs * static_cast<double>(dp) * out / cycle_s / l.devices() * (1 + kSlack);
+  return b;
+}
+
+Key optimistic(const Bound& b, Objective o) {
+  switch (o) {
+    case Objective::latency: return {b.tpot_lo, b.ttft_lo};
+    case Objective::fewest_devices: return {static_cast<double>(b.devices), -b.thr_hi};
+    case Objective::throughput_per_device: break;
+  }
+  return {-b.thr_hi, 0};
+}
+
+Key achieved(const Evaluated& e, Objective o) {
+  const auto& p = e.prediction;
+  switch (o) {
+    case Objective::latency: return {p.tpot_s, p.ttft_s};
+    case Objective::fewest_devices:
+      return {static_cast<double>(e.plan.devices_used()), -p.throughput_tokens_per_s_per_device};
+    case Objective::throughput_per_device: break;
+  }
+  return {-p.throughput_tokens_per_s_per_device, 0};
+}
+
+Incumbents::Incumbents(Objective o, size_t k) : o_(o), k_(std::max<size_t>(1, k)) {}
+
+bool Incumbents::dominates(const Bound& b) const {
+  if (best_.size() < k_ || !(best_[k_ - 1].first < optimistic(b, o_))) return false;
+  auto it = std::lower_bound(front_.begin(), front_.end(), b.tpot_lo,
+                             [](const std::pair<double, double>& f, double t) { return f.first < t; });
+  return it != front_.begin() && std::prev(it)->second >= b.thr_hi;
+}
+
+void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
+  std::vector<std::pair<double, double>> points = front_;
+  for (const Evaluated& e : plans) {
+    if (!e.meets_sla) continue;
+    const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts};
+    const Key k = achieved(e, o_);
+    auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
+    if (same == best_.end()) best_.emplace_back(k, id);
+    else if (k < same->first) same->first = k;
+    points.emplace_back(e.prediction.tpot_s, e.prediction.throughput_tokens_per_s_per_device);
+  }
+  std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (best_.size() > k_) best_.resize(k_);
+  std::sort(points.begin(), points.end(),
+            [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second > y.second; });
+  front_.clear();
+  for (const auto& p : points)
+    if (front_.empty() || p.second > front_.back().second) front_.push_back(p);
+}
+
+}  // namespace dayzero::search::detail

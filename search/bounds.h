@@ -1,0 +1,79 @@
+#pragma once
+// Internal to search/: what one costed plan says about others (walk.h). A basis (the
+// TTFT and decode step per token of a plan costed at some batch) bounds the plans of
+// its group at larger batches, and of its unit's slower groups; the incumbents (the
+// plans meeting the SLA found so far) say when a bound leaves a plan out of both the
+// ranking and the Pareto front.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "search/search.h"
+#include "search/space.h"
+
+namespace dayzero::search::detail {
+
+// Bounds are loosened by this relative margin against rounding: a bound computed
+// from one batch's figures and a plan's own figures come from different sums.
+inline constexpr double kSlack = 1e-9;
+
+// Ordered lexicographically; smaller is better under the objective.
+struct Key {
+  double a = 0, b = 0;
+};
+bool operator<(const Key& x, const Key& y);
+
+// What a plan costed at one batch says about the larger batches of its group, and
+// of its unit's groups with fewer experts resident or a wider KV dtype: TTFT is the
+// same at every batch (and no shorter for those groups), and the decode step per
+// token does not shrink as the batch grows (nor for those groups).
+struct Basis {
+  double step_s = 0, ttft_s = 0;
+};
+Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& l, const Scenario& s);
+
+// Bounds on a plan at `batch` from a basis costed at a batch no larger: TPOT = step +
+// (seqs - 1) x TTFT / output_len and throughput = seqs x dp x output_len /
+// (output_len x step + seqs x TTFT) (simulate/steady_state.cpp), with the basis's
+// step and TTFT, which are no larger than the plan's: TPOT from below, throughput
+// per device from above.
+struct Bound {
+  double tpot_lo = 0, ttft_lo = 0, thr_hi = std::numeric_limits<double>::infinity();
+  int64_t devices = 0;
+};
+Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Scenario& s);
+
+// The best key a plan within the bound could have, and a costed plan's key.
+Key optimistic(const Bound& b, Objective o);
+Key achieved(const Evaluated& e, Objective o);
+
+// A layout name of the ranking (ranking.h): one unit's groups with the same KV dtype
+// and number of resident experts are one name.
+using Identity = std::tuple<size_t, plan::KvDtype, int64_t>;  // unit, KV dtype, resident experts
+
+// The plans meeting the SLA found so far: the best `k` layout names under the
+// objective, and the Pareto front as a staircase of (TPOT, throughput per device).
+// Read-only while a wave runs; grown between waves.
+class Incumbents {
+ public:
+  Incumbents(Objective o, size_t k);
+  bool any() const { return !front_.empty(); }
+  // Whether no plan within the bound can enter the ranking nor the front: `k` other
+  // layout names strictly better than its optimistic key, and a front plan strictly
+  // faster and at least as productive.
+  bool dominates(const Bound& b) const;
+  // A unit's costed plans (those meeting the SLA count).
+  void add(const std::vector<Evaluated>& plans, size_t unit);
+
+ private:
+  Objective o_;
+  size_t k_;
+  std::vector<std::pair<Key, Identity>> best_;
+  std::vector<std::pair<double, double>> front_;
+};
+
+}  // namespace dayzero::search::detail
