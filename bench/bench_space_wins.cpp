@@ -53,6 +53,10 @@ int main() {
        [](search::SpaceOverrides& o) {
          o.stage_splits = {search::StageSplit::even, search::StageSplit::balanced};
        }},
+      {"redundant hot experts (EPLB, one slot per GPU)", "3t-moe-h200-64x8",
+       [](search::SpaceOverrides& o) {
+         o.redundant_per_rank = {0, 1};
+       }},
       {"disaggregated prefill / decode pools", "deepseek-v3-h200-4x8-chat-disagg",
        [](search::SpaceOverrides& o) { o.disaggregated = true; }},
   };
@@ -63,6 +67,7 @@ int main() {
     old_space.space.kind = search::SpaceKind::compact;
     old_space.space.moe_dp.clear();
     old_space.space.stage_splits.clear();
+    old_space.space.redundant_per_rank.clear();
     old_space.space.disaggregated = false;
     search::Scenario new_space = old_space;
     c.add(new_space.space);

@@ -64,6 +64,10 @@ std::vector<Flag> worker_flags(const Context& ctx, const Worker& w, const std::s
   if (l.dp_size > 1) add(f, "--dp-size", l.dp_size);
   if (l.dp_attention) add_switch(f, "--enable-dp-attention");
   if (l.ep_size > 1) add(f, "--ep-size", l.ep_size);
+  if (p.moe.redundant_experts > 0) {
+    add_switch(f, "--enable-eplb");
+    add(f, "--ep-num-redundant-experts", p.moe.redundant_experts);
+  }
   if (p.pp > 1) add(f, "--pp-size", p.pp);
   // With DP attention the scheduler of each attention replica takes
   // max_running_requests / dp_size (SGLang's TpModelWorker).

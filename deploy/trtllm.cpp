@@ -33,6 +33,10 @@ void check_layout(const Context& ctx, const Worker& w) {
                             "tensor-parallel over the rest); replicated expert groups have no setting");
   if (!p.stage_layers.empty())
     throw Unexpressible(ctx.engine, "stage_layers", "trtllm-serve splits the layers evenly over --pp_size stages");
+  if (p.moe.redundant_experts > 0)
+    throw Unexpressible(ctx.engine, "moe.redundant_experts",
+                        "TensorRT-LLM balances experts through moe_config.load_balancer, whose slot layout this "
+                        "export does not write yet");
   if (ctx.settings->two_batch_overlap && *ctx.settings->two_batch_overlap)
     throw Unexpressible(ctx.engine, "engine.two_batch_overlap", "TensorRT-LLM has no two-batch-overlap option");
 }

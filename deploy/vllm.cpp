@@ -63,6 +63,10 @@ std::vector<Flag> worker_flags(const Context& ctx, const Worker& w, const std::s
   if (p.pp > 1) add(f, "--pipeline-parallel-size", p.pp);
   if (p.attention.dp > 1) add(f, "--data-parallel-size", p.attention.dp);
   if (expert_parallel(ctx, w)) add_switch(f, "--enable-expert-parallel");
+  if (p.moe.redundant_experts > 0) {  // EPLB: vLLM's EPLBConfig.num_redundant_experts
+    add_switch(f, "--enable-eplb");
+    add(f, "--eplb-config", "{\"num_redundant_experts\": " + std::to_string(p.moe.redundant_experts) + "}");
+  }
   add(f, "--max-num-seqs", w.max_running);
   add(f, "--max-model-len", w.max_model_len);
   add(f, "--max-num-batched-tokens", w.token_budget);

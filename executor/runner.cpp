@@ -49,6 +49,10 @@ void check_plan(const plan::Plan& plan, const model::Model& m, int world_size, c
   auto refuse = [&](const char* field, int v, const std::string& why) {
     throw core::InputError(plan_source, field, std::to_string(v), why);
   };
+  if (plan.moe.redundant_experts > 0)
+    refuse("moe.redundant_experts", plan.moe.redundant_experts,
+           "the executor places each expert once (contiguous ids per EP rank); redundant replicas are planned "
+           "and costed, not run");
   const int tp = plan.attention.tp;
   if (c.vocab_size % tp != 0)
     refuse("attention.tp", tp,

@@ -29,6 +29,11 @@ struct MoeLayout {
   int tp = 1;  // each expert's FFN width split
   int ep = 1;  // experts spread over ranks
   int dp = 1;  // replicas of the expert set
+  // Extra expert slots per layer holding replicas of the hottest experts, spread
+  // redundant_experts / ep per EP rank, with the experts placed to balance the ranks'
+  // load (expert-parallel load balancing: DeepSeek-V3 report sec. 3.4 "each GPU hosts
+  // one redundant expert"; vLLM --enable-eplb, SGLang --ep-num-redundant-experts).
+  int redundant_experts = 0;
 };
 
 // The KV cache's element type, and what flows between ops and over links.

@@ -53,6 +53,7 @@ void read_layout(Fields& f, const std::string& file, const std::string& prefix, 
     moe.tp = as_int(m.opt_int("tp", 1), m, "tp");
     moe.ep = as_int(m.opt_int("ep", 1), m, "ep");
     moe.dp = as_int(m.opt_int("dp", 1), m, "dp");
+    moe.redundant_experts = as_int(m.opt_int("redundant_experts", 0, 0), m, "redundant_experts");
     m.reject_unknown();
   }
   // Each factor is at most 10^6, so the int64 products are exact; the rank arithmetic
@@ -82,7 +83,9 @@ Disaggregation read_disaggregation(const json& j, const std::string& file) {
 }
 
 json layout_json(int pp, const AttentionLayout& a, const MoeLayout& m) {
-  return {{"pp", pp}, {"attention", {{"tp", a.tp}, {"dp", a.dp}}}, {"moe", {{"tp", m.tp}, {"ep", m.ep}, {"dp", m.dp}}}};
+  json moe = {{"tp", m.tp}, {"ep", m.ep}, {"dp", m.dp}};
+  if (m.redundant_experts > 0) moe["redundant_experts"] = m.redundant_experts;
+  return {{"pp", pp}, {"attention", {{"tp", a.tp}, {"dp", a.dp}}}, {"moe", moe}};
 }
 
 }  // namespace
@@ -167,6 +170,7 @@ json plan_to_json(const Plan& p) {
               {"routing_zipf_s", p.workload.routing_zipf_s},
               {"routing_seed", p.workload.routing_seed}}},
             {"comm_overlap", p.comm_overlap}};
+  if (p.moe.redundant_experts > 0) j["moe"]["redundant_experts"] = p.moe.redundant_experts;
   if (!p.devices.empty()) j["devices"] = p.devices;
   if (!p.stage_layers.empty()) j["stage_layers"] = p.stage_layers;
   if (!p.workload.expert_counts.empty()) j["workload"]["expert_counts"] = p.workload.expert_counts;

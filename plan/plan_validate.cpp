@@ -39,6 +39,8 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
 
   if (!c.is_moe()) {
     if (p.moe.ep != 1 || p.moe.tp != 1) fail("moe.ep", str(p.moe.ep), "the model has no experts");
+    if (p.moe.redundant_experts != 0)
+      fail("moe.redundant_experts", str(p.moe.redundant_experts), "the model has no experts");
     if (p.offload.resident_experts >= 0)
       fail("offload.resident_experts", str(p.offload.resident_experts), "the model has no experts");
   } else {
@@ -48,6 +50,16 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
            "must equal attention tp x dp = " + str(p.ranks_per_stage()) + " (MoE layers run on the same ranks)");
     if (c.moe.num_experts % p.moe.ep != 0)
       fail("moe.ep", str(p.moe.ep), "does not divide the " + str(c.moe.num_experts) + " routed experts");
+    if (p.moe.redundant_experts > 0) {
+      if (p.moe.ep < 2)
+        fail("moe.redundant_experts", str(p.moe.redundant_experts), "needs expert parallelism (moe.ep > 1)");
+      if (p.moe.redundant_experts % p.moe.ep != 0)
+        fail("moe.redundant_experts", str(p.moe.redundant_experts),
+             "must be a multiple of moe.ep = " + str(p.moe.ep) + " (the same slots on every EP rank)");
+      if (p.moe.redundant_experts > c.moe.num_experts)
+        fail("moe.redundant_experts", str(p.moe.redundant_experts),
+             "exceeds the " + str(c.moe.num_experts) + " routed experts");
+    }
     if (c.moe.expert_intermediate % p.moe.tp != 0)
       fail("moe.tp", str(p.moe.tp), "does not divide the expert FFN width " + str(c.moe.expert_intermediate));
     if (c.moe.num_shared_experts > 0 && (c.moe.num_shared_experts * c.moe.expert_intermediate) % tp != 0)

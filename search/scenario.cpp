@@ -146,6 +146,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   o.ep = positive_ints(sp, "ep");
   o.moe_dp = positive_ints(sp, "moe_dp");
   for (int64_t d : sp.opt_ints("draft_tokens", 0, plan::kMaxDraftTokens)) o.draft_tokens.push_back(static_cast<int>(d));
+  for (int64_t r : sp.opt_ints("redundant_per_rank", 0, 64)) o.redundant_per_rank.push_back(static_cast<int>(r));
   for (const auto& d : sp.opt_strings("stage_splits")) {
     const auto split = parse_stage_split(d);
     if (!split) sp.fail_value("stage_splits", "\"" + d + "\"", "unknown (even, balanced)");
@@ -179,6 +180,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "ep", o.ep);
   check_list(sp, "moe_dp", o.moe_dp);
   check_list(sp, "draft_tokens", o.draft_tokens);
+  check_list(sp, "redundant_per_rank", o.redundant_per_rank);
   check_list(sp, "stage_splits", o.stage_splits,
              [](StageSplit x) { return "\"" + std::string(stage_split_name(x)) + "\""; });
   check_list(sp, "weight_dtypes", o.weight_dtypes,

@@ -61,6 +61,10 @@ struct SpaceOverrides {
   std::vector<int> tp, pp, ep;
   std::vector<int> moe_dp;        // copies of the expert set per stage
   std::vector<int> draft_tokens;  // speculative drafts to try (0 = plain decoding; needs "speculative")
+  // Redundant expert slots per EP rank to try (plan::MoeLayout::redundant_experts / ep;
+  // 0 = none). Default: none in the compact space; none and one in the full space, as
+  // DeepSeek-V3's deployment hosts one redundant expert per GPU (report sec. 3.4).
+  std::vector<int> redundant_per_rank;
   // How a pipeline's decoder layers are split over its stages (space.h: StageSplit).
   std::vector<StageSplit> stage_splits;
   // full (the default): every divisor size (3 or 6 GPUs per replica), every moe_dp,

@@ -98,7 +98,7 @@ std::vector<int> divisors(int n, bool powers_of_two) {
 }
 
 struct MoeShape {
-  int tp = 1, ep = 1, dp = 1;
+  int tp = 1, ep = 1, dp = 1, redundant = 0;
 };
 
 // The expert layouts of a stage of `rps` ranks: moe_tp x ep x moe_dp = rps.
@@ -106,6 +106,9 @@ std::vector<MoeShape> moe_shapes(const Scenario& s, const model::ModelConfig& cf
   if (!cfg.is_moe()) return {{1, 1, rps}};
   const bool pow2 = s.space.kind == SpaceKind::compact;
   const std::vector<int> copies = divisors(rps, pow2);
+  const std::vector<int> redundant = !s.space.redundant_per_rank.empty() ? s.space.redundant_per_rank
+                                     : pow2                              ? std::vector<int>{0}
+                                                                         : std::vector<int>{0, 1};
   std::vector<MoeShape> out;
   for (int mdp : s.space.moe_dp.empty() ? (pow2 ? std::vector<int>{1} : copies) : pick(s.space.moe_dp, copies)) {
     if (rps % mdp != 0) continue;
@@ -114,7 +117,11 @@ std::vector<MoeShape> moe_shapes(const Scenario& s, const model::ModelConfig& cf
       const int moe_tp = per_copy / ep;
       if (cfg.moe.num_experts % ep != 0 || cfg.moe.expert_intermediate % moe_tp != 0) continue;
       if (s.space.tp_within_node && moe_tp > per_node) continue;
-      out.push_back({moe_tp, ep, mdp});
+      out.push_back({moe_tp, ep, mdp, 0});
+      if (ep < 2) continue;
+      for (int per_rank : redundant)  // replicas of hot experts (EPLB)
+        if (per_rank > 0 && int64_t{per_rank} * ep <= cfg.moe.num_experts)
+          out.push_back({moe_tp, ep, mdp, per_rank * ep});
     }
   }
   return out;
@@ -209,7 +216,7 @@ std::vector<LayoutShape> layouts(const Scenario& s, const model::Model& m, const
         if (batches.empty()) continue;
         for (const MoeShape& moe : moe_shapes(s, cfg, rps, per_node))
           for (StageSplit split : splits) {
-            LayoutShape l{pp, tp, dp, moe.tp, moe.ep, moe.dp, split, {}, batches};
+            LayoutShape l{pp, tp, dp, moe.tp, moe.ep, moe.dp, moe.redundant, split, {}, batches};
             if (split == StageSplit::balanced) {
               if (pp == 1) continue;
               const auto& b = balanced[static_cast<size_t>(pp)];
@@ -313,7 +320,7 @@ plan::Plan plan_of(const Space& space, size_t group, int64_t batch, const Scenar
   p.cluster = c.name();
   p.pp = l.pp;
   p.attention = {l.tp, l.dp};
-  p.moe = {l.moe_tp, l.ep, l.moe_dp};
+  p.moe = {l.moe_tp, l.ep, l.moe_dp, l.redundant};
   p.stage_layers = l.stage_layers;
   apply_weight_choice(p, g.weights);
   p.dtypes.kv_cache = g.kv;
@@ -374,6 +381,7 @@ std::string worker_layout(int pp, const plan::AttentionLayout& a, const plan::Mo
   const bool experts_split = m.ep > 1 || m.tp > 1 || m.dp != a.tp * a.dp;
   if (experts_split) s += " | ep" + std::to_string(m.ep) + " etp" + std::to_string(m.tp);
   if (experts_split && m.dp > 1) s += " edp" + std::to_string(m.dp);
+  if (m.redundant_experts > 0) s += " eplb+" + std::to_string(m.redundant_experts);
   return s;
 }
 

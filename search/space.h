@@ -19,6 +19,7 @@ namespace dayzero::search {
 struct LayoutShape {
   int pp = 1, tp = 1, dp = 1;
   int moe_tp = 1, ep = 1, moe_dp = 1;  // a dense model: 1, 1, tp x dp
+  int redundant = 0;                   // plan::MoeLayout::redundant_experts
   StageSplit split = StageSplit::even;
   std::vector<int64_t> stage_layers;  // balanced: layers per stage; even: empty
   std::vector<int64_t> batches;

@@ -201,7 +201,7 @@ class Walker {
       const size_t g = representative(space_, u);
       const LayoutShape& l = space_.layout_of(g);
       const plan::Plan p = plan_of(space_, g, l.batches.front(), s_, m_, c_);
-      bases[u] = basis_of(sim(w).simulate(p, {false, false, true}), l.batches.front(), l, s_);
+      bases[u] = basis_of(sim(w).simulate(p, {false, false, true, true, false}), l.batches.front(), l, s_);
       best[u] = optimistic(bound_at(bases[u], l.batches.front(), l, s_), o);
       for (int64_t b : l.batches) {
         const Bound bd = bound_at(bases[u], b, l, s_);

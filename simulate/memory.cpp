@@ -22,8 +22,12 @@ StageWeights stage_weights(const PlanContext& ctx, const Stage& s) {
   const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const int64_t tp = p.attention.tp, ep = p.moe.ep, moe_tp = p.moe.tp;
+  // Each EP rank holds its share of the experts (the resident ones on the device, the
+  // rest in host memory) and its share of the redundant replicas (of hot, resident
+  // experts: on the device).
   const int64_t experts_per_rank = mc.experts > 0 ? mc.experts / ep : 0;
-  const int64_t resident_per_rank = std::min(experts_per_rank, ceil_div(ctx.resident_experts, ep));
+  const int64_t resident_logical = std::min(experts_per_rank, ceil_div(ctx.resident_experts, ep));
+  const int64_t resident_per_rank = resident_logical + (mc.experts > 0 ? p.moe.redundant_experts / ep : 0);
   StageWeights w;
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     const auto n = static_cast<double>(s.class_counts[c]);
@@ -40,7 +44,7 @@ StageWeights stage_weights(const PlanContext& ctx, const Stage& s) {
       layer += static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::shared_experts)][ctx.p_dense], tp)) +
                static_cast<double>(lc.bytes[idx(WeightClass::router)][ctx.p_dense]) +
                static_cast<double>(resident_per_rank) * expert;
-      w.host_bytes += n * static_cast<double>(experts_per_rank - resident_per_rank) * expert;
+      w.host_bytes += n * static_cast<double>(experts_per_rank - resident_logical) * expert;
     }
     w.device_bytes += n * layer;
   }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <queue>
 
 #include "model/random.h"
 #include "plan/plan.h"
@@ -66,10 +68,63 @@ double Routing::busiest_rank_share(int ep) const {
   return s;
 }
 
-Routing::RankLoad Routing::busiest_rank_load(int ep, double assignments, int tile_rows, int64_t resident) const {
-  const auto key = std::make_tuple(ep, assignments, tile_rows, resident);
+std::vector<std::pair<int64_t, double>> Routing::balanced_placement(int ep, int64_t redundant) const {
+  const auto key = std::make_pair(ep, redundant);
+  if (const auto it = placements_.find(key); it != placements_.end()) return it->second;
+  const int64_t E = num_experts();
+  // Replicas: one more each time to the expert whose replicas carry the most.
+  std::vector<int64_t> copies(static_cast<size_t>(E), 1);
+  std::priority_queue<std::pair<double, int64_t>> heavy;  // (load per replica, -id)
+  for (int64_t e = 0; e < E; ++e) heavy.emplace(p_[static_cast<size_t>(e)], -e);
+  for (int64_t k = 0; k < redundant && !heavy.empty(); ++k) {
+    const int64_t e = -heavy.top().second;
+    heavy.pop();
+    const auto i = static_cast<size_t>(e);
+    heavy.emplace(p_[i] / static_cast<double>(++copies[i]), -e);
+  }
+  std::vector<std::pair<double, int64_t>> replicas;  // (share, id)
+  for (int64_t e = 0; e < E; ++e)
+    for (int64_t c = 0; c < copies[static_cast<size_t>(e)]; ++c)
+      replicas.emplace_back(p_[static_cast<size_t>(e)] / static_cast<double>(copies[static_cast<size_t>(e)]), e);
+  std::stable_sort(replicas.begin(), replicas.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // Heaviest first, to the least-loaded rank with a free slot (ties: the lowest rank).
+  const int64_t slots = (E + redundant) / ep;
+  std::vector<double> load(static_cast<size_t>(ep), 0);
+  std::vector<std::vector<std::pair<int64_t, double>>> held(static_cast<size_t>(ep));
+  using Free = std::pair<double, int>;
+  std::priority_queue<Free, std::vector<Free>, std::greater<>> free_ranks;
+  for (int r = 0; r < ep; ++r) free_ranks.emplace(0.0, r);
+  for (const auto& [share, e] : replicas) {
+    if (free_ranks.empty()) break;
+    const int r = free_ranks.top().second;
+    free_ranks.pop();
+    const auto ri = static_cast<size_t>(r);
+    load[ri] += share;
+    held[ri].emplace_back(e, share);
+    if (static_cast<int64_t>(held[ri].size()) < slots) free_ranks.emplace(load[ri], r);
+  }
+  const auto busiest = static_cast<size_t>(std::max_element(load.begin(), load.end()) - load.begin());
+  return placements_.emplace(key, held[busiest]).first->second;
+}
+
+Routing::RankLoad Routing::busiest_rank_load(int ep, double assignments, int tile_rows, int64_t resident,
+                                             int64_t redundant) const {
+  const auto key = std::make_tuple(ep, assignments, tile_rows, resident, redundant);
   if (const auto it = loads_.find(key); it != loads_.end()) return it->second;
   if (loads_.size() > 65536) loads_.clear();  // bound the memory of long searches
+  if (redundant > 0) {
+    RankLoad l;
+    for (const auto& [e, share] : balanced_placement(ep, redundant)) {
+      const double rows = assignments * share;  // expected tokens routed to this replica
+      const double touched = share >= 1.0 ? 1.0 : -std::expm1(assignments * std::log1p(-share));
+      l.assignments += rows;
+      l.experts_touched += touched;
+      l.padded_rows += touched * std::ceil(std::max(rows, 1.0) / tile_rows) * tile_rows;
+      if (!is_resident(e, resident)) l.cold_touched += touched;
+    }
+    loads_.emplace(key, l);
+    return l;
+  }
   const int64_t per = num_experts() / ep;
   const int r = busiest_rank(ep);
   RankLoad l;

@@ -34,7 +34,16 @@ class Routing {
     double padded_rows = 0;   // sum over touched experts of rows rounded up to tiles
     double cold_touched = 0;  // touched experts that are not resident
   };
-  RankLoad busiest_rank_load(int ep, double assignments, int tile_rows, int64_t resident_per_layer) const;
+  // With `redundant` extra slots (plan::MoeLayout::redundant_experts) the experts are
+  // placed as expert-parallel load balancing places them (balanced_placement).
+  RankLoad busiest_rank_load(int ep, double assignments, int tile_rows, int64_t resident_per_layer,
+                             int64_t redundant = 0) const;
+  // Load-balanced placement with `redundant` replicas (EPLB, DeepSeek-V3 report sec.
+  // 3.4): each replica goes to the expert whose replicas carry the most load each;
+  // then every replica, heaviest first, to the least-loaded EP rank with a free slot
+  // ((experts + redundant) / ep slots per rank). The busiest rank's replicas: (expert,
+  // share of all routed pairs the replica receives).
+  std::vector<std::pair<int64_t, double>> balanced_placement(int ep, int64_t redundant) const;
   // Experts of popularity rank < resident are resident (the hottest ones).
   bool is_resident(int64_t expert, int64_t resident_per_layer) const;
 
@@ -47,7 +56,9 @@ class Routing {
   mutable std::vector<std::pair<int, int>> busiest_;  // (ep, busiest rank) seen so far
   // Loads already computed: a search asks the same (ep, assignments, tile, resident)
   // for every precision and KV choice of a layout.
-  mutable std::map<std::tuple<int, double, int, int64_t>, RankLoad> loads_;
+  mutable std::map<std::tuple<int, double, int, int64_t, int64_t>, RankLoad> loads_;
+  // Balanced placements already computed: (ep, redundant) -> the busiest rank's replicas.
+  mutable std::map<std::pair<int, int64_t>, std::vector<std::pair<int64_t, double>>> placements_;
 };
 
 }  // namespace dayzero::simulate

@@ -316,8 +316,11 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
                                  kv_transfer_s(im.cluster, p, kv.sequence_bytes(p.workload.input_len)));
   }
   const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload));
-  Prediction pred = detail::plan_memory(ctx, im.cluster, opts.per_rank);
-  if (opts.explain) pred.fullest_reason = explain_memory(pred, im.cluster.config().host.mem_bytes);
+  Prediction pred;
+  if (opts.memory) {
+    pred = detail::plan_memory(ctx, im.cluster, opts.per_rank);
+    if (opts.explain) pred.fullest_reason = explain_memory(pred, im.cluster.config().host.mem_bytes);
+  }
   if (!opts.time || (!pred.fits && !opts.time_if_not_fits)) return pred;
   pred.prefill = im.pipeline_step(ctx, detail::prefill_inputs(p), 1);
   const auto [decode, micro_batches] = detail::decode_inputs(p, ctx.seqs_per_replica);

@@ -35,6 +35,7 @@ struct SimulateOptions {
   bool explain = true;           // false: leave Prediction::fullest_reason empty (search loops)
   bool time_if_not_fits = true;  // false: skip the time model for plans that do not fit
   bool time = true;              // false: memory only (a search's bound before costing)
+  bool memory = true;            // false: times only, Prediction::ranks empty and fits false (a search's bound)
 };
 
 class Simulator {

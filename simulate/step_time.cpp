@@ -208,7 +208,8 @@ class StageCoster {
                          bytes(lc, WeightClass::shared_experts, ctx_.p_dense) / tp_, dt(ctx_.p_dense)));
     // Tokens entering one MoE replica: every attention replica's tokens, split over MoE DP.
     const double assignments = t_ * p_.attention.dp / p_.moe.dp * static_cast<double>(mc_.top_k);
-    const auto load = ctx_.routing.busiest_rank_load(p_.moe.ep, assignments, ctx_.eff.tile_rows, ctx_.resident_experts);
+    const auto load = ctx_.routing.busiest_rank_load(p_.moe.ep, assignments, ctx_.eff.tile_rows, ctx_.resident_experts,
+                                                     p_.moe.redundant_experts);
     const double moe_tp = p_.moe.tp;
     const double expert_w = bytes(lc, WeightClass::expert, ctx_.p_experts) / moe_tp;
     add(CostKind::experts, n * chunks_,

@@ -55,8 +55,8 @@ TEST(CliExport, WritesTheScriptItsFilesAndTheRunJob) {
   const fs::path j = fresh_dir("job");
   const Result job = run("export --scenario 3t-moe-h200-64x8 --run-job --out " + j.string());
   ASSERT_EQ(job.status, 0) << job.err;
-  EXPECT_NE(slurp(j / "run.sbatch").find("#SBATCH --nodes=32"), std::string::npos);
-  EXPECT_NE(slurp(j / "hostfile").find("n31 slots=8"), std::string::npos);
+  EXPECT_NE(slurp(j / "run.sbatch").find("#SBATCH --nodes=64"), std::string::npos);
+  EXPECT_NE(slurp(j / "hostfile").find("n63 slots=8"), std::string::npos);
   expect_one_line_error(run("export --scenario deepseek-v3-h200-2x8"), "--engine");
   fs::remove_all(d);
   fs::remove_all(j);

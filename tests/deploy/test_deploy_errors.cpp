@@ -63,6 +63,23 @@ TEST(DeployErrors, APlanAnEngineCannotRunNamesTheField) {
   EXPECT_EQ(unexpressible_field(plan::Engine::sglang, layout(1, 4, 3, {1, 12, 1}, 96), two), "layout");
 }
 
+// Redundant experts (EPLB): vLLM's --enable-eplb with its config, SGLang's
+// --ep-num-redundant-experts; TensorRT-LLM's load balancer is not written yet.
+TEST(DeployErrors, RedundantExpertsAreFlagsOrNamedUnexpressible) {
+  const testing::World ds = testing::world("DeepSeek-V3", "h200x8");
+  const plan::Plan eplb = layout(1, 1, 8, {1, 8, 1, 8}, 64);
+  ExportOptions o;
+  o.model_id = "org/model";
+  const std::string vllm =
+      export_launch(plan::Engine::vllm, eplb, ds.model, ds.cluster, {}, o, args(plan::Engine::vllm)).script();
+  EXPECT_NE(vllm.find("--enable-eplb"), std::string::npos) << vllm;
+  EXPECT_NE(vllm.find("num_redundant_experts\": 8"), std::string::npos) << vllm;
+  const std::string sglang =
+      export_launch(plan::Engine::sglang, eplb, ds.model, ds.cluster, {}, o, args(plan::Engine::sglang)).script();
+  EXPECT_NE(sglang.find("--ep-num-redundant-experts 8"), std::string::npos) << sglang;
+  EXPECT_EQ(unexpressible_field(plan::Engine::trtllm, eplb, ds), "moe.redundant_experts");
+}
+
 std::string import_error(plan::Engine e, const std::vector<std::string>& argv, const std::string& yaml = "") {
   const testing::World w = testing::world("DeepSeek-V3", "h200x8");
   plan::Plan base;

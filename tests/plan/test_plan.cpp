@@ -55,10 +55,12 @@ TEST(Plan, JsonRoundTrip) {
   p.workload.routing_zipf_s = 0.8;
   p.workload.expert_counts = {1, 2, 3};
   p.comm_overlap = 0.5;
+  p.moe.redundant_experts = 16;
   const nlohmann::json j = plan_to_json(p);
   const Plan back = plan_from_json(j, "rt.json");
   EXPECT_EQ(plan_to_json(back), j);
   EXPECT_EQ(back.devices, p.devices);
+  EXPECT_EQ(back.moe.redundant_experts, 16);
   EXPECT_EQ(back.workload.expert_counts, p.workload.expert_counts);
 }
 

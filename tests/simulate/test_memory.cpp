@@ -110,6 +110,21 @@ TEST(SimulateMemory, MoeExpertsSplitOverEp) {
   EXPECT_EQ(pred.ranks[3].host_bytes, 0);
 }
 
+// Redundant experts: each EP rank holds its 8 / 4 = 2 experts and 4 / 4 = 1 replica
+// of a hot one: one expert more per layer than without (176,160,768 params).
+TEST(SimulateMemory, RedundantExpertsAddOneSlotPerRank) {
+  const auto m = load_model("Mixtral-8x7B");
+  const auto c = load_cluster("h100x8");
+  plan::Plan p = plan(1, 4, 1, 4);
+  const auto without = run(m, c, p);
+  p.moe.redundant_experts = 4;
+  const auto with = run(m, c, p);
+  EXPECT_EQ(with.ranks[0].weights_bytes - without.ranks[0].weights_bytes, int64_t{32} * 2 * 176'160'768);
+  // Not a multiple of ep, or without expert parallelism: refused, naming the field.
+  p.moe.redundant_experts = 3;
+  EXPECT_THROW(plan::validate_plan(p, m, c.num_devices(), "p.json"), core::InputError);
+}
+
 // Sliding layers keep their window (rounded to blocks) plus the block being filled.
 // gpt-oss-20b: 12 full + 12 sliding (window 128) layers, 2 x 8 x 64 = 1,024 elements
 // = 2,048 B per token per layer; 1,200 tokens: 12 x 1,200 x 2,048 + 12 x 144 x 2,048.

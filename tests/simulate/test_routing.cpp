@@ -56,5 +56,33 @@ TEST(Routing, MeasuredCountsTakePrecedence) {
   EXPECT_EQ(load.cold_touched, 0);  // the busiest rank is the hot one
 }
 
+// Balanced placement with redundant replicas, by hand: popularity 0.4, 0.3, 0.2, 0.1
+// (measured counts) on 2 EP ranks with 2 redundant slots (3 slots per rank). The
+// replicas go to expert 0 (0.4 -> 0.2 each), then expert 1 (0.3 -> 0.15 each):
+// replicas 0.2 (e0), 0.2 (e0), 0.2 (e2), 0.15 (e1), 0.15 (e1), 0.1 (e3). Heaviest
+// first to the least-loaded rank with a free slot: rank 0 gets e0, rank 1 e0, rank 0
+// e2 (0.4), rank 1 e1 (0.35), rank 1 e1 (0.5, full), rank 0 e3 (0.5). Both ranks
+// carry 0.5 (the contiguous placement: 0.7); rank 0 (the first of the ties) is the busiest.
+TEST(Routing, RedundantExpertsBalanceTheRanks) {
+  plan::Workload w;
+  w.expert_counts = {4, 3, 2, 1};
+  const Routing r(4, w);
+  EXPECT_NEAR(r.busiest_rank_share(2), 0.7, 1e-12);
+  const auto busiest = r.balanced_placement(2, 2);
+  ASSERT_EQ(busiest.size(), 3u);
+  EXPECT_EQ(busiest[0].first, 0);
+  EXPECT_NEAR(busiest[0].second, 0.2, 1e-12);
+  EXPECT_EQ(busiest[1].first, 2);
+  EXPECT_NEAR(busiest[1].second, 0.2, 1e-12);
+  EXPECT_EQ(busiest[2].first, 3);
+  EXPECT_NEAR(busiest[2].second, 0.1, 1e-12);
+  // 100 assignments: 50 land on the busiest rank (70 without replicas); each replica
+  // is touched with 1 - (1 - share)^100.
+  const auto load = r.busiest_rank_load(2, 100, 64, -1, 2);
+  EXPECT_NEAR(load.assignments, 50, 1e-9);
+  EXPECT_NEAR(load.experts_touched, 2 * (1 - std::pow(0.8, 100)) + (1 - std::pow(0.9, 100)), 1e-9);
+  EXPECT_LT(load.assignments, r.busiest_rank_load(2, 100, 64, -1).assignments);
+}
+
 }  // namespace
 }  // namespace dayzero::simulate
