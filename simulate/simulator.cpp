@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "simulate/disaggregated.h"
 #include "simulate/explain.h"
@@ -254,17 +255,17 @@ struct Simulator::Impl {
       detail::Collectives coll;
       StepTime time;
     };
-    std::array<Kind, 4> kinds;
+    std::array<std::optional<Kind>, 4> kinds;  // constructed only when used: a StepTime is ~300 B
     size_t n_kinds = 0;
     for (const auto& s : ctx.stages) {
       const auto coll = collectives_for(ctx, s, static_cast<double>(in.tokens));
       const Kind* same = nullptr;
       for (size_t k = 0; k < n_kinds && !same; ++k)
-        if (kinds[k].stage->first == s.first && kinds[k].stage->last == s.last && kinds[k].coll == coll &&
-            kinds[k].stage->class_counts == s.class_counts)
-          same = &kinds[k];
+        if (kinds[k]->stage->first == s.first && kinds[k]->stage->last == s.last && kinds[k]->coll == coll &&
+            kinds[k]->stage->class_counts == s.class_counts)
+          same = &*kinds[k];
       StepTime st = same ? same->time : detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
-      if (!same && n_kinds < kinds.size()) kinds[n_kinds++] = {&s, coll, st};
+      if (!same && n_kinds < kinds.size() && ctx.stages.size() > 1) kinds[n_kinds++].emplace(Kind{&s, coll, st});
       if (!s.last) {
         const double send_s = static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
         st.by_kind_s[CostKind::pp_send] += send_s;
