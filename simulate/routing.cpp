@@ -112,31 +112,25 @@ Routing::RankLoad Routing::busiest_rank_load(int ep, double assignments, int til
   const auto key = std::make_tuple(ep, assignments, tile_rows, resident, redundant);
   if (const auto it = loads_.find(key); it != loads_.end()) return it->second;
   if (loads_.size() > 65536) loads_.clear();  // bound the memory of long searches
-  if (redundant > 0) {
-    RankLoad l;
-    for (const auto& [e, share] : balanced_placement(ep, redundant)) {
-      const double rows = assignments * share;  // expected tokens routed to this replica
-      const double touched = share >= 1.0 ? 1.0 : -std::expm1(assignments * std::log1p(-share));
-      l.assignments += rows;
-      l.experts_touched += touched;
-      l.padded_rows += touched * std::ceil(std::max(rows, 1.0) / tile_rows) * tile_rows;
-      if (!is_resident(e, resident)) l.cold_touched += touched;
-    }
-    loads_.emplace(key, l);
-    return l;
-  }
-  const int64_t per = num_experts() / ep;
-  const int r = busiest_rank(ep);
   RankLoad l;
-  for (int64_t e = r * per; e < (r + 1) * per; ++e) {
-    const auto i = static_cast<size_t>(e);
-    const double rows = assignments * p_[i];  // expected tokens routed to e
-    // P(at least one of the step's assignments picks e) = 1 - (1 - p)^assignments.
-    const double touched = -std::expm1(assignments * log_miss_[i]);
+  // One replica of expert e receiving `share` of all routed pairs, with log(1 - share).
+  auto add = [&](int64_t e, double share, double log_miss) {
+    const double rows = assignments * share;  // expected tokens routed to it
+    // P(at least one of the step's assignments picks it) = 1 - (1 - share)^assignments.
+    const double touched = -std::expm1(assignments * log_miss);
     l.assignments += rows;
     l.experts_touched += touched;
     l.padded_rows += touched * std::ceil(std::max(rows, 1.0) / tile_rows) * tile_rows;
     if (!is_resident(e, resident)) l.cold_touched += touched;
+  };
+  if (redundant > 0) {
+    for (const auto& [e, share] : balanced_placement(ep, redundant))
+      add(e, share, share >= 1.0 ? -1e300 : std::log1p(-share));
+  } else {
+    const int64_t per = num_experts() / ep;
+    const int r = busiest_rank(ep);
+    for (int64_t e = r * per; e < (r + 1) * per; ++e)
+      add(e, p_[static_cast<size_t>(e)], log_miss_[static_cast<size_t>(e)]);
   }
   loads_.emplace(key, l);
   return l;
