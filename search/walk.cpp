@@ -99,26 +99,28 @@ struct Walk {
       if (tpot_miss) return void(out.pruned.tpot += rest - 1);
     }
   }
-
-  int64_t unit_plans(size_t u) const {
-    const size_t f = groups_per_unit(space);
-    int64_t n = 0;
-    for (size_t g = u * f; g < (u + 1) * f; ++g) n += static_cast<int64_t>(space.batches_of(g));
-    return n;
-  }
 };
 
-// The unit's group with the narrowest KV dtype and the most experts resident (the
-// fastest of its groups).
-size_t representative(const Space& space, size_t unit) {
+// A unit's group: the narrowest KV dtype with the most experts resident (the fastest
+// of its groups) or the fewest (the lightest).
+size_t unit_group(const Space& space, size_t unit, bool most_resident) {
   const auto kv = static_cast<size_t>(std::min_element(space.kvs.begin(), space.kvs.end(),
                                                        [](plan::KvDtype a, plan::KvDtype b) {
                                                          return plan::kv_elem_bytes(a) < plan::kv_elem_bytes(b);
                                                        }) -
                                       space.kvs.begin());
-  const auto most =
-      static_cast<size_t>(std::max_element(space.fractions.begin(), space.fractions.end()) - space.fractions.begin());
-  return unit * groups_per_unit(space) + kv * space.fractions.size() + most;
+  const auto& f = space.fractions;
+  const auto share = static_cast<size_t>(
+      (most_resident ? std::max_element(f.begin(), f.end()) : std::min_element(f.begin(), f.end())) - f.begin());
+  return unit * groups_per_unit(space) + kv * f.size() + share;
+}
+
+// Plans of a unit: every batch of every group.
+int64_t unit_plans(const Space& space, size_t u) {
+  const size_t f = groups_per_unit(space);
+  int64_t n = 0;
+  for (size_t g = u * f; g < (u + 1) * f; ++g) n += static_cast<int64_t>(space.batches_of(g));
+  return n;
 }
 
 class Walker {
@@ -183,7 +185,7 @@ class Walker {
       if (bases) basis = (*bases)[u];
       if (basis && skip_unit(walk, u, *basis)) return;
       for (size_t g = u * f; g < (u + 1) * f; ++g) walk.group(g, basis, sim(w), out_[u]);
-      considered_.fetch_add(walk.unit_plans(u), std::memory_order_relaxed);
+      considered_.fetch_add(unit_plans(space_, u), std::memory_order_relaxed);
     });
   }
 
@@ -198,7 +200,7 @@ class Walker {
         no_fit[u] = 1;
         return;
       }
-      const size_t g = representative(space_, u);
+      const size_t g = unit_group(space_, u, true);
       const LayoutShape& l = space_.layout_of(g);
       const plan::Plan p = plan_of(space_, g, l.batches.front(), s_, m_, c_);
       bases[u] = basis_of(sim(w).simulate(p, {false, false, true, true, false}), l.batches.front(), l, s_);
@@ -231,14 +233,7 @@ class Walker {
   // the unit's closest to fitting). Host memory is not a bound here: fewer resident
   // experts need more of it.
   bool device_overflows(size_t u, simulate::Simulator& sim) {
-    const auto kv = static_cast<size_t>(std::min_element(space_.kvs.begin(), space_.kvs.end(),
-                                                         [](plan::KvDtype a, plan::KvDtype b) {
-                                                           return plan::kv_elem_bytes(a) < plan::kv_elem_bytes(b);
-                                                         }) -
-                                        space_.kvs.begin());
-    const auto fewest = static_cast<size_t>(std::min_element(space_.fractions.begin(), space_.fractions.end()) -
-                                            space_.fractions.begin());
-    const size_t g = u * groups_per_unit(space_) + kv * space_.fractions.size() + fewest;
+    const size_t g = unit_group(space_, u, false);
     const LayoutShape& l = space_.layout_of(g);
     Evaluated e;
     e.plan = plan_of(space_, g, l.batches.front(), s_, m_, c_);
@@ -253,7 +248,7 @@ class Walker {
     }
     if (!overflows) return false;
     UnitOut& out = out_[u];
-    out.pruned.memory += Walk{space_, s_, m_, c_}.unit_plans(u);
+    out.pruned.memory += unit_plans(space_, u);
     out.closest_ratio = static_cast<double>(e.max_memory_bytes) / c_.device_spec().mem_bytes;
     out.closest = std::move(e);
     considered_.fetch_add(out.pruned.memory, std::memory_order_relaxed);
@@ -270,7 +265,7 @@ class Walker {
     Pruned& p = out_[u].pruned;
     const auto groups = static_cast<int64_t>(f);
     for (Skip w : why) (w == Skip::ttft ? p.ttft : w == Skip::tpot ? p.tpot : p.bound) += groups;
-    considered_.fetch_add(walk.unit_plans(u), std::memory_order_relaxed);
+    considered_.fetch_add(unit_plans(space_, u), std::memory_order_relaxed);
     return true;
   }
 
