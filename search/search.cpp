@@ -5,12 +5,9 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
-#include <memory>
-#include <optional>
 #include <thread>
 
 #include "core/error.h"
-#include "core/parallel.h"
 #include "plan/plan_json.h"
 #include "search/disaggregated.h"
 #include "search/ranking.h"

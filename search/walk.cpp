@@ -2,14 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <functional>
-#include <iterator>
-#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
-#include <tuple>
 #include <utility>
 
 #include "core/error.h"
