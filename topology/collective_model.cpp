@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 
@@ -32,10 +34,23 @@ struct Option {
   uint32_t schedule;
 };
 
-struct Entry {
-  std::vector<Option> options;
+}  // namespace
+
+// A group's candidate schedules, routed: what does not depend on CostParams.
+struct detail::RoutedGroup {
+  std::vector<Algorithm> algorithms;
   std::vector<std::vector<PhaseEval>> schedules;
 };
+using Routed = detail::RoutedGroup;
+
+struct detail::CollectiveEntry {
+  std::vector<Option> options;
+  std::shared_ptr<const Routed> routed;
+};
+
+namespace {
+
+using Entry = detail::CollectiveEntry;
 
 struct KeyHash {
   std::size_t operator()(const std::vector<uint32_t>& k) const noexcept {
@@ -59,6 +74,9 @@ const Option& pick(const std::vector<Option>& opts, Algorithm want, double size_
   return *best;  // callers check that `want` exists first
 }
 
+// What a collective that moves nothing, or stays on one device, reports.
+constexpr Option kNone{Algorithm::direct, Protocol::simple, 0, 0, 0};
+
 CollectiveCost make_cost(Collective c, uint32_t ranks, double size_bytes, const Option& o, double time_s) {
   CollectiveCost r;
   r.collective = c;
@@ -70,6 +88,15 @@ CollectiveCost make_cost(Collective c, uint32_t ranks, double size_bytes, const 
   r.latency_s = o.alpha_s;
   r.algbw_Bps = time_s > 0 ? size_bytes / time_s : 0.0;
   r.busbw_Bps = r.algbw_Bps * bus_factor(c, ranks);
+  return r;
+}
+
+// A collective on one device: nothing leaves it.
+CollectiveCost lone(Collective c, double size_bytes) {
+  CollectiveCost r;
+  r.collective = c;
+  r.ranks = 1;
+  r.size_bytes = size_bytes;
   return r;
 }
 
@@ -103,32 +130,62 @@ struct CollectiveModel::Impl {
     return e;
   }
 
-  Entry build(Collective c, std::span<const DeviceId> group, const Cluster& cl, const CostParams& prm,
-              bool keep_loads) {
-    Entry entry;
+  Routed route(Collective c, std::span<const DeviceId> group, const Cluster& cl) {
+    Routed r;
     for (const Schedule& s : detail::build_schedules(c, group, cl)) {
       std::vector<PhaseEval> evals;
-      double lat_s = 0, beta = 0;
-      uint32_t steps = 0;
-      for (const Phase& p : s.phases) {
-        evals.push_back(evaluate(p, cl, keep_loads));
-        lat_s += evals.back().steps * evals.back().latency_s;
-        steps += evals.back().steps;
-        beta += evals.back().beta_s_per_byte;
-      }
-      const auto idx = static_cast<uint32_t>(entry.schedules.size());
-      entry.options.push_back({s.algorithm, Protocol::simple,
-                               prm.launch_latency_simple_s + lat_s + steps * prm.simple_step_overhead_s, beta, idx});
-      entry.options.push_back(
-          {s.algorithm, Protocol::ll, prm.launch_latency_ll_s + lat_s, beta / prm.ll_bandwidth_fraction, idx});
-      entry.schedules.push_back(std::move(evals));
+      for (const Phase& p : s.phases) evals.push_back(evaluate(p, cl, true));
+      r.algorithms.push_back(s.algorithm);
+      r.schedules.push_back(std::move(evals));
     }
-    return entry;
+    return r;
   }
 };
 
-CollectiveModel::CollectiveModel(const Cluster& cluster, CostParams params)
-    : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes)), cluster_(cluster), params_(params) {
+// Each schedule under both protocols, with this model's parameters.
+Entry make_entry(std::shared_ptr<const Routed> routed, const CostParams& prm) {
+  Entry entry;
+  for (uint32_t idx = 0; idx < routed->schedules.size(); ++idx) {
+    double lat_s = 0, beta = 0;
+    uint32_t steps = 0;
+    for (const PhaseEval& e : routed->schedules[idx]) {
+      lat_s += e.steps * e.latency_s;
+      steps += e.steps;
+      beta += e.beta_s_per_byte;
+    }
+    const Algorithm a = routed->algorithms[idx];
+    entry.options.push_back(
+        {a, Protocol::simple, prm.launch_latency_simple_s + lat_s + steps * prm.simple_step_overhead_s, beta, idx});
+    entry.options.push_back({a, Protocol::ll, prm.launch_latency_ll_s + lat_s, beta / prm.ll_bandwidth_fraction, idx});
+  }
+  entry.routed = std::move(routed);
+  return entry;
+}
+
+struct SharedCollectiveTables::Impl {
+  const Cluster* cluster;
+  mutable std::mutex mutex;
+  std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const Routed>, KeyHash> tables;
+};
+
+SharedCollectiveTables::SharedCollectiveTables(const Cluster& cluster) : impl_(std::make_unique<Impl>()) {
+  impl_->cluster = &cluster;
+}
+SharedCollectiveTables::~SharedCollectiveTables() = default;
+
+std::size_t SharedCollectiveTables::size() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->tables.size();
+}
+
+CollectiveModel::CollectiveModel(const Cluster& cluster, CostParams params,
+                                 std::shared_ptr<SharedCollectiveTables> shared)
+    : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes)),
+      shared_(std::move(shared)),
+      cluster_(cluster),
+      params_(params) {
+  if (shared_ && shared_->impl_->cluster != &cluster)
+    throw std::invalid_argument("CollectiveModel: the shared tables belong to another cluster");
   if (!(params_.ll_bandwidth_fraction > 0.0 && params_.ll_bandwidth_fraction <= 1.0))
     throw core::InputError("", "ll_bandwidth_fraction", std::to_string(params_.ll_bandwidth_fraction),
                            "must be in (0, 1]");
@@ -141,14 +198,33 @@ std::size_t CollectiveModel::paths_computed() const { return impl_->paths.trees_
 
 namespace {
 
+// A key's first word: the collective, marked when the group is evenly spaced.
+constexpr uint32_t kSpacedKey = 1u << 16;
+
+// Writes the key of a group of three or more devices in rising order, evenly spaced
+// (every group a plan's rank arithmetic makes; make_key sorts any other listing): {collective | kSpacedKey, first
+// device, spacing, size}, so that a hit hashes and compares four words, not the whole group. Returns false, writing
+// nothing, for any other group.
+bool spaced_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, std::vector<uint32_t>& key) {
+  const std::size_t n = group.size();
+  if (c == Collective::send_recv || n < 3 || group[1] <= group[0]) return false;
+  const DeviceId step = group[1] - group[0];
+  for (std::size_t i = 2; i < n; ++i)
+    if (group[i] <= group[i - 1] || group[i] - group[i - 1] != step) return false;
+  if (group[n - 1] >= cl.num_devices()) return false;  // the general path names the device
+  key.assign({static_cast<uint32_t>(c) | kSpacedKey, group[0], step, static_cast<uint32_t>(n)});
+  return true;
+}
+
 // Checks the group and writes the cache key: the collective, then the devices (sorted,
-// except for send_recv whose order is the direction).
+// except for send_recv whose order is the direction), or the spaced key.
 void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, std::vector<uint32_t>& key) {
   if (group.empty())
     throw core::InputError("", "group", "[]", std::string(collective_name(c)) + " needs at least one device");
   if (c == Collective::send_recv && group.size() != 2)
     throw core::InputError("", "group", std::to_string(group.size()) + " devices",
                            "sendrecv takes exactly two devices: {source, destination}");
+  if (spaced_key(c, group, cl, key)) return;
   key.assign(1, static_cast<uint32_t>(c));
   for (DeviceId d : group) {
     if (d >= cl.num_devices())
@@ -161,6 +237,22 @@ void make_key(Collective c, std::span<const DeviceId> group, const Cluster& cl, 
   if (c == Collective::send_recv && key[1] == key[2]) dup = key.begin() + 1;
   if (dup != key.end())
     throw core::InputError(cl.config().source, "group", cl.device_name(*dup), "device listed twice in one group");
+  // Listed out of order, a spaced group still gets its spaced key: one entry per group.
+  if (c != Collective::send_recv) {
+    const std::vector<uint32_t> sorted(key.begin() + 1, key.end());
+    spaced_key(c, sorted, cl, key);
+  }
+}
+
+// The collective and the devices (in the order the key keeps) of a key.
+Collective key_devices(const std::vector<uint32_t>& key, std::vector<DeviceId>& devices) {
+  if (key[0] & kSpacedKey) {
+    devices.resize(key[3]);
+    for (uint32_t i = 0; i < key[3]; ++i) devices[i] = key[1] + i * key[2];
+  } else {
+    devices.assign(key.begin() + 1, key.end());
+  }
+  return static_cast<Collective>(key[0] & ~kSpacedKey);
 }
 
 void check_size(double size_bytes) {
@@ -170,28 +262,41 @@ void check_size(double size_bytes) {
 
 }  // namespace
 
-CollectiveCost CollectiveModel::cost(Collective c, std::span<const DeviceId> group, double size_bytes,
-                                     Algorithm algorithm) {
-  check_size(size_bytes);
-  auto& key = impl_->key;
-  make_key(c, group, cluster_, key);
-  const auto ranks = static_cast<uint32_t>(group.size());
-  if (ranks == 1) {  // nothing leaves the device
-    CollectiveCost r;
-    r.collective = c;
-    r.ranks = 1;
-    r.size_bytes = size_bytes;
-    return r;
+// The routed tables of impl_->key: from the shared tables when another model routed the
+// group, else routed here (outside the lock: two threads may route one group at once,
+// and the first to finish is kept; both tables are equal).
+std::shared_ptr<const Routed> CollectiveModel::routed() {
+  const auto& key = impl_->key;
+  if (shared_) {
+    std::lock_guard lock(shared_->impl_->mutex);
+    if (auto it = shared_->impl_->tables.find(key); it != shared_->impl_->tables.end()) return it->second;
   }
-  auto it = impl_->cache.find(key);
+  std::vector<DeviceId> ordered;
+  const Collective c = key_devices(key, ordered);
+  auto made = std::make_shared<const Routed>(impl_->route(c, ordered, cluster_));
+  if (!shared_) return made;
+  std::lock_guard lock(shared_->impl_->mutex);
+  return shared_->impl_->tables.emplace(key, std::move(made)).first->second;
+}
+
+const Entry& CollectiveModel::lookup() {
+  auto it = impl_->cache.find(impl_->key);
   if (it == impl_->cache.end()) {
     ++misses_;
-    std::span<const DeviceId> ordered(key.data() + 1, key.size() - 1);
-    it = impl_->cache.emplace(key, impl_->build(c, ordered, cluster_, params_, true)).first;
+    it = impl_->cache.emplace(impl_->key, make_entry(routed(), params_)).first;
   } else {
     ++hits_;
   }
-  const auto& opts = it->second.options;
+  return it->second;
+}
+
+CollectiveCost CollectiveModel::cost(Collective c, std::span<const DeviceId> group, double size_bytes,
+                                     Algorithm algorithm) {
+  check_size(size_bytes);
+  make_key(c, group, cluster_, impl_->key);
+  const auto ranks = static_cast<uint32_t>(group.size());
+  if (ranks == 1) return lone(c, size_bytes);
+  const auto& opts = lookup().options;
   if (algorithm != Algorithm::automatic &&
       std::none_of(opts.begin(), opts.end(), [&](const Option& o) { return o.algorithm == algorithm; }))
     throw core::InputError("", "algorithm", std::string(algorithm_name(algorithm)),
@@ -199,6 +304,23 @@ CollectiveCost CollectiveModel::cost(Collective c, std::span<const DeviceId> gro
                                std::to_string(ranks) + " devices");
   const Option& o = pick(opts, algorithm, size_bytes);
   return make_cost(c, ranks, size_bytes, o, o.alpha_s + o.beta_s_per_byte * size_bytes);
+}
+
+CollectiveModel::Group CollectiveModel::prepare(Collective c, std::span<const DeviceId> group) {
+  make_key(c, group, cluster_, impl_->key);
+  Group g;
+  g.collective_ = c;
+  g.ranks_ = static_cast<uint32_t>(group.size());
+  if (g.ranks_ > 1) g.entry_ = &lookup();
+  return g;
+}
+
+CollectiveCost CollectiveModel::cost(const Group& group, double size_bytes) {
+  check_size(size_bytes);
+  if (!group.entry_) return lone(group.collective_, size_bytes);
+  ++hits_;
+  const Option& o = pick(group.entry_->options, Algorithm::automatic, size_bytes);
+  return make_cost(group.collective_, group.ranks_, size_bytes, o, o.alpha_s + o.beta_s_per_byte * size_bytes);
 }
 
 CollectiveCost CollectiveModel::all_to_allv(std::span<const DeviceId> group, std::span<const double> bytes) {
@@ -217,8 +339,7 @@ CollectiveCost CollectiveModel::all_to_allv(std::span<const DeviceId> group, std
     }
     max_send = std::max(max_send, row);
   }
-  const Option none{Algorithm::direct, Protocol::simple, 0, 0, 0};
-  if (n == 1 || max_send == 0.0) return make_cost(Collective::all_to_all, static_cast<uint32_t>(n), 0.0, none, 0.0);
+  if (n == 1 || max_send == 0.0) return make_cost(Collective::all_to_all, static_cast<uint32_t>(n), 0.0, kNone, 0.0);
   Phase p;
   p.all_pairs.assign(group.begin(), group.end());
   p.pair_bytes.assign(bytes.begin(), bytes.end());
@@ -255,7 +376,7 @@ std::vector<CollectiveCost> CollectiveModel::cost_concurrent(std::span<const Col
   }
   // Bytes (in Simple-protocol equivalents) every channel carries over all calls.
   auto add_all = [&](LoadMap& m, std::size_t i) {
-    const auto& phases = chosen[i].entry->schedules[chosen[i].option.schedule];
+    const auto& phases = chosen[i].entry->routed->schedules[chosen[i].option.schedule];
     for (const auto& ph : phases)
       for (auto [ch, l] : ph.loads) m.add(ch, l * calls[i].size_bytes * chosen[i].scale);
   };
@@ -270,7 +391,7 @@ std::vector<CollectiveCost> CollectiveModel::cost_concurrent(std::span<const Col
     add_all(own, i);
     const double s = calls[i].size_bytes * chosen[i].scale;
     double bw_time_s = 0;
-    for (const auto& ph : chosen[i].entry->schedules[chosen[i].option.schedule]) {
+    for (const auto& ph : chosen[i].entry->routed->schedules[chosen[i].option.schedule]) {
       double phase_s = 0;
       for (auto [ch, l] : ph.loads)
         phase_s = std::max(phase_s, (l * s + (total[ch] - own[ch])) / cluster_.channel_bw_Bps(ch));

@@ -21,15 +21,42 @@
 
 namespace dayzero::topology {
 
+namespace detail {
+struct CollectiveEntry;  // a group's candidates (collective_model.cpp)
+struct RoutedGroup;      // a group's schedules, routed (collective_model.cpp)
+}  // namespace detail
+
 struct CollectiveCall {
   Collective collective;
   std::span<const DeviceId> group;
   double size_bytes;
 };
 
+// The routed tables of the groups seen so far (each candidate schedule's phases: steps,
+// slowest route, bytes per channel), shared by the CollectiveModels of several threads
+// over one cluster, so that a group is routed once rather than once per thread.
+// Thread-safe; a CollectiveModel asks it only on a miss of its own cache, so the lock
+// is taken once per new group, never per cost.
+class SharedCollectiveTables {
+ public:
+  explicit SharedCollectiveTables(const Cluster& cluster);
+  ~SharedCollectiveTables();
+  SharedCollectiveTables(const SharedCollectiveTables&) = delete;
+  SharedCollectiveTables& operator=(const SharedCollectiveTables&) = delete;
+  std::size_t size() const;  // groups routed so far
+
+ private:
+  friend class CollectiveModel;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class CollectiveModel {
  public:
-  explicit CollectiveModel(const Cluster& cluster, CostParams params = {});
+  // With `shared`, groups another model over the same cluster routed are not routed
+  // again (throws std::invalid_argument when `shared` belongs to another cluster).
+  explicit CollectiveModel(const Cluster& cluster, CostParams params = {},
+                           std::shared_ptr<SharedCollectiveTables> shared = nullptr);
   ~CollectiveModel();
   CollectiveModel(const CollectiveModel&) = delete;
   CollectiveModel& operator=(const CollectiveModel&) = delete;
@@ -39,6 +66,24 @@ class CollectiveModel {
   // for an empty group, a device out of range, or a device listed twice.
   CollectiveCost cost(Collective c, std::span<const DeviceId> group, double size_bytes,
                       Algorithm algorithm = Algorithm::automatic);
+
+  // A group whose cost table is looked up (or built) once: cost(group, size) is then
+  // one multiply-add per candidate, with no key to hash or compare. Valid while this
+  // model lives (the cache never drops an entry). A default Group is a lone device.
+  class Group {
+   public:
+    Group() = default;
+
+   private:
+    friend class CollectiveModel;
+    const detail::CollectiveEntry* entry_ = nullptr;
+    Collective collective_ = Collective::all_reduce;
+    uint32_t ranks_ = 1;
+  };
+  // Checks `group` as cost() does.
+  Group prepare(Collective c, std::span<const DeviceId> group);
+  // The fastest algorithm and protocol, as cost(c, group, size_bytes) would give.
+  CollectiveCost cost(const Group& group, double size_bytes);
 
   // All-to-all with per-pair sizes: bytes[i * n + j] go from group[i] to group[j].
   // Reported size_bytes is the largest per-rank send volume. Not cached.
@@ -57,7 +102,10 @@ class CollectiveModel {
 
  private:
   struct Impl;
+  const detail::CollectiveEntry& lookup();  // the entry for impl_->key (built on a miss)
+  std::shared_ptr<const detail::RoutedGroup> routed();
   std::unique_ptr<Impl> impl_;
+  std::shared_ptr<SharedCollectiveTables> shared_;
   const Cluster& cluster_;
   CostParams params_;
   std::size_t hits_ = 0, misses_ = 0;

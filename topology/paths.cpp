@@ -74,8 +74,7 @@ const PathOracle::Tree& PathOracle::tree(DeviceId src) {
 }
 
 template <class Visit>
-double PathOracle::walk(DeviceId src, DeviceId dst, Visit&& visit) {
-  const Tree& t = tree(src);
+double PathOracle::walk(const Tree& t, DeviceId src, DeviceId dst, Visit&& visit) const {
   double latency_s = 0;
   for (uint32_t v = dst; v != src;) {
     const auto ch = static_cast<uint32_t>(t.parent_channel[v]);
@@ -89,7 +88,7 @@ double PathOracle::walk(DeviceId src, DeviceId dst, Visit&& visit) {
 Route PathOracle::route(DeviceId src, DeviceId dst) {
   Route r;
   r.bottleneck_bw_Bps = std::numeric_limits<double>::infinity();
-  r.latency_s = walk(src, dst, [&](uint32_t ch) {
+  r.latency_s = walk(tree(src), src, dst, [&](uint32_t ch) {
     r.channels.push_back(ch);
     r.bottleneck_bw_Bps = std::min(r.bottleneck_bw_Bps, cluster_.channel_bw_Bps(ch));
   });
@@ -99,16 +98,17 @@ Route PathOracle::route(DeviceId src, DeviceId dst) {
 }
 
 double PathOracle::add_route_load(DeviceId src, DeviceId dst, double bytes, LoadMap& loads) {
-  return walk(src, dst, [&](uint32_t ch) { loads.add(ch, bytes); });
+  return walk(tree(src), src, dst, [&](uint32_t ch) { loads.add(ch, bytes); });
 }
 
 double PathOracle::add_tree_loads(DeviceId src, std::span<const DeviceId> dsts, std::span<const double> bytes,
                                   LoadMap& loads) {
   double max_latency_s = 0;
+  const Tree& t = tree(src);  // one lookup for every destination
   for (std::size_t i = 0; i < dsts.size(); ++i) {
     if (dsts[i] == src || bytes[i] <= 0.0) continue;
     const double b = bytes[i];
-    max_latency_s = std::max(max_latency_s, walk(src, dsts[i], [&](uint32_t ch) { loads.add(ch, b); }));
+    max_latency_s = std::max(max_latency_s, walk(t, src, dsts[i], [&](uint32_t ch) { loads.add(ch, b); }));
   }
   return max_latency_s;
 }

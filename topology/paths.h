@@ -82,10 +82,10 @@ class PathOracle {
   struct Tree;
   const Tree& tree(DeviceId src);
   uint32_t parent_of(uint32_t channel) const;
-  // Calls visit(channel) for each channel of src -> dst (destination first); returns the
-  // route latency.
+  // Calls visit(channel) for each channel of src -> dst on src's tree `t` (destination
+  // first); returns the route latency.
   template <class Visit>
-  double walk(DeviceId src, DeviceId dst, Visit&& visit);
+  double walk(const Tree& t, DeviceId src, DeviceId dst, Visit&& visit) const;
 
   const Cluster& cluster_;
   std::size_t max_trees_;
