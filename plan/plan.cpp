@@ -42,26 +42,20 @@ int64_t activation_elem_bytes(ActivationDtype d) {
   return 2;
 }
 
-std::vector<int> Plan::attn_tp_group(int rank) const {
-  std::vector<int> g;
-  const int base = rank - attn_tp_index(rank);
-  for (int i = 0; i < attention.tp; ++i) g.push_back(base + i);
+std::vector<int> RankRange::ranks() const {
+  std::vector<int> g(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) g[static_cast<size_t>(i)] = (*this)[i];
   return g;
 }
 
-std::vector<int> Plan::moe_tp_group(int rank) const {
-  std::vector<int> g;
-  const int base = rank - moe_tp_index(rank);
-  for (int i = 0; i < moe.tp; ++i) g.push_back(base + i);
-  return g;
-}
+RankRange Plan::attn_tp_ranks(int rank) const { return {rank - attn_tp_index(rank), 1, attention.tp}; }
 
-std::vector<int> Plan::ep_group(int rank) const {
-  std::vector<int> g;
+RankRange Plan::moe_tp_ranks(int rank) const { return {rank - moe_tp_index(rank), 1, moe.tp}; }
+
+RankRange Plan::ep_ranks(int rank) const {
   const int stage_base = stage_of(rank) * ranks_per_stage();
   const int offset = moe_dp_index(rank) * moe.tp * moe.ep + moe_tp_index(rank);
-  for (int e = 0; e < moe.ep; ++e) g.push_back(stage_base + offset + e * moe.tp);
-  return g;
+  return {stage_base + offset, moe.tp, moe.ep};
 }
 
 int64_t Plan::devices_used() const {

@@ -112,6 +112,13 @@ struct Disaggregation {
   bool on() const { return prefill_workers > 0; }
 };
 
+// Ranks first, first + step, ... (count of them): one of a rank's groups.
+struct RankRange {
+  int first = 0, step = 1, count = 1;
+  int operator[](int i) const { return first + i * step; }
+  std::vector<int> ranks() const;
+};
+
 struct Plan {
   int schema_version = kPlanSchemaVersion;
   std::string model;    // what it was made for (informational): path or name
@@ -151,10 +158,13 @@ struct Plan {
   int moe_dp_index(int rank) const { return (rank % ranks_per_stage()) / (moe.tp * moe.ep); }
   uint32_t device_of(int rank) const { return devices.empty() ? static_cast<uint32_t>(rank) : devices[rank]; }
 
-  // The ranks of `rank`'s groups, in group order.
-  std::vector<int> attn_tp_group(int rank) const;
-  std::vector<int> ep_group(int rank) const;
-  std::vector<int> moe_tp_group(int rank) const;
+  // The ranks of `rank`'s groups, in group order: as ranges (evenly spaced), and listed.
+  RankRange attn_tp_ranks(int rank) const;
+  RankRange ep_ranks(int rank) const;
+  RankRange moe_tp_ranks(int rank) const;
+  std::vector<int> attn_tp_group(int rank) const { return attn_tp_ranks(rank).ranks(); }
+  std::vector<int> ep_group(int rank) const { return ep_ranks(rank).ranks(); }
+  std::vector<int> moe_tp_group(int rank) const { return moe_tp_ranks(rank).ranks(); }
 
   // Layers of each stage (stage_layers, or an even split with the remainder on the
   // first stages) and the first layer of stage s.

@@ -150,7 +150,7 @@ class Walker {
  private:
   simulate::Simulator& sim(int worker) {
     auto& p = sims_[static_cast<size_t>(worker)];
-    if (!p) p = std::make_unique<simulate::Simulator>(m_, c_, eff_);
+    if (!p) p = std::make_unique<simulate::Simulator>(m_, c_, eff_, tables_);
     return *p;
   }
 
@@ -307,6 +307,8 @@ class Walker {
   size_t units_;
   std::vector<UnitOut> out_;
   std::vector<std::unique_ptr<simulate::Simulator>> sims_;
+  // The workers' simulators route each group of devices once between them.
+  std::shared_ptr<topology::SharedCollectiveTables> tables_ = std::make_shared<topology::SharedCollectiveTables>(c_);
   std::atomic<int64_t> considered_{0};
 };
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <unordered_map>
 
 #include "simulate/disaggregated.h"
 #include "simulate/explain.h"
@@ -53,6 +54,7 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
                     : (mc.kv_heads >= tp ? 1.0 / static_cast<double>(tp) : 1.0 / static_cast<double>(mc.kv_heads));
   const auto per_stage = p.layers_per_stage(static_cast<int64_t>(mc.class_of_layer.size()));
   int64_t layer = 0;
+  ctx.stages.reserve(static_cast<size_t>(p.pp));
   for (int s = 0; s < p.pp; ++s) {
     Stage st;
     st.index = s;
@@ -87,8 +89,9 @@ struct Simulator::Impl {
   std::optional<Routing> routing;
   plan::Workload routing_key;
 
-  Impl(const model::Model& m, const topology::Cluster& c, Efficiency e)
-      : model(m), cluster(c), eff(e), costs(model_costs(m)), collectives(c) {}
+  Impl(const model::Model& m, const topology::Cluster& c, Efficiency e,
+       std::shared_ptr<topology::SharedCollectiveTables> tables)
+      : model(m), cluster(c), eff(e), costs(model_costs(m)), collectives(c, {}, std::move(tables)) {}
 
   const Routing& routing_for(const plan::Workload& w) {
     if (!routing || routing_key.routing_zipf_s != w.routing_zipf_s || routing_key.routing_seed != w.routing_seed ||
@@ -99,54 +102,81 @@ struct Simulator::Impl {
     return *routing;
   }
 
-  std::vector<topology::DeviceId> devices_of(const plan::Plan& p, const std::vector<int>& ranks) const {
-    std::vector<topology::DeviceId> d;
-    d.reserve(ranks.size());
-    for (int r : ranks) d.push_back(p.device_of(r));
-    return d;
-  }
-
-  // The device groups of each stage's first rank, kept while the layout repeats
-  // (a search evaluates many workloads per layout), with the costs of the collectives
-  // already asked of them (the same sizes recur across a layout's precisions).
-  enum Slot { tp_slot, ep_slot, moe_tp_slot, send_slot };
+  // The collective groups of each stage's first rank, per layout (a search returns to
+  // a layout for each of its precisions and batches), with the costs already asked of
+  // them (the same sizes recur across a layout's precisions).
+  enum Slot { tp_slot, ep_slot, moe_tp_slot, send_slot, kSlots };
   struct StageGroups {
-    std::vector<topology::DeviceId> tp, ep, moe_tp, send;
+    std::array<topology::CollectiveModel::Group, kSlots> group;
     struct Memo {
       Slot slot;
       double bytes, time_s;
     };
     std::vector<Memo> memo;
   };
-  std::vector<StageGroups> groups;
-  std::array<int, 6> groups_layout{};
-  std::vector<uint32_t> groups_devices;
+  struct LayoutKey {
+    std::array<int, 6> shape{};
+    std::vector<uint32_t> devices;
+    bool operator==(const LayoutKey&) const = default;
+  };
+  struct LayoutHash {
+    size_t operator()(const LayoutKey& k) const noexcept {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a over the shape and the device count
+      for (int v : k.shape) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+      return static_cast<size_t>((h ^ k.devices.size()) * 1099511628211ull);
+    }
+  };
+  static constexpr size_t kMaxLayouts = 4096;  // a few MB at most; cleared when full
+  std::unordered_map<LayoutKey, std::vector<StageGroups>, LayoutHash> layouts;
+  LayoutKey key;  // scratch: a lookup of a known layout allocates nothing
+  std::vector<StageGroups>* last_groups = nullptr;
+  LayoutKey last_key;
+
+  std::vector<topology::DeviceId> scratch;  // a group's devices, reused
+
+  void prepare(topology::CollectiveModel::Group& out, topology::Collective c, const plan::Plan& p,
+               plan::RankRange ranks) {
+    scratch.resize(static_cast<size_t>(ranks.count));
+    for (int i = 0; i < ranks.count; ++i) scratch[static_cast<size_t>(i)] = p.device_of(ranks[i]);
+    out = collectives.prepare(c, scratch);
+  }
+
+  std::vector<StageGroups> make_groups(const plan::Plan& p) {
+    using topology::Collective;
+    std::vector<StageGroups> out(static_cast<size_t>(p.pp));
+    for (int s = 0; s < p.pp; ++s) {
+      const int r = s * p.ranks_per_stage(), next = r + p.ranks_per_stage();
+      auto& g = out[static_cast<size_t>(s)];
+      prepare(g.group[tp_slot], Collective::all_reduce, p, p.attn_tp_ranks(r));
+      prepare(g.group[ep_slot], Collective::all_to_all, p, p.ep_ranks(r));
+      prepare(g.group[moe_tp_slot], Collective::all_reduce, p, p.moe_tp_ranks(r));
+      if (s + 1 < p.pp)  // the last stage sends nothing
+        prepare(g.group[send_slot], Collective::send_recv, p, {r, next - r, 2});
+      g.memo.reserve(4);  // a step asks a stage's groups two or three sizes
+    }
+    return out;
+  }
 
   StageGroups& groups_for(const plan::Plan& p, int stage) {
-    const std::array<int, 6> layout = {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
-    if (groups.empty() || layout != groups_layout || p.devices != groups_devices) {
-      groups.clear();
-      for (int s = 0; s < p.pp; ++s) {
-        const int r = s * p.ranks_per_stage();
-        StageGroups g{
-            devices_of(p, p.attn_tp_group(r)), devices_of(p, p.ep_group(r)), devices_of(p, p.moe_tp_group(r)), {}, {}};
-        if (s + 1 < p.pp) g.send = {p.device_of(r), p.device_of((s + 1) * p.ranks_per_stage())};
-        groups.push_back(std::move(g));
+    key.shape = {p.pp, p.attention.tp, p.attention.dp, p.moe.tp, p.moe.ep, p.moe.dp};
+    if (!last_groups || key.shape != last_key.shape || p.devices != last_key.devices) {
+      key.devices = p.devices;
+      auto it = layouts.find(key);
+      if (it == layouts.end()) {
+        if (layouts.size() >= kMaxLayouts) layouts.clear();  // last_groups is reset below
+        it = layouts.emplace(key, make_groups(p)).first;
       }
-      groups_layout = layout;
-      groups_devices = p.devices;
+      last_groups = &it->second;
+      last_key = key;
     }
-    return groups[static_cast<size_t>(stage)];
+    return (*last_groups)[static_cast<size_t>(stage)];
   }
 
   // A collective's time on one of a stage's groups, over the collective efficiency.
   double collective_s(StageGroups& g, Slot slot, double bytes) {
     for (const auto& m : g.memo)
       if (m.slot == slot && m.bytes == bytes) return m.time_s;
-    static constexpr topology::Collective kinds[] = {topology::Collective::all_reduce, topology::Collective::all_to_all,
-                                                     topology::Collective::all_reduce, topology::Collective::send_recv};
-    const std::vector<topology::DeviceId>* devices[] = {&g.tp, &g.ep, &g.moe_tp, &g.send};
-    const double t = collectives.cost(kinds[slot], *devices[slot], bytes).time_s / eff.collective_efficiency;
+    const double t = collectives.cost(g.group[slot], bytes).time_s / eff.collective_efficiency;
     if (g.memo.size() >= 256) g.memo.clear();  // a serving run's many sizes: keep it a short list
     g.memo.push_back({slot, bytes, t});
     return t;
@@ -239,6 +269,11 @@ struct Simulator::Impl {
     }
   }
 
+  // Stages with the same layers and ends (their time differs only by their collectives).
+  static bool alike(const detail::Stage& a, const detail::Stage& b) {
+    return a.first == b.first && a.last == b.last && a.class_counts == b.class_counts;
+  }
+
   // A whole step through the pipeline: stage times for `in`, summed with the
   // sends between stages; with m > 1 micro-batches the slowest stage sets the period.
   StepTime pipeline_step(const detail::PlanContext& ctx, detail::StepInputs in, int micro_batches) {
@@ -257,30 +292,43 @@ struct Simulator::Impl {
     };
     std::array<std::optional<Kind>, 4> kinds;  // constructed only when used: a StepTime is ~300 B
     size_t n_kinds = 0;
-    for (const auto& s : ctx.stages) {
-      const auto coll = collectives_for(ctx, s, static_cast<double>(in.tokens));
+    const auto tokens = static_cast<double>(in.tokens);
+    auto send_of = [&](const detail::Stage& s) {
+      return s.last ? 0.0 : static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, tokens);
+    };
+    for (size_t i = 0; i < ctx.stages.size();) {
+      const detail::Stage& s = ctx.stages[i];
+      const auto coll = collectives_for(ctx, s, tokens);
       const Kind* same = nullptr;
       for (size_t k = 0; k < n_kinds && !same; ++k)
-        if (kinds[k]->stage->first == s.first && kinds[k]->stage->last == s.last && kinds[k]->coll == coll &&
-            kinds[k]->stage->class_counts == s.class_counts)
-          same = &*kinds[k];
+        if (alike(*kinds[k]->stage, s) && kinds[k]->coll == coll) same = &*kinds[k];
       StepTime st = same ? same->time : detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
       if (!same && n_kinds < kinds.size() && ctx.stages.size() > 1) kinds[n_kinds++].emplace(Kind{&s, coll, st});
+      const double send_s = send_of(s);
+      // The stages after it that are alike, with the same collectives and send, take
+      // the same time: a run of them is added up at once.
+      size_t run = 1;
+      while (i + run < ctx.stages.size()) {
+        const detail::Stage& t = ctx.stages[i + run];
+        if (!alike(s, t) || collectives_for(ctx, t, tokens) != coll || send_of(t) != send_s) break;
+        ++run;
+      }
       if (!s.last) {
-        const double send_s = static_cast<double>(in.chunks) * pp_send_s(ctx, s.index, static_cast<double>(in.tokens));
         st.by_kind_s[CostKind::pp_send] += send_s;
         st.by_figure_s[static_cast<size_t>(TimeFigure::communication)] += send_s;
       }
+      const auto m = static_cast<double>(run);
       st.time_s = 0;
       for (const auto& [k, v] : st.by_kind_s) {
         st.time_s += v;
-        total.by_kind_s[k] += v * micro_batches;
+        total.by_kind_s[k] += v * micro_batches * m;
       }
-      sum += st.time_s;
-      for (size_t f = 0; f < kTimeFigures; ++f) total.by_figure_s[f] += st.by_figure_s[f];
+      sum += st.time_s * m;
+      for (size_t f = 0; f < kTimeFigures; ++f) total.by_figure_s[f] += st.by_figure_s[f] * m;
       if (st.time_s > slowest) slowest_figures = st.by_figure_s;
       slowest = std::max(slowest, st.time_s);
       total.tokens = st.tokens * micro_batches;
+      i += run;
     }
     // One micro-batch passes every stage (sum); m of them leave the last stage
     // one period (the slowest stage) apart.
@@ -296,8 +344,9 @@ struct Simulator::Impl {
   }
 };
 
-Simulator::Simulator(const model::Model& m, const topology::Cluster& c, Efficiency eff)
-    : impl_(std::make_unique<Impl>(m, c, eff)) {}
+Simulator::Simulator(const model::Model& m, const topology::Cluster& c, Efficiency eff,
+                     std::shared_ptr<topology::SharedCollectiveTables> tables)
+    : impl_(std::make_unique<Impl>(m, c, eff, std::move(tables))) {}
 Simulator::~Simulator() = default;
 
 const ModelCosts& Simulator::costs() const { return impl_->costs; }

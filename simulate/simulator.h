@@ -12,6 +12,7 @@
 #include "simulate/prediction.h"
 #include "simulate/step_batch.h"
 #include "topology/cluster.h"
+#include "topology/collective_model.h"
 
 namespace dayzero::simulate {
 
@@ -40,7 +41,10 @@ struct SimulateOptions {
 
 class Simulator {
  public:
-  Simulator(const model::Model& m, const topology::Cluster& c, Efficiency eff = {});
+  // Simulators of several threads over one cluster may share `tables` (each group of
+  // devices is then routed once for them all; topology/collective_model.h).
+  Simulator(const model::Model& m, const topology::Cluster& c, Efficiency eff = {},
+            std::shared_ptr<topology::SharedCollectiveTables> tables = nullptr);
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
