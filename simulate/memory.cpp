@@ -144,9 +144,10 @@ void add_token_bytes(const PlanContext& ctx, const Stage& s, KvBudget& b) {
 
 }  // namespace
 
-std::vector<const Stage*> held_stages(const PlanContext& ctx, const Stage& s) {
-  std::vector<const Stage*> held = {&s};
-  if (s.last && ctx.draft) held.push_back(&*ctx.draft);
+HeldStages held_stages(const PlanContext& ctx, const Stage& s) {
+  HeldStages held;
+  held.stages[held.n++] = &s;
+  if (s.last && ctx.draft) held.stages[held.n++] = &*ctx.draft;
   return held;
 }
 
@@ -222,7 +223,21 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
   Prediction pred;
   // One representative per stage, expanded to every rank on request.
   std::vector<RankMemory> stage_mem;
-  for (const auto& s : ctx.stages) stage_mem.push_back(stage_memory(ctx, s, cluster.device_spec().mem_bytes));
+  stage_mem.reserve(ctx.stages.size());
+  for (size_t i = 0; i < ctx.stages.size(); ++i) {
+    const Stage& s = ctx.stages[i];
+    // A stage with the layers and ends of the one before holds what it holds (a deep
+    // pipeline's middle stages are alike).
+    const Stage* prev = i > 0 ? &ctx.stages[i - 1] : nullptr;
+    if (prev && prev->first == s.first && prev->last == s.last && prev->class_counts == s.class_counts) {
+      RankMemory m = stage_mem.back();
+      m.stage = s.index;
+      m.rank = s.first_rank;
+      stage_mem.push_back(std::move(m));
+    } else {
+      stage_mem.push_back(stage_memory(ctx, s, cluster.device_spec().mem_bytes));
+    }
+  }
   pred.fits = std::all_of(stage_mem.begin(), stage_mem.end(), [](const RankMemory& r) { return r.fits(); });
   // Offloaded experts live in the host memory of each rank's node.
   const double host_capacity = cluster.config().host.mem_bytes;
@@ -255,6 +270,7 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
       });
   pred.fullest_rank = fullest->rank;
   if (per_rank) {
+    pred.ranks.reserve(static_cast<size_t>(p.world_size()));
     for (int r = 0; r < p.world_size(); ++r) {
       RankMemory m = stage_mem[static_cast<size_t>(p.stage_of(r))];
       m.rank = r;
@@ -263,10 +279,8 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
       pred.ranks.push_back(std::move(m));
     }
   } else {
-    for (auto& m : stage_mem) {
-      m.device = p.device_of(m.rank);
-      pred.ranks.push_back(m);
-    }
+    for (auto& m : stage_mem) m.device = p.device_of(m.rank);
+    pred.ranks = std::move(stage_mem);
   }
   return pred;
 }

@@ -24,10 +24,14 @@ const char* op_class_name(OpClass c) {
   return "?";
 }
 
-double Roofline::peak(topology::ComputeDtype dtype) const {
-  for (topology::ComputeDtype d : {dtype, topology::ComputeDtype::bf16, topology::ComputeDtype::fp32})
-    if (const double p = dev.peak_flops_for(d); p > 0) return p;
-  return 0;  // the catalog loader guarantees some dtype; one without bf16 or fp32 is costed as infinitely slow
+Roofline::Roofline(const topology::DeviceSpec& d, const Efficiency& e) : dev(d), eff(e) {
+  for (topology::ComputeDtype dtype : topology::kAllComputeDtypes) {
+    double& p = peaks_[static_cast<size_t>(dtype)];
+    for (topology::ComputeDtype fallback : {dtype, topology::ComputeDtype::bf16, topology::ComputeDtype::fp32})
+      if (p = dev.peak_flops_for(fallback); p > 0) break;
+    // The catalog loader guarantees some dtype; one without bf16 or fp32 is costed as
+    // infinitely slow (peak 0).
+  }
 }
 
 double Roofline::op(OpClass c, double flops, double bytes, topology::ComputeDtype dtype) const {

@@ -6,6 +6,8 @@
 // One definition, used by the step model (step_time.cpp) and by validation.
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <string_view>
 
 #include "simulate/efficiency.h"
@@ -23,12 +25,13 @@ OpClass op_class(std::string_view kind);
 const char* op_class_name(OpClass c);  // "gemm" | "attention" | "elementwise"
 
 struct Roofline {
+  Roofline(const topology::DeviceSpec& d, const Efficiency& e);
   const topology::DeviceSpec& dev;
   const Efficiency& eff;
 
   // Peak FLOP/s for a compute dtype: the device's figure for it, else its BF16
   // figure (no FP8 path: dequantize to BF16), else its FP32 figure (a CPU).
-  double peak(topology::ComputeDtype dtype) const;
+  double peak(topology::ComputeDtype dtype) const { return peaks_[static_cast<size_t>(dtype)]; }
   // Each term with the figure that binds it (the compute term on a tie).
   BoundTime gemm_timed(double flops, double bytes, topology::ComputeDtype dtype) const {
     return bound(flops / (peak(dtype) * eff.gemm_compute), TimeFigure::gemm_compute,
@@ -53,6 +56,7 @@ struct Roofline {
   double op(OpClass c, double flops, double bytes, topology::ComputeDtype dtype) const;
 
  private:
+  std::array<double, std::size(topology::kAllComputeDtypes)> peaks_{};  // peak() of each, looked up once
   static BoundTime bound(double compute_s, TimeFigure compute, double memory_s, TimeFigure memory) {
     return compute_s >= memory_s ? BoundTime{compute_s, compute} : BoundTime{memory_s, memory};
   }

@@ -2,6 +2,7 @@
 // Internal to simulate/: the state a simulation shares between the memory model
 // (memory.cpp), the time model (step_time.cpp) and the driver (simulator.cpp).
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <utility>
@@ -13,11 +14,38 @@
 
 namespace dayzero::simulate::detail {
 
+// Layers of each ModelCosts class in a stage: held inline up to kInline classes (so
+// that a search building millions of stages allocates nothing), on the heap beyond.
+class ClassCounts {
+ public:
+  void assign(size_t n, int64_t v) {
+    n_ = n;
+    heap_.clear();
+    if (n > kInline) heap_.assign(n, v);
+    else std::fill_n(inline_.begin(), n, v);
+  }
+  size_t size() const { return n_; }
+  int64_t& operator[](size_t i) { return n_ > kInline ? heap_[i] : inline_[i]; }
+  int64_t operator[](size_t i) const { return n_ > kInline ? heap_[i] : inline_[i]; }
+  bool operator==(const ClassCounts& o) const {
+    if (n_ != o.n_) return false;
+    for (size_t i = 0; i < n_; ++i)
+      if ((*this)[i] != o[i]) return false;
+    return true;
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  size_t n_ = 0;
+  std::array<int64_t, kInline> inline_{};
+  std::vector<int64_t> heap_;
+};
+
 // One pipeline stage of a plan: its layers by class.
 struct Stage {
   int index = 0;
   int first_rank = 0;
-  std::vector<int64_t> class_counts;  // layers of each ModelCosts class in the stage
+  ClassCounts class_counts;  // layers of each ModelCosts class in the stage
   bool first = false, last = false;
 };
 
@@ -72,7 +100,13 @@ StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in
                     const topology::DeviceSpec& dev, double host_bw_Bps);
 // The stage `s` with the draft layer too, when it is the last and the plan drafts
 // (what its ranks hold).
-std::vector<const Stage*> held_stages(const PlanContext& ctx, const Stage& s);
+struct HeldStages {
+  std::array<const Stage*, 2> stages{};
+  size_t n = 0;
+  const Stage* const* begin() const { return stages.data(); }
+  const Stage* const* end() const { return stages.data() + n; }
+};
+HeldStages held_stages(const PlanContext& ctx, const Stage& s);
 
 // The KV budget of a replica (memory.cpp): see Simulator::kv_budget.
 KvBudget kv_budget(const PlanContext& ctx, double capacity_bytes, const KvMemoryRule& rule);
