@@ -103,8 +103,8 @@ CollectiveCost lone(Collective c, double size_bytes) {
 }  // namespace
 
 struct CollectiveModel::Impl {
-  Impl(const Cluster& cl, std::size_t cache_bytes)
-      : paths(cl, cache_bytes), loads(cl.num_channels()), own(cl.num_channels()) {}
+  Impl(const Cluster& cl, std::size_t cache_bytes, std::shared_ptr<SharedPathTrees> trees)
+      : paths(cl, cache_bytes, std::move(trees)), loads(cl.num_channels()), own(cl.num_channels()) {}
   PathOracle paths;
   LoadMap loads, own;
   std::unordered_map<std::vector<uint32_t>, Entry, KeyHash> cache;
@@ -164,12 +164,14 @@ Entry make_entry(std::shared_ptr<const Routed> routed, const CostParams& prm) {
 
 struct SharedCollectiveTables::Impl {
   const Cluster* cluster;
+  std::shared_ptr<SharedPathTrees> trees;  // what the models' routes walk
   mutable std::mutex mutex;
   std::unordered_map<std::vector<uint32_t>, std::shared_ptr<const Routed>, KeyHash> tables;
 };
 
 SharedCollectiveTables::SharedCollectiveTables(const Cluster& cluster) : impl_(std::make_unique<Impl>()) {
   impl_->cluster = &cluster;
+  impl_->trees = std::make_shared<SharedPathTrees>(cluster);
 }
 SharedCollectiveTables::~SharedCollectiveTables() = default;
 
@@ -180,7 +182,8 @@ std::size_t SharedCollectiveTables::size() const {
 
 CollectiveModel::CollectiveModel(const Cluster& cluster, CostParams params,
                                  std::shared_ptr<SharedCollectiveTables> shared)
-    : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes)),
+    : impl_(std::make_unique<Impl>(cluster, params.path_cache_bytes,
+                                   shared && shared->impl_->cluster == &cluster ? shared->impl_->trees : nullptr)),
       shared_(std::move(shared)),
       cluster_(cluster),
       params_(params) {
@@ -256,7 +259,7 @@ Collective key_devices(const std::vector<uint32_t>& key, std::vector<DeviceId>& 
 }
 
 void check_size(double size_bytes) {
-  if (!(size_bytes >= 0.0) || !std::isfinite(size_bytes))
+  if (!(size_bytes >= 0.0 && size_bytes <= std::numeric_limits<double>::max())) [[unlikely]]
     throw core::InputError("", "size_bytes", std::to_string(size_bytes), "must be a finite number >= 0");
 }
 
@@ -313,6 +316,13 @@ CollectiveModel::Group CollectiveModel::prepare(Collective c, std::span<const De
   g.ranks_ = static_cast<uint32_t>(group.size());
   if (g.ranks_ > 1) g.entry_ = &lookup();
   return g;
+}
+
+double CollectiveModel::time_s(const Group& group, double size_bytes) const {
+  check_size(size_bytes);
+  if (!group.entry_) return 0.0;
+  const Option& o = pick(group.entry_->options, Algorithm::automatic, size_bytes);
+  return o.alpha_s + o.beta_s_per_byte * size_bytes;
 }
 
 CollectiveCost CollectiveModel::cost(const Group& group, double size_bytes) {

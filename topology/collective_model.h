@@ -84,6 +84,8 @@ class CollectiveModel {
   Group prepare(Collective c, std::span<const DeviceId> group);
   // The fastest algorithm and protocol, as cost(c, group, size_bytes) would give.
   CollectiveCost cost(const Group& group, double size_bytes);
+  // cost(group, size_bytes).time_s alone (a simulator's inner loop).
+  double time_s(const Group& group, double size_bytes) const;
 
   // All-to-all with per-pair sizes: bytes[i * n + j] go from group[i] to group[j].
   // Reported size_bytes is the largest per-rank send volume. Not cached.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
+#include <stdexcept>
 
 #include <boost/graph/dijkstra_shortest_paths_no_color_map.hpp>
 
@@ -39,10 +41,38 @@ class TreeRecorder : public boost::default_dijkstra_visitor {
 
 }  // namespace
 
-PathOracle::PathOracle(const Cluster& cluster, std::size_t cache_bytes)
-    : cluster_(cluster), dist_(cluster.vertices().size()) {
+namespace {
+std::size_t max_trees(const Cluster& cluster, std::size_t cache_bytes) {
   const std::size_t per_tree = cluster.vertices().size() * sizeof(int32_t);
-  max_trees_ = std::max<std::size_t>(2, cache_bytes / std::max<std::size_t>(per_tree, 1));
+  return std::max<std::size_t>(2, cache_bytes / std::max<std::size_t>(per_tree, 1));
+}
+}  // namespace
+
+struct SharedPathTrees::Impl {
+  const Cluster* cluster;
+  std::size_t max_trees;
+  mutable std::mutex mutex;
+  std::unordered_map<DeviceId, std::shared_ptr<const PathOracle::Tree>> trees;
+};
+
+SharedPathTrees::SharedPathTrees(const Cluster& cluster, std::size_t cache_bytes) : impl_(std::make_unique<Impl>()) {
+  impl_->cluster = &cluster;
+  impl_->max_trees = max_trees(cluster, cache_bytes);
+}
+SharedPathTrees::~SharedPathTrees() = default;
+
+std::size_t SharedPathTrees::size() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->trees.size();
+}
+
+PathOracle::PathOracle(const Cluster& cluster, std::size_t cache_bytes, std::shared_ptr<SharedPathTrees> shared)
+    : cluster_(cluster),
+      shared_(std::move(shared)),
+      max_trees_(max_trees(cluster, cache_bytes)),
+      dist_(cluster.vertices().size()) {
+  if (shared_ && shared_->impl_->cluster != &cluster)
+    throw std::invalid_argument("PathOracle: the shared trees belong to another cluster");
 }
 
 PathOracle::~PathOracle() = default;
@@ -52,16 +82,10 @@ uint32_t PathOracle::parent_of(uint32_t channel) const {
   return channel % 2 == 0 ? l.a : l.b;  // channel 2k runs a -> b, so its tail is a
 }
 
-const PathOracle::Tree& PathOracle::tree(DeviceId src) {
-  if (auto it = trees_.find(src); it != trees_.end()) return *it->second;
-  if (trees_.size() >= max_trees_) {
-    trees_.erase(fifo_.front());
-    fifo_.pop_front();
-  }
+std::shared_ptr<const PathOracle::Tree> PathOracle::compute(DeviceId src) {
   const auto& g = cluster_.graph().g;
-  const std::size_t n = boost::num_vertices(g);
-  auto t = std::make_unique<Tree>();
-  t->parent_channel.assign(n, -1);
+  auto t = std::make_shared<Tree>();
+  t->parent_channel.assign(boost::num_vertices(g), -1);
   TreeRecorder rec(cluster_.links(), t->parent_channel);
   boost::dijkstra_shortest_paths_no_color_map(
       g, static_cast<Vertex>(src),
@@ -69,6 +93,29 @@ const PathOracle::Tree& PathOracle::tree(DeviceId src) {
           .distance_map(boost::make_iterator_property_map(dist_.begin(), boost::get(boost::vertex_index, g)))
           .visitor(rec));
   ++trees_built_;
+  return t;
+}
+
+const PathOracle::Tree& PathOracle::tree(DeviceId src) {
+  if (auto it = trees_.find(src); it != trees_.end()) return *it->second;
+  if (trees_.size() >= max_trees_) {
+    trees_.erase(fifo_.front());
+    fifo_.pop_front();
+  }
+  std::shared_ptr<const Tree> t;
+  if (shared_) {
+    std::lock_guard lock(shared_->impl_->mutex);
+    if (auto it = shared_->impl_->trees.find(src); it != shared_->impl_->trees.end()) t = it->second;
+  }
+  if (!t) {
+    t = compute(src);  // outside the lock; two oracles may compute one tree, the first is kept
+    if (shared_) {
+      std::lock_guard lock(shared_->impl_->mutex);
+      auto& trees = shared_->impl_->trees;
+      if (auto it = trees.find(src); it != trees.end()) t = it->second;
+      else if (trees.size() < shared_->impl_->max_trees) trees.emplace(src, t);
+    }
+  }
   fifo_.push_back(src);
   return *trees_.emplace(src, std::move(t)).first->second;
 }

@@ -59,9 +59,29 @@ class LoadMap {
   std::vector<uint32_t> touched_;
 };
 
+// Shortest-path trees that the PathOracles of several threads over one cluster share,
+// so that each is computed once. Thread-safe; an oracle asks only when its own cache
+// misses. Holds at most `cache_bytes` of trees (later ones are not kept).
+class SharedPathTrees {
+ public:
+  explicit SharedPathTrees(const Cluster& cluster, std::size_t cache_bytes = kDefaultPathCacheBytes);
+  ~SharedPathTrees();
+  SharedPathTrees(const SharedPathTrees&) = delete;
+  SharedPathTrees& operator=(const SharedPathTrees&) = delete;
+  std::size_t size() const;  // trees held
+
+ private:
+  friend class PathOracle;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 class PathOracle {
  public:
-  explicit PathOracle(const Cluster& cluster, std::size_t cache_bytes = kDefaultPathCacheBytes);
+  // With `shared`, trees another oracle over the same cluster computed are not
+  // computed again (throws std::invalid_argument when it belongs to another cluster).
+  explicit PathOracle(const Cluster& cluster, std::size_t cache_bytes = kDefaultPathCacheBytes,
+                      std::shared_ptr<SharedPathTrees> shared = nullptr);
   ~PathOracle();
   PathOracle(const PathOracle&) = delete;
   PathOracle& operator=(const PathOracle&) = delete;
@@ -75,11 +95,12 @@ class PathOracle {
   // among the dsts that receive bytes.
   double add_tree_loads(DeviceId src, std::span<const DeviceId> dsts, std::span<const double> bytes, LoadMap& loads);
 
-  std::size_t trees_built() const { return trees_built_; }
+  std::size_t trees_built() const { return trees_built_; }  // by this oracle
   std::size_t trees_cached() const { return trees_.size(); }
 
+  struct Tree;  // one source's shortest-path tree (paths.cpp)
+
  private:
-  struct Tree;
   const Tree& tree(DeviceId src);
   uint32_t parent_of(uint32_t channel) const;
   // Calls visit(channel) for each channel of src -> dst on src's tree `t` (destination
@@ -87,9 +108,12 @@ class PathOracle {
   template <class Visit>
   double walk(const Tree& t, DeviceId src, DeviceId dst, Visit&& visit) const;
 
+  std::shared_ptr<const Tree> compute(DeviceId src);  // Dijkstra from src
+
   const Cluster& cluster_;
+  std::shared_ptr<SharedPathTrees> shared_;
   std::size_t max_trees_;
-  std::unordered_map<DeviceId, std::unique_ptr<Tree>> trees_;
+  std::unordered_map<DeviceId, std::shared_ptr<const Tree>> trees_;
   std::deque<DeviceId> fifo_;
   std::size_t trees_built_ = 0;
   std::vector<double> dist_;  // Dijkstra's distance map, reused between runs

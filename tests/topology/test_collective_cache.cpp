@@ -2,6 +2,7 @@
 // keyed by their spacing, prepared groups, and routed tables shared between threads.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "helpers.h"
 #include "topology/collective_model.h"
+#include "topology/paths.h"
 
 namespace dayzero::topology {
 namespace {
@@ -64,6 +66,7 @@ TEST(TopologyCollectiveCache, APreparedGroupCostsWhatTheGroupCosts) {
       const auto want = m.cost(c, nodes, size);
       const auto got = m.cost(group, size);
       EXPECT_EQ(got.time_s, want.time_s) << collective_name(c) << " " << size;
+      EXPECT_EQ(m.time_s(group, size), want.time_s);
       EXPECT_EQ(got.latency_s, want.latency_s);
       EXPECT_EQ(got.busbw_Bps, want.busbw_Bps);
       EXPECT_EQ(got.ranks, 4u);
@@ -72,7 +75,10 @@ TEST(TopologyCollectiveCache, APreparedGroupCostsWhatTheGroupCosts) {
   const auto lone = m.prepare(Collective::all_reduce, std::vector<DeviceId>{5});
   EXPECT_EQ(m.cost(lone, 1e9).time_s, 0.0);  // nothing leaves one device
   EXPECT_EQ(m.cost(CollectiveModel::Group{}, 1e9).time_s, 0.0);
+  EXPECT_EQ(m.time_s(lone, 1e9), 0.0);
   EXPECT_THROW(m.cost(m.prepare(Collective::all_reduce, nodes), -1.0), core::InputError);
+  EXPECT_THROW(m.time_s(m.prepare(Collective::all_reduce, nodes), std::nan("")), core::InputError);
+  EXPECT_THROW(m.time_s(m.prepare(Collective::all_reduce, nodes), HUGE_VAL), core::InputError);
 }
 
 TEST(TopologyCollectiveCache, SharedTablesRouteEachGroupOnce) {
@@ -88,6 +94,37 @@ TEST(TopologyCollectiveCache, SharedTablesRouteEachGroupOnce) {
               alone.cost(Collective::all_to_all, nodes, size).time_s);
   EXPECT_EQ(second.paths_computed(), 0u);  // routed by `first`
   EXPECT_EQ(shared->size(), 1u);
+}
+
+TEST(TopologyCollectiveCache, SharedTablesShareTheShortestPathTrees) {
+  const Cluster cl = shipped("h200-2x8");
+  auto shared = std::make_shared<SharedCollectiveTables>(cl);
+  CollectiveModel first(cl, {}, shared), second(cl, {}, shared), alone(cl);
+  const std::vector<DeviceId> nodes = {0, 1, 8, 9};
+  first.cost(Collective::all_to_all, nodes, 1e6);
+  // Another group over the same sources: routed by `second`, over `first`'s trees.
+  EXPECT_EQ(second.cost(Collective::all_reduce, nodes, 1e6).time_s,
+            alone.cost(Collective::all_reduce, nodes, 1e6).time_s);
+  EXPECT_EQ(shared->size(), 2u);
+  EXPECT_EQ(second.paths_computed(), 0u);
+}
+
+TEST(TopologyCollectiveCache, SharedPathTreesGiveTheLoneRoutes) {
+  const Cluster cl = shipped("h200-4x8");
+  auto trees = std::make_shared<SharedPathTrees>(cl);
+  PathOracle first(cl, kDefaultPathCacheBytes, trees), second(cl, kDefaultPathCacheBytes, trees), alone(cl);
+  for (DeviceId src : {0u, 9u, 31u}) first.route(src, 17);
+  EXPECT_EQ(trees->size(), 3u);
+  for (DeviceId src : {0u, 9u, 31u})
+    for (DeviceId dst : {1u, 8u, 17u, 30u}) {
+      const Route a = second.route(src, dst), b = alone.route(src, dst);
+      EXPECT_EQ(a.channels, b.channels) << src << " -> " << dst;
+      EXPECT_EQ(a.latency_s, b.latency_s);
+    }
+  EXPECT_EQ(second.trees_built(), 0u);
+  EXPECT_EQ(first.trees_built(), 3u);
+  const Cluster other = shipped("h200-4x8");
+  EXPECT_THROW(PathOracle(other, kDefaultPathCacheBytes, trees), std::invalid_argument);
 }
 
 TEST(TopologyCollectiveCache, SharedTablesKeepEachModelsParameters) {
