@@ -63,7 +63,14 @@ bool Incumbents::dominates(const Bound& b) const {
 }
 
 void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
-  std::vector<std::pair<double, double>> points = front_;
+  // A point some front point is as fast as and as productive as would not stay on the
+  // staircase: only the others are merged in (most units add nothing).
+  auto on_front = [&](double tpot_s, double thr) {
+    return std::any_of(front_.begin(), front_.end(),
+                       [&](const auto& f) { return f.first <= tpot_s && f.second >= thr; });
+  };
+  bool ranked = false;
+  std::vector<std::pair<double, double>> points;
   for (const Evaluated& e : plans) {
     if (!e.meets_sla) continue;
     const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts};
@@ -71,10 +78,16 @@ void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
     auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
     if (same == best_.end()) best_.emplace_back(k, id);
     else if (k < same->first) same->first = k;
-    points.emplace_back(e.prediction.tpot_s, e.prediction.throughput_tokens_per_s_per_device);
+    ranked = true;
+    const double tpot_s = e.prediction.tpot_s, thr = e.prediction.throughput_tokens_per_s_per_device;
+    if (!on_front(tpot_s, thr)) points.emplace_back(tpot_s, thr);
   }
-  std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-  if (best_.size() > k_) best_.resize(k_);
+  if (ranked) {
+    std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+    if (best_.size() > k_) best_.resize(k_);
+  }
+  if (points.empty()) return;
+  points.insert(points.end(), front_.begin(), front_.end());
   std::sort(points.begin(), points.end(),
             [](const auto& x, const auto& y) { return x.first != y.first ? x.first < y.first : x.second > y.second; });
   front_.clear();

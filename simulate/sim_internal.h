@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "simulate/roofline.h"
 #include "simulate/routing.h"
 #include "simulate/simulator.h"
 #include "topology/collective_model.h"
@@ -96,8 +97,9 @@ struct Collectives {  // costs of the stage's collectives, per call
   double moe_tp_allreduce_s = 0;
   bool operator==(const Collectives&) const = default;
 };
+// `rf` is the device's roofline with ctx.eff.
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
-                    const topology::DeviceSpec& dev, double host_bw_Bps);
+                    const Roofline& rf, double host_bw_Bps);
 // The stage `s` with the draft layer too, when it is the last and the plan drafts
 // (what its ranks hold).
 struct HeldStages {

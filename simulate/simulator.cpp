@@ -85,13 +85,19 @@ struct Simulator::Impl {
   Efficiency eff;
   ModelCosts costs;
   topology::CollectiveModel collectives;
+  Roofline roofline;  // the device's, with eff
   // The routing distribution of the last workload seen (a search reuses it).
   std::optional<Routing> routing;
   plan::Workload routing_key;
 
   Impl(const model::Model& m, const topology::Cluster& c, Efficiency e,
        std::shared_ptr<topology::SharedCollectiveTables> tables)
-      : model(m), cluster(c), eff(e), costs(model_costs(m)), collectives(c, {}, std::move(tables)) {}
+      : model(m),
+        cluster(c),
+        eff(e),
+        costs(model_costs(m)),
+        collectives(c, {}, std::move(tables)),
+        roofline(c.device_spec(), eff) {}
 
   const Routing& routing_for(const plan::Workload& w) {
     if (!routing || routing_key.routing_zipf_s != w.routing_zipf_s || routing_key.routing_seed != w.routing_seed ||
@@ -102,17 +108,12 @@ struct Simulator::Impl {
     return *routing;
   }
 
-  // The collective groups of each stage's first rank, per layout (a search returns to
-  // a layout for each of its precisions and batches), with the costs already asked of
-  // them (the same sizes recur across a layout's precisions).
+  // The collective groups of each stage's first rank, prepared (a cost is then a few
+  // multiply-adds), per layout: a search returns to a layout for each of its
+  // precisions and batches.
   enum Slot { tp_slot, ep_slot, moe_tp_slot, send_slot, kSlots };
   struct StageGroups {
     std::array<topology::CollectiveModel::Group, kSlots> group;
-    struct Memo {
-      Slot slot;
-      double bytes, time_s;
-    };
-    std::vector<Memo> memo;
   };
   struct LayoutKey {
     std::array<int, 6> shape{};
@@ -152,7 +153,6 @@ struct Simulator::Impl {
       prepare(g.group[moe_tp_slot], Collective::all_reduce, p, p.moe_tp_ranks(r));
       if (s + 1 < p.pp)  // the last stage sends nothing
         prepare(g.group[send_slot], Collective::send_recv, p, {r, next - r, 2});
-      g.memo.reserve(4);  // a step asks a stage's groups two or three sizes
     }
     return out;
   }
@@ -173,13 +173,8 @@ struct Simulator::Impl {
   }
 
   // A collective's time on one of a stage's groups, over the collective efficiency.
-  double collective_s(StageGroups& g, Slot slot, double bytes) {
-    for (const auto& m : g.memo)
-      if (m.slot == slot && m.bytes == bytes) return m.time_s;
-    const double t = collectives.cost(g.group[slot], bytes).time_s / eff.collective_efficiency;
-    if (g.memo.size() >= 256) g.memo.clear();  // a serving run's many sizes: keep it a short list
-    g.memo.push_back({slot, bytes, t});
-    return t;
+  double collective_s(const StageGroups& g, Slot slot, double bytes) {
+    return collectives.time_s(g.group[slot], bytes) / eff.collective_efficiency;
   }
 
   detail::Collectives collectives_for(const detail::PlanContext& ctx, const detail::Stage& s, double tokens) {
@@ -249,7 +244,6 @@ struct Simulator::Impl {
   // `drafting`, added to `total`'s time and figures.
   void add_draft_forward(const detail::PlanContext& ctx, const StepBatch& batch, const StepBatch& drafting,
                          StepTime& total) {
-    const auto& dev = cluster.device_spec();
     const detail::Stage& last = ctx.stages.back();
     detail::Stage head;
     head.index = last.index;
@@ -263,7 +257,7 @@ struct Simulator::Impl {
       in.batch = parts[i];
       in.tokens = parts[i]->tokens();
       const auto coll = collectives_for(ctx, last, static_cast<double>(in.tokens));
-      const StepTime st = detail::stage_time(ctx, *stages[i], in, coll, dev, cluster.host_link_bw_Bps());
+      const StepTime st = detail::stage_time(ctx, *stages[i], in, coll, roofline, cluster.host_link_bw_Bps());
       total.time_s += st.time_s;
       for (size_t f = 0; f < kTimeFigures; ++f) total.by_figure_s[f] += st.by_figure_s[f];
     }
@@ -278,7 +272,6 @@ struct Simulator::Impl {
   // sends between stages; with m > 1 micro-batches the slowest stage sets the period.
   StepTime pipeline_step(const detail::PlanContext& ctx, detail::StepInputs in, int micro_batches) {
     const plan::Plan& p = ctx.plan;
-    const auto& dev = cluster.device_spec();
     StepTime total;
     total.micro_batches = micro_batches;
     double sum = 0, slowest = 0;
@@ -302,7 +295,7 @@ struct Simulator::Impl {
       const Kind* same = nullptr;
       for (size_t k = 0; k < n_kinds && !same; ++k)
         if (alike(*kinds[k]->stage, s) && kinds[k]->coll == coll) same = &*kinds[k];
-      StepTime st = same ? same->time : detail::stage_time(ctx, s, in, coll, dev, cluster.host_link_bw_Bps());
+      StepTime st = same ? same->time : detail::stage_time(ctx, s, in, coll, roofline, cluster.host_link_bw_Bps());
       if (!same && n_kinds < kinds.size() && ctx.stages.size() > 1) kinds[n_kinds++].emplace(Kind{&s, coll, st});
       const double send_s = send_of(s);
       // The stages after it that are alike, with the same collectives and send, take

@@ -31,9 +31,9 @@ double prefill_ctx_sum(double n, double p, double window) {
 // the stage's embedding and head last), so sums are reproducible to the bit.
 class StageCoster {
  public:
-  StageCoster(const PlanContext& ctx, const StepInputs& in, const Collectives& coll, const topology::DeviceSpec& dev,
+  StageCoster(const PlanContext& ctx, const StepInputs& in, const Collectives& coll, const Roofline& rf,
               double host_bw_Bps)
-      : ctx_(ctx), p_(ctx.plan), mc_(ctx.mc), in_(in), coll_(coll), rf_{dev, ctx.eff}, host_bw_Bps_(host_bw_Bps) {
+      : ctx_(ctx), p_(ctx.plan), mc_(ctx.mc), in_(in), coll_(coll), rf_(rf), host_bw_Bps_(host_bw_Bps) {
     t_ = static_cast<double>(in.batch ? in.batch->tokens() : in.tokens);
     rows_ = ceil_div(t_, tile_) * tile_;
     chunks_ = in.batch ? 1.0 : static_cast<double>(in.chunks);
@@ -248,7 +248,7 @@ class StageCoster {
   const ModelCosts& mc_;
   const StepInputs& in_;
   const Collectives& coll_;
-  const Roofline rf_;
+  const Roofline& rf_;
   const double host_bw_Bps_;
   const double tp_ = p_.attention.tp;
   const double tile_ = ctx_.eff.tile_rows;
@@ -260,8 +260,8 @@ class StageCoster {
 }  // namespace
 
 StepTime stage_time(const PlanContext& ctx, const Stage& s, const StepInputs& in, const Collectives& coll,
-                    const topology::DeviceSpec& dev, double host_bw_Bps) {
-  return StageCoster(ctx, in, coll, dev, host_bw_Bps).cost(s);
+                    const Roofline& rf, double host_bw_Bps) {
+  return StageCoster(ctx, in, coll, rf, host_bw_Bps).cost(s);
 }
 
 }  // namespace dayzero::simulate::detail

@@ -118,7 +118,7 @@ TEST(Speculative, SteadyStateTpotIsVerifyAndDraftOverExpectedTokens) {
   const StepBatch verify = decodes(8, f.p.workload.input_len + f.p.workload.output_len / 2, 3);
   const double step = f.sim.step_time(*prepared, verify).time_s + f.sim.draft_time(*prepared, verify).time_s;
   expect_close(pred.decode.time_s, step, 1e-9);
-  expect_close(pred.tpot_s, step / 1.96 + 7 * pred.ttft_s / f.p.workload.output_len, 1e-9);
+  expect_close(pred.tpot_s, step / 1.96 + 7 * pred.ttft_s / static_cast<double>(f.p.workload.output_len), 1e-9);
   expect_close(kind(pred.decode, CostKind::draft), f.sim.draft_time(*prepared, verify).time_s, 1e-9);
 }
 
