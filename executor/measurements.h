@@ -97,8 +97,8 @@ class OpTimer {
       best = i == 0 ? s : std::min(best, s);
     }
     m.iterations = iterations_;
-    m.mean_s = sum / iterations_;
     m.min_s = best;
+    m.mean_s = std::max(best, sum / iterations_);  // equal times can average a rounding below their min
     overhead_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 
