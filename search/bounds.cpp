@@ -73,7 +73,7 @@ void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
   std::vector<std::pair<double, double>> points;
   for (const Evaluated& e : plans) {
     if (!e.meets_sla) continue;
-    const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts};
+    const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts, e.plan.prefill_chunk_tokens};
     const Key k = achieved(e, o_);
     auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
     if (same == best_.end()) best_.emplace_back(k, id);

@@ -51,9 +51,9 @@ Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Sc
 Key optimistic(const Bound& b, Objective o);
 Key achieved(const Evaluated& e, Objective o);
 
-// A layout name of the ranking (ranking.h): one unit's groups with the same KV dtype
-// and number of resident experts are one name.
-using Identity = std::tuple<size_t, plan::KvDtype, int64_t>;  // unit, KV dtype, resident experts
+// A layout name of the ranking (ranking.h): one unit's groups with the same KV dtype,
+// number of resident experts and token budget are one name.
+using Identity = std::tuple<size_t, plan::KvDtype, int64_t, int64_t>;
 
 // The plans meeting the SLA found so far: the best `k` layout names under the
 // objective, and the Pareto front as a staircase of (TPOT, throughput per device).

@@ -34,6 +34,8 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
     d.push_back(pa.speculative.on() ? std::to_string(pa.speculative.draft_tokens) + " draft tokens" : "no drafts");
   if (pa.moe.dp != pb.moe.dp) d.push_back("moe dp " + std::to_string(pa.moe.dp));
   if (pa.stage_layers != pb.stage_layers) d.push_back(pa.stage_layers.empty() ? "even stages" : "balanced stages");
+  if (pa.prefill_chunk_tokens != pb.prefill_chunk_tokens)
+    d.push_back("token budget " + std::to_string(pa.prefill_chunk_tokens));
   if (pa.workload.batch != pb.workload.batch) d.push_back("batch " + std::to_string(pa.workload.batch));
   std::string s;
   for (size_t i = 0; i < d.size() && i < 4; ++i) s += (i ? ", " : "") + d[i];

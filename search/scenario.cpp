@@ -171,6 +171,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
     o.kv_dtypes.push_back(*kv);
   }
   o.batches = sp.opt_ints("batches", 1, plan::kMaxBatch);
+  o.token_budgets = sp.opt_ints("token_budgets", 1, plan::kMaxSequenceTokens);
   o.resident_expert_fractions = sp.opt_doubles("resident_expert_fractions", 0.0);
   for (double x : o.resident_expert_fractions)
     if (x <= 0 || x > 1) sp.fail("resident_expert_fractions", "entries must be in (0, 1]");
@@ -188,6 +189,7 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   check_list(sp, "kv_dtypes", o.kv_dtypes,
              [](plan::KvDtype k) { return "\"" + std::string(plan::kv_dtype_name(k)) + "\""; });
   check_list(sp, "batches", o.batches);
+  check_list(sp, "token_budgets", o.token_budgets);
   check_list(sp, "resident_expert_fractions", o.resident_expert_fractions);
   o.tp_within_node = sp.opt_bool("tp_within_node", true);
   o.top = static_cast<int>(sp.opt_int("top", 10, 1, 1000));  // bounded before the narrowing

@@ -81,7 +81,13 @@ struct SpaceOverrides {
   std::vector<plan::KvDtype> kv_dtypes;
   std::vector<int64_t> batches;                   // concurrent sequences
   std::vector<double> resident_expert_fractions;  // 1 = all resident
-  bool tp_within_node = true;                     // keep TP groups inside a node
+  // Prefill tokens per step of a replica to try (plan::Plan::prefill_chunk_tokens:
+  // vLLM --max-num-batched-tokens, SGLang --chunked-prefill-size, TensorRT-LLM
+  // --max_num_tokens): a smaller budget holds less activation memory and takes more
+  // steps per prompt. Default: one, the scenario's engine.token_budget, else the
+  // plan's 8192.
+  std::vector<int64_t> token_budgets;
+  bool tp_within_node = true;  // keep TP groups inside a node
   // Also consider disaggregated deployments (search/disaggregated.h): a prefill pool
   // and a decode pool, each of the space's layouts, in every worker count the cluster
   // holds, against the single pools.

@@ -122,8 +122,9 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
     for (int64_t b : s.space.batches) w.batch = std::max(w.batch, b);
     int64_t kv_bytes = 0;
     for (plan::KvDtype d : plan::kAllKvDtypes) kv_bytes = std::max(kv_bytes, plan::kv_elem_bytes(d));
-    plan::check_workload_sizes(w, m, defaults.kv_block_tokens, defaults.prefill_chunk_tokens, kv_bytes,
-                               s.file.string());
+    int64_t step_tokens = s.engine.token_budget.value_or(defaults.prefill_chunk_tokens);  // the largest budget
+    for (int64_t b : s.space.token_budgets) step_tokens = std::max(step_tokens, b);
+    plan::check_workload_sizes(w, m, defaults.kv_block_tokens, step_tokens, kv_bytes, s.file.string());
     if (s.speculative.method == plan::SpecMethod::mtp && m.config.mtp_layers == 0)
       throw core::InputError(s.file.string(), "speculative.method", "\"mtp\"",
                              "the model has no multi-token-prediction layer (use eagle)");

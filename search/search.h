@@ -110,7 +110,8 @@ void check_sla(Evaluated& e, const Scenario& s);
 // Sets a plan's per-part weight dtypes from a search weight choice.
 void apply_weight_choice(plan::Plan& p, WeightChoice choice);
 
-// The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16";
+// The short name of a plan's layout, e.g. "16 dev: pp1 tp1 dp16 | ep16 | fp8 kv=bf16"
+// (with " budget=N" when the token budget is not the plan's default);
 // disaggregated: "16 dev: 1x prefill pp1 tp8 dp1 | ep8 + 1x decode pp1 tp1 dp8 | ep8 | fp8 kv=bf16".
 std::string layout_name(const Evaluated& e);
 

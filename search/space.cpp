@@ -294,6 +294,10 @@ Space make_space(const Scenario& s, const model::Model& m, const topology::Clust
   sp.fractions = s.space.resident_expert_fractions;
   if (sp.fractions.empty()) sp.fractions = {1, 0.5, 0.25, 0.125};
   if (!cfg.is_moe()) sp.fractions = {1};
+  sp.budgets = s.space.token_budgets;
+  if (sp.budgets.empty()) sp.budgets = {s.engine.token_budget.value_or(plan::Plan{}.prefill_chunk_tokens)};
+  std::sort(sp.budgets.begin(), sp.budgets.end());
+  sp.budgets.erase(std::unique(sp.budgets.begin(), sp.budgets.end()), sp.budgets.end());
   sp.specs = speculative_settings(s);
   sp.layouts = layouts(s, m, c);
   return sp;
@@ -302,6 +306,8 @@ Space make_space(const Scenario& s, const model::Model& m, const topology::Clust
 GroupChoice choice_of(const Space& space, size_t group) {
   size_t i = group % space.per_layout();
   GroupChoice g;
+  g.token_budget = space.budgets[i % space.budgets.size()];
+  i /= space.budgets.size();
   g.fraction = space.fractions[i % space.fractions.size()];
   i /= space.fractions.size();
   g.kv = space.kvs[i % space.kvs.size()];
@@ -330,6 +336,7 @@ plan::Plan plan_of(const Space& space, size_t group, int64_t batch, const Scenar
   p.workload = s.workload;
   p.workload.batch = batch;
   p.speculative = g.spec;
+  p.prefill_chunk_tokens = g.token_budget;
   return p;
 }
 
@@ -402,6 +409,8 @@ std::string layout_name(const Evaluated& e) {
   if (p.speculative.on())
     s += " " + std::string(plan::spec_method_name(p.speculative.method)) + "x" +
          std::to_string(p.speculative.draft_tokens);
+  if (p.prefill_chunk_tokens != plan::Plan{}.prefill_chunk_tokens)
+    s += " budget=" + std::to_string(p.prefill_chunk_tokens);
   return s;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // The search space of a scenario, described rather than listed: the layouts that
 // divide the model and the cluster, and per layout the precisions, offload levels
-// and batches it is tried at. A "group" is one layout at one weight choice, KV dtype
-// and resident share of the experts: its plans differ only in the batch, which is
+// and batches it is tried at. A "group" is one layout at one weight choice,
+// speculative setting, KV dtype, resident share of the experts and token budget: its
+// plans differ only in the batch, which is
 // how the search prunes (search.h). Nothing here builds a plan until asked.
 
 #include <cstddef>
@@ -34,8 +35,9 @@ struct Space {
   std::vector<plan::SpeculativeDecoding> specs;
   std::vector<plan::KvDtype> kvs;
   std::vector<double> fractions;  // resident share of the routed experts (1 = all)
+  std::vector<int64_t> budgets;   // prefill tokens per step (plan::Plan::prefill_chunk_tokens), ascending
 
-  size_t per_layout() const { return weights.size() * specs.size() * kvs.size() * fractions.size(); }
+  size_t per_layout() const { return weights.size() * specs.size() * kvs.size() * fractions.size() * budgets.size(); }
   size_t groups() const { return layouts.size() * per_layout(); }
   const LayoutShape& layout_of(size_t group) const { return layouts[group / per_layout()]; }
   size_t batches_of(size_t group) const { return layout_of(group).batches.size(); }
@@ -48,12 +50,13 @@ Space make_space(const Scenario& s, const model::Model& m, const topology::Clust
 
 // A group's plan at one of its batches (valid for the model and cluster by
 // construction). Groups of a layout are ordered by weight choice, then speculative
-// setting, then KV dtype, then resident share (innermost).
+// setting, then KV dtype, then resident share, then token budget (innermost).
 struct GroupChoice {
   WeightChoice weights = WeightChoice::checkpoint;
   plan::SpeculativeDecoding spec;
   plan::KvDtype kv = plan::KvDtype::bf16;
   double fraction = 1;
+  int64_t token_budget = plan::Plan{}.prefill_chunk_tokens;
 };
 GroupChoice choice_of(const Space& space, size_t group);
 plan::Plan plan_of(const Space& space, size_t group, int64_t batch, const Scenario& s, const model::Model& m,

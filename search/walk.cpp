@@ -32,8 +32,9 @@ struct UnitOut {
 };
 
 // A unit: one layout at one weight choice and speculative setting; its groups
-// (consecutive in the space) differ in the KV dtype and the resident share of the experts.
-size_t groups_per_unit(const Space& space) { return space.kvs.size() * space.fractions.size(); }
+// (consecutive in the space) differ in the KV dtype, the resident share of the
+// experts and the token budget.
+size_t groups_per_unit(const Space& space) { return space.kvs.size() * space.fractions.size() * space.budgets.size(); }
 
 // Why a plan is skipped without being costed, from a basis (or none: cost it).
 enum class Skip { none, ttft, tpot, bound };
@@ -97,9 +98,10 @@ struct Walk {
   }
 };
 
-// A unit's group: the narrowest KV dtype with the most experts resident (the fastest
-// of its groups) or the fewest (the lightest).
-size_t unit_group(const Space& space, size_t unit, bool most_resident) {
+// A unit's group: the narrowest KV dtype with the most experts resident and the
+// largest token budget (the fastest of its groups: fewest prefill steps), or with the
+// fewest experts resident and the smallest budget (the lightest).
+size_t unit_group(const Space& space, size_t unit, bool fastest) {
   const auto kv = static_cast<size_t>(std::min_element(space.kvs.begin(), space.kvs.end(),
                                                        [](plan::KvDtype a, plan::KvDtype b) {
                                                          return plan::kv_elem_bytes(a) < plan::kv_elem_bytes(b);
@@ -107,8 +109,9 @@ size_t unit_group(const Space& space, size_t unit, bool most_resident) {
                                       space.kvs.begin());
   const auto& f = space.fractions;
   const auto share = static_cast<size_t>(
-      (most_resident ? std::max_element(f.begin(), f.end()) : std::min_element(f.begin(), f.end())) - f.begin());
-  return unit * groups_per_unit(space) + kv * f.size() + share;
+      (fastest ? std::max_element(f.begin(), f.end()) : std::min_element(f.begin(), f.end())) - f.begin());
+  const size_t budget = fastest ? space.budgets.size() - 1 : 0;  // ascending
+  return unit * groups_per_unit(space) + (kv * f.size() + share) * space.budgets.size() + budget;
 }
 
 // Plans of a unit: every batch of every group.
@@ -224,7 +227,7 @@ class Walker {
   }
 
   // The memory bound before any costing: whether the unit's lightest plan (its
-  // narrowest KV dtype, fewest resident experts, smallest batch) overflows a device's
+  // narrowest KV dtype, fewest resident experts, smallest token budget and batch) overflows a device's
   // memory, and so every plan of the unit (counted under the memory rule; the plan is
   // the unit's closest to fitting). Host memory is not a bound here: fewer resident
   // experts need more of it.

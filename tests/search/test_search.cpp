@@ -414,6 +414,8 @@ TEST(Scenario, HugeSearchSpaceIsRefusedBeforeAnyPlanIsBuilt) {
   EXPECT_NE(scenario_error(head + R"({"tp": [1, 2, 1]}})").find("'search.tp' = 1: listed twice"), std::string::npos);
   EXPECT_NE(scenario_error(head + R"({"kv_dtypes": ["fp8", "fp8"]}})").find("\"fp8\": listed twice"),
             std::string::npos);
+  EXPECT_NE(scenario_error(head + R"({"token_budgets": [0]}})").find("'search.token_budgets'"), std::string::npos);
+  EXPECT_NE(scenario_error(head + R"({"token_budgets": [4096, 4096]}})").find("listed twice"), std::string::npos);
 }
 
 }  // namespace

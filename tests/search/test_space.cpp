@@ -15,6 +15,7 @@
 #include "search/search.h"
 #include "search/session.h"
 #include "search/space.h"
+#include "simulate/simulator.h"
 
 namespace dayzero::search {
 namespace {
@@ -108,6 +109,14 @@ TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerOnSmallClusters) {
           "sla": {"max_tpot_s": 0.02}, "speculative": {"method": "eagle", "draft_tokens": 3, "acceptance": [0.7]}, )" +
                                           full + "}"),
                      "speculative settings");
+  // Token budgets: long prompts in one, four or sixteen steps, memory binding.
+  const Pruned budgets = expect_same_answer(
+      scenario("budgets", head("Llama-3.1-70B", "h100x8.json") +
+                              R"("workload": {"input_len": 16384, "output_len": 256, "concurrency": 256},
+          "sla": {"max_ttft_s": 4.0, "max_tpot_s": 0.1},
+          "search": {"space": "full", "token_budgets": [1024, 4096, 16384]}})"),
+      "token budgets");
+  EXPECT_GT(budgets.memory, 0);
   // Nothing meets the SLA: the suggestions come from the same plans.
   expect_same_answer(scenario("tight", head("Llama-3.1-70B", "h100x8.json") +
                                            R"("workload": {"input_len": 8192, "output_len": 256, "concurrency": 64},
@@ -191,6 +200,37 @@ TEST(SearchSpace, FullSpaceHoldsDivisorSizesExpertCopiesAndUnevenStages) {
 // stages. Even (2/2/2) puts 35, 20, 45 on the stages; the balanced split 2/3/1
 // puts 35, 30, 35: the heaviest stage holds 35 (no split does better: the last
 // stage holds the head and at least one layer, 35).
+// A token budget is a dimension of the space: each group runs its prompts in steps of
+// at most that many tokens, and a smaller budget holds less activation memory and
+// takes longer per prompt.
+TEST(SearchSpace, TokenBudgetsAreADimension) {
+  const Session l = scenario("budget", head("Llama-3.1-70B", "h100x8.json") +
+                                           R"("workload": {"input_len": 16384, "output_len": 256, "concurrency": 64},
+      "search": {"space": "full", "token_budgets": [16384, 2048], "batches": [16], "tp": [8]}})");
+  const Space space = make_space(l.scenario, l.model, l.cluster);
+  EXPECT_EQ(space.budgets, (std::vector<int64_t>{2048, 16384}));  // ascending
+  const std::vector<plan::Plan> plans = list_plans(space, l.scenario, l.model, l.cluster);
+  ASSERT_EQ(plans.size(), static_cast<size_t>(space.plans()));
+  simulate::Simulator sim(l.model, l.cluster, l.efficiency);
+  const plan::Plan* small = nullptr;
+  const plan::Plan* large = nullptr;
+  for (const auto& p : plans)
+    if (p.pp == 1 && p.dtypes.kv_cache == plan::KvDtype::bf16) (p.prefill_chunk_tokens == 2048 ? small : large) = &p;
+  ASSERT_TRUE(small && large);
+  EXPECT_EQ(large->prefill_chunk_tokens, 16384);
+  const auto a = sim.simulate(*small), b = sim.simulate(*large);
+  EXPECT_GT(a.ttft_s, b.ttft_s);  // eight steps per prompt, not one
+  EXPECT_LT(a.ranks.front().activation_bytes, b.ranks.front().activation_bytes);
+  Evaluated named;
+  named.plan = *small;
+  EXPECT_NE(layout_name(named).find("budget=2048"), std::string::npos) << layout_name(named);
+  // The scenario's engine budget is the default one.
+  const Session e = scenario("engine", head("Llama-3.1-70B", "h100x8.json") +
+                                           R"("workload": {"input_len": 4096, "output_len": 256, "concurrency": 64},
+      "engine": {"token_budget": 4096}})");
+  EXPECT_EQ(make_space(e.scenario, e.model, e.cluster).budgets, (std::vector<int64_t>{4096}));
+}
+
 TEST(SearchSpace, BalancedStagesGiveTheEndsFewerLayers) {
   const std::vector<double> layers(6, 10.0);
   EXPECT_EQ(balanced_stage_layers(layers, 15, 25, 3), (std::vector<int64_t>{2, 3, 1}));
