@@ -133,11 +133,12 @@ void check_launch(const Launch& l, const EngineArgs& args) {
     }
   for (const auto& file : l.files)
     for (const auto& [key, value] : file.llm_args ? file.fields : decltype(file.fields){}) {
-      const ArgSpec* spec = args.yaml_field(key);
-      if (!spec)
+      if (!args.yaml_accepts(key))
         throw std::invalid_argument(file.name + ": " + key + " is not a field of " + args.command() + " " +
                                     args.version() + "'s extra options");
-      if (spec->kind != ValueKind::json && spec->kind != ValueKind::text) EngineArgs::check_value(key, *spec, value);
+      const ArgSpec* spec = args.yaml_field(key);
+      if (spec && spec->kind != ValueKind::json && spec->kind != ValueKind::text)
+        EngineArgs::check_value(key, *spec, value);
     }
 }
 

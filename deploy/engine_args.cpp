@@ -122,6 +122,16 @@ bool EngineArgs::yaml_expands(std::string_view parent) const {
   return it != yaml_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
 }
 
+bool EngineArgs::yaml_accepts(std::string_view dotted) const {
+  if (yaml_field(dotted)) return true;
+  for (auto dot = dotted.rfind('.'); dot != std::string_view::npos; dot = dotted.rfind('.', dot - 1)) {
+    const std::string_view parent = dotted.substr(0, dot);
+    if (yaml_field(parent)) return !yaml_expands(parent);
+    if (dot == 0) break;
+  }
+  return false;
+}
+
 const ArgSpec* EngineArgs::subcommand_flag(std::string_view subcommand, std::string_view name) const {
   const auto sub = subcommands_.find(subcommand);
   if (sub == subcommands_.end()) return nullptr;

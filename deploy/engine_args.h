@@ -44,6 +44,10 @@ class EngineArgs {
   const ArgSpec* yaml_field(std::string_view dotted) const;
   // The list holds the fields of the nested config `parent` ("kv_cache_config.*").
   bool yaml_expands(std::string_view parent) const;
+  // A YAML field the engine takes: one the list has, or one inside a listed field whose
+  // own fields the list does not hold (taken on that field's word:
+  // "moe_config.load_balancer.num_slots").
+  bool yaml_accepts(std::string_view dotted) const;
   // A flag of another subcommand ("disaggregated"), where the list has it.
   const ArgSpec* subcommand_flag(std::string_view subcommand, std::string_view name) const;
   size_t flag_count() const { return flags_.size(); }

@@ -132,11 +132,7 @@ std::map<std::string, std::string> read_extra_options(const std::string& text, c
   flatten(root, "", out, 0);
   for (const auto& [key, value] : out) {
     const ArgSpec* spec = a.yaml_field(key);
-    // A field of a nested config the list does not expand is taken on its parent's word.
-    const auto dot = key.find('.');
-    const std::string parent = dot == std::string::npos ? "" : key.substr(0, dot);
-    const bool unexpanded_parent = !parent.empty() && a.yaml_field(parent) && !a.yaml_expands(parent);
-    if (!spec && !unexpanded_parent)
+    if (!a.yaml_accepts(key))
       throw std::invalid_argument(source + ": " + key + " is not a field of " + a.command() + " " + a.version() +
                                   "'s extra options");
     if (spec && spec->kind != ValueKind::text && spec->kind != ValueKind::json)
@@ -184,6 +180,7 @@ Imported import_launch(plan::Engine e, const std::vector<std::string>& argv, con
   detail::Reading r;
   r.out = &out;
   r.moe = m.config.is_moe();
+  r.experts = m.config.moe.num_experts;
   std::map<std::string, std::string> yaml;
   if (e == plan::Engine::trtllm) {
     if (yaml_text) {

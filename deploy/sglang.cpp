@@ -173,6 +173,8 @@ void read_sglang(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
         a.get(args, "--speculative-draft-model-path") ? plan::SpecMethod::eagle : plan::SpecMethod::mtp;
     p.speculative.draft_tokens = static_cast<int>(a.get_int(args, "--speculative-num-steps", 1));
   }
+  if (a.get_switch(args, "--enable-eplb"))  // redundant slots: --ep-num-redundant-experts (default 0)
+    p.moe.redundant_experts = static_cast<int>(a.get_int(args, "--ep-num-redundant-experts", 0));
   if (a.get_switch(args, "--enable-two-batch-overlap")) out.settings.two_batch_overlap = true;
   if (a.get_switch(args, "--disable-radix-cache")) out.settings.prefix_caching = false;
   if (a.get_switch(args, "--disable-overlap-schedule")) out.settings.overlap_scheduling = false;
@@ -198,6 +200,8 @@ void read_sglang(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
                   "--speculative-eagle-topk",
                   "--speculative-num-draft-tokens",
                   "--enable-two-batch-overlap",
+                  "--enable-eplb",
+                  "--ep-num-redundant-experts",
                   "--disable-radix-cache",
                   "--disable-overlap-schedule",
                   "--enable-mixed-chunk",

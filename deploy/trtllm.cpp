@@ -33,10 +33,6 @@ void check_layout(const Context& ctx, const Worker& w) {
                             "tensor-parallel over the rest); replicated expert groups have no setting");
   if (!p.stage_layers.empty())
     throw Unexpressible(ctx.engine, "stage_layers", "trtllm-serve splits the layers evenly over --pp_size stages");
-  if (p.moe.redundant_experts > 0)
-    throw Unexpressible(ctx.engine, "moe.redundant_experts",
-                        "TensorRT-LLM balances experts through moe_config.load_balancer, whose slot layout this "
-                        "export does not write yet");
   if (ctx.settings->two_batch_overlap && *ctx.settings->two_batch_overlap)
     throw Unexpressible(ctx.engine, "engine.two_batch_overlap", "TensorRT-LLM has no two-batch-overlap option");
 }
@@ -63,6 +59,15 @@ ConfigFile extra_options(const Context& ctx, const Worker& w, const std::string&
       f.fields.emplace_back("speculative_config.max_draft_len", std::to_string(p.speculative.draft_tokens));
       f.fields.emplace_back("speculative_config.speculative_model_dir", ctx.options->draft_model_id);
     }
+  }
+  if (p.moe.redundant_experts > 0) {
+    // Redundant experts: the Wide-EP backend's load balancer with a slot per expert and
+    // per replica, rebalanced online from the routing it sees (one layer per
+    // iteration), as TensorRT-LLM's examples/wide_ep configures it.
+    f.fields.emplace_back("moe_config.backend", "WIDEEP");
+    f.fields.emplace_back("moe_config.load_balancer.num_slots",
+                          std::to_string(ctx.model->config.moe.num_experts + p.moe.redundant_experts));
+    f.fields.emplace_back("moe_config.load_balancer.layer_updates_per_iter", "1");
   }
   if (s.chunked_prefill) f.fields.emplace_back("enable_chunked_prefill", *s.chunked_prefill ? "true" : "false");
   // A prefill (context) worker runs without the overlap scheduler, as TensorRT-LLM's
@@ -189,6 +194,8 @@ void read_trtllm(const ParsedArgs& a, const EngineArgs& args, const std::map<std
       throw std::invalid_argument("speculative_config.decoding_type " + *v + " is not one DayZero models (MTP, Eagle)");
     }
   }
+  if (const std::string* v = y("moe_config.load_balancer.num_slots"))  // a slot per expert and per replica
+    p.moe.redundant_experts = static_cast<int>(std::stoll(*v) - r.experts);
   if (const std::string* v = y("enable_chunked_prefill")) out.settings.chunked_prefill = truthy(v);
   if (truthy(y("disable_overlap_scheduler")) && !y("cache_transceiver_config.backend"))
     out.settings.overlap_scheduling = false;

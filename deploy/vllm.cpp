@@ -184,6 +184,10 @@ void read_vllm(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
                                   "\" is not one DayZero models (mtp, eagle)");
     p.speculative.draft_tokens = j.value("num_speculative_tokens", 1);
   }
+  if (a.get_switch(args, "--enable-eplb")) {  // redundant slots: EPLBConfig.num_redundant_experts (default 0)
+    if (const std::string* v = a.get(args, "--eplb-config"))
+      p.moe.redundant_experts = core::parse_json_text(*v, "--eplb-config").value("num_redundant_experts", 0);
+  }
   if (a.get_switch(args, "--enable-dbo")) out.settings.two_batch_overlap = true;
   if (const auto b = a.get_bool(args, "--enable-prefix-caching")) out.settings.prefix_caching = *b;
   if (const auto b = a.get_bool(args, "--enable-chunked-prefill")) out.settings.chunked_prefill = *b;
@@ -200,6 +204,8 @@ void read_vllm(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
                   "--quantization",
                   "--speculative-config",
                   "--enable-dbo",
+                  "--enable-eplb",
+                  "--eplb-config",
                   "--enable-prefix-caching",
                   "--no-enable-prefix-caching",
                   "--enable-chunked-prefill",

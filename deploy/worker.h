@@ -86,7 +86,8 @@ void emit_trtllm(const Context& ctx, const std::vector<Worker>& workers, Launch&
 // flags it understood, and the longest sequence the command allows (0: not said).
 struct Reading {
   Imported* out = nullptr;
-  bool moe = false;  // the model routes experts
+  bool moe = false;     // the model routes experts
+  int64_t experts = 0;  // routed experts per layer
   std::vector<std::string> understood;
   int64_t max_model_len = 0;
 };

@@ -32,7 +32,8 @@ struct MoeLayout {
   // Extra expert slots per layer holding replicas of the hottest experts, spread
   // redundant_experts / ep per EP rank, with the experts placed to balance the ranks'
   // load (expert-parallel load balancing: DeepSeek-V3 report sec. 3.4 "each GPU hosts
-  // one redundant expert"; vLLM --enable-eplb, SGLang --ep-num-redundant-experts).
+  // one redundant expert"; vLLM --enable-eplb, SGLang --ep-num-redundant-experts,
+  // TensorRT-LLM's Wide-EP moe_config.load_balancer.num_slots = experts + this).
   int redundant_experts = 0;
 };
 

@@ -64,8 +64,9 @@ TEST(DeployErrors, APlanAnEngineCannotRunNamesTheField) {
 }
 
 // Redundant experts (EPLB): vLLM's --enable-eplb with its config, SGLang's
-// --ep-num-redundant-experts; TensorRT-LLM's load balancer is not written yet.
-TEST(DeployErrors, RedundantExpertsAreFlagsOrNamedUnexpressible) {
+// --ep-num-redundant-experts, TensorRT-LLM's Wide-EP load balancer with a slot per
+// expert and per replica (the round trips: test_export_import.cpp).
+TEST(DeployErrors, RedundantExpertsAreWrittenForEveryEngine) {
   const testing::World ds = testing::world("DeepSeek-V3", "h200x8");
   const plan::Plan eplb = layout(1, 1, 8, {1, 8, 1, 8}, 64);
   ExportOptions o;
@@ -77,7 +78,12 @@ TEST(DeployErrors, RedundantExpertsAreFlagsOrNamedUnexpressible) {
   const std::string sglang =
       export_launch(plan::Engine::sglang, eplb, ds.model, ds.cluster, {}, o, args(plan::Engine::sglang)).script();
   EXPECT_NE(sglang.find("--ep-num-redundant-experts 8"), std::string::npos) << sglang;
-  EXPECT_EQ(unexpressible_field(plan::Engine::trtllm, eplb, ds), "moe.redundant_experts");
+  o.prequantized = true;  // TensorRT-LLM loads FP8 weights from an FP8 checkpoint
+  const std::string trt =
+      export_launch(plan::Engine::trtllm, eplb, ds.model, ds.cluster, {}, o, args(plan::Engine::trtllm)).script();
+  EXPECT_NE(trt.find("backend: WIDEEP"), std::string::npos) << trt;
+  EXPECT_NE(trt.find("num_slots: 264"), std::string::npos) << trt;  // 256 experts + 8 replicas
+  EXPECT_NE(trt.find("layer_updates_per_iter: 1"), std::string::npos) << trt;
 }
 
 std::string import_error(plan::Engine e, const std::vector<std::string>& argv, const std::string& yaml = "") {

@@ -36,6 +36,7 @@ void expect_same(const plan::Plan& want, const plan::Plan& got, bool moe, const 
     EXPECT_EQ(got.moe.tp, want.moe.tp);
     EXPECT_EQ(got.moe.ep, want.moe.ep);
     EXPECT_EQ(got.moe.dp, want.moe.dp);
+    EXPECT_EQ(got.moe.redundant_experts, want.moe.redundant_experts);
   }
   EXPECT_EQ(got.dtypes.attention, want.dtypes.attention);
   EXPECT_EQ(got.dtypes.dense_mlp, want.dtypes.dense_mlp);
@@ -101,9 +102,10 @@ TEST(ExportImport, TheBundledScenariosBestPlansRoundTripOnEveryEngine) {
 TEST(ExportImport, MultiNodeExpertParallelPipelineAndSpeculativeLayouts) {
   const World world = testing::world("DeepSeek-V3", "h200-4x8");
   const Target w{world.model, world.cluster};
-  plan::Plan ep32 = layout(1, 1, 32, {1, 32, 1}, 2048);  // DP attention + EP over four nodes
-  plan::Plan tp8pp4 = layout(4, 8, 1, {8, 1, 1}, 256);   // one engine over four nodes
-  plan::Plan mtp = layout(1, 1, 16, {1, 16, 1}, 512);    // two nodes, MTP drafts
+  plan::Plan ep32 = layout(1, 1, 32, {1, 32, 1}, 2048);      // DP attention + EP over four nodes
+  plan::Plan tp8pp4 = layout(4, 8, 1, {8, 1, 1}, 256);       // one engine over four nodes
+  plan::Plan mtp = layout(1, 1, 16, {1, 16, 1}, 512);        // two nodes, MTP drafts
+  plan::Plan eplb = layout(1, 1, 32, {1, 32, 1, 32}, 2048);  // one redundant expert per GPU
   mtp.speculative = {plan::SpecMethod::mtp, 2, {0.8}};
   mtp.dtypes.kv_cache = plan::KvDtype::fp8;
   for (plan::Engine e : plan::kAllEngines) {
@@ -111,6 +113,7 @@ TEST(ExportImport, MultiNodeExpertParallelPipelineAndSpeculativeLayouts) {
     const Launch a = round_trip(e, ep32, w);
     round_trip(e, tp8pp4, w);
     round_trip(e, mtp, w);
+    round_trip(e, eplb, w);
     if (e == plan::Engine::trtllm) {
       ASSERT_EQ(a.commands.size(), 1u);  // one MPI job over the four nodes
       EXPECT_EQ(a.commands[0].launcher.front(), "mpirun");
