@@ -228,8 +228,7 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
     const Stage& s = ctx.stages[i];
     // A stage with the layers and ends of the one before holds what it holds (a deep
     // pipeline's middle stages are alike).
-    const Stage* prev = i > 0 ? &ctx.stages[i - 1] : nullptr;
-    if (prev && prev->first == s.first && prev->last == s.last && prev->class_counts == s.class_counts) {
+    if (i > 0 && alike(ctx.stages[i - 1], s)) {
       RankMemory m = stage_mem.back();
       m.stage = s.index;
       m.rank = s.first_rank;

@@ -50,6 +50,12 @@ struct Stage {
   bool first = false, last = false;
 };
 
+// Stages with the same layers and ends: they hold the same, and take the same time
+// but for their collectives.
+inline bool alike(const Stage& a, const Stage& b) {
+  return a.first == b.first && a.last == b.last && a.class_counts == b.class_counts;
+}
+
 // Everything derived from the plan that both models use.
 struct PlanContext {
   PlanContext(const plan::Plan& p, const ModelCosts& m, const Efficiency& e, const Routing& r)

@@ -263,11 +263,6 @@ struct Simulator::Impl {
     }
   }
 
-  // Stages with the same layers and ends (their time differs only by their collectives).
-  static bool alike(const detail::Stage& a, const detail::Stage& b) {
-    return a.first == b.first && a.last == b.last && a.class_counts == b.class_counts;
-  }
-
   // A whole step through the pipeline: stage times for `in`, summed with the
   // sends between stages; with m > 1 micro-batches the slowest stage sets the period.
   StepTime pipeline_step(const detail::PlanContext& ctx, detail::StepInputs in, int micro_batches) {
@@ -294,7 +289,7 @@ struct Simulator::Impl {
       const auto coll = collectives_for(ctx, s, tokens);
       const Kind* same = nullptr;
       for (size_t k = 0; k < n_kinds && !same; ++k)
-        if (alike(*kinds[k]->stage, s) && kinds[k]->coll == coll) same = &*kinds[k];
+        if (detail::alike(*kinds[k]->stage, s) && kinds[k]->coll == coll) same = &*kinds[k];
       StepTime st = same ? same->time : detail::stage_time(ctx, s, in, coll, roofline, cluster.host_link_bw_Bps());
       if (!same && n_kinds < kinds.size() && ctx.stages.size() > 1) kinds[n_kinds++].emplace(Kind{&s, coll, st});
       const double send_s = send_of(s);
@@ -303,7 +298,7 @@ struct Simulator::Impl {
       size_t run = 1;
       while (i + run < ctx.stages.size()) {
         const detail::Stage& t = ctx.stages[i + run];
-        if (!alike(s, t) || collectives_for(ctx, t, tokens) != coll || send_of(t) != send_s) break;
+        if (!detail::alike(s, t) || collectives_for(ctx, t, tokens) != coll || send_of(t) != send_s) break;
         ++run;
       }
       if (!s.last) {

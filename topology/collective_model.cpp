@@ -142,6 +142,8 @@ struct CollectiveModel::Impl {
   }
 };
 
+namespace {
+
 // Each schedule under both protocols, with this model's parameters.
 Entry make_entry(std::shared_ptr<const Routed> routed, const CostParams& prm) {
   Entry entry;
@@ -161,6 +163,8 @@ Entry make_entry(std::shared_ptr<const Routed> routed, const CostParams& prm) {
   entry.routed = std::move(routed);
   return entry;
 }
+
+}  // namespace
 
 struct SharedCollectiveTables::Impl {
   const Cluster* cluster;
@@ -328,7 +332,6 @@ double CollectiveModel::time_s(const Group& group, double size_bytes) const {
 CollectiveCost CollectiveModel::cost(const Group& group, double size_bytes) {
   check_size(size_bytes);
   if (!group.entry_) return lone(group.collective_, size_bytes);
-  ++hits_;
   const Option& o = pick(group.entry_->options, Algorithm::automatic, size_bytes);
   return make_cost(group.collective_, group.ranks_, size_bytes, o, o.alpha_s + o.beta_s_per_byte * size_bytes);
 }
