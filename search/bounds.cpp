@@ -62,30 +62,33 @@ bool Incumbents::dominates(const Bound& b) const {
   return it != front_.begin() && std::prev(it)->second >= b.thr_hi;
 }
 
-void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
-  // A point some front point is as fast as and as productive as would not stay on the
-  // staircase: only the others are merged in (most units add nothing).
-  auto on_front = [&](double tpot_s, double thr) {
-    return std::any_of(front_.begin(), front_.end(),
-                       [&](const auto& f) { return f.first <= tpot_s && f.second >= thr; });
-  };
-  bool ranked = false;
-  std::vector<std::pair<double, double>> points;
-  for (const Evaluated& e : plans) {
-    if (!e.meets_sla) continue;
-    const Identity id{unit, e.plan.dtypes.kv_cache, e.plan.offload.resident_experts, e.plan.prefill_chunk_tokens};
-    const Key k = achieved(e, o_);
-    auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
-    if (same == best_.end()) best_.emplace_back(k, id);
-    else if (k < same->first) same->first = k;
-    ranked = true;
-    const double tpot_s = e.prediction.tpot_s, thr = e.prediction.throughput_tokens_per_s_per_device;
-    if (!on_front(tpot_s, thr)) points.emplace_back(tpot_s, thr);
-  }
-  if (ranked) {
-    std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-    if (best_.size() > k_) best_.resize(k_);
-  }
+Identity identity_of(size_t unit, const plan::Plan& p) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the fields that tell a unit's names apart
+  for (uint64_t v : {static_cast<uint64_t>(unit), static_cast<uint64_t>(p.dtypes.kv_cache),
+                     static_cast<uint64_t>(p.offload.resident_experts), static_cast<uint64_t>(p.prefill_chunk_tokens)})
+    h = (h ^ v) * 1099511628211ull;
+  return h;
+}
+
+Identity identity_of(const std::string& layout_name) {
+  return static_cast<Identity>(std::hash<std::string>{}(layout_name)) ^ 0x9e3779b97f4a7c15ull;
+}
+
+bool Incumbents::rank(const Evaluated& e, Identity id) {
+  const Key k = achieved(e, o_);
+  auto same = std::find_if(best_.begin(), best_.end(), [&](const auto& x) { return x.second == id; });
+  if (same == best_.end()) best_.emplace_back(k, id);
+  else if (k < same->first) same->first = k;
+  // A point some front point is as fast as and as productive as would not stay on
+  // the staircase.
+  const double tpot_s = e.prediction.tpot_s, thr = e.prediction.throughput_tokens_per_s_per_device;
+  return std::none_of(front_.begin(), front_.end(),
+                      [&](const auto& f) { return f.first <= tpot_s && f.second >= thr; });
+}
+
+void Incumbents::merge(std::vector<std::pair<double, double>>& points) {
+  std::stable_sort(best_.begin(), best_.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (best_.size() > k_) best_.resize(k_);
   if (points.empty()) return;
   points.insert(points.end(), front_.begin(), front_.end());
   std::sort(points.begin(), points.end(),
@@ -93,6 +96,25 @@ void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
   front_.clear();
   for (const auto& p : points)
     if (front_.empty() || p.second > front_.back().second) front_.push_back(p);
+}
+
+void Incumbents::add(const std::vector<Evaluated>& plans, size_t unit) {
+  bool ranked = false;
+  std::vector<std::pair<double, double>> points;  // only the new ones the front may keep (most units add none)
+  for (const Evaluated& e : plans) {
+    if (!e.meets_sla) continue;
+    ranked = true;
+    if (rank(e, identity_of(unit, e.plan)))
+      points.emplace_back(e.prediction.tpot_s, e.prediction.throughput_tokens_per_s_per_device);
+  }
+  if (ranked) merge(points);
+}
+
+void Incumbents::add(const Evaluated& e, Identity id) {
+  if (!e.meets_sla) return;
+  std::vector<std::pair<double, double>> points;
+  if (rank(e, id)) points.emplace_back(e.prediction.tpot_s, e.prediction.throughput_tokens_per_s_per_device);
+  merge(points);
 }
 
 }  // namespace dayzero::search::detail

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <tuple>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -51,9 +51,13 @@ Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Sc
 Key optimistic(const Bound& b, Objective o);
 Key achieved(const Evaluated& e, Objective o);
 
-// A layout name of the ranking (ranking.h): one unit's groups with the same KV dtype,
-// number of resident experts and token budget are one name.
-using Identity = std::tuple<size_t, plan::KvDtype, int64_t, int64_t>;
+// A layout name of the ranking (ranking.h), hashed: one unit's groups with the same KV
+// dtype, number of resident experts and token budget are one name; a disaggregated
+// deployment is named by layout_name. Two names that hash alike count as one, which
+// only prunes less.
+using Identity = uint64_t;
+Identity identity_of(size_t unit, const plan::Plan& p);
+Identity identity_of(const std::string& layout_name);
 
 // The plans meeting the SLA found so far: the best `k` layout names under the
 // objective, and the Pareto front as a staircase of (TPOT, throughput per device).
@@ -68,8 +72,14 @@ class Incumbents {
   bool dominates(const Bound& b) const;
   // A unit's costed plans (those meeting the SLA count).
   void add(const std::vector<Evaluated>& plans, size_t unit);
+  // One plan, named by `id` (counted when it meets the SLA).
+  void add(const Evaluated& e, Identity id);
 
  private:
+  // Ranks `e` under `id`; returns whether its point may join the front.
+  bool rank(const Evaluated& e, Identity id);
+  void merge(std::vector<std::pair<double, double>>& points);
+
   Objective o_;
   size_t k_;
   std::vector<std::pair<Key, Identity>> best_;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "core/error.h"
+#include "search/bounds.h"
 #include "simulate/disaggregated.h"
 
 namespace dayzero::search {
@@ -51,21 +53,85 @@ std::vector<const Evaluated*> prefill_workers(const std::vector<const Evaluated*
 
 }  // namespace
 
-std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single, const Scenario& s,
-                                           simulate::Simulator& sim) {
+namespace {
+
+// Pairs workers into deployments, keeping those that may be ranked or on the front.
+class Pairing {
+ public:
+  Pairing(const std::vector<Evaluated>& single, const Scenario& s, simulate::Simulator& sim, bool prune)
+      : s_(s), sim_(sim) {
+    if (!prune) return;
+    inc_.emplace(s.objective, static_cast<size_t>(s.space.top));
+    for (const Evaluated& e : single)
+      if (e.meets_sla) inc_->add(e, detail::identity_of(layout_name(e)));
+  }
+
+  // The deployment of np prefill workers `p` and nd decode workers `d` (into `plan`,
+  // d's plan to start with), whose decode rank receives `kv_bytes` per prompt.
+  void pair(const Evaluated& d, int64_t nd, const Evaluated& p, int64_t np, double kv_bytes, plan::Plan& plan) {
+    plan.disaggregated = {
+        static_cast<int>(np), static_cast<int>(nd), {p.plan.pp, p.plan.attention, p.plan.moe, p.plan.workload.batch}};
+    const std::pair<double, int64_t> where{kv_bytes, np * p.plan.world_size()};
+    auto [t, new_path] = transfers_.try_emplace(where, 0.0);
+    if (new_path) t->second = simulate::kv_transfer_s(sim_.cluster(), plan, kv_bytes);
+    ++out_.generated;
+    if (skip(plan, simulate::disaggregated_figures(plan, p.prediction, d.prediction, t->second))) return;
+    Evaluated e;
+    e.plan = plan;
+    e.weights = d.weights;
+    e.resident_fraction = d.resident_fraction;
+    e.prediction = simulate::combine_disaggregated(e.plan, p.prediction, d.prediction, t->second);
+    e.max_memory_bytes = std::max(p.max_memory_bytes, d.max_memory_bytes);
+    check_sla(e, s_);
+    if (inc_) inc_->add(e, detail::identity_of(layout_name(e)));
+    out_.kept.push_back(std::move(e));
+    if (static_cast<int64_t>(out_.kept.size()) > kMaxKeptPlans)
+      throw core::InputError(s_.file.string(), "search.disaggregated", "true",
+                             "the disaggregated pairs kept number more than " + std::to_string(kMaxKeptPlans) +
+                                 ": narrow search.batches, device_counts, tp, pp or ep");
+  }
+
+  PoolPairs take() { return std::move(out_); }
+
+ private:
+  // Once a plan meets the SLA (and so the answer is the ranking and the front, not
+  // suggestions), a deployment that misses the SLA, or that `top` names and a front
+  // plan beat (search.h's bound rule, on its own figures), changes nothing. Both
+  // workers fit by construction.
+  bool skip(const plan::Plan& plan, const simulate::DisaggregatedFigures& f) {
+    if (!inc_ || !inc_->any()) return false;
+    if (s_.sla.max_ttft_s > 0 && f.ttft_s > s_.sla.max_ttft_s) return ++out_.pruned.ttft, true;
+    if (s_.sla.max_tpot_s > 0 && f.tpot_s > s_.sla.max_tpot_s) return ++out_.pruned.tpot, true;
+    const double rate = f.throughput_tokens_per_s / static_cast<double>(plan.workload.output_len);
+    const bool short_of_rate = s_.request_rate_per_s > 0 && rate < s_.request_rate_per_s;
+    const detail::Bound b{f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()};
+    if (short_of_rate || inc_->dominates(b)) return ++out_.pruned.bound, true;
+    return false;
+  }
+
+  const Scenario& s_;
+  simulate::Simulator& sim_;
+  std::optional<detail::Incumbents> inc_;
+  std::map<std::pair<double, int64_t>, double> transfers_;  // (bytes, first decode device) -> s
+  PoolPairs out_;
+};
+
+}  // namespace
+
+PoolPairs disaggregated_plans(const std::vector<Evaluated>& single, const Scenario& s, simulate::Simulator& sim,
+                              bool prune) {
   const int64_t devices = sim.cluster().num_devices();
   std::map<PrecisionKey, std::vector<const Evaluated*>> fitting;
   for (const Evaluated& e : single)
     // Uneven stages stay in single pools: a worker layout (plan::WorkerLayout) has no split.
     if (e.prediction.fits && e.prediction.tpot_s > 0 && !e.plan.disaggregated.on() && e.plan.stage_layers.empty())
       fitting[precision_of(e)].push_back(&e);
-  std::vector<Evaluated> out;
-  std::map<std::pair<double, int64_t>, double> transfers;  // (bytes, first decode device) -> s
+  Pairing pairing(single, s, sim, prune);
   for (const auto& [key, plans] : fitting) {
     const std::vector<const Evaluated*> prefills = prefill_workers(plans);
     std::map<LayoutKey, double> kv_bytes;  // one decode rank's shard of a prompt, per decode layout
     for (const Evaluated* d : plans) {
-      const plan::Plan& dp = d->plan;
+      plan::Plan dp = d->plan;
       auto [kv, fresh] = kv_bytes.try_emplace(layout_of(dp), 0.0);
       if (fresh) kv->second = sim.kv_budget(*sim.prepare(dp), {}).sequence_bytes(dp.workload.input_len);
       // Requests/s one decode worker finishes, as the deployment's prediction costs it.
@@ -79,32 +145,13 @@ std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single,
           const double balanced = static_cast<double>(nd) * decode_rate / prefill_rate(*p);
           const int64_t lo = std::clamp<int64_t>(static_cast<int64_t>(std::floor(balanced)), 1, most);
           const int64_t hi = std::clamp<int64_t>(static_cast<int64_t>(std::ceil(balanced)), 1, most);
-          for (int64_t np : {lo, hi}) {
-            Evaluated e;
-            e.plan = dp;
-            e.plan.disaggregated = {static_cast<int>(np),
-                                    static_cast<int>(nd),
-                                    {p->plan.pp, p->plan.attention, p->plan.moe, p->plan.workload.batch}};
-            e.weights = d->weights;
-            e.resident_fraction = d->resident_fraction;
-            const std::pair<double, int64_t> where{kv->second, np * p->plan.world_size()};
-            auto [t, new_path] = transfers.try_emplace(where, 0.0);
-            if (new_path) t->second = simulate::kv_transfer_s(sim.cluster(), e.plan, kv->second);
-            e.prediction = simulate::combine_disaggregated(e.plan, p->prediction, d->prediction, t->second);
-            e.max_memory_bytes = std::max(p->max_memory_bytes, d->max_memory_bytes);
-            check_sla(e, s);
-            out.push_back(std::move(e));
-            if (lo == hi) break;
-          }
-          if (static_cast<int64_t>(out.size()) > kMaxKeptPlans)
-            throw core::InputError(s.file.string(), "search.disaggregated", "true",
-                                   "the disaggregated pairs number more than " + std::to_string(kMaxKeptPlans) +
-                                       ": narrow search.batches, device_counts, tp, pp or ep");
+          pairing.pair(*d, nd, *p, lo, kv->second, dp);
+          if (hi != lo) pairing.pair(*d, nd, *p, hi, kv->second, dp);
         }
       }
     }
   }
-  return out;
+  return pairing.take();
 }
 
 }  // namespace dayzero::search

@@ -22,9 +22,20 @@
 
 namespace dayzero::search {
 
-// Disaggregated plans from `single` (evaluated single-pool plans), evaluated, their
-// SLA checked. Throws core::InputError when they are more than kMaxKeptPlans.
-std::vector<Evaluated> disaggregated_plans(const std::vector<Evaluated>& single, const Scenario& s,
-                                           simulate::Simulator& sim);
+// The pairs a search considered: those kept (evaluated, their SLA checked), how many
+// were generated, and those pruned by rule.
+struct PoolPairs {
+  std::vector<Evaluated> kept;
+  int64_t generated = 0;
+  Pruned pruned;
+};
+
+// Disaggregated plans from `single` (evaluated single-pool plans). With `prune`, once
+// some plan meets the SLA, pairs that miss it, or that `top` better layout names and a
+// faster, as productive front plan beat, are counted and dropped (search.h's rules on
+// the pair's own figures: the ranking and the front are those of every pair). Throws
+// core::InputError when the kept pairs are more than kMaxKeptPlans.
+PoolPairs disaggregated_plans(const std::vector<Evaluated>& single, const Scenario& s, simulate::Simulator& sim,
+                              bool prune);
 
 }  // namespace dayzero::search

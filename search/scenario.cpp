@@ -153,9 +153,9 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
     o.stage_splits.push_back(*split);
   }
   o.disaggregated = sp.opt_bool("disaggregated", false);
-  // Pools pair every fitting layout with every other: from the full space that is
-  // millions of pairs on 32 GPUs, so pools are searched in the compact space unless
-  // the scenario says otherwise.
+  // Pools are paired from every fitting plan, each costed (only the memory rule prunes
+  // single plans then): the compact space unless the scenario says otherwise
+  // (scenario.h says why).
   const std::string kind = sp.opt_string("space", o.disaggregated ? "compact" : "full");
   if (kind == "compact") o.kind = SpaceKind::compact;
   else if (kind == "full") o.kind = SpaceKind::full;

@@ -144,10 +144,13 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
   detail::walk_space(r, space, s, m, c, eff, opts, t0);
   if (s.space.disaggregated) {
     simulate::Simulator sim(m, c, eff);
-    std::vector<Evaluated> pools = disaggregated_plans(r.all, s, sim);
-    r.candidates += pools.size();
-    r.evaluated += static_cast<int64_t>(pools.size());
-    r.all.insert(r.all.end(), std::make_move_iterator(pools.begin()), std::make_move_iterator(pools.end()));
+    PoolPairs pools = disaggregated_plans(r.all, s, sim, opts.prune);
+    r.candidates += static_cast<size_t>(pools.generated);
+    r.evaluated += static_cast<int64_t>(pools.kept.size());
+    r.pruned.ttft += pools.pruned.ttft;
+    r.pruned.tpot += pools.pruned.tpot;
+    r.pruned.bound += pools.pruned.bound;
+    r.all.insert(r.all.end(), std::make_move_iterator(pools.kept.begin()), std::make_move_iterator(pools.kept.end()));
   }
   r.top = rank_plans(r.all, s.objective, s.space.top);
   r.pareto = pareto_front(r.all);

@@ -53,19 +53,31 @@ Prediction combine_disaggregated(const plan::Plan& p, const Prediction& prefill,
   out.fullest_reason = decode_fuller ? decode.fullest_reason : prefill.fullest_reason;
   out.prefill = prefill.prefill;
   out.decode = decode.decode;
-  if (prefill.ttft_s <= 0 || decode.decode.time_s <= 0) return out;  // not timed (does not fit)
+  const DisaggregatedFigures f = disaggregated_figures(p, prefill, decode, transfer_s);
+  out.ttft_s = f.ttft_s;
+  out.tpot_s = f.tpot_s;
+  out.request_latency_s = f.request_latency_s;
+  out.throughput_tokens_per_s = f.throughput_tokens_per_s;
+  out.throughput_tokens_per_s_per_device = f.throughput_tokens_per_s_per_device;
+  return out;
+}
 
+DisaggregatedFigures disaggregated_figures(const plan::Plan& p, const Prediction& prefill, const Prediction& decode,
+                                           double transfer_s) {
+  DisaggregatedFigures f;
+  if (prefill.ttft_s <= 0 || decode.decode.time_s <= 0) return f;  // not timed (does not fit)
+  const plan::Disaggregation& d = p.disaggregated;
   const double out_len = static_cast<double>(p.workload.output_len);
   const double in_flight = d.decode_workers * static_cast<double>(p.workload.batch);
-  const double prefill_rate = prefill_prompts_per_s(int64_t{d.prefill_workers} * l.attention.dp, prefill);
-  out.tpot_s = decode_step_per_token_s(p, decode);
+  const double prefill_rate = prefill_prompts_per_s(int64_t{d.prefill_workers} * d.prefill.attention.dp, prefill);
+  f.tpot_s = decode_step_per_token_s(p, decode);
   const double decode_rate = decode_requests_per_s(in_flight, p, decode);
   const double rate = std::min(prefill_rate, decode_rate);
-  out.ttft_s = std::max(prefill.ttft_s + transfer_s + decode.decode.time_s, in_flight / rate - out_len * out.tpot_s);
-  out.throughput_tokens_per_s = rate * out_len;
-  out.throughput_tokens_per_s_per_device = out.throughput_tokens_per_s / static_cast<double>(p.devices_used());
-  out.request_latency_s = out.ttft_s + out_len * out.tpot_s;
-  return out;
+  f.ttft_s = std::max(prefill.ttft_s + transfer_s + decode.decode.time_s, in_flight / rate - out_len * f.tpot_s);
+  f.throughput_tokens_per_s = rate * out_len;
+  f.throughput_tokens_per_s_per_device = f.throughput_tokens_per_s / static_cast<double>(p.devices_used());
+  f.request_latency_s = f.ttft_s + out_len * f.tpot_s;
+  return f;
 }
 
 }  // namespace dayzero::simulate

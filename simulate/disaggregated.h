@@ -43,6 +43,16 @@ double prefill_prompts_per_s(int64_t replicas, const Prediction& prefill);
 double decode_step_per_token_s(const plan::Plan& p, const Prediction& decode);
 double decode_requests_per_s(double in_flight, const plan::Plan& p, const Prediction& decode);
 
+// The deployment's latencies and throughput from its workers' (the formulas above;
+// all 0 when a worker was not timed). combine_disaggregated's figures, without the
+// ranks: what a search needs to tell whether the deployment is worth keeping.
+struct DisaggregatedFigures {
+  double ttft_s = 0, tpot_s = 0, request_latency_s = 0;
+  double throughput_tokens_per_s = 0, throughput_tokens_per_s_per_device = 0;
+};
+DisaggregatedFigures disaggregated_figures(const plan::Plan& p, const Prediction& prefill, const Prediction& decode,
+                                           double transfer_s);
+
 // The deployment's prediction from its workers' (p must be disaggregated). Ranks: one
 // prefill worker's, then one decode worker's, renumbered in that order on the devices
 // the pools take first; it fits when both workers fit.

@@ -85,15 +85,20 @@ TEST(Search, DisaggregatedPairsAreValidAndCostedAsSimulated) {
   while (singles < with.all.size() && !with.all[singles].plan.disaggregated.on()) ++singles;
   ASSERT_GE(singles, without.all.size());
   ASSERT_GT(with.all.size(), singles);
-  EXPECT_EQ(with.pruned.ttft + with.pruned.tpot, 0);
+  // Every pair considered is kept or pruned (the pairs that miss the SLA, or that
+  // better plans beat, once a plan meets it: the exhaustive comparison is test_space's).
+  EXPECT_EQ(static_cast<int64_t>(with.candidates), with.evaluated + with.pruned.total());
+  const auto pairs_considered = static_cast<int64_t>(with.candidates - without.candidates);
+  const auto pairs_kept = static_cast<int64_t>(with.all.size() - singles);
+  EXPECT_GT(pairs_considered, 10 * pairs_kept);
   simulate::Simulator sim(l.model, l.cluster);
-  size_t pairs = 0, checked = 0;
+  size_t checked = 0;
+  const size_t stride = std::max<size_t>(1, static_cast<size_t>(pairs_kept) / 40);
   for (size_t i = singles; i < with.all.size(); ++i) {
     const Evaluated& e = with.all[i];
     ASSERT_TRUE(e.plan.disaggregated.on());
-    ++pairs;
     EXPECT_LE(e.plan.devices_used(), 32);
-    if (i % 97 != 0) continue;  // a sample: validating and simulating all takes seconds
+    if ((i - singles) % stride != 0) continue;  // a sample: validating and simulating all takes seconds
     ++checked;
     EXPECT_NO_THROW(plan::validate_plan(e.plan, l.model, l.cluster.num_devices(), "pair"));
     const simulate::Prediction p = sim.simulate(e.plan, {false, false, false});
@@ -102,7 +107,6 @@ TEST(Search, DisaggregatedPairsAreValidAndCostedAsSimulated) {
     EXPECT_NEAR(p.throughput_tokens_per_s, e.prediction.throughput_tokens_per_s, 1e-9 * p.throughput_tokens_per_s);
   }
   EXPECT_GT(checked, 10u);
-  EXPECT_EQ(with.candidates, without.candidates + pairs);
   ASSERT_TRUE(with.feasible());
   EXPECT_TRUE(with.all[with.top.front()].plan.disaggregated.on());  // at 4K / 1K on 32 H200s, pools win
 }
