@@ -100,13 +100,15 @@ class Pairing {
   // workers fit by construction.
   bool skip(const plan::Plan& plan, const simulate::DisaggregatedFigures& f) {
     if (!inc_ || !inc_->any()) return false;
-    if (s_.sla.max_ttft_s > 0 && f.ttft_s > s_.sla.max_ttft_s) return ++out_.pruned.ttft, true;
-    if (s_.sla.max_tpot_s > 0 && f.tpot_s > s_.sla.max_tpot_s) return ++out_.pruned.tpot, true;
+    int64_t* rule = nullptr;
     const double rate = f.throughput_tokens_per_s / static_cast<double>(plan.workload.output_len);
-    const bool short_of_rate = s_.request_rate_per_s > 0 && rate < s_.request_rate_per_s;
-    const detail::Bound b{f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()};
-    if (short_of_rate || inc_->dominates(b)) return ++out_.pruned.bound, true;
-    return false;
+    if (s_.sla.max_ttft_s > 0 && f.ttft_s > s_.sla.max_ttft_s) rule = &out_.pruned.ttft;
+    else if (s_.sla.max_tpot_s > 0 && f.tpot_s > s_.sla.max_tpot_s) rule = &out_.pruned.tpot;
+    else if ((s_.request_rate_per_s > 0 && rate < s_.request_rate_per_s) ||
+             inc_->dominates({f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()}))
+      rule = &out_.pruned.bound;
+    if (rule) ++*rule;
+    return rule != nullptr;
   }
 
   const Scenario& s_;
