@@ -100,13 +100,17 @@ class Pairing {
   // workers fit by construction.
   bool skip(const plan::Plan& plan, const simulate::DisaggregatedFigures& f) {
     if (!inc_ || !inc_->any()) return false;
-    int64_t* rule = nullptr;
     const double rate = f.throughput_tokens_per_s / static_cast<double>(plan.workload.output_len);
-    if (s_.sla.max_ttft_s > 0 && f.ttft_s > s_.sla.max_ttft_s) rule = &out_.pruned.ttft;
-    else if (s_.sla.max_tpot_s > 0 && f.tpot_s > s_.sla.max_tpot_s) rule = &out_.pruned.tpot;
-    else if ((s_.request_rate_per_s > 0 && rate < s_.request_rate_per_s) ||
-             inc_->dominates({f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()}))
-      rule = &out_.pruned.bound;
+    int64_t* rule = nullptr;  // the counter of the rule that drops the pair
+    switch (sla_miss(s_, f.ttft_s, f.tpot_s, rate)) {
+      case SlaMiss::ttft: rule = &out_.pruned.ttft; break;
+      case SlaMiss::tpot: rule = &out_.pruned.tpot; break;
+      case SlaMiss::rate: rule = &out_.pruned.bound; break;
+      case SlaMiss::none:
+        if (inc_->dominates({f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()}))
+          rule = &out_.pruned.bound;
+        break;
+    }
     if (rule) ++*rule;
     return rule != nullptr;
   }

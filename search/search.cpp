@@ -89,22 +89,29 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
 
 }  // namespace
 
+SlaMiss sla_miss(const Scenario& s, double ttft_s, double tpot_s, double requests_per_s) {
+  if (s.sla.max_ttft_s > 0 && ttft_s > s.sla.max_ttft_s) return SlaMiss::ttft;
+  if (s.sla.max_tpot_s > 0 && tpot_s > s.sla.max_tpot_s) return SlaMiss::tpot;
+  if (s.request_rate_per_s > 0 && requests_per_s < s.request_rate_per_s) return SlaMiss::rate;
+  return SlaMiss::none;
+}
+
 void check_sla(Evaluated& e, const Scenario& s) {
   const auto& p = e.prediction;
   e.meets_sla = false;
   if (!p.fits) return;
-  if (s.sla.max_ttft_s > 0 && p.ttft_s > s.sla.max_ttft_s) {
-    e.sla_miss = "TTFT " + fmt("%.3g", p.ttft_s) + " s > " + fmt("%.3g", s.sla.max_ttft_s) + " s";
-    return;
-  }
-  if (s.sla.max_tpot_s > 0 && p.tpot_s > s.sla.max_tpot_s) {
-    e.sla_miss = "TPOT " + fmt("%.3g", p.tpot_s * 1e3) + " ms > " + fmt("%.3g", s.sla.max_tpot_s * 1e3) + " ms";
-    return;
-  }
   const double rate = p.throughput_tokens_per_s / static_cast<double>(e.plan.workload.output_len);
-  if (s.request_rate_per_s > 0 && rate < s.request_rate_per_s) {
-    e.sla_miss = "serves " + fmt("%.3g", rate) + " requests/s < " + fmt("%.3g", s.request_rate_per_s);
-    return;
+  switch (sla_miss(s, p.ttft_s, p.tpot_s, rate)) {
+    case SlaMiss::ttft:
+      e.sla_miss = "TTFT " + fmt("%.3g", p.ttft_s) + " s > " + fmt("%.3g", s.sla.max_ttft_s) + " s";
+      return;
+    case SlaMiss::tpot:
+      e.sla_miss = "TPOT " + fmt("%.3g", p.tpot_s * 1e3) + " ms > " + fmt("%.3g", s.sla.max_tpot_s * 1e3) + " ms";
+      return;
+    case SlaMiss::rate:
+      e.sla_miss = "serves " + fmt("%.3g", rate) + " requests/s < " + fmt("%.3g", s.request_rate_per_s);
+      return;
+    case SlaMiss::none: break;
   }
   e.meets_sla = true;
 }

@@ -106,6 +106,10 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
 // Whether an evaluated plan fits and meets the scenario's SLA (TTFT, TPOT, request
 // rate): sets e.meets_sla, and e.sla_miss to the first limit it misses.
 void check_sla(Evaluated& e, const Scenario& s);
+// Which SLA limit a fitting plan with these figures misses first, if any (check_sla's
+// order: TTFT, TPOT, then the scenario's request rate).
+enum class SlaMiss { none, ttft, tpot, rate };
+SlaMiss sla_miss(const Scenario& s, double ttft_s, double tpot_s, double requests_per_s);
 
 // Sets a plan's per-part weight dtypes from a search weight choice.
 void apply_weight_choice(plan::Plan& p, WeightChoice choice);
