@@ -60,6 +60,7 @@ struct RunCliOptions {
   int iterations = 5;
   std::string backend = "cpu";
   double collective_timeout_s = executor::kDefaultCollectiveTimeout_s;  // under mpirun
+  std::string kv_cache_dtype;  // "": the plan file's, else fp32 (the full-precision reference)
 };
 
 // The most prompt tokens a run holds (batch x prompt length): 2^24 token ids
@@ -90,6 +91,12 @@ std::vector<int64_t> synthetic_prompt(int64_t len, int64_t vocab, uint64_t seque
   return out;
 }
 
+plan::KvDtype kv_dtype_option(const std::string& text) {
+  const auto d = plan::parse_kv_dtype(text);
+  if (!d) throw std::runtime_error("--kv-cache-dtype '" + text + "': unknown (bf16, fp8, fp32)");
+  return *d;
+}
+
 plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t prompt, int64_t decode) {
   plan::Plan p;
   p.model = m.config.source;
@@ -107,7 +114,8 @@ plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t pro
   }
   p.workload.input_len = prompt;
   p.workload.output_len = decode + 1;
-  p.dtypes.kv_cache = plan::KvDtype::bf16;  // recorded; the CPU backend keeps float32
+  // The full-precision reference, unless --kv-cache-dtype says.
+  p.dtypes.kv_cache = o.kv_cache_dtype.empty() ? plan::KvDtype::fp32 : kv_dtype_option(o.kv_cache_dtype);
   return p;
 }
 
@@ -224,6 +232,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   plan::Plan plan;
   std::string source = o.plan;
   if (!o.plan.empty()) plan = plan::load_plan(o.plan);
+  if (!o.plan.empty() && !o.kv_cache_dtype.empty()) plan.dtypes.kv_cache = kv_dtype_option(o.kv_cache_dtype);
   // Sequences: --batch, else the plan file's workload batch, else one per DP replica.
   const int64_t batch = o.batch > 0 ? o.batch : !o.plan.empty() ? plan.workload.batch : o.dp;
   const int64_t prompt_len = o.prompt_tokens.empty() ? o.prompt_len : static_cast<int64_t>(o.prompt_tokens.size());
@@ -307,6 +316,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, plan::kMaxSequenceTokens));
   cmd->add_option("--out", opts->out, "Measurements JSON to write (atomically)");
   cmd->add_option("--backend", opts->backend, "Kernels to run on (`dayzero check` lists each backend's coverage)");
+  cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype,
+                  "KV cache element type the run stores: fp32 (the default without a plan file: the "
+                  "full-precision reference), bf16 or fp8 (E4M3); overrides the plan file's dtypes.kv_cache");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--collective-timeout", opts->collective_timeout_s,

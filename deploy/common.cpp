@@ -225,6 +225,10 @@ std::vector<Worker> place_workers(const Context& ctx) {
 std::string weight_conversion(const Context& ctx, bool online_fp8) {
   using model::WeightPrecision;
   const plan::PlanDtypes& d = ctx.plan->dtypes;
+  if (d.kv_cache == plan::KvDtype::fp32)
+    throw Unexpressible(ctx.engine, "dtypes.kv_cache",
+                        "fp32 is the executor's full-precision reference; the engines keep their KV cache in the "
+                        "model's 16-bit dtype or in FP8 (bf16 or fp8)");
   const std::pair<const char*, WeightPrecision> parts[] = {{"dtypes.attention", d.attention},
                                                            {"dtypes.dense_mlp", d.dense_mlp},
                                                            {"dtypes.experts", d.experts},

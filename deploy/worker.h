@@ -53,7 +53,7 @@ std::vector<Worker> place_workers(const Context& ctx);
 
 // The precision flag the plan needs: "" (the checkpoint as stored, or a prequantized
 // model id), "fp8" (online FP8 of a 16-bit checkpoint, where `online_fp8` says the
-// engine can), else Unexpressible naming the dtypes field.
+// engine can), else Unexpressible naming the dtypes field (an fp32 KV cache too).
 std::string weight_conversion(const Context& ctx, bool online_fp8);
 
 void add(std::vector<Flag>& flags, const std::string& name, const std::string& value);

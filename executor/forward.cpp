@@ -47,7 +47,7 @@ std::set<std::string> needed_weights(const model::Model& m, const ParallelContex
 }
 
 Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, const ParallelContext& par,
-                 OpTimer& timer, double rms_norm_eps, int64_t kv_block_tokens)
+                 OpTimer& timer, double rms_norm_eps, int64_t kv_block_tokens, KvStorage kv_storage)
     : m_(m), be_(backend), w_(w), par_(par), timer_(timer), eps_(rms_norm_eps) {
   const auto& c = m.config;
   const bool mla = c.attention == model::AttentionKind::mla;
@@ -61,7 +61,7 @@ Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, 
   std::vector<bool> cached;  // the stage's layers that attend (not Qwen3.5's linear-attention ones)
   for (int64_t l = par.first_layer; l < par.end_layer; ++l)
     cached.push_back(m.layers.at(static_cast<size_t>(l)).attention != model::LayerAttention::linear);
-  kv_ = std::make_unique<KvCache>(std::move(cached), kv_block_tokens, k_width, v_width);
+  kv_ = std::make_unique<KvCache>(std::move(cached), kv_block_tokens, k_width, v_width, kv_storage);
   if (mla && c.indexer.heads > 0)
     index_kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, c.indexer.head_dim, 0);
 }
@@ -271,7 +271,8 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
   attention_cost_op_.attn.kv_elems_per_token = as.kv_elems_per_token * kv_heads / as.kv_heads;
   const Tensor o = per_sequence(a_op, attention_variant(as), qk[0], b, heads * as.v_head_dim,
                                 [&](const KernelEntry& ke, const Tensor& qs, std::span<const int64_t> pos, int seq) {
-                                  return std::get<AttentionFn>(ke.fn)(qs, pos, kv_->pages(layer, seq), p);
+                                  KvRows rows;  // a reduced-precision cache's rows as float32
+                                  return std::get<AttentionFn>(ke.fn)(qs, pos, kv_->pages(layer, seq, rows), p);
                                 });
   if (c.attn_output_gate) return gemm(op(L, "o_proj"), activation(op(L, "attn_output_gate"), gate, o));
   return gemm(op(L, "o_proj"), o);
@@ -326,7 +327,8 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
                                 [&](const KernelEntry& ke, const Tensor& qs, std::span<const int64_t> pos, int seq) {
                                   MlaParams ps = p;
                                   if (!keep_of.empty()) ps.keep = keep_of.at(seq)->data;
-                                  return std::get<MlaFn>(ke.fn)(qs, pos, kv_->pages(layer, seq), kv_b, ps);
+                                  KvRows rows;
+                                  return std::get<MlaFn>(ke.fn)(qs, pos, kv_->pages(layer, seq, rows), kv_b, ps);
                                 });
   return gemm(op(L, "o_proj"), o);
 }

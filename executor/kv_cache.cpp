@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/weights.h"
+
 namespace dayzero::executor {
 
 KvPages KvPages::contiguous(const Tensor& k, const Tensor& v, std::vector<int32_t>& one_block) {
@@ -23,8 +25,42 @@ KvPages KvPages::contiguous(const Tensor& k, const Tensor& v, std::vector<int32_
   return p;
 }
 
-KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width)
-    : layers_(layers), block_tokens_(block_tokens), k_width_(k_width), v_width_(v_width) {
+void KvCache::Pool::resize(KvStorage s, size_t n) {
+  switch (s) {
+    case KvStorage::f32: f32.resize(n); return;
+    case KvStorage::bf16: bf16.resize(n); return;
+    case KvStorage::fp8_e4m3: fp8.resize(n); return;
+  }
+}
+
+void KvCache::Pool::store(KvStorage s, size_t at, const float* x, int64_t n) {
+  switch (s) {
+    case KvStorage::f32: std::copy_n(x, n, f32.data() + at); return;
+    case KvStorage::bf16:
+      for (int64_t i = 0; i < n; ++i) bf16[at + static_cast<size_t>(i)] = float_to_bf16(x[i]);
+      return;
+    case KvStorage::fp8_e4m3:
+      for (int64_t i = 0; i < n; ++i) fp8[at + static_cast<size_t>(i)] = float_to_fp8_e4m3(x[i]);
+      return;
+  }
+}
+
+void KvCache::Pool::load(KvStorage s, size_t at, float* out, int64_t n) const {
+  switch (s) {
+    case KvStorage::f32: std::copy_n(f32.data() + at, n, out); return;
+    case KvStorage::bf16:
+      for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(bf16[at + static_cast<size_t>(i)]);
+      return;
+    case KvStorage::fp8_e4m3: {
+      const auto& table = fp8_e4m3_table();
+      for (int64_t i = 0; i < n; ++i) out[i] = table[fp8[at + static_cast<size_t>(i)]];
+      return;
+    }
+  }
+}
+
+KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, KvStorage storage)
+    : layers_(layers), block_tokens_(block_tokens), k_width_(k_width), v_width_(v_width), storage_(storage) {
   if (layers < 0 || block_tokens <= 0 || k_width <= 0 || v_width < 0)
     throw std::invalid_argument("KvCache: " + std::to_string(layers) + " layers, blocks of " +
                                 std::to_string(block_tokens) + " tokens, rows of " + std::to_string(k_width) + " / " +
@@ -34,16 +70,17 @@ KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t 
   cached_.assign(static_cast<size_t>(layers), true);
 }
 
-KvCache::KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width)
-    : KvCache(static_cast<int64_t>(cached_layers.size()), block_tokens, k_width, v_width) {
+KvCache::KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width,
+                 KvStorage storage)
+    : KvCache(static_cast<int64_t>(cached_layers.size()), block_tokens, k_width, v_width, storage) {
   cached_ = std::move(cached_layers);
 }
 
 void KvCache::grow_pools() {
   for (int64_t l = 0; l < layers_; ++l) {
     if (!cached_[static_cast<size_t>(l)]) continue;
-    k_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * k_width_));
-    v_pool_[static_cast<size_t>(l)].resize(static_cast<size_t>(blocks_ * block_tokens_ * v_width_));
+    k_pool_[static_cast<size_t>(l)].resize(storage_, static_cast<size_t>(blocks_ * block_tokens_ * k_width_));
+    v_pool_[static_cast<size_t>(l)].resize(storage_, static_cast<size_t>(blocks_ * block_tokens_ * v_width_));
   }
 }
 
@@ -103,37 +140,74 @@ int64_t KvCache::extend(int seq, int64_t n) {
   return first;
 }
 
+const std::vector<int32_t>& KvCache::table_of(int64_t layer, int seq) const {
+  if (layer < 0 || layer >= layers_ || !cached_[static_cast<size_t>(layer)])
+    throw std::out_of_range("KvCache: layer " + std::to_string(layer) + " holds no cache");
+  return tables_.at(static_cast<size_t>(seq));
+}
+
 void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows) {
-  KvPages p = pages(layer, seq);
-  if (pos < 0 || pos + rows > p.tokens)
+  const auto& table = table_of(layer, seq);
+  const int64_t tokens = lengths_[static_cast<size_t>(seq)];
+  if (pos < 0 || pos + rows > tokens)
     throw std::out_of_range("KvCache::write: positions [" + std::to_string(pos) + ", " + std::to_string(pos + rows) +
-                            ") of a sequence with " + std::to_string(p.tokens) + " reserved");
+                            ") of a sequence with " + std::to_string(tokens) + " reserved");
   auto& kp = k_pool_[static_cast<size_t>(layer)];
   auto& vp = v_pool_[static_cast<size_t>(layer)];
   for (int64_t i = 0; i < rows; ++i) {
-    const int64_t s = p.slot(pos + i);
-    std::copy_n(k_rows + i * k_width_, k_width_, kp.data() + s * k_width_);
-    std::copy_n(v_rows + i * v_width_, v_width_, vp.data() + s * v_width_);
+    const int64_t j = pos + i;
+    const auto s =
+        static_cast<size_t>(table[static_cast<size_t>(j / block_tokens_)] * block_tokens_ + j % block_tokens_);
+    kp.store(storage_, s * static_cast<size_t>(k_width_), k_rows + i * k_width_, k_width_);
+    vp.store(storage_, s * static_cast<size_t>(v_width_), v_rows + i * v_width_, v_width_);
   }
 }
 
 KvPages KvCache::pages(int64_t layer, int seq) const {
-  if (layer < 0 || layer >= layers_ || !cached_[static_cast<size_t>(layer)])
-    throw std::out_of_range("KvCache: layer " + std::to_string(layer) + " holds no cache");
+  const auto& table = table_of(layer, seq);
+  if (storage_ != KvStorage::f32)
+    throw std::logic_error("KvCache::pages: a " + std::string(kv_storage_name(storage_)) +
+                           " cache is read through a scratch of float32 rows");
   KvPages p;
-  p.k = k_pool_[static_cast<size_t>(layer)].data();
-  p.v = v_pool_[static_cast<size_t>(layer)].data();
+  p.k = k_pool_[static_cast<size_t>(layer)].f32.data();
+  p.v = v_pool_[static_cast<size_t>(layer)].f32.data();
   p.k_width = k_width_;
   p.v_width = v_width_;
   p.block_tokens = block_tokens_;
   p.tokens = lengths_.at(static_cast<size_t>(seq));
-  p.blocks = tables_[static_cast<size_t>(seq)];
+  p.blocks = table;
+  return p;
+}
+
+KvPages KvCache::pages(int64_t layer, int seq, KvRows& scratch) const {
+  if (storage_ == KvStorage::f32) return pages(layer, seq);
+  const auto& table = table_of(layer, seq);
+  const int64_t tokens = lengths_[static_cast<size_t>(seq)];
+  scratch.k = Tensor({tokens, k_width_});
+  scratch.v = Tensor({tokens, v_width_});
+  const Pool& kp = k_pool_[static_cast<size_t>(layer)];
+  const Pool& vp = v_pool_[static_cast<size_t>(layer)];
+  for (int64_t j = 0; j < tokens; ++j) {
+    const auto s =
+        static_cast<size_t>(table[static_cast<size_t>(j / block_tokens_)] * block_tokens_ + j % block_tokens_);
+    kp.load(storage_, s * static_cast<size_t>(k_width_), scratch.k.row(j), k_width_);
+    if (v_width_ > 0) vp.load(storage_, s * static_cast<size_t>(v_width_), scratch.v.row(j), v_width_);
+  }
+  scratch.one_block.assign(1, 0);
+  KvPages p;
+  p.k = scratch.k.data.data();
+  p.v = scratch.v.data.data();
+  p.k_width = k_width_;
+  p.v_width = v_width_;
+  p.tokens = tokens;
+  p.block_tokens = std::max<int64_t>(1, tokens);
+  p.blocks = scratch.one_block;
   return p;
 }
 
 int64_t KvCache::bytes() const {
   const auto cached = static_cast<int64_t>(std::count(cached_.begin(), cached_.end(), true));
-  return cached * blocks_ * block_tokens_ * (k_width_ + v_width_) * static_cast<int64_t>(sizeof(float));
+  return cached * blocks_ * block_tokens_ * (k_width_ + v_width_) * kv_storage_bytes(storage_);
 }
 
 }  // namespace dayzero::executor

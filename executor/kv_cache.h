@@ -4,11 +4,16 @@
 // table, shared by all layers, mapping its positions to blocks. Memory grows a
 // block at a time, as the simulator's paged-KV rounding assumes (simulate/memory).
 // For MLA the "keys" are the normalized latent and the "values" the rotated rope key.
+// Rows are stored in the plan's KV dtype (KvStorage: float32, BF16 or FP8 E4M3,
+// rounded to nearest even when written); a reduced-precision cache is read back
+// as float32 rows into a per-call scratch (KvRows), as an engine's attention
+// kernel converts its FP8 cache on load.
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "executor/quantize.h"
 #include "executor/tensor.h"
 
 namespace dayzero::executor {
@@ -35,14 +40,22 @@ struct KvPages {
   static KvPages contiguous(const Tensor& k, const Tensor& v, std::vector<int32_t>& one_block);
 };
 
+// Float32 rows of one sequence read back from a reduced-precision cache: the
+// scratch a KvPages view of it points into (valid until the next read into it).
+struct KvRows {
+  Tensor k, v;
+  std::vector<int32_t> one_block;
+};
+
 class KvCache {
  public:
   // `layers` pools of blocks with rows of k_width and v_width floats (v_width 0: keys
   // only, as the sparse-attention indexer caches).
-  KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
+  KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, KvStorage storage = KvStorage::f32);
   // Only the layers marked true hold pools (Qwen3.5: its full-attention layers; the
   // linear-attention layers keep a state per sequence instead); the block tables are shared.
-  KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width);
+  KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width,
+          KvStorage storage = KvStorage::f32);
 
   int add_sequence();  // a new, empty sequence; its id (a released one's id is reused)
   // Returns `seq`'s blocks to the free list (taken again before the pools grow)
@@ -59,23 +72,40 @@ class KvCache {
   // returns the first of them.
   int64_t extend(int seq, int64_t n);
   // Copies `rows` rows of keys and values (k_width / v_width floats each,
-  // consecutive) into positions [pos, pos + rows) of `seq` in `layer`; they must
-  // have been reserved.
+  // consecutive) into positions [pos, pos + rows) of `seq` in `layer`, converted to
+  // the storage; they must have been reserved.
   void write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows);
+  // A view of the float32 cache itself (throws std::logic_error for another storage).
   KvPages pages(int64_t layer, int seq) const;
+  // Any storage: the float32 cache itself, or the sequence's rows converted into
+  // `scratch` (one contiguous block).
+  KvPages pages(int64_t layer, int seq, KvRows& scratch) const;
 
   int64_t block_tokens() const { return block_tokens_; }
+  KvStorage storage() const { return storage_; }
   int64_t allocated_blocks() const { return blocks_; }
   int64_t used_blocks() const { return blocks_ - static_cast<int64_t>(free_blocks_.size()); }
   int64_t bytes() const;  // all layers' pools as allocated
 
  private:
+  // One layer's rows of keys or of values, [blocks * block_tokens, width], in the
+  // vector of the cache's storage (the others stay empty).
+  struct Pool {
+    std::vector<float> f32;
+    std::vector<uint16_t> bf16;
+    std::vector<uint8_t> fp8;
+    void resize(KvStorage s, size_t n);
+    void store(KvStorage s, size_t at, const float* x, int64_t n);
+    void load(KvStorage s, size_t at, float* out, int64_t n) const;
+  };
   void grow_pools();
+  const std::vector<int32_t>& table_of(int64_t layer, int seq) const;  // checks both
   int64_t layers_, block_tokens_, k_width_, v_width_;
+  KvStorage storage_;
   std::vector<bool> cached_;  // per layer: holds a pool
   int64_t blocks_ = 0;
-  std::vector<std::vector<float>> k_pool_, v_pool_;  // per layer: [blocks * block_tokens, width]
-  std::vector<std::vector<int32_t>> tables_;         // per sequence: block ids
+  std::vector<Pool> k_pool_, v_pool_;         // per layer
+  std::vector<std::vector<int32_t>> tables_;  // per sequence: block ids
   std::vector<int64_t> lengths_;
   std::vector<int32_t> free_blocks_;  // released, reused last-in first-out
   std::vector<int> free_ids_;         // released sequence ids

@@ -8,16 +8,18 @@ std::string_view kv_dtype_name(KvDtype d) {
   switch (d) {
     case KvDtype::bf16: return "bf16";
     case KvDtype::fp8: return "fp8";
+    case KvDtype::fp32: return "fp32";
   }
   return "?";
 }
 
-std::optional<KvDtype> parse_kv_dtype(std::string_view s) { return core::parse_enum(s, kAllKvDtypes, kv_dtype_name); }
+std::optional<KvDtype> parse_kv_dtype(std::string_view s) { return core::parse_enum(s, kPlanKvDtypes, kv_dtype_name); }
 
 int64_t kv_elem_bytes(KvDtype d) {
   switch (d) {
     case KvDtype::bf16: return 2;
     case KvDtype::fp8: return 1;
+    case KvDtype::fp32: return 4;
   }
   return 2;
 }

@@ -38,11 +38,15 @@ struct MoeLayout {
 };
 
 // The KV cache's element type, and what flows between ops and over links.
-enum class KvDtype { bf16, fp8 };
+// fp32 is the executor's full-precision reference (a CPU run's KV cache): a plan
+// may name it, but no engine serves it, so the search and the exports use
+// kAllKvDtypes, the engines' own.
+enum class KvDtype { bf16, fp8, fp32 };
 enum class ActivationDtype { bf16, fp16 };
 inline constexpr KvDtype kAllKvDtypes[] = {KvDtype::bf16, KvDtype::fp8};
+inline constexpr KvDtype kPlanKvDtypes[] = {KvDtype::bf16, KvDtype::fp8, KvDtype::fp32};
 inline constexpr ActivationDtype kAllActivationDtypes[] = {ActivationDtype::bf16, ActivationDtype::fp16};
-std::string_view kv_dtype_name(KvDtype d);  // "bf16" | "fp8"
+std::string_view kv_dtype_name(KvDtype d);  // "bf16" | "fp8" | "fp32"
 std::optional<KvDtype> parse_kv_dtype(std::string_view s);
 int64_t kv_elem_bytes(KvDtype d);
 std::string_view activation_dtype_name(ActivationDtype d);  // "bf16" | "fp16"

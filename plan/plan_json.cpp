@@ -109,7 +109,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
     p.dtypes.dense_mlp = dtype(d, "dense_mlp", p.dtypes.dense_mlp, model::kAllPrecisions, model::precision_name);
     p.dtypes.experts = dtype(d, "experts", p.dtypes.experts, model::kAllPrecisions, model::precision_name);
     p.dtypes.embedding = dtype(d, "embedding", p.dtypes.embedding, model::kAllPrecisions, model::precision_name);
-    p.dtypes.kv_cache = dtype(d, "kv_cache", p.dtypes.kv_cache, kAllKvDtypes, kv_dtype_name);
+    p.dtypes.kv_cache = dtype(d, "kv_cache", p.dtypes.kv_cache, kPlanKvDtypes, kv_dtype_name);
     p.dtypes.activations = dtype(d, "activations", p.dtypes.activations, kAllActivationDtypes, activation_dtype_name);
     d.reject_unknown();
   }

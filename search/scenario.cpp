@@ -167,7 +167,8 @@ void read_search_space(Fields& f, const std::string& file, SpaceOverrides& o) {
   }
   for (const auto& d : sp.opt_strings("kv_dtypes")) {
     const auto kv = plan::parse_kv_dtype(d);
-    if (!kv) sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
+    if (!kv || *kv == plan::KvDtype::fp32)  // fp32: the executor's reference, which no engine serves
+      sp.fail_value("kv_dtypes", "\"" + d + "\"", "unknown (bf16, fp8)");
     o.kv_dtypes.push_back(*kv);
   }
   o.batches = sp.opt_ints("batches", 1, plan::kMaxBatch);

@@ -47,6 +47,11 @@ TEST(DeployErrors, APlanAnEngineCannotRunNamesTheField) {
   fp8.dtypes.attention = fp8.dtypes.dense_mlp = fp8.dtypes.experts = fp8.dtypes.embedding = model::WeightPrecision::fp8;
   EXPECT_EQ(unexpressible_field(plan::Engine::vllm, fp8, llama), "(exported)");
   EXPECT_EQ(unexpressible_field(plan::Engine::trtllm, fp8, llama), "dtypes");
+  // An fp32 KV cache (the executor's reference run): no engine keeps one.
+  plan::Plan fp32_kv = layout(1, 4, 1, {1, 1, 4}, 64);
+  fp32_kv.dtypes.kv_cache = plan::KvDtype::fp32;
+  for (plan::Engine e : plan::kAllEngines)
+    EXPECT_EQ(unexpressible_field(e, fp32_kv, llama), "dtypes.kv_cache") << plan::engine_name(e);
   // A custom rank-to-device map, an EAGLE draft without its model, two-batch overlap on TensorRT-LLM.
   plan::Plan mapped = layout(1, 2, 1, {1, 1, 2}, 64);
   mapped.devices = {3, 5};

@@ -57,6 +57,7 @@ plan::Plan make_plan(const model::Model& m, const std::map<std::string, int>& s,
   }
   p.kv_block_tokens = 4;
   p.prefill_chunk_tokens = 7;
+  p.dtypes.kv_cache = plan::KvDtype::fp32;  // the goldens' full precision
   p.workload.batch = batch;
   return p;
 }

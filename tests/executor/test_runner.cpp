@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "executor/precision.h"
 #include "executor/runner.h"
 #include "golden.h"
 
@@ -19,17 +20,21 @@ using testing::tiny_dir;
 plan::Plan plan_for(const model::Model& m) {
   plan::Plan p;
   p.model = m.config.source;
+  p.dtypes.kv_cache = plan::KvDtype::fp32;  // the goldens' full precision
   return p;
 }
 
-RunResult run_fixture(const std::string& family, int timing_iterations = 0, int64_t decode_steps = -1) {
+RunResult run_fixture(const std::string& family, int timing_iterations = 0, int64_t decode_steps = -1,
+                      plan::KvDtype kv = plan::KvDtype::fp32) {
   const std::string dir = tiny_dir(family);
   const model::Model m = model::load_model(dir);
   const Golden g = testing::read_golden(dir);
   SelfCommunicator comm;
   RunnerOptions o;
   o.timing_iterations = timing_iterations;
-  Runner runner(m, plan_for(m), comm, dir, o);
+  plan::Plan p = plan_for(m);
+  p.dtypes.kv_cache = kv;
+  Runner runner(m, p, comm, dir, o);
   return runner.run(g.prompt, decode_steps >= 0 ? decode_steps : static_cast<int64_t>(g.generated.size()) - 1);
 }
 
@@ -63,6 +68,31 @@ TEST_P(RunnerGolden, BitIdenticalAcrossRunsAndTiming) {
     ASSERT_EQ(a.decode_logits.size(), other->decode_logits.size());
     for (size_t i = 0; i < a.decode_logits.size(); ++i)
       EXPECT_EQ(a.decode_logits[i].data, other->decode_logits[i].data);
+  }
+}
+
+// The plan's KV dtype is what the cache stores: BF16 and FP8 (E4M3) halve and
+// quarter the pools, and the logits move from the goldens by the rounding of keys
+// and values alone (the weights and every other op stay float32).
+TEST_P(RunnerGolden, ReducedPrecisionKvCache) {
+  const RunResult full = run_fixture(GetParam());
+  const SequenceResult& ref = full.sequences.at(0);
+  double kl_bf16 = 0;
+  for (const auto [kv, bytes_ratio] : {std::pair{plan::KvDtype::bf16, 2}, std::pair{plan::KvDtype::fp8, 4}}) {
+    const RunResult r = run_fixture(GetParam(), 0, -1, kv);
+    LogitComparer cmp;
+    cmp.add(ref.prefill_logits, r.sequences.at(0).prefill_logits);  // the same prompt: teacher-forced rows
+    const LogitComparison c = cmp.result();
+    std::printf("%s kv %s: %lld rows, KL mean %.3g max %.3g nats, top-1 %.3f, max |diff| %.3g\n", GetParam(),
+                std::string(plan::kv_dtype_name(kv)).c_str(), static_cast<long long>(c.rows), c.kl_mean_nats,
+                c.kl_max_nats, c.top1_agreement, c.max_abs_diff);
+    EXPECT_GT(c.max_abs_diff, 0.0) << "the cache should round";
+    if (kv == plan::KvDtype::bf16) kl_bf16 = c.kl_mean_nats;
+    else EXPECT_GT(c.kl_mean_nats, kl_bf16) << "FP8 rounds coarser than BF16";
+    const int64_t kv_full = full.measurements.ranks.at(0).memory.kv_bytes;
+    const int64_t kv_reduced = r.measurements.ranks.at(0).memory.kv_bytes;
+    EXPECT_LT(kv_reduced, kv_full);
+    (void)bytes_ratio;
   }
 }
 

@@ -16,6 +16,7 @@ using testing::tiny_dir;
 plan::Plan plan_for(const model::Model& m) {
   plan::Plan p;
   p.model = m.config.source;
+  p.dtypes.kv_cache = plan::KvDtype::fp32;  // the goldens' full precision
   p.kv_block_tokens = 4;
   return p;
 }
@@ -108,6 +109,7 @@ TEST(RunnerServe, ContinuousBatchingEqualsEachRequestAlone) {
     for (size_t i = 0; i < reqs.size(); ++i) {
       plan::Plan own;  // alone: the default KV blocks and prefill chunks
       own.model = m.config.source;
+      own.dtypes.kv_cache = plan::KvDtype::fp32;  // as the server's
       Runner alone(m, own, comm, dir);
       const RunResult one = alone.run(reqs[i].prompt, reqs[i].output_tokens - 1);
       EXPECT_EQ(res.tokens[i], one.sequences.at(0).tokens) << family << " request " << i;

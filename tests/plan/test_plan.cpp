@@ -142,6 +142,10 @@ TEST(Plan, BadPlansNameTheField) {
   j = plan_to_json(plan(1));
   j["dtypes"]["kv_cache"] = "int4";
   EXPECT_NE(plan_error(j).find("dtypes.kv_cache"), std::string::npos);
+  // fp32 (the executor's full-precision reference) is a plan's, read back as written.
+  j["dtypes"]["kv_cache"] = "fp32";
+  EXPECT_EQ(plan_from_json(j, "p.json").dtypes.kv_cache, KvDtype::fp32);
+  EXPECT_EQ(kv_elem_bytes(KvDtype::fp32), 4);
   Plan p = plan(1);
   // EP on a dense model; EP that does not divide 256 experts; MoE ranks != attention ranks.
   EXPECT_NE(validate_error(plan(1, 2, 1, 2), llama, 8).find("the model has no experts"), std::string::npos);

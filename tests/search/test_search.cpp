@@ -418,6 +418,10 @@ TEST(Scenario, HugeSearchSpaceIsRefusedBeforeAnyPlanIsBuilt) {
   EXPECT_NE(scenario_error(head + R"({"tp": [1, 2, 1]}})").find("'search.tp' = 1: listed twice"), std::string::npos);
   EXPECT_NE(scenario_error(head + R"({"kv_dtypes": ["fp8", "fp8"]}})").find("\"fp8\": listed twice"),
             std::string::npos);
+  // fp32 KV is the executor's reference: no engine serves it, so the search does not try it.
+  EXPECT_NE(scenario_error(head + R"({"kv_dtypes": ["fp32"]}})").find("'search.kv_dtypes' = \"fp32\""),
+            std::string::npos)
+      << scenario_error(head + R"({"kv_dtypes": ["fp32"]}})");
   EXPECT_NE(scenario_error(head + R"({"token_budgets": [0]}})").find("'search.token_budgets'"), std::string::npos);
   EXPECT_NE(scenario_error(head + R"({"token_budgets": [4096, 4096]}})").find("listed twice"), std::string::npos);
 }
