@@ -20,6 +20,7 @@
 #include "executor/deadline.h"
 #include "executor/mpi_communicator.h"
 #include "executor/runner.h"
+#include "executor/weight_convert.h"
 #include "model/checkpoint.h"
 #include "plan/measurements.h"
 #include "plan/plan_json.h"
@@ -260,18 +261,24 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   ro.backend = o.backend;
   ro.before_step = std::move(before_step);
   executor::Runner runner(m, plan, comm, o.weights, ro);
-  if (lead) {  // say what the CPU backend does not apply of the plan
-    std::string planned;
+  if (lead) {  // say what the CPU backend applies of the plan's weight dtypes, and what not
+    std::string applied, recorded;
     const auto& d = plan.dtypes;
     for (const auto& [part, v] : {std::pair{"attention", d.attention},
                                   {"dense_mlp", d.dense_mlp},
                                   {"experts", d.experts},
-                                  {"embedding", d.embedding}})
-      if (v != model::WeightPrecision::checkpoint)
-        planned += std::string(planned.empty() ? "" : ", ") + part + " " + std::string(model::precision_name(v));
-    if (!planned.empty())
-      std::cout << "note: the plan's weight dtypes (" << planned << ") are recorded, not applied: the " << ro.backend
-                << " backend runs the weights as the checkpoint stores them, in float32\n";
+                                  {"embedding", d.embedding}}) {
+      if (v == model::WeightPrecision::checkpoint) continue;
+      std::string& list = executor::converts_to(v) ? applied : recorded;
+      list += std::string(list.empty() ? "" : ", ") + part + " " + std::string(model::precision_name(v));
+    }
+    if (!applied.empty())
+      std::cout << "weights converted to the plan's dtypes when loaded (" << applied
+                << (applied.find("fp8") != std::string::npos ? "; fp8: E4M3 with 128 x 128 block scales" : "")
+                << "); the " << ro.backend << " backend dequantizes them to float32 as it multiplies\n";
+    if (!recorded.empty())
+      std::cout << "note: the plan's weight dtypes (" << recorded << ") are recorded, not applied: the " << ro.backend
+                << " backend converts to bf16 and fp8 only, and runs these as the checkpoint stores them\n";
   }
   const executor::RunResult r = runner.run(prompts, o.decode_steps);
   // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes

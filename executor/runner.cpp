@@ -125,6 +125,9 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
     weights_ = std::make_unique<WeightStore>(weights, needed_weights(m, par_),
                                              q.block_rows > 0 ? q.block_rows : model::kFp8DefaultBlock,
                                              q.block_cols > 0 ? q.block_cols : model::kFp8DefaultBlock, &m.config);
+    // The plan's weight precisions (weight_convert.h): what the engines would load.
+    for (const auto& [name, p] : planned_conversions(m, plan.dtypes, weights_->names()))
+      if (converts_to(p)) weights_->convert(name, p);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -54,6 +54,30 @@ std::span<const float> WeightStore::floats(const std::string& name) {
   return t->data;
 }
 
+void WeightStore::convert(const std::string& name, model::WeightPrecision p) {
+  (void)get(name);  // throws naming a weight that was not asked for
+  StoredWeight& w = weights_.at(name);
+  const bool fp8 = p == model::WeightPrecision::fp8;
+  if (!fp8 && p != model::WeightPrecision::bf16)
+    throw std::invalid_argument("weight '" + name + "': the executor converts weights to bf16 or fp8, not " +
+                                std::string(model::precision_name(p)));
+  if (fp8 ? w.kind == model::StorageKind::fp8_block
+          : w.kind == model::StorageKind::plain && w.dtype == model::DType::bf16)
+    return;  // stored so already
+  auto owned = std::make_unique<OwnedWeight>();
+  if (fp8) to_fp8_block(w, *owned);
+  else to_bf16(w, *owned);
+  floats_.erase(name);
+  w = owned->view;
+  converted_[name] = std::move(owned);
+}
+
+int64_t WeightStore::converted_bytes() const {
+  int64_t b = 0;
+  for (const auto& [name, o] : converted_) b += o->bytes();
+  return b;
+}
+
 int64_t touch_pages(std::span<const std::byte> bytes) {
   constexpr size_t kPage = 4096;  // the smallest page size of the platforms we run on
   volatile unsigned char sink = 0;

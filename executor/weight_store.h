@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "executor/tensor.h"
+#include "executor/weight_convert.h"
 #include "executor/weights.h"
 #include "model/config.h"
 #include "model/safetensors.h"
@@ -42,6 +43,12 @@ class WeightStore {
   // The weight dequantized to float32, kept for the store's life.
   std::span<const float> floats(const std::string& name);
 
+  // Converts a needed weight to `p` (bf16 or fp8: weight_convert.h) once; later get()s
+  // return the converted weight. A weight already stored so is left as it is.
+  // Throws std::invalid_argument for another precision.
+  void convert(const std::string& name, model::WeightPrecision p);
+  int64_t converted_bytes() const;  // bytes owned by converted weights (data and scales)
+
   // The names of the needed tensors.
   std::vector<std::string> names() const;
 
@@ -54,6 +61,7 @@ class WeightStore {
   std::map<std::string, std::unique_ptr<model::SafetensorsFile>> files_;  // by file name
   std::map<std::string, StoredWeight> weights_;
   std::map<std::string, std::unique_ptr<Tensor>> floats_;
+  std::map<std::string, std::unique_ptr<OwnedWeight>> converted_;
 };
 
 }  // namespace dayzero::executor

@@ -245,8 +245,9 @@ json measurements_to_json(const Measurements& m) {
          "timed repeats; prefill_s and decode_step_s are the slowest rank's."}}},
       {"notes",
        "peak_bytes: weights + KV cache blocks + largest activation, per rank (ranks[].memory) and the "
-       "fullest rank's (top level). CPU backend: weights as the checkpoint stores them, computed in "
-       "float32 (plan dtypes recorded, not applied); KV cache float32"},
+       "fullest rank's (top level). CPU backend: weights converted to the plan's bf16 or fp8 where it "
+       "names them (other precisions as the checkpoint stores them), dequantized to float32 to multiply; "
+       "KV cache in the plan's dtypes.kv_cache; activations float32"},
       {"ops", ops},
       {"collectives", collectives},
   };
