@@ -7,8 +7,10 @@
 // the results.
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -19,6 +21,7 @@
 #include "executor/communicator.h"
 #include "executor/deadline.h"
 #include "executor/mpi_communicator.h"
+#include "executor/precision.h"
 #include "executor/runner.h"
 #include "executor/weight_convert.h"
 #include "model/checkpoint.h"
@@ -62,6 +65,7 @@ struct RunCliOptions {
   std::string backend = "cpu";
   double collective_timeout_s = executor::kDefaultCollectiveTimeout_s;  // under mpirun
   std::string kv_cache_dtype;  // "": the plan file's, else fp32 (the full-precision reference)
+  bool check_precision = false;
 };
 
 // The most prompt tokens a run holds (batch x prompt length): 2^24 token ids
@@ -219,6 +223,108 @@ void run_run(const RunCliOptions& o) {
 #endif
 }
 
+// What the backend applies of the plan's weight dtypes, and what not.
+void print_weight_conversions(const plan::Plan& plan, const std::string& backend) {
+  std::string applied, recorded;
+  const auto& d = plan.dtypes;
+  for (const auto& [part, v] : {std::pair{"attention", d.attention},
+                                {"dense_mlp", d.dense_mlp},
+                                {"experts", d.experts},
+                                {"embedding", d.embedding}}) {
+    if (v == model::WeightPrecision::checkpoint) continue;
+    std::string& list = executor::converts_to(v) ? applied : recorded;
+    list += std::string(list.empty() ? "" : ", ") + part + " " + std::string(model::precision_name(v));
+  }
+  if (!applied.empty())
+    std::cout << "weights converted to the plan's dtypes when loaded (" << applied
+              << (applied.find("fp8") != std::string::npos ? "; fp8: E4M3 with 128 x 128 block scales" : "")
+              << "); the " << backend << " backend dequantizes them to float32 as it multiplies\n";
+  if (!recorded.empty())
+    std::cout << "note: the plan's weight dtypes (" << recorded << ") are recorded, not applied: the " << backend
+              << " backend converts to bf16 and fp8 only, and runs these as the checkpoint stores them\n";
+}
+
+std::string dtypes_text(const plan::PlanDtypes& d) {
+  std::string out;
+  for (const auto& [part, v] : {std::pair{"attention", d.attention},
+                                {"dense_mlp", d.dense_mlp},
+                                {"experts", d.experts},
+                                {"embedding", d.embedding}})
+    out += std::string(part) + " " + std::string(model::precision_name(v)) + ", ";
+  return out + "KV cache " + std::string(plan::kv_dtype_name(d.kv_cache));
+}
+
+// The run's logits against the reference run of the same weights and prompts
+// (executor::reference_plan: the checkpoint's weights, an fp32 KV cache). Each rank
+// that holds a sequence's logits once (the last stage's first TP rank) compares
+// them; the comparisons are joined on every rank.
+plan::PrecisionCheck check_precision(const model::Model& m, const plan::Plan& plan, executor::RunnerOptions ro,
+                                     const std::string& weights, executor::Communicator& comm,
+                                     const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps,
+                                     const executor::RunResult& candidate) {
+  const plan::Plan ref_plan = executor::reference_plan(plan);
+  ro.timing_iterations = 0;  // the reference's step times are not measured
+  executor::RunComparison mine;
+  {
+    executor::Runner ref(m, ref_plan, comm, weights, ro);
+    const executor::RunResult reference = ref.run(prompts, decode_steps);
+    const int r = comm.rank();
+    if (r / plan.ranks_per_stage() == plan.pp - 1 && plan.attn_tp_index(r) == 0)
+      mine = executor::compare_runs(reference.sequences, candidate.sequences);
+  }
+  const nlohmann::json j = {{"rows", mine.logits.rows},
+                            {"agree", mine.logits.top1_agreeing_rows},
+                            {"kl_sum", mine.logits.kl_sum_nats},
+                            {"kl_max", mine.logits.kl_max_nats},
+                            {"max_abs", mine.logits.max_abs_diff},
+                            {"sequences", mine.sequences},
+                            {"equal", mine.sequences_tokens_equal},
+                            {"skipped", mine.decode_rows_skipped}};
+  const std::string text = j.dump();
+  executor::RunComparison all;
+  for (const auto& part : comm.all_gather_bytes(std::as_bytes(std::span<const char>(text.data(), text.size())))) {
+    const auto p = nlohmann::json::parse(std::string(reinterpret_cast<const char*>(part.data()), part.size()));
+    executor::RunComparison c;
+    c.logits = {p.at("rows").get<int64_t>(), p.at("agree").get<int64_t>(), p.at("kl_sum").get<double>(),
+                p.at("kl_max").get<double>(), p.at("max_abs").get<double>()};
+    c.sequences = p.at("sequences").get<int64_t>();
+    c.sequences_tokens_equal = p.at("equal").get<int64_t>();
+    c.decode_rows_skipped = p.at("skipped").get<int64_t>();
+    all.merge(c);
+  }
+  plan::PrecisionCheck out;
+  out.reference = "the same plan with the weights as the checkpoint stores them, KV cache " +
+                  std::string(plan::kv_dtype_name(ref_plan.dtypes.kv_cache));
+  out.candidate = dtypes_text(plan.dtypes);
+  out.rows = all.logits.rows;
+  out.top1_agreeing_rows = all.logits.top1_agreeing_rows;
+  out.decode_rows_skipped = all.decode_rows_skipped;
+  out.kl_mean_nats = all.logits.kl_mean_nats();
+  out.kl_max_nats = all.logits.kl_max_nats;
+  out.max_abs_logit_diff = all.logits.max_abs_diff;
+  out.sequences = all.sequences;
+  out.sequences_tokens_equal = all.sequences_tokens_equal;
+  return out;
+}
+
+std::string sci(double x) {  // three significant digits: KL divergences span many decades
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+void print_precision(const plan::PrecisionCheck& c) {
+  std::cout << "precision check: " << c.candidate << "\n  against " << c.reference << "\n  " << c.rows
+            << " teacher-forced rows (every prompt position; decode steps while the greedy tokens agree, "
+            << c.decode_rows_skipped << " after they parted not compared): KL divergence mean " << sci(c.kl_mean_nats)
+            << " nats, max " << sci(c.kl_max_nats) << "; top-1 agreement "
+            << fixed(100.0 * static_cast<double>(c.top1_agreeing_rows) /
+                         static_cast<double>(std::max<int64_t>(1, c.rows)),
+                     1)
+            << " %; max |logit diff| " << sci(c.max_abs_logit_diff) << "; greedy tokens equal in "
+            << c.sequences_tokens_equal << " of " << c.sequences << " sequence(s)\n";
+}
+
 void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   namespace fs = std::filesystem;
   const bool lead = comm.rank() == 0;              // rank 0 writes the files and prints
@@ -257,30 +363,17 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   executor::RunnerOptions ro;
   ro.timing_iterations = o.iterations;
   ro.plan_source = source;
-  ro.keep_logits = false;
+  ro.keep_logits = o.check_precision;  // the comparison reads every row's logits
   ro.backend = o.backend;
   ro.before_step = std::move(before_step);
-  executor::Runner runner(m, plan, comm, o.weights, ro);
-  if (lead) {  // say what the CPU backend applies of the plan's weight dtypes, and what not
-    std::string applied, recorded;
-    const auto& d = plan.dtypes;
-    for (const auto& [part, v] : {std::pair{"attention", d.attention},
-                                  {"dense_mlp", d.dense_mlp},
-                                  {"experts", d.experts},
-                                  {"embedding", d.embedding}}) {
-      if (v == model::WeightPrecision::checkpoint) continue;
-      std::string& list = executor::converts_to(v) ? applied : recorded;
-      list += std::string(list.empty() ? "" : ", ") + part + " " + std::string(model::precision_name(v));
-    }
-    if (!applied.empty())
-      std::cout << "weights converted to the plan's dtypes when loaded (" << applied
-                << (applied.find("fp8") != std::string::npos ? "; fp8: E4M3 with 128 x 128 block scales" : "")
-                << "); the " << ro.backend << " backend dequantizes them to float32 as it multiplies\n";
-    if (!recorded.empty())
-      std::cout << "note: the plan's weight dtypes (" << recorded << ") are recorded, not applied: the " << ro.backend
-                << " backend converts to bf16 and fp8 only, and runs these as the checkpoint stores them\n";
+  executor::RunResult r;
+  {  // the run, then (with --check-precision) the reference with the candidate's weights freed
+    executor::Runner runner(m, plan, comm, o.weights, ro);
+    if (lead) print_weight_conversions(plan, ro.backend);
+    r = runner.run(prompts, o.decode_steps);
   }
-  const executor::RunResult r = runner.run(prompts, o.decode_steps);
+  std::optional<plan::PrecisionCheck> precision;
+  if (o.check_precision) precision = check_precision(m, plan, ro, o.weights, comm, prompts, o.decode_steps, r);
   // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
   // them. Each part travels as a one-rank Measurements (world_size 1: its own rank).
   plan::Measurements part = r.measurements;
@@ -295,9 +388,11 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
         core::parse_json_text(std::string_view(reinterpret_cast<const char*>(all[k].data()), all[k].size()), part_name),
         part_name));
   }
-  const plan::Measurements ms = plan::merge_rank_measurements(ranks);
+  plan::Measurements ms = plan::merge_rank_measurements(ranks);
+  ms.precision_check = precision;
   plan::save_measurements(o.out, ms);
   print_table(ms);
+  if (ms.precision_check) print_precision(*ms.precision_check);
   std::cout << "measurements written to " << o.out << '\n';
 }
 }  // namespace
@@ -326,6 +421,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype,
                   "KV cache element type the run stores: fp32 (the default without a plan file: the "
                   "full-precision reference), bf16 or fp8 (E4M3); overrides the plan file's dtypes.kv_cache");
+  cmd->add_flag("--check-precision", opts->check_precision,
+                "Also run the plan's weights at full precision (as the checkpoint stores them, fp32 KV cache) on "
+                "the same prompts and report the run's logit KL divergence, top-1 agreement and max |diff| "
+                "against it (Measurements: precision_check)");
   cmd->add_option("--iterations", opts->iterations, "Timed iterations per op after one warm-up (0: no per-op timing)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--collective-timeout", opts->collective_timeout_s,

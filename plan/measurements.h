@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,17 @@ struct MemoryUse {
   int64_t rss_hwm_bytes = 0;  // what the OS saw (includes the mapped pages touched)
 };
 
+// The run's logits against the full-precision run of the same weights and prompts
+// (`dayzero run --check-precision`): teacher-forced rows (every prompt position, and
+// each decode step while both runs' greedy tokens agree).
+struct PrecisionCheck {
+  std::string reference;  // what the reference ran, e.g. "weights as the checkpoint stores them, fp32 KV cache"
+  std::string candidate;  // the plan's dtypes, e.g. "attention fp8, ..., KV cache fp8"
+  int64_t rows = 0, top1_agreeing_rows = 0, decode_rows_skipped = 0;
+  double kl_mean_nats = 0, kl_max_nats = 0, max_abs_logit_diff = 0;
+  int64_t sequences = 0, sequences_tokens_equal = 0;
+};
+
 // One rank's place in the plan and its own step times and memory.
 struct RankMeasurements {
   int rank = 0;
@@ -96,6 +108,7 @@ struct Measurements {
   int timing_iterations = 0;                       // timed repeats per op (after one untimed warm-up)
   std::vector<OpMeasurement> ops;                  // every rank's
   std::vector<CollectiveMeasurement> collectives;  // every rank's; none on one rank
+  std::optional<PrecisionCheck> precision_check;   // with --check-precision
 
   double decode_step_mean_s() const;
   int64_t peak_bytes() const;  // the fullest rank's

@@ -87,6 +87,21 @@ json collective_to_json(const CollectiveMeasurement& c) {
 }
 
 namespace {
+json precision_to_json(const PrecisionCheck& c) {
+  return {
+      {"reference", c.reference},
+      {"candidate", c.candidate},
+      {"rows", c.rows},
+      {"top1_agreeing_rows", c.top1_agreeing_rows},
+      {"top1_agreement", c.rows > 0 ? static_cast<double>(c.top1_agreeing_rows) / static_cast<double>(c.rows) : 0.0},
+      {"decode_rows_skipped", c.decode_rows_skipped},
+      {"kl_mean_nats", c.kl_mean_nats},
+      {"kl_max_nats", c.kl_max_nats},
+      {"max_abs_logit_diff", c.max_abs_logit_diff},
+      {"sequences", c.sequences},
+      {"sequences_tokens_equal", c.sequences_tokens_equal}};
+}
+
 json memory_to_json(const MemoryUse& m) {
   return {{"weights_bytes", m.weights_bytes},
           {"kv_bytes", m.kv_bytes},
@@ -156,6 +171,24 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   f.reject_unknown();
   return m;
 }
+PrecisionCheck precision_from_json(const json& j, const std::string& file) {
+  Fields f(j, file, "precision_check.");
+  PrecisionCheck c;
+  c.reference = f.opt_string("reference", "");
+  c.candidate = f.opt_string("candidate", "");
+  c.rows = f.req_int("rows", 0, kMaxInt);
+  c.top1_agreeing_rows = f.req_int("top1_agreeing_rows", 0, c.rows);
+  c.decode_rows_skipped = f.opt_int("decode_rows_skipped", 0, 0, kMaxInt);
+  c.kl_mean_nats = req_double(j, f, "kl_mean_nats");
+  c.kl_max_nats = req_double(j, f, "kl_max_nats");
+  c.max_abs_logit_diff = req_double(j, f, "max_abs_logit_diff");
+  c.sequences = f.req_int("sequences", 0, kMaxInt);
+  c.sequences_tokens_equal = f.req_int("sequences_tokens_equal", 0, c.sequences);
+  allow(f, {"top1_agreement"});
+  f.reject_unknown();
+  return c;
+}
+
 OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
   Fields f(j, file, "ops[" + std::to_string(i) + "].");
   OpMeasurement o;
@@ -215,7 +248,7 @@ json measurements_to_json(const Measurements& m) {
   json ops = json::array(), collectives = json::array();
   for (const auto& o : m.ops) ops.push_back(op_to_json(o));
   for (const auto& c : m.collectives) collectives.push_back(collective_to_json(c));
-  return {
+  json out = {
       {"schema_version", m.schema_version},
       {"model", m.model},
       {"weights", m.weights},
@@ -251,6 +284,8 @@ json measurements_to_json(const Measurements& m) {
       {"ops", ops},
       {"collectives", collectives},
   };
+  if (m.precision_check) out["precision_check"] = precision_to_json(*m.precision_check);
+  return out;
 }
 
 Measurements measurements_from_json(const json& j, const std::string& source) {
@@ -311,6 +346,7 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
   for (const auto& o : array(j, f, "ops")) m.ops.push_back(op_from_json(o, source, i++));
   i = 0;
   for (const auto& c : array(j, f, "collectives")) m.collectives.push_back(collective_from_json(c, source, i++));
+  if (const json* pc = f.opt_object("precision_check")) m.precision_check = precision_from_json(*pc, source);
   allow(f, {"decode_step_mean_s", "peak_bytes", "notes"});
   f.reject_unknown();
   return m;

@@ -197,4 +197,43 @@ TEST(CliRun, CollectiveTimeoutAndTestHookAreChecked) {
   fs::remove_all(dir);
 }
 
+// --check-precision: a plan with FP8 weights and an FP8 KV cache against the
+// full-precision run of the same weights, written beside the timings and read back;
+// the reference (the same plan at full precision) agrees with itself exactly.
+TEST(CliRun, CheckPrecisionComparesWithTheFullPrecisionRun) {
+  const fs::path dir = fs::temp_directory_path() / ("dayzero_cli_precision_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string llama = std::string(DAYZERO_FIXTURES_DIR) + "/tiny/llama";
+  const std::string base = "run --weights " + llama + " --prompt-len 24 --decode-steps 6 --iterations 0 ";
+  ASSERT_EQ(run(base + "--out " + (dir / "ref.json").string()).status, 0);  // writes ref.plan.json (fp32 KV)
+  json plan = json::parse(slurp((dir / "ref.plan.json").string()));
+  for (const char* part : {"attention", "dense_mlp", "experts", "embedding"}) plan["dtypes"][part] = "fp8";
+  plan["dtypes"]["kv_cache"] = "fp8";
+  std::ofstream((dir / "fp8.plan.json").string()) << plan.dump(1);
+  const Result r =
+      run(base + (dir / "fp8.plan.json").string() + " --check-precision --out " + (dir / "fp8.json").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("weights converted to the plan's dtypes when loaded (attention fp8"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("precision check: attention fp8"), std::string::npos) << r.out;
+  const json pc = json::parse(slurp((dir / "fp8.json").string())).at("precision_check");
+  EXPECT_EQ(pc.at("sequences").get<int>(), 1);
+  EXPECT_GE(pc.at("rows").get<int>(), 24);  // every prompt position, and decode steps while tokens agree
+  EXPECT_GT(pc.at("kl_mean_nats").get<double>(), 0.0);
+  EXPECT_LT(pc.at("kl_mean_nats").get<double>(), 0.05);  // measured 0.003 nats: FP8 loses little here
+  EXPECT_GT(pc.at("top1_agreement").get<double>(), 0.8);
+  // The plan at full precision against itself: nothing differs.
+  const Result same =
+      run(base + (dir / "ref.plan.json").string() + " --check-precision --out " + (dir / "same.json").string());
+  ASSERT_EQ(same.status, 0) << same.err;
+  const json pc_same = json::parse(slurp((dir / "same.json").string())).at("precision_check");
+  EXPECT_EQ(pc_same.at("kl_max_nats").get<double>(), 0.0);
+  EXPECT_EQ(pc_same.at("max_abs_logit_diff").get<double>(), 0.0);
+  EXPECT_EQ(pc_same.at("top1_agreement").get<double>(), 1.0);
+  EXPECT_EQ(pc_same.at("sequences_tokens_equal").get<int>(), 1);
+  // The file reads back (validate's strict reader accepts precision_check).
+  EXPECT_EQ(run("validate " + (dir / "fp8.json").string()).status, 0);
+  fs::remove_all(dir);
+}
+
 }  // namespace

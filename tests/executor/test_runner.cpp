@@ -82,13 +82,13 @@ TEST_P(RunnerGolden, ReducedPrecisionKvCache) {
     const RunResult r = run_fixture(GetParam(), 0, -1, kv);
     LogitComparer cmp;
     cmp.add(ref.prefill_logits, r.sequences.at(0).prefill_logits);  // the same prompt: teacher-forced rows
-    const LogitComparison c = cmp.result();
+    const LogitComparison& c = cmp.result();
     std::printf("%s kv %s: %lld rows, KL mean %.3g max %.3g nats, top-1 %.3f, max |diff| %.3g\n", GetParam(),
-                std::string(plan::kv_dtype_name(kv)).c_str(), static_cast<long long>(c.rows), c.kl_mean_nats,
-                c.kl_max_nats, c.top1_agreement, c.max_abs_diff);
+                std::string(plan::kv_dtype_name(kv)).c_str(), static_cast<long long>(c.rows), c.kl_mean_nats(),
+                c.kl_max_nats, c.top1_agreement(), c.max_abs_diff);
     EXPECT_GT(c.max_abs_diff, 0.0) << "the cache should round";
-    if (kv == plan::KvDtype::bf16) kl_bf16 = c.kl_mean_nats;
-    else EXPECT_GT(c.kl_mean_nats, kl_bf16) << "FP8 rounds coarser than BF16";
+    if (kv == plan::KvDtype::bf16) kl_bf16 = c.kl_mean_nats();
+    else EXPECT_GT(c.kl_mean_nats(), kl_bf16) << "FP8 rounds coarser than BF16";
     const int64_t kv_full = full.measurements.ranks.at(0).memory.kv_bytes;
     const int64_t kv_reduced = r.measurements.ranks.at(0).memory.kv_bytes;
     EXPECT_LT(kv_reduced, kv_full);
