@@ -119,6 +119,7 @@ plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t pro
   }
   p.workload.input_len = prompt;
   p.workload.output_len = decode + 1;
+  p.dtypes.activations = plan::ActivationDtype::fp32;  // what the CPU backend computes in
   // The full-precision reference, unless --kv-cache-dtype says.
   p.dtypes.kv_cache = o.kv_cache_dtype.empty() ? plan::KvDtype::fp32 : kv_dtype_option(o.kv_cache_dtype);
   return p;
@@ -143,7 +144,8 @@ void print_table(const plan::Measurements& ms) {
     std::cout << "rank " << r.rank << " (stage " << r.stage << ", tp " << r.attn_tp << ", dp " << r.attn_dp << ", ep "
               << r.ep << "): weights loaded in " << fixed(r.load_s * 1e3, 1) << " ms; peak "
               << with_commas(mem.peak_bytes()) << " bytes (weights " << with_commas(mem.weights_bytes) << " + KV "
-              << with_commas(mem.kv_bytes) << " + workspace " << with_commas(mem.workspace_bytes)
+              << with_commas(mem.kv_bytes) << " + workspace " << with_commas(mem.workspace_bytes) << " + communication "
+              << with_commas(mem.comm_buffer_bytes) << " + runtime " << with_commas(mem.runtime_bytes)
               << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
   }
   if (ms.ops.empty() || ms.timing_iterations == 0) return;

@@ -16,6 +16,36 @@ std::string pct(double p) {
   return p > 0 ? std::string(1, '+').append(fixed(p, 1)) : fixed(p, 1);
 }
 nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+const char* category_label(simulate::MemoryCategory c) {
+  switch (c) {
+    case simulate::MemoryCategory::weights: return "weights (with scales)";
+    case simulate::MemoryCategory::kv_cache: return "KV cache";
+    case simulate::MemoryCategory::activations: return "activations, workspace";
+    case simulate::MemoryCategory::comm_buffers: return "communication buffers";
+    case simulate::MemoryCategory::runtime: return "runtime";
+    case simulate::MemoryCategory::total: return "total";
+  }
+  return "?";
+}
+
+// The simulator's memory ledger for the run's plan beside what each rank measured.
+void print_memory(std::ostream& out, const simulate::RunPrediction& p, const LoopInputs& in) {
+  out << "\nMemory per rank, measured against the simulator's ledger for the same plan (bytes; "
+      << "the ledger's runtime and communication figures are " << in.figures.device.name << "'s)\n";
+  out << "  " << pad_right("rank", 6) << pad_right("category", 24) << pad_left("measured", 16)
+      << pad_left("predicted", 16) << pad_left("error %", 10) << '\n';
+  for (const auto& m : p.memory)
+    out << "  " << pad_right(std::to_string(m.rank), 6) << pad_right(category_label(m.category), 24)
+        << pad_left(with_commas(m.measured_bytes), 16) << pad_left(with_commas(m.predicted_bytes), 16)
+        << pad_left(pct(m.error_pct), 10) << '\n';
+  for (const auto& r : in.run.measurements.ranks)
+    out << "  rank " << r.rank << ": resident set high-water " << with_commas(r.memory.rss_hwm_bytes)
+        << " bytes, as the OS saw it (the measured total covers "
+        << fixed(100.0 * static_cast<double>(r.memory.peak_bytes()) /
+                     static_cast<double>(std::max<int64_t>(1, r.memory.rss_hwm_bytes)),
+                 1)
+        << " %)\n";
+}
 }  // namespace
 
 void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, const LoopInputs& in) {
@@ -39,11 +69,19 @@ void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, c
       << pad_left(fixed(p.predicted_prefill_s * 1e3, 3), 14) << pad_left(pct(p.prefill_error_pct), 10) << '\n';
   out << "  " << pad_right("decode step (TPOT)", w1) << pad_left(fixed(p.measured_decode_step_s * 1e3, 3), 13)
       << pad_left(fixed(p.predicted_decode_step_s * 1e3, 3), 14) << pad_left(pct(p.decode_error_pct), 10) << '\n';
+  print_memory(out, p, in);
 }
 
 nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
   if (!v.whole_run) return {{"predicted", false}, {"skipped", v.whole_run_skipped}};
   const auto& p = *v.whole_run;
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& m : p.memory)
+    memory.push_back({{"rank", m.rank},
+                      {"category", simulate::memory_category_name(m.category)},
+                      {"measured_bytes", m.measured_bytes},
+                      {"predicted_bytes", m.predicted_bytes},
+                      {"error_pct", num(m.error_pct)}});
   return {{"predicted", true},
           {"batch", p.plan.workload.batch},
           {"input_len", p.plan.workload.input_len},
@@ -58,7 +96,8 @@ nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
           {"decode_step",
            {{"measured_s", p.measured_decode_step_s},
             {"predicted_s", p.predicted_decode_step_s},
-            {"error_pct", num(p.decode_error_pct)}}}};
+            {"error_pct", num(p.decode_error_pct)}}},
+          {"memory", memory}};
 }
 
 }  // namespace dayzero::cli

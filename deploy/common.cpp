@@ -229,6 +229,9 @@ std::string weight_conversion(const Context& ctx, bool online_fp8) {
     throw Unexpressible(ctx.engine, "dtypes.kv_cache",
                         "fp32 is the executor's full-precision reference; the engines keep their KV cache in the "
                         "model's 16-bit dtype or in FP8 (bf16 or fp8)");
+  if (d.activations == plan::ActivationDtype::fp32)
+    throw Unexpressible(ctx.engine, "dtypes.activations",
+                        "fp32 is the executor's CPU compute; the engines compute in bf16 or fp16");
   const std::pair<const char*, WeightPrecision> parts[] = {{"dtypes.attention", d.attention},
                                                            {"dtypes.dense_mlp", d.dense_mlp},
                                                            {"dtypes.experts", d.experts},

@@ -94,6 +94,9 @@ class Forward {
   // shards; returns the bytes read from the checkpoint (read_bytes()).
   int64_t prepare();
   int64_t read_bytes() const { return read_bytes_; }
+  // Of those, the bytes the kernels read in place (views of the mapping, or of weights
+  // converted at load): with the copies (shard_copy_bytes), what the rank holds.
+  int64_t view_bytes() const { return view_bytes_; }
   int64_t shard_copy_bytes() const;  // float32 copies held
 
   int64_t kv_bytes() const { return kv_->bytes() + (index_kv_ ? index_kv_->bytes() : 0) + linear_state_bytes(); }
@@ -158,6 +161,7 @@ class Forward {
   std::unique_ptr<KvCache> index_kv_;  // DeepSeek sparse attention: the indexer's key per token (same block tables)
   int64_t workspace_bytes_ = 0;
   int64_t read_bytes_ = 0;
+  int64_t view_bytes_ = 0;
   model::Op attention_cost_op_;  // the attention op as this rank runs it (its heads), for costs
   // Shards that are not contiguous in the mapping (row-split columns, quantized
   // slices): copied to float32 once, by weight name.

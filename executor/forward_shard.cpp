@@ -154,7 +154,7 @@ int64_t Forward::prepare() {
     const StoredWeight s = shard(o, sw, split, rank, size);
     if (s.data.data() != sw.data.data() || s.data.size() != sw.data.size())
       if (!shard_copies_.count(sw.name) && !shard_bytes_.count(sw.name))
-        read_bytes_ += touch_pages(s.data) + touch_pages(s.scales);  // a view: its pages only
+        view_bytes_ += touch_pages(s.data) + touch_pages(s.scales);  // a view: its pages only
     done.insert(name);
   };
   const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
@@ -177,7 +177,7 @@ int64_t Forward::prepare() {
           const auto E = static_cast<size_t>(m_.config.moe.num_experts);
           for (const auto bytes : {w.data, w.scales})
             if (!bytes.empty())
-              read_bytes_ += touch_pages(bytes.subspan(bytes.size() / E * static_cast<size_t>(lo),
+              view_bytes_ += touch_pages(bytes.subspan(bytes.size() / E * static_cast<size_t>(lo),
                                                        bytes.size() / E * static_cast<size_t>(hi - lo)));
           done.insert(name);
         }
@@ -189,8 +189,9 @@ int64_t Forward::prepare() {
   for (const auto& name : w_.names()) {  // everything else is read whole
     if (done.count(name)) continue;
     const StoredWeight& w = w_.get(name);
-    read_bytes_ += touch_pages(w.data) + touch_pages(w.scales);
+    view_bytes_ += touch_pages(w.data) + touch_pages(w.scales);
   }
+  read_bytes_ += view_bytes_;
   return read_bytes_;
 }
 

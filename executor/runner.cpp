@@ -77,6 +77,7 @@ std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
 Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm, const std::filesystem::path& weights,
                const RunnerOptions& options)
     : m_(m), plan_(plan), comm_(comm), weights_dir_(weights), options_(options), timer_(options.timing_iterations) {
+  runtime_bytes_ = rss_current_bytes();
   // Every rank checks the plan and the kernels, then reads its weights; a failure
   // on any rank is reported by every rank (AllRanksError), never left waiting.
   std::string error;
@@ -110,6 +111,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
   // The groups (collective over the world, in this order on every rank), each timed.
   tp_group_ = comm.split(stage_ * plan.attention.dp + plan.attn_dp_index(r), par_.tp_rank);
   stage_group_ = comm.split(stage_, par_.stage_rank);
+  comm_buffer_bytes_ = std::max<int64_t>(0, rss_current_bytes() - runtime_bytes_);
   tp_group_->set_name("the tensor-parallel group");
   stage_group_->set_name("the pipeline stage's group");  // expert all-to-alls
   const int it = options.timing_iterations;

@@ -152,6 +152,10 @@ class Runner {
   OpTimer timer_;
   std::unique_ptr<Forward> forward_;
   double load_s_ = 0;  // opening, paging in and sharding this rank's weights
+  // Resident set as the OS sees it: the process before the run's own work (its
+  // runtime: binary, libraries, threads, the MPI runtime), and what joining the
+  // plan's communicator groups added (the communication library's buffers).
+  int64_t runtime_bytes_ = 0, comm_buffer_bytes_ = 0;
   bool ran_ = false;
   int64_t steps_ = 0;  // forward steps begun (RunnerOptions::before_step)
 };

@@ -217,11 +217,15 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   rm.load_s = load_s_;
   rm.prefill_s = prefill_s;
   rm.decode_step_s = decode_s;
-  // Resident weights: what was read from the checkpoint (a rank's shards and
-  // unsplit tensors) plus the float32 copies (shards, norm vectors).
-  rm.memory.weights_bytes = forward_->read_bytes() + forward_->shard_copy_bytes() + weights_->float_bytes();
+  // Resident weights: what the kernels read in place (a rank's shards and unsplit
+  // tensors, as stored or as converted at load) plus the copies (row-split shards,
+  // float32 norm vectors), without the stored originals of those copies.
+  rm.memory.weights_bytes =
+      forward_->view_bytes() + forward_->shard_copy_bytes() + weights_->float_bytes() - weights_->float_source_bytes();
   rm.memory.kv_bytes = forward_->kv_bytes();
   rm.memory.workspace_bytes = forward_->workspace_bytes();
+  rm.memory.comm_buffer_bytes = comm_buffer_bytes_;
+  rm.memory.runtime_bytes = runtime_bytes_;
   rm.memory.rss_hwm_bytes = rss_peak_bytes();
   ms.ranks = {rm};
   ms.plan = plan_;

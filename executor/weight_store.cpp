@@ -99,6 +99,15 @@ int64_t WeightStore::mapped_bytes() const {
   return b;
 }
 
+int64_t WeightStore::float_source_bytes() const {
+  int64_t b = 0;
+  for (const auto& [name, t] : floats_) {
+    const StoredWeight& w = get(name);
+    b += static_cast<int64_t>(w.data.size() + w.scales.size());
+  }
+  return b;
+}
+
 int64_t WeightStore::float_bytes() const {
   int64_t b = 0;
   for (const auto& [name, t] : floats_) b += t->numel() * static_cast<int64_t>(sizeof(float));

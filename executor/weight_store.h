@@ -52,8 +52,9 @@ class WeightStore {
   // The names of the needed tensors.
   std::vector<std::string> names() const;
 
-  int64_t mapped_bytes() const;  // stored bytes of the needed tensors (views into the mapped files)
-  int64_t float_bytes() const;   // bytes of the dequantized copies held by floats()
+  int64_t mapped_bytes() const;        // stored bytes of the needed tensors (views into the mapped files)
+  int64_t float_bytes() const;         // bytes of the dequantized copies held by floats()
+  int64_t float_source_bytes() const;  // stored bytes of the weights floats() copied (read once, then unused)
   int64_t files_opened() const { return static_cast<int64_t>(files_.size()); }
 
  private:

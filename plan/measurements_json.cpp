@@ -103,10 +103,9 @@ json precision_to_json(const PrecisionCheck& c) {
 }
 
 json memory_to_json(const MemoryUse& m) {
-  return {{"weights_bytes", m.weights_bytes},
-          {"kv_bytes", m.kv_bytes},
-          {"workspace_bytes", m.workspace_bytes},
-          {"peak_bytes", m.peak_bytes()},
+  return {{"weights_bytes", m.weights_bytes},     {"kv_bytes", m.kv_bytes},
+          {"workspace_bytes", m.workspace_bytes}, {"comm_buffer_bytes", m.comm_buffer_bytes},
+          {"runtime_bytes", m.runtime_bytes},     {"peak_bytes", m.peak_bytes()},
           {"rss_hwm_bytes", m.rss_hwm_bytes}};
 }
 
@@ -166,6 +165,8 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   m.weights_bytes = f.req_int("weights_bytes", 0, kMaxMemoryBytes);
   m.kv_bytes = f.req_int("kv_bytes", 0, kMaxMemoryBytes);
   m.workspace_bytes = f.req_int("workspace_bytes", 0, kMaxMemoryBytes);
+  m.comm_buffer_bytes = f.opt_int("comm_buffer_bytes", 0, 0, kMaxMemoryBytes);  // absent in runs before 2026-12
+  m.runtime_bytes = f.opt_int("runtime_bytes", 0, 0, kMaxMemoryBytes);
   m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0, kMaxMemoryBytes);
   allow(f, {"peak_bytes"});
   f.reject_unknown();
@@ -277,7 +278,8 @@ json measurements_to_json(const Measurements& m) {
          "min_s, busbw = algbw x bus_factor (nccl-tests doc/PERFORMANCE.md). Step times exclude the "
          "timed repeats; prefill_s and decode_step_s are the slowest rank's."}}},
       {"notes",
-       "peak_bytes: weights + KV cache blocks + largest activation, per rank (ranks[].memory) and the "
+       "peak_bytes: weights + KV cache blocks + largest activation + communication buffers + runtime, per "
+       "rank (ranks[].memory) and the "
        "fullest rank's (top level). CPU backend: weights converted to the plan's bf16 or fp8 where it "
        "names them (other precisions as the checkpoint stores them), dequantized to float32 to multiply; "
        "KV cache in the plan's dtypes.kv_cache; activations float32"},

@@ -28,18 +28,20 @@ std::string_view activation_dtype_name(ActivationDtype d) {
   switch (d) {
     case ActivationDtype::bf16: return "bf16";
     case ActivationDtype::fp16: return "fp16";
+    case ActivationDtype::fp32: return "fp32";
   }
   return "?";
 }
 
 std::optional<ActivationDtype> parse_activation_dtype(std::string_view s) {
-  return core::parse_enum(s, kAllActivationDtypes, activation_dtype_name);
+  return core::parse_enum(s, kPlanActivationDtypes, activation_dtype_name);
 }
 
 int64_t activation_elem_bytes(ActivationDtype d) {
   switch (d) {
     case ActivationDtype::bf16:
     case ActivationDtype::fp16: return 2;
+    case ActivationDtype::fp32: return 4;
   }
   return 2;
 }

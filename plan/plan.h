@@ -38,18 +38,21 @@ struct MoeLayout {
 };
 
 // The KV cache's element type, and what flows between ops and over links.
-// fp32 is the executor's full-precision reference (a CPU run's KV cache): a plan
-// may name it, but no engine serves it, so the search and the exports use
-// kAllKvDtypes, the engines' own.
+// fp32 is the executor's full-precision reference (a CPU run's KV cache, the CPU
+// backend's activations): a plan may name it, but no engine serves it, so the
+// search uses kAllKvDtypes / kAllActivationDtypes, the engines' own, and the
+// exports refuse it.
 enum class KvDtype { bf16, fp8, fp32 };
-enum class ActivationDtype { bf16, fp16 };
+enum class ActivationDtype { bf16, fp16, fp32 };
 inline constexpr KvDtype kAllKvDtypes[] = {KvDtype::bf16, KvDtype::fp8};
 inline constexpr KvDtype kPlanKvDtypes[] = {KvDtype::bf16, KvDtype::fp8, KvDtype::fp32};
 inline constexpr ActivationDtype kAllActivationDtypes[] = {ActivationDtype::bf16, ActivationDtype::fp16};
+inline constexpr ActivationDtype kPlanActivationDtypes[] = {ActivationDtype::bf16, ActivationDtype::fp16,
+                                                            ActivationDtype::fp32};
 std::string_view kv_dtype_name(KvDtype d);  // "bf16" | "fp8" | "fp32"
 std::optional<KvDtype> parse_kv_dtype(std::string_view s);
 int64_t kv_elem_bytes(KvDtype d);
-std::string_view activation_dtype_name(ActivationDtype d);  // "bf16" | "fp16"
+std::string_view activation_dtype_name(ActivationDtype d);  // "bf16" | "fp16" | "fp32"
 std::optional<ActivationDtype> parse_activation_dtype(std::string_view s);
 int64_t activation_elem_bytes(ActivationDtype d);
 

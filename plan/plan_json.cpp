@@ -110,7 +110,7 @@ Plan plan_from_json(const json& j, const std::string& file) {
     p.dtypes.experts = dtype(d, "experts", p.dtypes.experts, model::kAllPrecisions, model::precision_name);
     p.dtypes.embedding = dtype(d, "embedding", p.dtypes.embedding, model::kAllPrecisions, model::precision_name);
     p.dtypes.kv_cache = dtype(d, "kv_cache", p.dtypes.kv_cache, kPlanKvDtypes, kv_dtype_name);
-    p.dtypes.activations = dtype(d, "activations", p.dtypes.activations, kAllActivationDtypes, activation_dtype_name);
+    p.dtypes.activations = dtype(d, "activations", p.dtypes.activations, kPlanActivationDtypes, activation_dtype_name);
     d.reject_unknown();
   }
   p.kv_block_tokens = f.opt_int("kv_block_tokens", p.kv_block_tokens, 1, kMaxSequenceTokens);

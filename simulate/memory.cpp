@@ -111,12 +111,12 @@ void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, in
   if (ep > 1) ++comms;
   if (moe_tp > 1 && mc.experts > 0) ++comms;
   if (p.pp > 1) ++comms;
-  r.buffer_bytes = comms * kNcclBytesPerCommunicator;
+  r.buffer_bytes = comms * ctx.comm_buffer_bytes;
   if (ep > 1)
     r.buffer_bytes = checked_add(
         r.buffer_bytes,
         checked_mul(checked_mul(checked_mul(2 * ceil_div(step_tokens, tp), mc.top_k), mc.hidden), ctx.act_bytes));
-  r.overhead_bytes = kRuntimeOverheadBytes;
+  r.overhead_bytes = ctx.runtime_overhead_bytes;
 }
 
 // What a token (and a sequence, for linear layers) costs in the KV cache of one rank

@@ -20,6 +20,38 @@ double error_pct(double predicted, double measured) {
 }
 }  // namespace
 
+std::string_view memory_category_name(MemoryCategory c) {
+  switch (c) {
+    case MemoryCategory::weights: return "weights";
+    case MemoryCategory::kv_cache: return "kv_cache";
+    case MemoryCategory::activations: return "activations";
+    case MemoryCategory::comm_buffers: return "comm_buffers";
+    case MemoryCategory::runtime: return "runtime";
+    case MemoryCategory::total: return "total";
+  }
+  return "?";
+}
+
+std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const Prediction& p) {
+  std::vector<MemoryComparison> out;
+  for (const auto& r : m.ranks) {
+    const auto it = std::find_if(p.ranks.begin(), p.ranks.end(), [&](const RankMemory& x) { return x.rank == r.rank; });
+    if (it == p.ranks.end()) continue;
+    const auto& u = r.memory;
+    const std::pair<MemoryCategory, std::pair<int64_t, int64_t>> rows[] = {
+        {MemoryCategory::weights, {u.weights_bytes, it->weights_bytes}},
+        {MemoryCategory::kv_cache, {u.kv_bytes, it->kv_cache_bytes}},
+        {MemoryCategory::activations, {u.workspace_bytes, it->activation_bytes}},
+        {MemoryCategory::comm_buffers, {u.comm_buffer_bytes, it->buffer_bytes}},
+        {MemoryCategory::runtime, {u.runtime_bytes, it->overhead_bytes}},
+        {MemoryCategory::total, {u.peak_bytes(), it->total_bytes}}};
+    for (const auto& [cat, mp] : rows)
+      out.push_back(
+          {r.rank, cat, mp.first, mp.second, error_pct(static_cast<double>(mp.second), static_cast<double>(mp.first))});
+  }
+  return out;
+}
+
 plan::Plan plan_of_run(const plan::Measurements& m) {
   if (m.prompts.empty()) throw std::invalid_argument("the run has no prompts");
   plan::Plan p = m.plan;
@@ -31,6 +63,8 @@ plan::Plan plan_of_run(const plan::Measurements& m) {
   p.workload.output_len = static_cast<int64_t>(m.decode_step_s.size()) + 1;
   p.workload.prefix_hit_rate = 0;
   p.devices.clear();  // ranks 0..N-1 on devices 0..N-1 of the cluster given
+  // The CPU backend computes in float32 whatever the plan names (validation.h kCpuComputeDtype).
+  if (m.backend == "cpu") p.dtypes.activations = plan::ActivationDtype::fp32;
   return p;
 }
 
@@ -76,6 +110,7 @@ RunPrediction predict_run(const plan::Measurements& m, const model::Model& model
   r.predicted_decode_step_s = r.prediction.tpot_s;
   r.decode_error_pct = m.decode_step_s.empty() ? std::numeric_limits<double>::quiet_NaN()
                                                : error_pct(r.predicted_decode_step_s, r.measured_decode_step_s);
+  r.memory = compare_memory(m, r.prediction);
   return r;
 }
 

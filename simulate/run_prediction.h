@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "model/model.h"
 #include "plan/measurements.h"
@@ -19,6 +21,20 @@
 
 namespace dayzero::simulate {
 
+// One rank's memory in one of the simulator's categories (prediction.h RankMemory),
+// measured (plan::MemoryUse) against predicted for the same plan.
+enum class MemoryCategory { weights, kv_cache, activations, comm_buffers, runtime, total };
+std::string_view memory_category_name(MemoryCategory c);  // "weights", "kv_cache", ...
+struct MemoryComparison {
+  int rank = 0;
+  MemoryCategory category = MemoryCategory::weights;
+  int64_t measured_bytes = 0, predicted_bytes = 0;
+  double error_pct = 0;  // (predicted - measured) / measured x 100; NaN when measured is 0
+};
+// Every rank the run measured, each category and the total, in rank order; a rank
+// the prediction does not hold is left out.
+std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const Prediction& p);
+
 struct RunPrediction {
   plan::Plan plan;  // the run's plan with the run's workload, as simulated
   Prediction prediction;
@@ -28,6 +44,7 @@ struct RunPrediction {
   double measured_prefill_s = 0, predicted_prefill_s = 0, prefill_error_pct = 0;
   // Decode: one token for every sequence, the simulator's TPOT, at the run's mean context.
   double measured_decode_step_s = 0, predicted_decode_step_s = 0, decode_error_pct = 0;
+  std::vector<MemoryComparison> memory;  // per rank and category (compare_memory)
 };
 
 // The run's workload on its plan: batch = its sequences, input_len = their mean

@@ -70,13 +70,18 @@ struct PlanContext {
   int64_t seqs_per_replica = 0;  // sequences per attention-DP replica
   int64_t resident_experts = 0;  // per layer
   double kv_frac = 1;            // share of GQA k/v weights and KV heads on one rank
+  // The device's runtime and per-communicator buffers (topology::DeviceSpec; the GPU
+  // engines' figures when it gives none).
+  int64_t runtime_overhead_bytes = kRuntimeOverheadBytes;
+  int64_t comm_buffer_bytes = kNcclBytesPerCommunicator;
   std::vector<Stage> stages;
   // Speculative decoding's draft layer (the model's MTP layer, or an EAGLE head of its
   // first layer's shape) as a one-layer stage beside the last stage; none when off.
   std::optional<Stage> draft;
 };
 
-PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r);
+PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r,
+                         const topology::DeviceSpec& device);
 
 // Memory of a representative rank of a stage (all ranks of a stage hold the same).
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);
@@ -135,8 +140,8 @@ namespace dayzero::simulate {
 // A plan, its routing distribution and its stages, owned together: the context's
 // references point into this object, so it never moves (held by shared_ptr).
 struct PreparedPlan {
-  PreparedPlan(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff)
-      : plan(p), routing(mc.experts, p.workload), ctx(detail::make_context(plan, mc, eff, routing)) {}
+  PreparedPlan(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const topology::DeviceSpec& device)
+      : plan(p), routing(mc.experts, p.workload), ctx(detail::make_context(plan, mc, eff, routing, device)) {}
   PreparedPlan(const PreparedPlan&) = delete;
   PreparedPlan& operator=(const PreparedPlan&) = delete;
   plan::Plan plan;

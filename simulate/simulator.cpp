@@ -37,8 +37,11 @@ int draft_class_of(const plan::SpeculativeDecoding& spec, const ModelCosts& mc) 
 
 namespace detail {
 
-PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r) {
+PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r,
+                         const topology::DeviceSpec& device) {
   PlanContext ctx(p, mc, eff, r);
+  ctx.runtime_overhead_bytes = device.runtime_overhead_bytes.value_or(kRuntimeOverheadBytes);
+  ctx.comm_buffer_bytes = device.comm_buffer_bytes_per_group.value_or(kNcclBytesPerCommunicator);
   ctx.p_attn = precision_index(p.dtypes.attention);
   ctx.p_dense = precision_index(p.dtypes.dense_mlp);
   ctx.p_experts = precision_index(p.dtypes.experts);
@@ -348,12 +351,13 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
     const plan::Plan decode_worker = p.decode_worker();
     const Prediction prefill = simulate(p.prefill_worker(), opts);
     const Prediction decode = simulate(decode_worker, opts);
-    const auto ctx = detail::make_context(decode_worker, im.costs, im.eff, im.routing_for(p.workload));
+    const auto ctx =
+        detail::make_context(decode_worker, im.costs, im.eff, im.routing_for(p.workload), im.cluster.device_spec());
     const KvBudget kv = detail::kv_budget(ctx, im.cluster.device_spec().mem_bytes, {});
     return combine_disaggregated(p, prefill, decode,
                                  kv_transfer_s(im.cluster, p, kv.sequence_bytes(p.workload.input_len)));
   }
-  const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload));
+  const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload), im.cluster.device_spec());
   Prediction pred;
   if (opts.memory) {
     pred = detail::plan_memory(ctx, im.cluster, opts.per_rank);
@@ -379,7 +383,7 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
 }
 
 std::shared_ptr<const PreparedPlan> Simulator::prepare(const plan::Plan& p) {
-  return std::make_shared<const PreparedPlan>(p, impl_->costs, impl_->eff);
+  return std::make_shared<const PreparedPlan>(p, impl_->costs, impl_->eff, impl_->cluster.device_spec());
 }
 
 StepTime Simulator::step_time(const PreparedPlan& prepared, const StepBatch& batch) {

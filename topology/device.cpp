@@ -81,6 +81,9 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
   if (d.peak_flops_per_s.empty()) r.fail("peak_flops_per_s", flops, "needs at least one dtype");
   d.host_link = host_link_from_json(r.req("host_link"), file, path + "host_link.");
   d.intra_node_link = intra_link_from_json(r.req("intra_node_link"), file, path + "intra_node_link.");
+  constexpr int64_t kMaxOverheadBytes = int64_t{1} << 40;  // 1 TiB: far past any runtime's own memory
+  d.runtime_overhead_bytes = r.maybe_int("runtime_overhead_bytes", 0, kMaxOverheadBytes);
+  d.comm_buffer_bytes_per_group = r.maybe_int("comm_buffer_bytes_per_group", 0, kMaxOverheadBytes);
   d.source = r.req_string("source");
   d.notes = r.opt_string("notes", "");
   r.reject_unknown();
@@ -101,6 +104,8 @@ void to_json(nlohmann::json& j, const DeviceSpec& d) {
        {{"kind", d.intra_node_link.kind}, {"bw_Bps", d.intra_node_link.bw_Bps}, {"links", d.intra_node_link.links}}},
       {"source", d.source}};
   if (d.host_link.pcie_gen > 0) j["host_link"]["pcie_gen"] = d.host_link.pcie_gen;
+  if (d.runtime_overhead_bytes) j["runtime_overhead_bytes"] = *d.runtime_overhead_bytes;
+  if (d.comm_buffer_bytes_per_group) j["comm_buffer_bytes_per_group"] = *d.comm_buffer_bytes_per_group;
   if (!d.notes.empty()) j["notes"] = d.notes;
 }
 

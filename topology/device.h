@@ -50,6 +50,12 @@ struct DeviceSpec {
   std::map<ComputeDtype, double> peak_flops_per_s;
   HostLink host_link;
   IntraNodeLink intra_node_link;
+  // What a serving process holds besides weights, KV cache and activations: its
+  // runtime (a CUDA context and library workspaces; a CPU process's own pages) and the
+  // buffers of each communicator it joins. Unset: the GPU engines' figures
+  // (simulate/simulator.h kRuntimeOverheadBytes, kNcclBytesPerCommunicator).
+  std::optional<int64_t> runtime_overhead_bytes;
+  std::optional<int64_t> comm_buffer_bytes_per_group;
   std::string source;  // datasheet(s) every figure is from, or the stated assumption
   std::string notes;   // how marketing figures were converted (optional)
 

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -195,6 +196,25 @@ TEST(CliRun, CollectiveTimeoutAndTestHookAreChecked) {
   EXPECT_EQ(ok.status, 0) << ok.err;
   EXPECT_TRUE(fs::exists(dir / "m.json"));
   fs::remove_all(dir);
+}
+
+// validate sets each rank's measured memory beside the simulator's ledger for the
+// same plan, per category: the weights the rank holds and its KV blocks are what the
+// ledger computes, to the byte (tiny Llama, one rank, float32 weights and KV).
+TEST_F(CliLoop, ValidateComparesMemoryPerCategory) {
+  const json j = validate_json();
+  const json& mem = j.at("run_prediction").at("memory");
+  ASSERT_EQ(mem.size(), 6u);
+  std::map<std::string, json> by;
+  for (const auto& row : mem) by[row.at("category").get<std::string>()] = row;
+  for (const char* c : {"weights", "kv_cache", "activations", "comm_buffers", "runtime", "total"})
+    EXPECT_EQ(by.count(c), 1u) << c;
+  EXPECT_GT(by.at("weights").at("measured_bytes").get<int64_t>(), 0);
+  EXPECT_EQ(by.at("weights").at("measured_bytes"), by.at("weights").at("predicted_bytes"));
+  EXPECT_EQ(by.at("kv_cache").at("measured_bytes"), by.at("kv_cache").at("predicted_bytes"));
+  EXPECT_GT(by.at("runtime").at("measured_bytes").get<int64_t>(), 1'000'000);  // the process's own pages
+  const Result text = run("validate " + measurements_);
+  EXPECT_NE(text.out.find("Memory per rank, measured against the simulator's ledger"), std::string::npos) << text.out;
 }
 
 // --check-precision: a plan with FP8 weights and an FP8 KV cache against the

@@ -52,6 +52,10 @@ TEST(DeployErrors, APlanAnEngineCannotRunNamesTheField) {
   fp32_kv.dtypes.kv_cache = plan::KvDtype::fp32;
   for (plan::Engine e : plan::kAllEngines)
     EXPECT_EQ(unexpressible_field(e, fp32_kv, llama), "dtypes.kv_cache") << plan::engine_name(e);
+  plan::Plan fp32_act = layout(1, 4, 1, {1, 1, 4}, 64);
+  fp32_act.dtypes.activations = plan::ActivationDtype::fp32;
+  for (plan::Engine e : plan::kAllEngines)
+    EXPECT_EQ(unexpressible_field(e, fp32_act, llama), "dtypes.activations") << plan::engine_name(e);
   // A custom rank-to-device map, an EAGLE draft without its model, two-batch overlap on TensorRT-LLM.
   plan::Plan mapped = layout(1, 2, 1, {1, 1, 2}, 64);
   mapped.devices = {3, 5};

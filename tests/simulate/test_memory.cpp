@@ -3,6 +3,10 @@
 
 #include "core/error.h"
 #include "helpers.h"
+#include "simulate/run_prediction.h"
+#include "topology/device.h"
+
+#include <cmath>
 
 #include <filesystem>
 #include <fstream>
@@ -65,6 +69,56 @@ TEST(SimulateMemory, Llama8BTp2SplitsMatricesNotNorms) {
   // 8 KV heads over 2 ranks: 65,536 B per token per rank.
   EXPECT_EQ(pred.ranks[1].kv_cache_bytes, 1200LL * 65'536);
   EXPECT_EQ(pred.ranks[0].buffer_bytes, kNcclBytesPerCommunicator);  // the TP communicator
+}
+
+// A device that gives its own runtime and communicator figures (the catalog's cpu-host:
+// the executor's process and OpenMPI's buffers) is costed with them, not the GPU
+// engines' 1 GiB and 144 MiB.
+TEST(SimulateMemory, DeviceGivesRuntimeAndCommunicatorBytes) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
+  topology::DeviceSpec dev = *catalog.find("H100-SXM");
+  dev.runtime_overhead_bytes = 16'000'000;
+  dev.comm_buffer_bytes_per_group = 200'000;
+  const auto c = one_node_cluster(dev, 2);
+  const auto pred = run(m, c, plan(2));
+  EXPECT_EQ(pred.ranks[0].overhead_bytes, 16'000'000);
+  EXPECT_EQ(pred.ranks[0].buffer_bytes, 200'000);  // one communicator: the TP group
+  EXPECT_EQ(pred.ranks[0].total_bytes, pred.ranks[0].weights_bytes + pred.ranks[0].kv_cache_bytes +
+                                           pred.ranks[0].activation_bytes + 200'000 + 16'000'000);
+  const auto* cpu = catalog.find("cpu-host");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->runtime_overhead_bytes, 16'000'000);  // catalog.json, measured (its notes)
+  EXPECT_FALSE(catalog.find("H200-SXM")->runtime_overhead_bytes);
+}
+
+// A measured run's memory against the ledger, per rank and category: hand-made figures.
+TEST(SimulateMemory, CompareMemoryPerRankAndCategory) {
+  plan::Measurements ms;
+  ms.ranks.resize(2);
+  ms.ranks[1].rank = 1;
+  ms.ranks[0].memory = {100, 50, 10, 0, 1000, 0};
+  ms.ranks[1].memory = {100, 50, 10, 4, 1000, 0};
+  Prediction p;
+  p.ranks.resize(1);  // only rank 0 predicted
+  p.ranks[0].weights_bytes = 110;
+  p.ranks[0].kv_cache_bytes = 50;
+  p.ranks[0].activation_bytes = 20;
+  p.ranks[0].buffer_bytes = 8;
+  p.ranks[0].overhead_bytes = 900;
+  p.ranks[0].total_bytes = 1088;
+  const auto rows = compare_memory(ms, p);
+  ASSERT_EQ(rows.size(), 6u);  // rank 1 has no prediction: left out
+  EXPECT_EQ(rows[0].category, MemoryCategory::weights);
+  EXPECT_DOUBLE_EQ(rows[0].error_pct, 10.0);
+  EXPECT_DOUBLE_EQ(rows[1].error_pct, 0.0);
+  EXPECT_DOUBLE_EQ(rows[2].error_pct, 100.0);
+  EXPECT_TRUE(std::isnan(rows[3].error_pct));  // measured 0
+  EXPECT_DOUBLE_EQ(rows[4].error_pct, -10.0);
+  EXPECT_EQ(rows[5].category, MemoryCategory::total);
+  EXPECT_EQ(rows[5].measured_bytes, 1160);
+  EXPECT_NEAR(rows[5].error_pct, (1088.0 - 1160.0) / 1160.0 * 100, 1e-12);
+  EXPECT_EQ(memory_category_name(MemoryCategory::kv_cache), "kv_cache");
 }
 
 // GQA beyond kv_heads: Llama-3.1-70B (8 KV heads) at TP=16 keeps one KV head per

@@ -46,12 +46,25 @@ TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
      "intra_node_link": {"kind": "nvlink", "bw_Bps": 400e9}, "source": "measured on our cluster"},
     {"name": "my-card", "vendor": "acme", "mem_bytes": 64e9, "mem_bw_Bps": 1e12,
      "peak_flops_per_s": {"bf16": 100e12, "fp8": 200e12}, "host_link": {"kind": "pcie", "pcie_gen": 4, "bw_Bps": 32e9},
-     "intra_node_link": {"kind": "pcie", "bw_Bps": 32e9}, "source": "acme datasheet rev 2"}]})");
+     "intra_node_link": {"kind": "pcie", "bw_Bps": 32e9}, "runtime_overhead_bytes": 600000000,
+     "comm_buffer_bytes_per_group": 0, "source": "acme datasheet rev 2"}]})");
   const auto before = c.devices().size();
   c.add_file(file);
   EXPECT_EQ(c.devices().size(), before + 1);
   EXPECT_DOUBLE_EQ(c.find("H100-SXM")->mem_bw_Bps, 3.0e12);
   EXPECT_EQ(c.find("my-card")->source, "acme datasheet rev 2");
+  EXPECT_EQ(c.find("my-card")->runtime_overhead_bytes, 600'000'000);
+  EXPECT_EQ(c.find("my-card")->comm_buffer_bytes_per_group, 0);
+  EXPECT_FALSE(c.find("H100-SXM")->runtime_overhead_bytes);  // unset: the GPU engines' figure
+  // A negative size is refused, naming the field.
+  try {
+    c.add_file(write_temp(R"({"devices": [{"name": "bad", "vendor": "x", "mem_bytes": 1e9, "mem_bw_Bps": 1e9,
+      "peak_flops_per_s": {"bf16": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9},
+      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "runtime_overhead_bytes": -1, "source": "s"}]})"));
+    ADD_FAILURE() << "a negative runtime_overhead_bytes was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("runtime_overhead_bytes"), std::string::npos) << e.what();
+  }
 }
 
 // The host CPU as the executor's CPU backend runs it: nominal figures, fp32 only.
