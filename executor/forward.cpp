@@ -72,10 +72,6 @@ const model::Op& Forward::op(const model::Layer& layer, std::string_view name) c
   throw std::logic_error("layer " + std::to_string(layer.index) + " has no op '" + std::string(name) + "'");
 }
 
-void Forward::note_workspace(const Tensor& t) {
-  workspace_bytes_ = std::max(workspace_bytes_, t.numel() * static_cast<int64_t>(sizeof(float)));
-}
-
 void Forward::norm(const model::Op& op, Tensor& x, double eps) {
   const std::string variant = op_variant(m_, op).variant;  // "rms", Qwen3.5's "rms_zero_centered"
   if (variant == "rms_across_heads") return norm_across_heads(op, x);
@@ -123,7 +119,6 @@ Tensor Forward::activation(const model::Op& op, const Tensor& gate, const Tensor
   one.active_experts = 0;  // one call covers the rows given, not top-k per token
   Tensor y = timer_.run(OpKey{&op, variant, {gate.rows(), gate.cols()}, k.cost(one, {gate.rows()})},
                         [&] { return fn(gate, up, ActivationParams{}); });
-  note_workspace(y);
   return y;
 }
 
@@ -227,7 +222,6 @@ Tensor Forward::per_sequence(const model::Op& a_op, const std::string& variant, 
                                  [&] { return kernel(ke, qs, pos, b.seqs[i]); });
     std::copy(os.data.begin(), os.data.end(), o.row(lo));
   }
-  note_workspace(o);
   return o;
 }
 

@@ -102,7 +102,6 @@ class Forward {
   int64_t kv_bytes() const { return kv_->bytes() + (index_kv_ ? index_kv_->bytes() : 0) + linear_state_bytes(); }
   int64_t linear_state_bytes() const;  // the live sequences' gated delta-net states
   const KvCache& kv() const { return *kv_; }
-  int64_t workspace_bytes() const { return workspace_bytes_; }
 
  private:
   const model::Op& op(const model::Layer& layer, std::string_view name) const;
@@ -138,7 +137,6 @@ class Forward {
   Tensor experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden);  // forward_moe.cpp
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);
-  void note_workspace(const Tensor& t);
   // TP: output features [lo, hi) of rank `rank` of `size` for an op split by outputs
   // (column, kv_heads or vocab) with `out` outputs.
   std::pair<int64_t, int64_t> out_range(const model::Op& op, int64_t out, int rank, int size) const;
@@ -159,7 +157,6 @@ class Forward {
   std::unique_ptr<KvCache> kv_;        // paged; MLA: latent (keys) and rotated rope key (values)
   std::map<std::pair<int64_t, int>, LinearState> linear_state_;  // by (stage layer, sequence)
   std::unique_ptr<KvCache> index_kv_;  // DeepSeek sparse attention: the indexer's key per token (same block tables)
-  int64_t workspace_bytes_ = 0;
   int64_t read_bytes_ = 0;
   int64_t view_bytes_ = 0;
   model::Op attention_cost_op_;  // the attention op as this rank runs it (its heads), for costs

@@ -103,7 +103,6 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
     it->second = std::move(next);
     std::copy(os.data.begin(), os.data.end(), o.row(lo));
   }
-  note_workspace(o);
   return gemm(op(L, "out_proj"), o);
 }
 

@@ -206,7 +206,6 @@ Tensor Forward::combine(const model::Layer& L, const Tensor& h, const Routing& r
   Tensor out(h.shape);
   timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, H}, op_cost(comb, {own_hi - own_lo})}, out,
                      [&](Tensor& o) { combine_fn(o, ypairs, rows, weights); });
-  note_workspace(ypairs);
   return out;
 }
 

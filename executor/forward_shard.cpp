@@ -244,7 +244,6 @@ Tensor Forward::gemm(const model::Op& op, const Tensor& x, int64_t expert) {
       for (int64_t t = 0; t < T; ++t) std::copy_n(all.data() + (r * T + t) * part, part, full.row(t) + r * part);
     y = std::move(full);
   }
-  note_workspace(y);
   return y;
 }
 

@@ -56,20 +56,22 @@ class OpTimer {
   auto run(const OpKey& key, Fn&& fn) {
     auto result = fn();
     if (!recording_) return result;
-    if (OpMeasurement* m = note(key))
+    if (OpMeasurement* m = note(key)) {
+      const TensorPeakExcluded timing;
       time(*m, [&] {
         auto r = fn();
         (void)r;
       });
+    }
     return result;
   }
   // For in-place kernels (x: a Tensor or several): timed repeats work on a copy of
   // x made outside the clock.
   template <class State, class Fn>
   void run_inplace(const OpKey& key, State& x, Fn&& fn) {
-    State copy;
     if (OpMeasurement* m = recording_ ? note(key) : nullptr) {
-      copy = x;
+      const TensorPeakExcluded timing;
+      State copy = x;
       time(
           *m, [&] { fn(copy); }, [&] { copy = x; });
     }

@@ -148,6 +148,7 @@ Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& co
                     const std::vector<int64_t>* keep) {
   if (options_.before_step) options_.before_step(steps_);
   ++steps_;
+  const TensorPeakScope activations(&activation_peak_bytes_);
   const Batch b = forward_->begin_step(seqs, counts);
   const int rps = plan_.ranks_per_stage(), r = comm_.rank();
   Tensor x;

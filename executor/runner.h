@@ -156,6 +156,9 @@ class Runner {
   // runtime: binary, libraries, threads, the MPI runtime), and what joining the
   // plan's communicator groups added (the communication library's buffers).
   int64_t runtime_bytes_ = 0, comm_buffer_bytes_ = 0;
+  // The most tensor bytes one forward step held above what was live before it (its
+  // activations, workspace and logits: executor/tensor.h TensorPeakScope).
+  int64_t activation_peak_bytes_ = 0;
   bool ran_ = false;
   int64_t steps_ = 0;  // forward steps begun (RunnerOptions::before_step)
 };

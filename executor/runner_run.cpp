@@ -223,7 +223,7 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   rm.memory.weights_bytes =
       forward_->view_bytes() + forward_->shard_copy_bytes() + weights_->float_bytes() - weights_->float_source_bytes();
   rm.memory.kv_bytes = forward_->kv_bytes();
-  rm.memory.workspace_bytes = forward_->workspace_bytes();
+  rm.memory.workspace_bytes = activation_peak_bytes_;
   rm.memory.comm_buffer_bytes = comm_buffer_bytes_;
   rm.memory.runtime_bytes = runtime_bytes_;
   rm.memory.rss_hwm_bytes = rss_peak_bytes();

@@ -68,7 +68,8 @@ struct MemoryUse {
   int64_t weights_bytes = 0;      // read from the checkpoint (the rank's shards, unsplit tensors),
                                   // converted to the plan's dtypes, + float32 copies
   int64_t kv_bytes = 0;           // paged KV cache blocks allocated (and linear-attention states)
-  int64_t workspace_bytes = 0;    // largest activation tensor the runner allocated (an estimate)
+  int64_t workspace_bytes = 0;    // activations and workspace: the most tensor bytes a step held at once
+                                  // above what was live before it (executor/tensor.h TensorPeakScope)
   int64_t comm_buffer_bytes = 0;  // what joining the communicator groups added to the resident set
   int64_t runtime_bytes = 0;      // the process's resident set before the run's own work
   int64_t peak_bytes() const { return weights_bytes + kv_bytes + workspace_bytes + comm_buffer_bytes + runtime_bytes; }

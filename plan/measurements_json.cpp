@@ -278,7 +278,8 @@ json measurements_to_json(const Measurements& m) {
          "min_s, busbw = algbw x bus_factor (nccl-tests doc/PERFORMANCE.md). Step times exclude the "
          "timed repeats; prefill_s and decode_step_s are the slowest rank's."}}},
       {"notes",
-       "peak_bytes: weights + KV cache blocks + largest activation + communication buffers + runtime, per "
+       "peak_bytes: weights + KV cache blocks + activations (a step's high-water mark of tensor bytes) + "
+       "communication buffers + runtime, per "
        "rank (ranks[].memory) and the "
        "fullest rank's (top level). CPU backend: weights converted to the plan's bf16 or fp8 where it "
        "names them (other precisions as the checkpoint stores them), dequantized to float32 to multiply; "

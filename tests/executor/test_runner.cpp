@@ -58,6 +58,15 @@ TEST_P(RunnerGolden, MatchesReferenceGoldens) {
   std::printf("%s: prefill max |diff| %.3g, decode max |diff| %.3g\n", GetParam(), prefill_diff, decode_diff);
 }
 
+// A step's activation memory is measured (the most tensor bytes it held), and the
+// timer's repeats of each op do not add to it.
+TEST_P(RunnerGolden, ActivationMemoryIsMeasuredWithoutTheTimersRepeats) {
+  const RunResult plain = run_fixture(GetParam()), timed = run_fixture(GetParam(), 2);
+  const int64_t a = plain.measurements.ranks.at(0).memory.workspace_bytes;
+  EXPECT_GT(a, 0);
+  EXPECT_EQ(a, timed.measurements.ranks.at(0).memory.workspace_bytes);
+}
+
 // Two runs, and a run with per-op timing (which repeats every op), give the same bits.
 TEST_P(RunnerGolden, BitIdenticalAcrossRunsAndTiming) {
   const RunResult ra = run_fixture(GetParam()), rb = run_fixture(GetParam()), rt = run_fixture(GetParam(), 2);

@@ -54,7 +54,7 @@ TEST(WeightConvert, Bf16IsTheRoundedValue) {
   to_bf16(f32_weight(t), o);
   EXPECT_EQ(o.view.dtype, model::DType::bf16);
   EXPECT_EQ(o.bytes(), 12);
-  std::vector<float> want = t.data;
+  std::vector<float> want(t.data.begin(), t.data.end());
   round_to_storage(want, KvStorage::bf16);
   EXPECT_EQ(dequantize(o.view).data, want);
 }
