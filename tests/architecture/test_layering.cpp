@@ -29,11 +29,14 @@ const std::map<std::string, std::set<std::string>> kAllowed = {
     {"deploy", {"serve", "simulate", "plan", "model", "topology", "core"}},
     {"report", {"search", "deploy", "serve", "simulate", "plan", "model", "topology", "core"}},
     {"executor", {"plan", "model", "core"}},
+    {"cuda", {"executor", "plan", "model", "core"}},
     {"gui", {"report", "search", "deploy", "serve", "simulate", "plan", "model", "topology", "core"}},
-    {"cli", {"report", "search", "deploy", "serve", "simulate", "executor", "plan", "model", "topology", "core"}},
+    {"cli",
+     {"report", "search", "deploy", "serve", "simulate", "cuda", "executor", "plan", "model", "topology", "core"}},
 };
 // Libraries that must build and run without Qt, CUDA, NCCL or MPI.
-const std::set<std::string> kPortable = {"core", "model", "topology", "plan", "simulate", "serve", "search", "deploy", "report"};
+const std::set<std::string> kPortable = {"core",  "model",  "topology", "plan",  "simulate",
+                                         "serve", "search", "deploy",   "report"};
 
 const fs::path kRoot = DAYZERO_SOURCE_DIR;
 
@@ -83,6 +86,10 @@ TEST(Layering, LinkLinesPointOnlyDownward) {
       }
     }
   }
+  // The CUDA backend's headers name no CUDA type: its users compile without the toolkit's headers.
+  for (const auto& file : sources("cuda"))
+    if (file.extension() == ".h")
+      EXPECT_EQ(read(file).find("#include <cuda"), std::string::npos) << file.lexically_relative(kRoot).string();
   // The executor runs a Plan without the simulator.
   EXPECT_EQ(read(kRoot / "executor" / "CMakeLists.txt").find("dayzero_simulate"), std::string::npos);
 }

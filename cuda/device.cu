@@ -1,0 +1,88 @@
+#include "cuda/device.h"
+
+#include <cuda_runtime.h>
+
+#include <utility>
+
+namespace dayzero::cuda {
+
+namespace {
+void check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw CudaError(std::string(call) + ": " + cudaGetErrorString(e));
+}
+}  // namespace
+
+CudaDevices probe_cuda() {
+  CudaDevices d;
+  cudaRuntimeGetVersion(&d.runtime_version);
+  cudaDriverGetVersion(&d.driver_version);
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0) {
+    d.why_none = e != cudaSuccess ? cudaGetErrorString(e) : "the CUDA runtime sees no device";
+    (void)cudaGetLastError();  // clear the sticky error for later calls
+    return d;
+  }
+  d.count = n;
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) == cudaSuccess) {
+    d.name = p.name;
+    d.compute_major = p.major;
+    d.compute_minor = p.minor;
+  }
+  size_t free_b = 0, total_b = 0;
+  if (cudaSetDevice(0) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
+    d.free_bytes = static_cast<int64_t>(free_b);
+    d.total_bytes = static_cast<int64_t>(total_b);
+  }
+  return d;
+}
+
+DevicePool::DevicePool(int device) : device_(device) { check(cudaSetDevice(device), "cudaSetDevice"); }
+
+void* DevicePool::allocate(size_t bytes) {
+  void* p = nullptr;
+  check(cudaSetDevice(device_), "cudaSetDevice");
+  if (bytes > 0) check(cudaMalloc(&p, bytes), "cudaMalloc");
+  live_ += static_cast<int64_t>(bytes);
+  if (live_ > peak_) peak_ = live_;
+  return p;
+}
+
+void DevicePool::release(void* p, size_t bytes) noexcept {
+  if (p) cudaFree(p);
+  live_ -= static_cast<int64_t>(bytes);
+}
+
+DeviceBuffer::DeviceBuffer(DevicePool& pool, size_t bytes) : pool_(&pool), ptr_(pool.allocate(bytes)), bytes_(bytes) {}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (pool_) pool_->release(ptr_, bytes_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
+    : pool_(std::exchange(o.pool_, nullptr)), ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (pool_) pool_->release(ptr_, bytes_);
+    pool_ = std::exchange(o.pool_, nullptr);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::upload(const void* host, size_t bytes) {
+  if (bytes > bytes_) throw CudaError("DeviceBuffer::upload: " + std::to_string(bytes) + " bytes into " +
+                                      std::to_string(bytes_));
+  check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (host to device)");
+}
+
+void DeviceBuffer::download(void* host, size_t bytes) const {
+  if (bytes > bytes_) throw CudaError("DeviceBuffer::download: " + std::to_string(bytes) + " bytes from " +
+                                      std::to_string(bytes_));
+  check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
+}
+
+}  // namespace dayzero::cuda

@@ -1,0 +1,73 @@
+#pragma once
+// The CUDA backend's view of this machine's GPUs, and device memory owned by RAII
+// with a high-water mark (the device half of executor/tensor.h's counted storage).
+// Plain C++: no CUDA header reaches a user of this file. The library links the CUDA
+// runtime statically and never the driver library, so a binary that uses it starts
+// on a machine with no GPU or driver; probe_cuda() then says why there is no device.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace dayzero::cuda {
+
+struct CudaDevices {
+  int count = 0;            // devices the runtime sees; 0 when none
+  std::string why_none;     // the runtime's reason when count is 0 ("no CUDA-capable device", ...)
+  int runtime_version = 0;  // e.g. 13000
+  int driver_version = 0;   // 0 without a driver
+  std::string name;         // device 0's
+  int compute_major = 0, compute_minor = 0;
+  int64_t total_bytes = 0, free_bytes = 0;  // device 0's memory
+};
+// Never throws: a machine without a GPU or driver is an answer, not an error.
+CudaDevices probe_cuda();
+
+// A CUDA runtime call that failed: the call and the runtime's message.
+class CudaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Device allocations of one device, counted: what is live and the most ever live.
+class DevicePool {
+ public:
+  explicit DevicePool(int device = 0);  // throws CudaError when the device cannot be selected
+  DevicePool(const DevicePool&) = delete;
+  DevicePool& operator=(const DevicePool&) = delete;
+  int device() const { return device_; }
+  int64_t live_bytes() const { return live_; }
+  int64_t peak_bytes() const { return peak_; }
+  void reset_peak() { peak_ = live_; }
+
+ private:
+  friend class DeviceBuffer;
+  void* allocate(size_t bytes);
+  void release(void* p, size_t bytes) noexcept;
+  int device_;
+  int64_t live_ = 0, peak_ = 0;
+};
+
+// One device allocation, freed when the buffer goes; moves, never copies.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(DevicePool& pool, size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* data() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  void upload(const void* host, size_t bytes);    // host -> device, synchronous; bytes <= bytes()
+  void download(void* host, size_t bytes) const;  // device -> host, synchronous
+
+ private:
+  DevicePool* pool_ = nullptr;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+}  // namespace dayzero::cuda

@@ -1,0 +1,46 @@
+// Device memory of the CUDA backend (cuda/device.h): the probe answers on any
+// machine, and the pool counts what its buffers hold.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "cuda/device.h"
+#include "gpu.h"
+
+namespace dayzero::cuda {
+namespace {
+
+// On any machine, GPU or not: the probe neither throws nor crashes, and says why
+// when it finds no device. The runtime is linked statically, so its version is known.
+TEST(CudaDevice, ProbeAnswersWithOrWithoutAGpu) {
+  const CudaDevices d = probe_cuda();
+  EXPECT_GT(d.runtime_version, 0);
+  if (d.count == 0) EXPECT_FALSE(d.why_none.empty());
+  else EXPECT_GT(d.total_bytes, 0);
+  std::printf("cuda: runtime %d, driver %d, %d device(s)%s%s\n", d.runtime_version, d.driver_version, d.count,
+              d.count ? ": " : " (", d.count ? d.name.c_str() : (d.why_none + ")").c_str());
+}
+
+TEST(CudaDevice, PoolCountsLiveAndPeakBytes) {
+  DAYZERO_NEED_GPU();
+  DevicePool pool;
+  {
+    DeviceBuffer a(pool, 1 << 20);
+    {
+      DeviceBuffer b(pool, 3 << 20);
+      EXPECT_EQ(pool.live_bytes(), 4 << 20);
+    }
+    DeviceBuffer c = std::move(a);  // a move hands the allocation over
+    EXPECT_EQ(pool.live_bytes(), 1 << 20);
+    std::vector<float> in(1000, 1.5f), out(1000);
+    c.upload(in.data(), in.size() * sizeof(float));
+    c.download(out.data(), out.size() * sizeof(float));
+    EXPECT_EQ(in, out);
+    EXPECT_THROW(c.upload(in.data(), (2 << 20)), CudaError);  // more than it holds
+  }
+  EXPECT_EQ(pool.live_bytes(), 0);
+  EXPECT_EQ(pool.peak_bytes(), 4 << 20);
+}
+
+}  // namespace
+}  // namespace dayzero::cuda
