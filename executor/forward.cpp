@@ -47,7 +47,7 @@ std::set<std::string> needed_weights(const model::Model& m, const ParallelContex
 }
 
 Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, const ParallelContext& par,
-                 OpTimer& timer, double rms_norm_eps, int64_t kv_block_tokens, KvStorage kv_storage)
+                 OpTimer& timer, double rms_norm_eps, int64_t kv_block_tokens, plan::KvDtype kv_storage)
     : m_(m), be_(backend), w_(w), par_(par), timer_(timer), eps_(rms_norm_eps) {
   const auto& c = m.config;
   const bool mla = c.attention == model::AttentionKind::mla;

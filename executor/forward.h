@@ -74,7 +74,7 @@ struct Batch {
 class Forward {
  public:
   Forward(const model::Model& m, const Backend& backend, WeightStore& w, const ParallelContext& par, OpTimer& timer,
-          double rms_norm_eps, int64_t kv_block_tokens, KvStorage kv_storage = KvStorage::f32);
+          double rms_norm_eps, int64_t kv_block_tokens, plan::KvDtype kv_storage = plan::KvDtype::fp32);
 
   int add_sequence();
   void release_sequence(int seq);  // its KV blocks back to the free list, its linear-attention states dropped

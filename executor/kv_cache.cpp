@@ -25,33 +25,33 @@ KvPages KvPages::contiguous(const Tensor& k, const Tensor& v, std::vector<int32_
   return p;
 }
 
-void KvCache::Pool::resize(KvStorage s, size_t n) {
+void KvCache::Pool::resize(plan::KvDtype s, size_t n) {
   switch (s) {
-    case KvStorage::f32: f32.resize(n); return;
-    case KvStorage::bf16: bf16.resize(n); return;
-    case KvStorage::fp8_e4m3: fp8.resize(n); return;
+    case plan::KvDtype::fp32: f32.resize(n); return;
+    case plan::KvDtype::bf16: bf16.resize(n); return;
+    case plan::KvDtype::fp8: fp8.resize(n); return;
   }
 }
 
-void KvCache::Pool::store(KvStorage s, size_t at, const float* x, int64_t n) {
+void KvCache::Pool::store(plan::KvDtype s, size_t at, const float* x, int64_t n) {
   switch (s) {
-    case KvStorage::f32: std::copy_n(x, n, f32.data() + at); return;
-    case KvStorage::bf16:
+    case plan::KvDtype::fp32: std::copy_n(x, n, f32.data() + at); return;
+    case plan::KvDtype::bf16:
       for (int64_t i = 0; i < n; ++i) bf16[at + static_cast<size_t>(i)] = float_to_bf16(x[i]);
       return;
-    case KvStorage::fp8_e4m3:
+    case plan::KvDtype::fp8:
       for (int64_t i = 0; i < n; ++i) fp8[at + static_cast<size_t>(i)] = float_to_fp8_e4m3(x[i]);
       return;
   }
 }
 
-void KvCache::Pool::load(KvStorage s, size_t at, float* out, int64_t n) const {
+void KvCache::Pool::load(plan::KvDtype s, size_t at, float* out, int64_t n) const {
   switch (s) {
-    case KvStorage::f32: std::copy_n(f32.data() + at, n, out); return;
-    case KvStorage::bf16:
+    case plan::KvDtype::fp32: std::copy_n(f32.data() + at, n, out); return;
+    case plan::KvDtype::bf16:
       for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(bf16[at + static_cast<size_t>(i)]);
       return;
-    case KvStorage::fp8_e4m3: {
+    case plan::KvDtype::fp8: {
       const auto& table = fp8_e4m3_table();
       for (int64_t i = 0; i < n; ++i) out[i] = table[fp8[at + static_cast<size_t>(i)]];
       return;
@@ -59,7 +59,7 @@ void KvCache::Pool::load(KvStorage s, size_t at, float* out, int64_t n) const {
   }
 }
 
-KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, KvStorage storage)
+KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, plan::KvDtype storage)
     : layers_(layers), block_tokens_(block_tokens), k_width_(k_width), v_width_(v_width), storage_(storage) {
   if (layers < 0 || block_tokens <= 0 || k_width <= 0 || v_width < 0)
     throw std::invalid_argument("KvCache: " + std::to_string(layers) + " layers, blocks of " +
@@ -71,7 +71,7 @@ KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t 
 }
 
 KvCache::KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width,
-                 KvStorage storage)
+                 plan::KvDtype storage)
     : KvCache(static_cast<int64_t>(cached_layers.size()), block_tokens, k_width, v_width, storage) {
   cached_ = std::move(cached_layers);
 }
@@ -165,8 +165,8 @@ void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, co
 
 KvPages KvCache::pages(int64_t layer, int seq) const {
   const auto& table = table_of(layer, seq);
-  if (storage_ != KvStorage::f32)
-    throw std::logic_error("KvCache::pages: a " + std::string(kv_storage_name(storage_)) +
+  if (storage_ != plan::KvDtype::fp32)
+    throw std::logic_error("KvCache::pages: a " + std::string(plan::kv_dtype_name(storage_)) +
                            " cache is read through a scratch of float32 rows");
   KvPages p;
   p.k = k_pool_[static_cast<size_t>(layer)].f32.data();
@@ -180,7 +180,7 @@ KvPages KvCache::pages(int64_t layer, int seq) const {
 }
 
 KvPages KvCache::pages(int64_t layer, int seq, KvRows& scratch) const {
-  if (storage_ == KvStorage::f32) return pages(layer, seq);
+  if (storage_ == plan::KvDtype::fp32) return pages(layer, seq);
   const auto& table = table_of(layer, seq);
   const int64_t tokens = lengths_[static_cast<size_t>(seq)];
   scratch.k = Tensor({tokens, k_width_});
@@ -207,7 +207,7 @@ KvPages KvCache::pages(int64_t layer, int seq, KvRows& scratch) const {
 
 int64_t KvCache::bytes() const {
   const auto cached = static_cast<int64_t>(std::count(cached_.begin(), cached_.end(), true));
-  return cached * blocks_ * block_tokens_ * (k_width_ + v_width_) * kv_storage_bytes(storage_);
+  return cached * blocks_ * block_tokens_ * (k_width_ + v_width_) * plan::kv_elem_bytes(storage_);
 }
 
 }  // namespace dayzero::executor

@@ -4,7 +4,7 @@
 // table, shared by all layers, mapping its positions to blocks. Memory grows a
 // block at a time, as the simulator's paged-KV rounding assumes (simulate/memory).
 // For MLA the "keys" are the normalized latent and the "values" the rotated rope key.
-// Rows are stored in the plan's KV dtype (KvStorage: float32, BF16 or FP8 E4M3,
+// Rows are stored in the plan's KV dtype (plan::KvDtype: float32, BF16 or FP8 E4M3,
 // rounded to nearest even when written); a reduced-precision cache is read back
 // as float32 rows into a per-call scratch (KvRows), as an engine's attention
 // kernel converts its FP8 cache on load.
@@ -51,11 +51,12 @@ class KvCache {
  public:
   // `layers` pools of blocks with rows of k_width and v_width floats (v_width 0: keys
   // only, as the sparse-attention indexer caches).
-  KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, KvStorage storage = KvStorage::f32);
+  KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width,
+          plan::KvDtype storage = plan::KvDtype::fp32);
   // Only the layers marked true hold pools (Qwen3.5: its full-attention layers; the
   // linear-attention layers keep a state per sequence instead); the block tables are shared.
   KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width,
-          KvStorage storage = KvStorage::f32);
+          plan::KvDtype storage = plan::KvDtype::fp32);
 
   int add_sequence();  // a new, empty sequence; its id (a released one's id is reused)
   // Returns `seq`'s blocks to the free list (taken again before the pools grow)
@@ -82,7 +83,7 @@ class KvCache {
   KvPages pages(int64_t layer, int seq, KvRows& scratch) const;
 
   int64_t block_tokens() const { return block_tokens_; }
-  KvStorage storage() const { return storage_; }
+  plan::KvDtype storage() const { return storage_; }
   int64_t allocated_blocks() const { return blocks_; }
   int64_t used_blocks() const { return blocks_ - static_cast<int64_t>(free_blocks_.size()); }
   int64_t bytes() const;  // all layers' pools as allocated
@@ -94,14 +95,14 @@ class KvCache {
     std::vector<float> f32;
     std::vector<uint16_t> bf16;
     std::vector<uint8_t> fp8;
-    void resize(KvStorage s, size_t n);
-    void store(KvStorage s, size_t at, const float* x, int64_t n);
-    void load(KvStorage s, size_t at, float* out, int64_t n) const;
+    void resize(plan::KvDtype s, size_t n);
+    void store(plan::KvDtype s, size_t at, const float* x, int64_t n);
+    void load(plan::KvDtype s, size_t at, float* out, int64_t n) const;
   };
   void grow_pools();
   const std::vector<int32_t>& table_of(int64_t layer, int seq) const;  // checks both
   int64_t layers_, block_tokens_, k_width_, v_width_;
-  KvStorage storage_;
+  plan::KvDtype storage_;
   std::vector<bool> cached_;  // per layer: holds a pool
   int64_t blocks_ = 0;
   std::vector<Pool> k_pool_, v_pool_;         // per layer

@@ -39,40 +39,13 @@ uint8_t float_to_fp8_e4m3(float x) {
   return static_cast<uint8_t>(sign | code);
 }
 
-int64_t kv_storage_bytes(KvStorage s) {
+void round_to_storage(std::span<float> values, plan::KvDtype s) {
   switch (s) {
-    case KvStorage::f32: return 4;
-    case KvStorage::bf16: return 2;
-    case KvStorage::fp8_e4m3: return 1;
-  }
-  return 4;
-}
-
-std::string_view kv_storage_name(KvStorage s) {
-  switch (s) {
-    case KvStorage::f32: return "fp32";
-    case KvStorage::bf16: return "bf16";
-    case KvStorage::fp8_e4m3: return "fp8";
-  }
-  return "?";
-}
-
-KvStorage kv_storage_of(plan::KvDtype d) {
-  switch (d) {
-    case plan::KvDtype::fp32: return KvStorage::f32;
-    case plan::KvDtype::bf16: return KvStorage::bf16;
-    case plan::KvDtype::fp8: return KvStorage::fp8_e4m3;
-  }
-  return KvStorage::f32;
-}
-
-void round_to_storage(std::span<float> values, KvStorage s) {
-  switch (s) {
-    case KvStorage::f32: return;
-    case KvStorage::bf16:
+    case plan::KvDtype::fp32: return;
+    case plan::KvDtype::bf16:
       for (float& v : values) v = bf16_to_float(float_to_bf16(v));
       return;
-    case KvStorage::fp8_e4m3: {
+    case plan::KvDtype::fp8: {
       const auto& table = fp8_e4m3_table();
       for (float& v : values) v = table[float_to_fp8_e4m3(v)];
       return;

@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <span>
-#include <string_view>
 
 #include "plan/plan.h"
 
@@ -18,14 +17,8 @@ uint16_t float_to_bf16(float x);
 // largest finite E4M3 value: "satfinite", as vLLM writes an FP8 KV cache); NaN -> 0x7F.
 uint8_t float_to_fp8_e4m3(float x);
 
-// How a paged KV cache (executor/kv_cache.h) stores its rows: the plan's
-// dtypes.kv_cache on the executor (fp32 being the CPU backend's full-precision reference).
-enum class KvStorage { f32, bf16, fp8_e4m3 };
-int64_t kv_storage_bytes(KvStorage s);          // 4, 2, 1
-std::string_view kv_storage_name(KvStorage s);  // "fp32", "bf16", "fp8"
-KvStorage kv_storage_of(plan::KvDtype d);
-
-// Rounds `values` in place to what `s` stores (f32: unchanged).
-void round_to_storage(std::span<float> values, KvStorage s);
+// Rounds `values` in place to what a KV cache of dtype `d` stores (fp32: unchanged;
+// fp8: E4M3 at scale 1, as vLLM's fp8 cache without calibrated scales).
+void round_to_storage(std::span<float> values, plan::KvDtype d);
 
 }  // namespace dayzero::executor

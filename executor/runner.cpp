@@ -137,7 +137,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
   // Pages resident and TP shards built before the first step: step times exclude
   // reading and preparing the weights (load_s in the Measurements).
   forward_ = std::make_unique<Forward>(m, *backend_, *weights_, par_, timer_, m.config.rms_norm_eps,
-                                       plan.kv_block_tokens, kv_storage_of(plan.dtypes.kv_cache));
+                                       plan.kv_block_tokens, plan.dtypes.kv_cache);
   forward_->prepare();
   load_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 }

@@ -62,17 +62,14 @@ TEST(Quantize, Fp8RoundsToNearestEvenAndSaturates) {
 
 TEST(Quantize, RoundToStorage) {
   std::vector<float> x{1.0625f, 3.14159f, -500.0f};
-  round_to_storage(x, KvStorage::fp8_e4m3);
+  round_to_storage(x, plan::KvDtype::fp8);
   EXPECT_EQ(x, (std::vector<float>{1.0f, 3.25f, -448.0f}));
   std::vector<float> y{3.14159f};
-  round_to_storage(y, KvStorage::bf16);
+  round_to_storage(y, plan::KvDtype::bf16);
   EXPECT_EQ(y[0], 3.140625f);  // 0x4049
   std::vector<float> z{3.14159f};
-  round_to_storage(z, KvStorage::f32);
+  round_to_storage(z, plan::KvDtype::fp32);
   EXPECT_EQ(z[0], 3.14159f);
-  EXPECT_EQ(kv_storage_of(plan::KvDtype::fp8), KvStorage::fp8_e4m3);
-  EXPECT_EQ(kv_storage_of(plan::KvDtype::bf16), KvStorage::bf16);
-  EXPECT_EQ(kv_storage_of(plan::KvDtype::fp32), KvStorage::f32);
 }
 
 // Writes rows 0..n-1 of `width` values each (value = row + col / 7) to one sequence.
@@ -86,27 +83,27 @@ std::vector<float> fill(KvCache& cache, int seq, int64_t n, int64_t width) {
 }
 
 TEST(KvCacheStorage, ReducedStorageReadsBackRoundedRowsInAFraction) {
-  for (KvStorage s : {KvStorage::f32, KvStorage::bf16, KvStorage::fp8_e4m3}) {
+  for (plan::KvDtype s : {plan::KvDtype::fp32, plan::KvDtype::bf16, plan::KvDtype::fp8}) {
     KvCache cache(2, 4, 6, 6, s);
     const int seq = cache.add_sequence();
     std::vector<float> rows = fill(cache, seq, 9, 6);  // 3 blocks of 4
-    EXPECT_EQ(cache.bytes(), 2 * 3 * 4 * (6 + 6) * kv_storage_bytes(s)) << kv_storage_name(s);
+    EXPECT_EQ(cache.bytes(), 2 * 3 * 4 * (6 + 6) * plan::kv_elem_bytes(s)) << plan::kv_dtype_name(s);
     round_to_storage(rows, s);
     KvRows scratch;
     const KvPages p = cache.pages(1, seq, scratch);
     ASSERT_EQ(p.tokens, 9);
     for (int64_t t = 0; t < 9; ++t)
       for (int64_t j = 0; j < 6; ++j) {
-        EXPECT_EQ(p.k_row(t)[j], rows[static_cast<size_t>(t * 6 + j)]) << kv_storage_name(s) << " row " << t;
-        EXPECT_EQ(p.v_row(t)[j], rows[static_cast<size_t>(t * 6 + j)]) << kv_storage_name(s) << " row " << t;
+        EXPECT_EQ(p.k_row(t)[j], rows[static_cast<size_t>(t * 6 + j)]) << plan::kv_dtype_name(s) << " row " << t;
+        EXPECT_EQ(p.v_row(t)[j], rows[static_cast<size_t>(t * 6 + j)]) << plan::kv_dtype_name(s) << " row " << t;
       }
-    if (s == KvStorage::f32) EXPECT_EQ(cache.pages(1, seq).k, p.k);  // the cache itself, no copy
+    if (s == plan::KvDtype::fp32) EXPECT_EQ(cache.pages(1, seq).k, p.k);  // the cache itself, no copy
     else EXPECT_THROW((void)cache.pages(1, seq), std::logic_error);
   }
 }
 
 TEST(KvCacheStorage, KeysOnlyCacheInReducedStorage) {
-  KvCache cache(2, 4, 3, 0, KvStorage::bf16);  // the sparse-attention indexer's layout
+  KvCache cache(2, 4, 3, 0, plan::KvDtype::bf16);  // the sparse-attention indexer's layout
   const int seq = cache.add_sequence();
   cache.extend(seq, 2);
   const float k[] = {1, 2, 3, 4, 5, 6};

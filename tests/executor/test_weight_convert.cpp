@@ -55,7 +55,7 @@ TEST(WeightConvert, Bf16IsTheRoundedValue) {
   EXPECT_EQ(o.view.dtype, model::DType::bf16);
   EXPECT_EQ(o.bytes(), 12);
   std::vector<float> want(t.data.begin(), t.data.end());
-  round_to_storage(want, KvStorage::bf16);
+  round_to_storage(want, plan::KvDtype::bf16);
   EXPECT_EQ(dequantize(o.view).data, want);
 }
 
