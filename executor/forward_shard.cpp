@@ -162,8 +162,11 @@ int64_t Forward::prepare() {
     if (layer.mtp || layer.index < par_.first_layer || layer.index >= par_.end_layer) continue;
     if (m_.config.attention == model::AttentionKind::mla) {  // MLA decode reads kv_b (its shard) as float32
       const model::Op& kv_b = op(layer, "kv_b_proj");
-      float32_kv_b(kv_b);
-      done.insert(kv_b.weights.at(0));
+      const StoredWeight v = float32_kv_b(kv_b);
+      const std::string& name = kv_b.weights.at(0);
+      if (!shard_copies_.count(name + "#f32") && !shard_copies_.count(name))
+        view_bytes_ += touch_pages(v.data);  // stored as float32: decode reads the checkpoint's (shard's) bytes
+      done.insert(name);
     }
     for (const auto& o : layer.ops) {
       if (o.kind == OpKind::gemm) shard_of(o, o.weights.at(0), par_.tp_rank, par_.tp_size);
