@@ -15,4 +15,39 @@ namespace dayzero::cuda {
 // run to run. Throws CudaError when the launch fails.
 void rms_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, int64_t groups, int64_t n, double eps);
 
+// Gated activations over `n` floats (executor/kernels.h swiglu, swiglu_clamped):
+// out = silu(gate) * up; gpt-oss's clamped form: gate <= limit, up in [-limit, limit],
+// (up + 1) * gate * sigmoid(alpha * gate).
+void swiglu_f32(const DeviceBuffer& gate, const DeviceBuffer& up, DeviceBuffer& out, int64_t n);
+void swiglu_clamped_f32(const DeviceBuffer& gate, const DeviceBuffer& up, DeviceBuffer& out, int64_t n, double alpha,
+                        double limit);
+// x += y over `n` floats (the residual adds).
+void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n);
+// Rows `tokens[t]` of a float32 [vocab, hidden] table into out [tokens, hidden]; the
+// token ids live on the device (int64). A token outside [0, vocab) gives a zero row
+// (the host checks ids before the launch, as the CPU kernel throws on them).
+void embedding_f32(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
+                   int64_t n_tokens, DeviceBuffer& out);
+// Rotary embedding in place (executor/rope.h apply_rope): features [offset, offset +
+// 2 x half) of each of `heads` heads of `stride` floats in every row of x [rows, heads x
+// stride]; row t at position positions[t] (int64 on the device). The angle is taken in
+// double from the table's frequencies (rope_table_on_device, once per model), the
+// rotation in float without fused multiply-adds, as the CPU kernel computes it.
+struct DeviceRopeTable {
+  DeviceBuffer inv_freq;  // doubles
+  int64_t half = 0;       // rotated pairs per head
+  double attention_factor = 1.0;
+};
+// The table's `half` frequencies (radians per position; executor/rope.h RopeTable:
+// the backend glue passes its inv_freq and attention_factor). `interleaved`: pairs
+// (2i, 2i + 1) (RopeLayout::interleaved), else (i, i + half).
+DeviceRopeTable rope_table_on_device(DevicePool& pool, const double* inv_freq, int64_t half, double attention_factor);
+void rope_f32(DeviceBuffer& x, int64_t rows, int64_t heads, int64_t stride, int64_t offset,
+              const DeviceBuffer& positions, const DeviceRopeTable& table, bool interleaved);
+
+// y [m, n] = x [m, k] W^T with W [n, k] (row-major, executor/kernels.h linear_f32's
+// layout), float32 with float32 accumulation in a fixed order (k ascending): the
+// backend's own reference GEMM, the one cuBLAS is measured against.
+void gemm_f32_reference(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
+
 }  // namespace dayzero::cuda
