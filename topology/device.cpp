@@ -27,6 +27,27 @@ std::optional<ComputeDtype> parse_compute_dtype(std::string_view s) {
   return core::parse_enum(s, kAllComputeDtypes, compute_dtype_name);
 }
 
+namespace {
+constexpr DeviceArchitecture kAllArchitectures[] = {DeviceArchitecture::ampere, DeviceArchitecture::ada,
+                                                    DeviceArchitecture::hopper, DeviceArchitecture::blackwell,
+                                                    DeviceArchitecture::cdna3};
+}  // namespace
+
+std::string_view architecture_name(DeviceArchitecture a) {
+  switch (a) {
+    case DeviceArchitecture::ampere: return "ampere";
+    case DeviceArchitecture::ada: return "ada";
+    case DeviceArchitecture::hopper: return "hopper";
+    case DeviceArchitecture::blackwell: return "blackwell";
+    case DeviceArchitecture::cdna3: return "cdna3";
+  }
+  return "?";
+}
+
+std::optional<DeviceArchitecture> parse_architecture(std::string_view s) {
+  return core::parse_enum(s, kAllArchitectures, architecture_name);
+}
+
 double DeviceSpec::peak_flops_for(ComputeDtype dtype) const {
   auto it = peak_flops_per_s.find(dtype);
   return it == peak_flops_per_s.end() ? 0.0 : it->second;
@@ -71,6 +92,12 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
   DeviceSpec d;
   d.name = r.req_string("name");
   d.vendor = r.req_string("vendor");
+  if (j.contains("architecture")) {
+    const std::string a = r.req_string("architecture");
+    d.architecture = parse_architecture(a);
+    if (!d.architecture)
+      r.fail("architecture", j.at("architecture"), "expected ampere, ada, hopper, blackwell or cdna3");
+  }
   d.mem_bytes = r.req_positive("mem_bytes");
   d.mem_bw_Bps = r.req_positive("mem_bw_Bps");
   const auto& flops = r.req("peak_flops_per_s");
@@ -103,6 +130,7 @@ void to_json(nlohmann::json& j, const DeviceSpec& d) {
       {"intra_node_link",
        {{"kind", d.intra_node_link.kind}, {"bw_Bps", d.intra_node_link.bw_Bps}, {"links", d.intra_node_link.links}}},
       {"source", d.source}};
+  if (d.architecture) j["architecture"] = architecture_name(*d.architecture);
   if (d.host_link.pcie_gen > 0) j["host_link"]["pcie_gen"] = d.host_link.pcie_gen;
   if (d.runtime_overhead_bytes) j["runtime_overhead_bytes"] = *d.runtime_overhead_bytes;
   if (d.comm_buffer_bytes_per_group) j["comm_buffer_bytes_per_group"] = *d.comm_buffer_bytes_per_group;

@@ -24,6 +24,15 @@ inline constexpr ComputeDtype kAllComputeDtypes[] = {ComputeDtype::bf16, Compute
 std::string_view compute_dtype_name(ComputeDtype d);  // the catalog's keys: "bf16", "fp8", ...
 std::optional<ComputeDtype> parse_compute_dtype(std::string_view s);
 
+// The accelerator's architecture: devices of one architecture run the same kernels
+// (tensor-core instructions, the engines' kernel builds), so a device without measured
+// runs takes its efficiency figures from fitted devices of its architecture
+// (serve/serving_fit.h). NVIDIA names it in each datasheet (B300 is "Blackwell Ultra",
+// a Blackwell part).
+enum class DeviceArchitecture { ampere, ada, hopper, blackwell, cdna3 };
+std::string_view architecture_name(DeviceArchitecture a);  // the catalog's values: "hopper", ...
+std::optional<DeviceArchitecture> parse_architecture(std::string_view s);
+
 // The device's link to its host CPU (PCIe, or a coherent link such as NVLink-C2C);
 // "host-memory" where the device is the host CPU itself (host memory is its own
 // memory; bw_Bps is then a copy within it).
@@ -43,6 +52,7 @@ struct IntraNodeLink {
 struct DeviceSpec {
   std::string name;
   std::string vendor;
+  std::optional<DeviceArchitecture> architecture;  // unset: shares figures with no other device
   double mem_bytes = 0;
   double mem_bw_Bps = 0;
   // Peak dense (no structured sparsity) tensor throughput per dtype; a dtype that the

@@ -81,6 +81,15 @@ TEST(TopologyBadInput, DuplicateDeviceNamesInACatalog) {
   expect_error([&] { c.add_file(file); }, {file.string(), "field 'devices[1].name' = \"x\"", "duplicate"});
 }
 
+TEST(TopologyBadInput, UnknownArchitecture) {
+  DeviceCatalog c = catalog();
+  const auto file = write_temp(R"({"devices": [{"name": "x", "vendor": "x", "architecture": "volta",
+    "mem_bytes": 1e9, "mem_bw_Bps": 1e9, "peak_flops_per_s": {"bf16": 1e12},
+    "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9}, "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9},
+    "source": "s"}]})");
+  expect_error([&] { c.add_file(file); }, {file.string(), "field 'devices[0].architecture' = \"volta\"", "hopper"});
+}
+
 TEST(TopologyBadInput, MalformedJson) {
   const auto file = write_temp("{\"name\": \"x\",\n  \"nodes\": 2,\n  \"device\" \"H100-SXM\"\n}");
   expect_error([&] { Cluster::load(file, catalog()); }, {file.string(), "malformed JSON at line 3"});

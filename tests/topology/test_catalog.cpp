@@ -38,6 +38,26 @@ TEST(TopologyCatalog, FiguresFollowTheDatasheets) {
   EXPECT_NE(catalog().find("generic-300GB-PCIe")->source.find("ASSUMPTION"), std::string::npos);
 }
 
+// The architecture each GPU's datasheet names (a device without measured runs takes
+// its measured siblings' efficiency figures: serve/serving_fit.h).
+TEST(TopologyCatalog, GpusNameTheirArchitecture) {
+  const std::pair<const char*, DeviceArchitecture> want[] = {
+      {"A100-80GB-SXM", DeviceArchitecture::ampere}, {"H100-SXM", DeviceArchitecture::hopper},
+      {"H200-SXM", DeviceArchitecture::hopper},      {"B200", DeviceArchitecture::blackwell},
+      {"GB200", DeviceArchitecture::blackwell},      {"B300", DeviceArchitecture::blackwell},
+      {"GB300", DeviceArchitecture::blackwell},      {"L40S", DeviceArchitecture::ada},
+      {"MI300X", DeviceArchitecture::cdna3}};
+  for (const auto& [name, arch] : want) {
+    ASSERT_NE(catalog().find(name), nullptr) << name;
+    EXPECT_EQ(catalog().find(name)->architecture, arch) << name;
+  }
+  EXPECT_FALSE(catalog().find("generic-300GB-PCIe")->architecture);  // an assumption, no one's kernels
+  for (const DeviceArchitecture a : {DeviceArchitecture::ampere, DeviceArchitecture::ada, DeviceArchitecture::hopper,
+                                     DeviceArchitecture::blackwell, DeviceArchitecture::cdna3})
+    EXPECT_EQ(parse_architecture(architecture_name(a)), a);
+  EXPECT_FALSE(parse_architecture("Hopper"));
+}
+
 TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
   DeviceCatalog c = catalog();
   const auto file = write_temp(R"({"devices": [
