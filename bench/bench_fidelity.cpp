@@ -49,6 +49,14 @@ serve::BenchOptions start_options() {
   return o;
 }
 
+// The fit's options: each catalog device's architecture, so that a held-out GPU takes
+// its measured siblings' figures (serve/serving_fit.h, step 3).
+serve::FitOptions fit_options() {
+  serve::FitOptions o;
+  o.architectures = serve::architectures_of(topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR));
+  return o;
+}
+
 void print_fit(const serve::ServingFit& fit) {
   const auto line = [&](const std::string& name, const serve::FigureScales& m) {
     const simulate::Efficiency e = fit.efficiency(m);
@@ -58,6 +66,7 @@ void print_fit(const serve::ServingFit& fit) {
   };
   line("shared", fit.shared);
   for (const auto& [d, m] : fit.devices) line(d, m);
+  for (const auto& [a, f] : fit.architectures) line(std::string(topology::architecture_name(a)), f.scales);
   for (const auto& [e, o] : fit.engines)
     std::printf("  %-10s step %.2f ms  request %.1f ms + %.2f ms in flight  admission %.1f steps  (%lld rows)\n",
                 std::string(serve::engine_name(e)).c_str(), o.step_overhead_s * 1e3, o.request_overhead_s * 1e3,
@@ -67,7 +76,7 @@ void print_fit(const serve::ServingFit& fit) {
 // Fits on `train` and re-simulates `test` with the fit.
 std::vector<RowPrediction> fit_and_predict(const std::vector<RowPrediction>& train, const std::vector<BenchRow>& test,
                                            const serve::BenchOptions& start) {
-  const serve::ServingFit fit = serve::fit_serving(serve::fit_rows(train), simulate::Efficiency{});
+  const serve::ServingFit fit = serve::fit_serving(serve::fit_rows(train), simulate::Efficiency{}, fit_options());
   serve::BenchOptions o = start;
   o.efficiency = fit.table(simulate::EfficiencyTable{}, "bench_fidelity fold.");
   o.engines = fit.overheads("bench_fidelity fold.");
@@ -206,7 +215,7 @@ int run(int argc, char** argv) {
   std::vector<RowPrediction> in_sample;  // fitted on: the aggregated runs
   for (const auto& p : base)
     if (p.predicted && !p.row->disaggregated()) in_sample.push_back(p);
-  print_fit(serve::fit_serving(serve::fit_rows(in_sample), simulate::Efficiency{}));
+  print_fit(serve::fit_serving(serve::fit_rows(in_sample), simulate::Efficiency{}, fit_options()));
   const auto fitted = fit_and_predict(in_sample, in_rows, start);
   dump(dir, "in sample", fitted);
   print_scheme("serving, fit in sample", fitted, "engine:", false);

@@ -68,7 +68,9 @@ void run_calibrate_bench(const std::string& file, const serve::BenchDefaults& de
   const std::vector<serve::FitRow> fit_rows = serve::fit_rows(before);
   serve::ServingFit fit;
   try {
-    fit = serve::fit_serving(fit_rows, simulate::Efficiency{});
+    serve::FitOptions fo;  // a device without runs takes the figures of its architecture's (serving_fit.h)
+    fo.architectures = serve::architectures_of(topology::DeviceCatalog::load_builtin(start.data_dir));
+    fit = serve::fit_serving(fit_rows, simulate::Efficiency{}, fo);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(file + ": " + e.what());
   }
@@ -76,7 +78,8 @@ void run_calibrate_bench(const std::string& file, const serve::BenchDefaults& de
   src << "dayzero calibrate --bench " << fs::path(file).filename().string() << ", " << today_utc() << ": fitted to "
       << fit_rows.size() << " measured serving runs (serve/serving_fit.h) from simulate::Efficiency's sourced figures;"
       << " out-of-sample accuracy in docs/FIDELITY.md.";
-  // The shipped table keeps the devices the runs do not name (their figures are sourced apart).
+  // The shipped table keeps the devices the runs do not name (their figures are sourced
+  // apart) unless a device of their architecture was measured.
   serve::BenchOptions fitted = start;
   fitted.efficiency = fit.table(simulate::EfficiencyTable::load_builtin(start.data_dir), src.str());
   fitted.engines = fit.overheads(src.str());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 namespace dayzero::serve {
@@ -202,13 +203,14 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
   }
 }
 
-// Step 2: one device's scales with the engines' overheads held.
-FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit& fit, const FitOptions& o,
-                        const Pass& pass) {
-  FigureScales m = fit.scales_for(rows.front()->device);
+// Steps 2 and 3: one set of scales for a group of rows (one device's, or one
+// architecture's), from `m`, with the engines' overheads held.
+FigureScales fit_group(const std::vector<const FitRow*>& rows, const ServingFit& fit, const FitOptions& o,
+                       const Pass& pass, FigureScales m) {
   std::vector<double> w_ttft(rows.size(), 1.0), w_tpot(rows.size(), 1.0);
   ServingFit probe = fit;
-  const std::string device = rows.front()->device;
+  std::set<std::string> devices;
+  for (const FitRow* r : rows) devices.insert(r->device);
   for (int round = 0; round < o.rounds; ++round) {
     BoxQp qp(kF);
     double mean_w = 0;
@@ -239,7 +241,7 @@ FigureScales fit_device(const std::vector<const FitRow*>& rows, const ServingFit
     }
     qp.solve();
     std::copy(qp.x.begin(), qp.x.end(), m.begin());
-    probe.devices[device] = m;
+    for (const std::string& device : devices) probe.devices[device] = m;
     for (size_t i = 0; i < rows.size(); ++i) {
       w_ttft[i] = 1 / std::max(std::abs(relative_error(probe.ttft_s(*rows[i]), rows[i]->ttft_s)), kErrorFloor);
       w_tpot[i] = 1 / std::max(std::abs(relative_error(probe.tpot_s(*rows[i]), rows[i]->tpot_s)), kErrorFloor);
@@ -264,9 +266,18 @@ std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
   return rows;
 }
 
+std::map<std::string, topology::DeviceArchitecture> architectures_of(const topology::DeviceCatalog& catalog) {
+  std::map<std::string, topology::DeviceArchitecture> out;
+  for (const auto& d : catalog.devices())
+    if (d.architecture) out[d.name] = *d.architecture;
+  return out;
+}
+
 const FigureScales& ServingFit::scales_for(const std::string& device) const {
-  const auto it = devices.find(device);
-  return it == devices.end() ? shared : it->second;
+  if (const auto it = devices.find(device); it != devices.end()) return it->second;
+  if (const auto a = device_architecture.find(device); a != device_architecture.end())
+    if (const auto f = architectures.find(a->second); f != architectures.end()) return f->second.scales;
+  return shared;
 }
 
 double ServingFit::ttft_s(const FitRow& r) const {
@@ -306,6 +317,16 @@ simulate::EfficiencyTable ServingFit::table(simulate::EfficiencyTable base, cons
   for (const auto& [device, m] : devices)
     base.set_device(device, efficiency(m),
                     source + " " + device + ": " + std::to_string(device_rows.at(device)) + " measured runs.");
+  for (const auto& [device, arch] : device_architecture) {
+    const auto f = architectures.find(arch);
+    if (devices.count(device) || f == architectures.end()) continue;
+    std::string from;
+    for (const auto& [d, n] : f->second.device_rows)
+      from += (from.empty() ? "" : ", ") + d + " " + std::to_string(n) + " runs";
+    base.set_device(device, efficiency(f->second.scales),
+                    source + " " + device + ": no measured runs; the figures fitted to the " +
+                        std::string(topology::architecture_name(arch)) + " devices' runs (" + from + ").");
+  }
   return base;
 }
 
@@ -331,9 +352,23 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
   for (const auto& r : usable) by_device[r.device].push_back(&r);
   for (const auto& r : usable) ++fit.engines[r.engine].rows;
   for (const auto& [device, list] : by_device) {
-    for (const Pass& pass : {tpot_pass(), ttft_pass()}) fit.devices[device] = fit_device(list, fit, o, pass);
+    for (const Pass& pass : {tpot_pass(), ttft_pass()})
+      fit.devices[device] = fit_group(list, fit, o, pass, fit.scales_for(device));
     fit.device_rows[device] = static_cast<int64_t>(list.size());
   }
+  // Step 3, after step 2 so that a measured device's own fit does not depend on it.
+  std::map<topology::DeviceArchitecture, std::vector<const FitRow*>> by_arch;
+  for (const auto& [device, list] : by_device)
+    if (const auto a = o.architectures.find(device); a != o.architectures.end())
+      by_arch[a->second].insert(by_arch[a->second].end(), list.begin(), list.end());
+  for (const auto& [arch, list] : by_arch) {
+    ArchitectureFit a;
+    a.scales = fit.shared;
+    for (const Pass& pass : {tpot_pass(), ttft_pass()}) a.scales = fit_group(list, fit, o, pass, a.scales);
+    for (const FitRow* r : list) ++a.device_rows[r->device];
+    fit.architectures[arch] = a;
+  }
+  fit.device_architecture = o.architectures;
   return fit;
 }
 

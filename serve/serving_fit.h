@@ -33,6 +33,12 @@
 //     without measured runs gets (the table's `default`).
 //  2. For each device with rows: its own m, s and q held from step 1, pulled toward
 //     step 1's m by a penalty worth `prior_rows` rows (few rows move it little).
+//  3. For each architecture (FitOptions::architectures, from the catalog) with rows:
+//     one m over its devices' rows, fitted as in step 2. A device without rows of its
+//     own takes its architecture's m (H200 that of the Hopper devices' runs), and the
+//     shared m only where no device of its architecture was measured. Kernels are
+//     built per architecture, so a sibling's share of peak is a better guess than the
+//     mean over architectures (docs/FIDELITY.md: leave one GPU out).
 
 #include <array>
 #include <map>
@@ -44,6 +50,7 @@
 #include "serve/engine_overheads.h"
 #include "serve/simulation.h"
 #include "simulate/efficiency.h"
+#include "topology/device.h"
 
 namespace dayzero::serve {
 
@@ -67,6 +74,18 @@ using FigureScales = std::array<double, simulate::kTimeFigures>;  // m_f; 1 = th
 struct FitOptions {
   double prior_rows = 20;  // weight of the pull toward the shared figures, in rows
   int rounds = 25;         // reweighting rounds
+  // Each catalog device's architecture (architectures_of): step 3's groups, and the
+  // devices without rows that ServingFit::table writes the figures of.
+  std::map<std::string, topology::DeviceArchitecture> architectures;
+};
+
+// The catalog's devices that name their architecture.
+std::map<std::string, topology::DeviceArchitecture> architectures_of(const topology::DeviceCatalog& catalog);
+
+// Step 3's figures of one architecture, and the measured devices they are fitted to.
+struct ArchitectureFit {
+  FigureScales scales{};
+  std::map<std::string, int64_t> device_rows;
 };
 
 struct ServingFit {
@@ -75,14 +94,18 @@ struct ServingFit {
   std::map<std::string, FigureScales> devices;
   std::map<std::string, int64_t> device_rows;
   std::map<Engine, EngineOverheads> engines;  // step and request overheads, rows
+  std::map<topology::DeviceArchitecture, ArchitectureFit> architectures;
+  std::map<std::string, topology::DeviceArchitecture> device_architecture;  // FitOptions::architectures
 
+  // The device's own figures, else its architecture's, else the shared ones.
   const FigureScales& scales_for(const std::string& device) const;
   double ttft_s(const FitRow& r) const;  // the model's prediction
   double tpot_s(const FitRow& r) const;
   // The start figures with the scales applied.
   simulate::Efficiency efficiency(const FigureScales& m) const;
-  // `base` with its default and the fitted devices replaced (other devices kept),
-  // each entry's source set to `source`.
+  // `base` with its default and the fitted devices replaced, and each device of
+  // device_architecture without rows given its architecture's figures where one was
+  // fitted (other devices kept); each entry's source starts with `source`.
   simulate::EfficiencyTable table(simulate::EfficiencyTable base, const std::string& source) const;
   EngineOverheadTable overheads(const std::string& source) const;
 };

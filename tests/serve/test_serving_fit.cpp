@@ -2,6 +2,7 @@
 // and the engine overheads table it writes (serve/engine_overheads.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -63,6 +64,56 @@ TEST(ServingFit, RecoversTheFiguresRowsWereMadeWith) {
   // Figures without data stay at the start; a device without rows gets the shared ones.
   EXPECT_DOUBLE_EQ(e.gemm_compute, start.gemm_compute);
   EXPECT_EQ(&fit.scales_for("B200"), &fit.shared);
+}
+
+// A device without runs takes the figures fitted to its architecture's measured
+// devices (step 3): H200 those of H100's rows, GB200 those of B200's, while a device
+// whose architecture was not measured (MI300X) takes the shared ones. A measured
+// device's own figures do not depend on the architectures.
+TEST(ServingFit, ADeviceWithoutRunsTakesItsArchitecturesFigures) {
+  std::vector<FitRow> rows;
+  for (const auto& [device, slow] : {std::pair{"H100-SXM", 1.25}, {"B200", 1.8}})
+    for (int i = 1; i <= 60; ++i) {
+      FitRow r = row(device, Engine::vllm, 0.01 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+      r.tpot_s = slow * r.tpot.figure_s[fi(TimeFigure::gemm_memory)] + 1e-3;
+      r.ttft_s = slow * r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + 2e-3 + 0.03;
+      rows.push_back(r);
+    }
+  FitOptions o;
+  using topology::DeviceArchitecture;
+  o.architectures = {{"H100-SXM", DeviceArchitecture::hopper},
+                     {"H200-SXM", DeviceArchitecture::hopper},
+                     {"B200", DeviceArchitecture::blackwell},
+                     {"GB200", DeviceArchitecture::blackwell},
+                     {"MI300X", DeviceArchitecture::cdna3}};
+  const ServingFit fit = fit_serving(rows, simulate::Efficiency{}, o);
+  const ServingFit plain = fit_serving(rows, simulate::Efficiency{});
+  const size_t g = fi(TimeFigure::gemm_memory);
+  const double shared = fit.shared[g];
+  // The shared figure: between the two devices' 1.25 and 1.8 (a median more than a
+  // mean, as the fit weighs |relative error|).
+  EXPECT_GE(shared, 1.25 - 1e-6);
+  EXPECT_LE(shared, 1.8 + 1e-6);
+  // One device measured per architecture: the architecture's figure is that device's
+  // (both pulled alike toward the shared one), away from the shared figure.
+  EXPECT_NEAR(fit.scales_for("H200-SXM")[g], fit.scales_for("H100-SXM")[g], 1e-3);
+  EXPECT_NEAR(fit.scales_for("GB200")[g], fit.scales_for("B200")[g], 1e-3);
+  EXPECT_GT(fit.scales_for("GB200")[g] - fit.scales_for("H200-SXM")[g], 0.2);
+  EXPECT_EQ(fit.scales_for("H200-SXM"), fit.architectures.at(DeviceArchitecture::hopper).scales);
+  EXPECT_EQ(fit.architectures.at(DeviceArchitecture::hopper).device_rows.at("H100-SXM"), 60);
+  EXPECT_EQ(&fit.scales_for("MI300X"), &fit.shared);
+  EXPECT_EQ(&plain.scales_for("H200-SXM"), &plain.shared);
+  EXPECT_EQ(fit.scales_for("H100-SXM"), plain.scales_for("H100-SXM"));
+  EXPECT_EQ(fit.scales_for("B200"), plain.scales_for("B200"));
+  // The table writes the architecture's figures for H200 with where they come from,
+  // and leaves MI300X to the default.
+  const simulate::EfficiencyTable t = fit.table(simulate::EfficiencyTable{}, "test.");
+  EXPECT_DOUBLE_EQ(t.for_device("H200-SXM").gemm_memory, fit.efficiency(fit.scales_for("H200-SXM")).gemm_memory);
+  EXPECT_NE(t.source_for("H200-SXM").find("no measured runs; the figures fitted to the hopper devices' runs "
+                                          "(H100-SXM 60 runs)"),
+            std::string::npos)
+      << t.source_for("H200-SXM");
+  EXPECT_EQ(t.source_for("MI300X"), t.default_source());
 }
 
 // An efficiency never exceeds the peak: rows faster than the start figures at peak
