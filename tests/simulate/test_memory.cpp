@@ -253,9 +253,12 @@ namespace {
 TEST(EfficiencyTable, ShippedTableAndOverrides) {
   const auto t = EfficiencyTable::load_builtin(DAYZERO_DATA_DIR);
   const Efficiency def;
-  // H200 has no measured serving runs: the fit's shared figures (the table's default).
-  EXPECT_EQ(t.for_device("H200-SXM").gemm_memory, t.default_efficiency().gemm_memory);
+  // H200 has no measured serving runs: the figures fitted to its architecture's (H100's),
+  // not the fit's shared ones (serve/serving_fit.h, step 3).
+  EXPECT_EQ(t.for_device("H200-SXM").gemm_memory, t.for_device("H100-SXM").gemm_memory);
+  EXPECT_NE(t.for_device("H200-SXM").gemm_memory, t.default_efficiency().gemm_memory);
   EXPECT_NE(t.source_for("H200-SXM").find("calibrate --bench"), std::string::npos);
+  EXPECT_NE(t.source_for("H200-SXM").find("hopper devices' runs (H100-SXM"), std::string::npos);
   EXPECT_NE(t.source_for("H100-SXM").find("calibrate --bench"), std::string::npos);
   // Devices the runs do not name keep their own sourced figures.
   EXPECT_EQ(t.for_device("A100-80GB-SXM").gemm_compute, 0.80);
