@@ -141,7 +141,8 @@ class Walker {
         t0_(t0),
         units_(space.groups() == 0 ? 0 : space.groups() / groups_per_unit(space)),
         out_(units_),
-        sims_(static_cast<size_t>(r.threads)) {}
+        sims_(static_cast<size_t>(r.threads)),
+        pool_(r.threads) {}
 
   void run() {
     Walk walk{space_, s_, m_, c_, opts_.prune, opts_.prune && !s_.space.disaggregated, nullptr};
@@ -163,8 +164,9 @@ class Walker {
   }
 
   // Runs `fn(worker, item)` over items [0, n) on the workers, in blocks of `block`
-  // items (neighbours' writes stay on one worker's cache lines); cancellation and
-  // progress as SearchOptions says.
+  // items (neighbours' writes stay on one worker's cache lines), on the walker's
+  // threads (worker w is always the same thread); cancellation and progress as
+  // SearchOptions says.
   void parallel(size_t n, size_t block, const std::function<void(int, size_t)>& fn) {
     std::function<void(size_t)> progress;
     if (opts_.progress)
@@ -172,8 +174,8 @@ class Walker {
         opts_.progress(static_cast<size_t>(considered_.load()), static_cast<size_t>(r_.space_plans),
                        std::chrono::duration<double>(Clock::now() - t0_).count());
       };
-    core::parallel_blocks(
-        n, r_.threads, block,
+    pool_.run(
+        n, block,
         [&](int w, size_t begin, size_t end) {
           for (size_t i = begin; i < end; ++i) fn(w, i);
         },
@@ -331,6 +333,7 @@ class Walker {
   // The workers' simulators route each group of devices once between them.
   std::shared_ptr<topology::SharedCollectiveTables> tables_ = std::make_shared<topology::SharedCollectiveTables>(c_);
   std::atomic<int64_t> considered_{0};
+  core::WorkerPool pool_;  // last: its threads stop before the rest is destroyed
 };
 
 }  // namespace

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 
 #include "core/parallel.h"
 #include "search/ranking.h"
@@ -83,6 +85,39 @@ TEST(Parallel, EveryItemOnceWhateverTheThreads) {
     });
     for (const auto& s : seen) ASSERT_EQ(s.load(), 1) << threads << " threads";
   }
+}
+
+// A pool's threads serve run after run, each item once, worker w always the same
+// thread; a run after one that threw is whole again.
+TEST(Parallel, APoolServesRunAfterRun) {
+  core::WorkerPool pool(3);
+  std::vector<std::thread::id> ids(3);
+  for (int run = 0; run < 50; ++run) {
+    std::vector<std::atomic<int>> seen(257);
+    std::mutex mu;
+    pool.run(seen.size(), 5, [&](int w, size_t b, size_t e) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (run == 0 && ids[static_cast<size_t>(w)] == std::thread::id{})
+          ids[static_cast<size_t>(w)] = std::this_thread::get_id();
+        if (ids[static_cast<size_t>(w)] != std::thread::id{})
+          EXPECT_EQ(ids[static_cast<size_t>(w)], std::this_thread::get_id());
+      }
+      for (size_t i = b; i < e; ++i) ++seen[i];
+    });
+    for (const auto& s : seen) ASSERT_EQ(s.load(), 1) << "run " << run;
+  }
+  EXPECT_THROW(pool.run(100, 1,
+                        [](int, size_t b, size_t) {
+                          if (b == 50) throw std::runtime_error("x");
+                        }),
+               std::runtime_error);
+  std::atomic<size_t> handled{0};
+  pool.run(100, 1, [&](int, size_t b, size_t e) { handled += e - b; });
+  EXPECT_EQ(handled.load(), 100u);
+  std::atomic<bool> cancel{true};
+  pool.run(
+      100, 1, [&](int, size_t, size_t) { ADD_FAILURE() << "a cancelled run took a block"; }, {}, &cancel);
 }
 
 TEST(Parallel, AWorkersExceptionReachesTheCaller) {
