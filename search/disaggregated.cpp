@@ -62,6 +62,7 @@ class Pairing {
       : s_(s), sim_(sim) {
     if (!prune) return;
     inc_.emplace(s.objective, static_cast<size_t>(s.space.top));
+    pairs_inc_.emplace(s.objective, static_cast<size_t>(s.space.top));
     for (const Evaluated& e : single)
       if (e.meets_sla) inc_->add(e, detail::identity_of(layout_name(e)));
   }
@@ -83,7 +84,10 @@ class Pairing {
     e.prediction = simulate::combine_disaggregated(e.plan, p.prediction, d.prediction, t->second);
     e.max_memory_bytes = std::max(p.max_memory_bytes, d.max_memory_bytes);
     check_sla(e, s_);
-    if (inc_) inc_->add(e, detail::identity_of(layout_name(e)));
+    if (inc_) {
+      inc_->add(e, detail::identity_of(layout_name(e)));
+      pairs_inc_->add(e, detail::identity_of(layout_name(e)));
+    }
     out_.kept.push_back(std::move(e));
     if (static_cast<int64_t>(out_.kept.size()) > kMaxKeptPlans)
       throw core::InputError(s_.file.string(), "search.disaggregated", "true",
@@ -96,8 +100,10 @@ class Pairing {
  private:
   // Once a plan meets the SLA (and so the answer is the ranking and the front, not
   // suggestions), a deployment that misses the SLA, or that `top` names and a front
-  // plan beat (search.h's bound rule, on its own figures), changes nothing. Both
-  // workers fit by construction.
+  // plan beat (search.h's bound rule, on its own figures) both among all plans and
+  // among the pairs, changes nothing: the ranking, the front, and the `top` best pairs
+  // (what `plan --serve-check` serves beside the single pools) stay as an exhaustive
+  // search finds them. Both workers fit by construction.
   bool skip(const plan::Plan& plan, const simulate::DisaggregatedFigures& f) {
     if (!inc_ || !inc_->any()) return false;
     const double rate = f.throughput_tokens_per_s / static_cast<double>(plan.workload.output_len);
@@ -106,10 +112,11 @@ class Pairing {
       case SlaMiss::ttft: rule = &out_.pruned.ttft; break;
       case SlaMiss::tpot: rule = &out_.pruned.tpot; break;
       case SlaMiss::rate: rule = &out_.pruned.bound; break;
-      case SlaMiss::none:
-        if (inc_->dominates({f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()}))
-          rule = &out_.pruned.bound;
+      case SlaMiss::none: {
+        const detail::Bound b{f.tpot_s, f.ttft_s, f.throughput_tokens_per_s_per_device, plan.devices_used()};
+        if (inc_->dominates(b) && pairs_inc_->any() && pairs_inc_->dominates(b)) rule = &out_.pruned.bound;
         break;
+      }
     }
     if (rule) ++*rule;
     return rule != nullptr;
@@ -117,7 +124,8 @@ class Pairing {
 
   const Scenario& s_;
   simulate::Simulator& sim_;
-  std::optional<detail::Incumbents> inc_;
+  std::optional<detail::Incumbents> inc_;                   // every plan's
+  std::optional<detail::Incumbents> pairs_inc_;             // the pairs' own
   std::map<std::pair<double, int64_t>, double> transfers_;  // (bytes, first decode device) -> s
   PoolPairs out_;
 };

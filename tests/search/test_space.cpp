@@ -12,6 +12,7 @@
 #include <set>
 
 #include "plan/plan_json.h"
+#include "search/ranking.h"
 #include "search/search.h"
 #include "search/session.h"
 #include "search/space.h"
@@ -37,8 +38,9 @@ std::string head(const std::string& model, const std::string& cluster) {
 }
 
 // What a search answers: the ranked plans with their figures, the front, the
-// suggestions.
-std::vector<std::string> answer(const SearchResult& r) {
+// suggestions, and with pools the best `top` disaggregated plans on their own (what
+// `plan --serve-check` serves beside the best single pools).
+std::vector<std::string> answer(const SearchResult& r, const Scenario& s) {
   std::vector<std::string> out;
   auto show = [&](const char* what, const Evaluated& e) {
     const auto& p = e.prediction;
@@ -48,7 +50,10 @@ std::vector<std::string> answer(const SearchResult& r) {
   };
   for (size_t i : r.top) show("top", r.all[i]);
   for (size_t i : r.pareto) show("front", r.all[i]);
-  for (const auto& s : r.suggestions) out.push_back("suggest " + s);
+  for (const auto& line : r.suggestions) out.push_back("suggest " + line);
+  size_t pools = 0;
+  for (size_t i : rank_plans(r.all, s.objective, 1'000'000))
+    if (r.all[i].plan.disaggregated.on() && pools++ < static_cast<size_t>(s.space.top)) show("pools", r.all[i]);
   return out;
 }
 
@@ -63,8 +68,8 @@ Pruned expect_same_answer(const Session& l, const std::string& what) {
   EXPECT_EQ(all.pruned.total(), 0);
   EXPECT_EQ(static_cast<int64_t>(all.candidates), all.evaluated);
   EXPECT_EQ(static_cast<int64_t>(pruned.candidates), pruned.evaluated + pruned.pruned.total());
-  EXPECT_EQ(answer(all), answer(pruned));
-  EXPECT_FALSE(answer(all).empty());
+  EXPECT_EQ(answer(all, l.scenario), answer(pruned, l.scenario));
+  EXPECT_FALSE(answer(all, l.scenario).empty());
   std::printf("%s: %zu plans, %lld costed, pruned memory %lld ttft %lld tpot %lld bound %lld\n", what.c_str(),
               all.candidates, static_cast<long long>(pruned.evaluated), static_cast<long long>(pruned.pruned.memory),
               static_cast<long long>(pruned.pruned.ttft), static_cast<long long>(pruned.pruned.tpot),
@@ -268,7 +273,7 @@ TEST(SearchSpace, ResultDoesNotDependOnTheThreads) {
   two.threads = 2;
   const SearchResult a = run_search(l.scenario, l.model, l.cluster, l.efficiency, one);
   const SearchResult b = run_search(l.scenario, l.model, l.cluster, l.efficiency, two);
-  EXPECT_EQ(answer(a), answer(b));
+  EXPECT_EQ(answer(a, l.scenario), answer(b, l.scenario));
   ASSERT_EQ(a.all.size(), b.all.size());
   for (size_t i = 0; i < a.all.size(); ++i) EXPECT_EQ(layout_name(a.all[i]), layout_name(b.all[i]));
   EXPECT_EQ(a.pruned.memory, b.pruned.memory);
