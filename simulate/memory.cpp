@@ -57,12 +57,16 @@ StageWeights stage_weights(const PlanContext& ctx, const Stage& s) {
   return w;
 }
 
-// KV cache: every sequence of the replica at full length, in whole blocks.
+// KV cache: every sequence of the replica at full length, in whole blocks. A finished
+// sequence holds its prompt and every output token but the last, which is never fed
+// back (the step that samples it writes the previous token's KV; the executor's cache,
+// measured, and the engines' slots for computed tokens alike).
 int64_t stage_kv_bytes(const PlanContext& ctx, const Stage& s) {
   const plan::Plan& p = ctx.plan;
   const ModelCosts& mc = ctx.mc;
   const int64_t block = p.kv_block_tokens;
-  const int64_t full = round_up(core::checked_add(p.workload.input_len, p.workload.output_len), block);
+  const int64_t full =
+      round_up(core::checked_add(p.workload.input_len, std::max<int64_t>(p.workload.output_len - 1, 0)), block);
   double kv = 0, other = 0;  // other: bytes per sequence outside the KV dtype (indexer keys, linear state)
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     const auto& lc = mc.classes[c];

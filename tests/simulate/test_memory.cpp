@@ -43,6 +43,22 @@ TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
   EXPECT_TRUE(pred.fits);
 }
 
+// A finished sequence holds its prompt and every output token but the last (never fed
+// back): 1,000 + 201 output tokens cache 1,200 tokens, 75 blocks of 16, not 76; one
+// output token caches the prompt alone (63 blocks: 1,000 rounded up to 1,008).
+// Measured so by the executor (validate's memory ledger, tiny Llama, 12 + 5).
+TEST(SimulateMemory, TheLastOutputTokenHasNoKv) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  plan::Plan p = plan(1);
+  p.workload.output_len = 201;
+  EXPECT_EQ(run(m, c, p).ranks[0].kv_cache_bytes, 1200LL * 131'072);
+  p.workload.output_len = 202;
+  EXPECT_EQ(run(m, c, p).ranks[0].kv_cache_bytes, 1216LL * 131'072);
+  p.workload.output_len = 1;
+  EXPECT_EQ(run(m, c, p).ranks[0].kv_cache_bytes, 1008LL * 131'072);
+}
+
 // Issue 16: input_len 10^15 wrapped kv_cache_bytes to INT64_MIN and "fits": true. At the
 // largest lengths a plan may give, one sequence's KV is a (huge) positive size that does
 // not fit: (2^30 + 2^30) tokens x 131,072 B = 2^48 B.
