@@ -60,6 +60,10 @@ class Communicator {
 
   // What this communicator is, for its error messages ("the tensor-parallel group").
   virtual void set_name(const std::string& /*name*/) {}
+  // Resident bytes the communication library added to this process when it started
+  // the world (MPI_Init: its shared-memory transport), measured; 0 where nothing
+  // started one. Memory accounting puts them with the communication buffers.
+  virtual int64_t library_bytes() const { return 0; }
 };
 
 // Collective: when any rank's `error` is non-empty, throws AllRanksError on every

@@ -1,7 +1,10 @@
 #include "executor/mpi_communicator.h"
 
+#include "executor/measurements.h"
+
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -99,7 +102,9 @@ MpiCommunicator::MpiCommunicator(double collective_timeout_s)
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    const int64_t before = rss_current_bytes();
     check(MPI_Init(nullptr, nullptr), "MPI_Init");
+    library_bytes_ = std::max<int64_t>(0, rss_current_bytes() - before);
     owns_init_ = true;
   }
   // Errors come back as codes (turned into exceptions, then MPI_Abort by the caller).

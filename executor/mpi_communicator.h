@@ -64,6 +64,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Communicator> split(int color, int key) override;
   std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override;
   void set_name(const std::string& name) override;
+  int64_t library_bytes() const override { return library_bytes_; }
 
   double collective_timeout_s() const { return timeout_s_; }
   // Rank r of this communicator in MPI_COMM_WORLD (what messages name).
@@ -87,6 +88,7 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Handle> comm_;
   int rank_ = 0, size_ = 1;
   bool owns_init_ = false;
+  int64_t library_bytes_ = 0;  // the resident set MPI_Init added (the world that started MPI)
   double timeout_s_ = kDefaultCollectiveTimeout_s;
   std::string group_text_;        // "the tensor-parallel group (world ranks 0, 1)"; "the world"
   std::vector<int> world_ranks_;  // by rank of this communicator

@@ -77,7 +77,9 @@ std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
 Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm, const std::filesystem::path& weights,
                const RunnerOptions& options)
     : m_(m), plan_(plan), comm_(comm), weights_dir_(weights), options_(options), timer_(options.timing_iterations) {
-  runtime_bytes_ = rss_current_bytes();
+  // The process's own pages before the run's; what MPI_Init mapped (its shared-memory
+  // transport) counts with the communication buffers, as the ledger has it.
+  runtime_bytes_ = std::max<int64_t>(0, rss_current_bytes() - comm.library_bytes());
   // Every rank checks the plan and the kernels, then reads its weights; a failure
   // on any rank is reported by every rank (AllRanksError), never left waiting.
   std::string error;
@@ -111,7 +113,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
   // The groups (collective over the world, in this order on every rank), each timed.
   tp_group_ = comm.split(stage_ * plan.attention.dp + plan.attn_dp_index(r), par_.tp_rank);
   stage_group_ = comm.split(stage_, par_.stage_rank);
-  comm_buffer_bytes_ = std::max<int64_t>(0, rss_current_bytes() - runtime_bytes_);
+  comm_buffer_bytes_ = std::max<int64_t>(0, rss_current_bytes() - runtime_bytes_);  // library and groups
   tp_group_->set_name("the tensor-parallel group");
   stage_group_->set_name("the pipeline stage's group");  // expert all-to-alls
   const int it = options.timing_iterations;

@@ -115,7 +115,7 @@ void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, in
   if (ep > 1) ++comms;
   if (moe_tp > 1 && mc.experts > 0) ++comms;
   if (p.pp > 1) ++comms;
-  r.buffer_bytes = comms * ctx.comm_buffer_bytes;
+  r.buffer_bytes = checked_add(comms * ctx.comm_buffer_bytes, ctx.comm_library_bytes);
   if (ep > 1)
     r.buffer_bytes = checked_add(
         r.buffer_bytes,

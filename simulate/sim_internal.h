@@ -74,6 +74,7 @@ struct PlanContext {
   // engines' figures when it gives none).
   int64_t runtime_overhead_bytes = kRuntimeOverheadBytes;
   int64_t comm_buffer_bytes = kNcclBytesPerCommunicator;
+  int64_t comm_library_bytes = 0;  // per process of the plan's world (topology::DeviceSpec)
   std::vector<Stage> stages;
   // Speculative decoding's draft layer (the model's MTP layer, or an EAGLE head of its
   // first layer's shape) as a one-layer stage beside the last stage; none when off.

@@ -42,6 +42,10 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
   PlanContext ctx(p, mc, eff, r);
   ctx.runtime_overhead_bytes = device.runtime_overhead_bytes.value_or(kRuntimeOverheadBytes);
   ctx.comm_buffer_bytes = device.comm_buffer_bytes_per_group.value_or(kNcclBytesPerCommunicator);
+  const int world = p.world_size();
+  if (world > 1)
+    ctx.comm_library_bytes =
+        (world == 2 ? device.comm_library_bytes_pair : std::nullopt).value_or(device.comm_library_bytes.value_or(0));
   ctx.p_attn = precision_index(p.dtypes.attention);
   ctx.p_dense = precision_index(p.dtypes.dense_mlp);
   ctx.p_experts = precision_index(p.dtypes.experts);

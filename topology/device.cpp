@@ -111,6 +111,8 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
   constexpr int64_t kMaxOverheadBytes = int64_t{1} << 40;  // 1 TiB: far past any runtime's own memory
   d.runtime_overhead_bytes = r.maybe_int("runtime_overhead_bytes", 0, kMaxOverheadBytes);
   d.comm_buffer_bytes_per_group = r.maybe_int("comm_buffer_bytes_per_group", 0, kMaxOverheadBytes);
+  d.comm_library_bytes = r.maybe_int("comm_library_bytes", 0, kMaxOverheadBytes);
+  d.comm_library_bytes_pair = r.maybe_int("comm_library_bytes_pair", 0, kMaxOverheadBytes);
   d.source = r.req_string("source");
   d.notes = r.opt_string("notes", "");
   r.reject_unknown();
@@ -134,6 +136,8 @@ void to_json(nlohmann::json& j, const DeviceSpec& d) {
   if (d.host_link.pcie_gen > 0) j["host_link"]["pcie_gen"] = d.host_link.pcie_gen;
   if (d.runtime_overhead_bytes) j["runtime_overhead_bytes"] = *d.runtime_overhead_bytes;
   if (d.comm_buffer_bytes_per_group) j["comm_buffer_bytes_per_group"] = *d.comm_buffer_bytes_per_group;
+  if (d.comm_library_bytes) j["comm_library_bytes"] = *d.comm_library_bytes;
+  if (d.comm_library_bytes_pair) j["comm_library_bytes_pair"] = *d.comm_library_bytes_pair;
   if (!d.notes.empty()) j["notes"] = d.notes;
 }
 

@@ -66,6 +66,12 @@ struct DeviceSpec {
   // (simulate/simulator.h kRuntimeOverheadBytes, kNcclBytesPerCommunicator).
   std::optional<int64_t> runtime_overhead_bytes;
   std::optional<int64_t> comm_buffer_bytes_per_group;
+  // What the communication library maps in each process once its world has peers
+  // (MPI_Init's shared-memory transport on a CPU host): `comm_library_bytes` in a
+  // world of three or more processes, `comm_library_bytes_pair` in a world of two
+  // (unset: comm_library_bytes). Unset: 0 (a GPU runtime's is in runtime_overhead_bytes).
+  std::optional<int64_t> comm_library_bytes;
+  std::optional<int64_t> comm_library_bytes_pair;
   std::string source;  // datasheet(s) every figure is from, or the stated assumption
   std::string notes;   // how marketing figures were converted (optional)
 

@@ -104,8 +104,27 @@ TEST(SimulateMemory, DeviceGivesRuntimeAndCommunicatorBytes) {
                                            pred.ranks[0].activation_bytes + 200'000 + 16'000'000);
   const auto* cpu = catalog.find("cpu-host");
   ASSERT_NE(cpu, nullptr);
-  EXPECT_EQ(cpu->runtime_overhead_bytes, 16'000'000);  // catalog.json, measured (its notes)
+  EXPECT_EQ(cpu->runtime_overhead_bytes, 8'300'000);  // catalog.json, measured (its notes)
   EXPECT_FALSE(catalog.find("H200-SXM")->runtime_overhead_bytes);
+  EXPECT_FALSE(catalog.find("H200-SXM")->comm_library_bytes);  // a GPU's is in its runtime figure
+}
+
+// The communication library's own pages, once per process in a world with peers: the
+// pair's figure on 2 ranks, the other from 3 (OpenMPI's shared-memory transport on
+// cpu-host, measured), nothing on one rank.
+TEST(SimulateMemory, CommunicationLibraryBytesByWorldSize) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
+  topology::DeviceSpec dev = *catalog.find("H100-SXM");
+  dev.comm_buffer_bytes_per_group = 200'000;
+  dev.comm_library_bytes = 10'000'000;
+  dev.comm_library_bytes_pair = 7'000'000;
+  const auto c = one_node_cluster(dev, 8);
+  EXPECT_EQ(run(m, c, plan(1)).ranks[0].buffer_bytes, 0);
+  EXPECT_EQ(run(m, c, plan(2)).ranks[0].buffer_bytes, 200'000 + 7'000'000);  // TP group + library
+  EXPECT_EQ(run(m, c, plan(4)).ranks[0].buffer_bytes, 200'000 + 10'000'000);
+  dev.comm_library_bytes_pair.reset();  // unset: the figure of larger worlds
+  EXPECT_EQ(run(m, one_node_cluster(dev, 8), plan(2)).ranks[0].buffer_bytes, 200'000 + 10'000'000);
 }
 
 // A measured run's memory against the ledger, per rank and category: hand-made figures.
