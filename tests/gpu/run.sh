@@ -70,4 +70,13 @@ export DAYZERO_REQUIRE_GPU=${DAYZERO_REQUIRE_GPU:-1}
 step cuda-tests ctest --test-dir "$build" --output-on-failure "${xml[@]}"
 # Each test's own line (passed, failed, skipped) in the summary.
 while IFS= read -r line; do summary+=("  $line"); done < <(grep -E "Test +#[0-9]+:" "$work/cuda-tests.log" | sed 's/^ *[0-9]*\/[0-9]* //')
+# What this GPU reaches (HBM copy, the reference GEMM): the limits the ops are set against.
+limits() {  # exit status 2 (no GPU) is a skip unless a GPU is required
+  "$build/cuda/cuda-limits" --json "${OUT:-$work}/cuda-limits.json"
+  local rc=$?
+  [ "$rc" -eq 2 ] && [ "$DAYZERO_REQUIRE_GPU" != 1 ] && return 0
+  return "$rc"
+}
+step cuda-limits limits
+while IFS= read -r line; do summary+=("  $line"); done < <(grep -E "^  " "$work/cuda-limits.log")
 finish
