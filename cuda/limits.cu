@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cuda/gemm.h"
 #include "cuda/kernels.h"
 
 namespace dayzero::cuda {
@@ -88,6 +89,30 @@ Measured measure_reference_gemm(DevicePool& pool, int64_t m, int64_t n, int64_t 
   r.bytes = static_cast<int64_t>(x.bytes() + w.bytes() + y.bytes());
   r.iterations = iterations;
   r.mean_s = mean_time_s(warmup, iterations, [&] { gemm_f32_reference(x, w, y, m, n, k); });
+  return r;
+}
+
+Measured measure_blas_gemm(DevicePool& pool, GemmInputs in, int64_t m, int64_t n, int64_t k, int warmup,
+                           int iterations) {
+  check_counts(warmup, iterations, "measure_blas_gemm");
+  if (m <= 0 || n <= 0 || k <= 0)
+    throw CudaError("measure_blas_gemm: " + std::to_string(m) + " x " + std::to_string(n) + " x " + std::to_string(k));
+  const size_t e = in == GemmInputs::bf16 ? 2 : 1;
+  DeviceBuffer x(pool, static_cast<size_t>(m * k) * e), w(pool, static_cast<size_t>(n * k) * e),
+      y(pool, static_cast<size_t>(m * n) * sizeof(float)), scale(pool, sizeof(float));
+  check(cudaMemset(x.data(), 0, x.bytes()), "cudaMemset");
+  check(cudaMemset(w.data(), 0, w.bytes()), "cudaMemset");
+  const float one = 1;
+  scale.upload(&one, sizeof one);
+  Blas blas(pool);
+  Measured r;
+  r.flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  r.bytes = static_cast<int64_t>(x.bytes() + w.bytes() + y.bytes());
+  r.iterations = iterations;
+  r.mean_s = mean_time_s(warmup, iterations, [&] {
+    if (in == GemmInputs::bf16) blas.gemm_bf16(x, w, y, m, n, k);
+    else blas.gemm_fp8(x, scale, w, scale, y, m, n, k);
+  });
   return r;
 }
 

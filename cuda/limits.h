@@ -43,4 +43,11 @@ Measured measure_copy(DevicePool& pool, int64_t bytes, int warmup, int iteration
 // call. What the backend's own kernel reaches, not the tensor cores' peak.
 Measured measure_reference_gemm(DevicePool& pool, int64_t m, int64_t n, int64_t k, int warmup, int iterations);
 
+// cuBLASLt's tensor-core GEMM (cuda/gemm.h) at m x n x k, BF16 or FP8 E4M3 inputs
+// (zeros: the time does not depend on the values), float32 out: the peak the
+// executor's GEMMs are set against.
+enum class GemmInputs { bf16, fp8 };
+Measured measure_blas_gemm(DevicePool& pool, GemmInputs in, int64_t m, int64_t n, int64_t k, int warmup,
+                           int iterations);
+
 }  // namespace dayzero::cuda

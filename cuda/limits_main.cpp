@@ -1,5 +1,6 @@
 // cuda-limits: what this machine's GPU 0 reaches, measured (cuda/limits.h): HBM copy
-// bandwidth at 256 MiB and 1 GiB, and the backend's reference GEMM at 2048^3.
+// bandwidth at 256 MiB and 1 GiB, cuBLASLt's BF16 and FP8 GEMMs at 8192^3, and the
+// backend's reference GEMM at 2048^3.
 //
 //   cuda-limits [--json FILE]
 //
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "cuda/device.h"
 #include "cuda/limits.h"
@@ -54,6 +56,12 @@ int main(int argc, char** argv) {
       std::printf("  copy %5lld MiB device to device: %8.3f ms, %7.1f GB/s (read + written)\n",
                   static_cast<long long>(mib), m.mean_s * 1e3, m.bytes_per_s() / 1e9);
       out += json_line(("copy " + std::to_string(mib) + " MiB").c_str(), m) + ", ";
+    }
+    for (const auto& [in, name] : {std::pair{GemmInputs::bf16, "bf16"}, std::pair{GemmInputs::fp8, "fp8"}}) {
+      const Measured b = measure_blas_gemm(pool, in, 8192, 8192, 8192, kWarmup, kIterations);
+      std::printf("  cuBLASLt GEMM 8192^3 (%s in, float32 out): %8.3f ms, %7.1f TFLOP/s\n", name, b.mean_s * 1e3,
+                  b.flops_per_s() / 1e12);
+      out += json_line((std::string("cublaslt gemm 8192^3 ") + name).c_str(), b) + ", ";
     }
     const Measured g = measure_reference_gemm(pool, 2048, 2048, 2048, 2, 5);
     std::printf("  reference GEMM 2048^3 (float32, the backend's own kernel): %8.3f ms, %7.2f TFLOP/s\n",

@@ -30,6 +30,16 @@ TEST(CudaLimits, ReferenceGemmCountsTwoFlopsPerMultiplyAdd) {
   EXPECT_GT(m.flops_per_s(), 0);
 }
 
+TEST(CudaLimits, BlasGemmsAreTimed) {
+  DAYZERO_NEED_GPU();
+  DevicePool pool;
+  for (const GemmInputs in : {GemmInputs::bf16, GemmInputs::fp8}) {
+    const Measured m = measure_blas_gemm(pool, in, 256, 256, 256, 1, 2);
+    EXPECT_DOUBLE_EQ(m.flops, 2.0 * 256 * 256 * 256);
+    EXPECT_GT(m.flops_per_s(), 0);
+  }
+}
+
 TEST(CudaLimits, BadArgumentsAreErrors) {
   DAYZERO_NEED_GPU();
   DevicePool pool;

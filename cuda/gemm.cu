@@ -1,0 +1,110 @@
+#include "cuda/gemm.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace dayzero::cuda {
+
+namespace {
+void check(cublasStatus_t s, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw CudaError(std::string(call) + ": " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
+}
+
+void need(const DeviceBuffer& b, int64_t elems, size_t elem_bytes, const char* op, const char* what) {
+  if (elems < 0 || b.bytes() < static_cast<size_t>(elems) * elem_bytes)
+    throw CudaError(std::string(op) + ": " + what + " holds " + std::to_string(b.bytes()) + " bytes, fewer than " +
+                    std::to_string(elems) + " elements of " + std::to_string(elem_bytes));
+}
+
+// The descriptors of one matmul, destroyed with it.
+struct Matmul {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  ~Matmul() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (c) cublasLtMatrixLayoutDestroy(c);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+}  // namespace
+
+struct Blas::Impl {
+  cublasLtHandle_t handle = nullptr;
+  DeviceBuffer workspace;
+
+  // Column-major C [n, m] = A^T B with A = W [k, n] (ld k), B = x [k, m] (ld k), C = y
+  // (ld n): the row-major y = x W^T. `scales` (FP8): device pointers of A's and B's.
+  void run(cudaDataType_t in, const void* w, const void* x, void* y, int64_t m, int64_t n, int64_t k,
+           const void* w_scale, const void* x_scale) {
+    Matmul mm;
+    check(cublasLtMatmulDescCreate(&mm.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "set TRANSA");
+    check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "set TRANSB");
+    if (w_scale) {
+      check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof w_scale),
+            "set A_SCALE_POINTER");
+      check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale, sizeof x_scale),
+            "set B_SCALE_POINTER");
+    }
+    const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
+    check(cublasLtMatrixLayoutCreate(&mm.a, in, u(k), u(n), k), "cublasLtMatrixLayoutCreate (W)");
+    check(cublasLtMatrixLayoutCreate(&mm.b, in, u(k), u(m), k), "cublasLtMatrixLayoutCreate (x)");
+    check(cublasLtMatrixLayoutCreate(&mm.c, CUDA_R_32F, u(n), u(m), n), "cublasLtMatrixLayoutCreate (y)");
+    check(cublasLtMatmulPreferenceCreate(&mm.pref), "cublasLtMatmulPreferenceCreate");
+    const size_t ws = workspace.bytes();
+    check(cublasLtMatmulPreferenceSetAttribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+          "set MAX_WORKSPACE_BYTES");
+    cublasLtMatmulHeuristicResult_t best{};
+    int found = 0;
+    check(cublasLtMatmulAlgoGetHeuristic(handle, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &best, &found),
+          "cublasLtMatmulAlgoGetHeuristic");
+    if (found == 0)
+      throw CudaError("cuBLASLt has no algorithm for " + std::to_string(m) + " x " + std::to_string(n) + " x " +
+                      std::to_string(k));
+    const float alpha = 1, beta = 0;
+    check(cublasLtMatmul(handle, mm.op, &alpha, w, mm.a, x, mm.b, &beta, y, mm.c, y, mm.c, &best.algo,
+                         workspace.data(), ws, nullptr),
+          "cublasLtMatmul");
+  }
+};
+
+Blas::Blas(DevicePool& pool, size_t workspace_bytes) : impl_(std::make_unique<Impl>()) {
+  check(cublasLtCreate(&impl_->handle), "cublasLtCreate");
+  impl_->workspace = DeviceBuffer(pool, workspace_bytes);
+}
+
+Blas::~Blas() {
+  if (impl_ && impl_->handle) cublasLtDestroy(impl_->handle);
+}
+
+void Blas::gemm_bf16(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n,
+                     int64_t k) {
+  need(x, m * k, 2, "gemm_bf16", "x");
+  need(w, n * k, 2, "gemm_bf16", "W");
+  need(y, m * n, 4, "gemm_bf16", "y");
+  if (m == 0 || n == 0) return;
+  impl_->run(CUDA_R_16BF, w.data(), x.data(), y.data(), m, n, k, nullptr, nullptr);
+}
+
+void Blas::gemm_fp8(const DeviceBuffer& x, const DeviceBuffer& x_scale, const DeviceBuffer& w,
+                    const DeviceBuffer& w_scale, DeviceBuffer& y, int64_t m, int64_t n, int64_t k) {
+  need(x, m * k, 1, "gemm_fp8", "x");
+  need(w, n * k, 1, "gemm_fp8", "W");
+  need(y, m * n, 4, "gemm_fp8", "y");
+  need(x_scale, 1, 4, "gemm_fp8", "x's scale");
+  need(w_scale, 1, 4, "gemm_fp8", "W's scale");
+  if (k % 16 != 0 || n % 16 != 0)
+    throw CudaError("gemm_fp8: k = " + std::to_string(k) + " and n = " + std::to_string(n) +
+                    " must be multiples of 16 (cuBLASLt's FP8 alignment)");
+  if (m == 0) return;
+  impl_->run(CUDA_R_8F_E4M3, w.data(), x.data(), y.data(), m, n, k, w_scale.data(), x_scale.data());
+}
+
+}  // namespace dayzero::cuda

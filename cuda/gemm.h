@@ -1,0 +1,37 @@
+#pragma once
+// Tensor-core GEMMs through cuBLASLt, in the executor's layout (executor/kernels.h
+// linear_f32): y [m, n] = x [m, k] W^T with W [n, k], all row-major, y in float32,
+// accumulation in float32. Row-major y^T = W x^T is cuBLAS's column-major "TN" GEMM
+// (A = W transposed, B = x as it lies), the layout cuBLASLt's FP8 kernels require.
+// Plain C++: no CUDA or cuBLAS header reaches a user of this file.
+
+#include <cstdint>
+#include <memory>
+
+#include "cuda/device.h"
+
+namespace dayzero::cuda {
+
+// A cuBLASLt handle and its workspace (RAII), one per thread that issues GEMMs.
+class Blas {
+ public:
+  // 32 MiB of workspace: what cuBLASLt's Hopper kernels are documented to want at most.
+  explicit Blas(DevicePool& pool, size_t workspace_bytes = size_t{32} << 20);  // throws CudaError
+  ~Blas();
+  Blas(const Blas&) = delete;
+  Blas& operator=(const Blas&) = delete;
+
+  // x and W as BF16 (2 bytes an element).
+  void gemm_bf16(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
+  // x and W as FP8 E4M3 (1 byte an element) with one scale each, float32 on the
+  // device: y = x_scale * w_scale * (x W^T). k and n multiples of 16 (cuBLASLt's FP8
+  // alignment).
+  void gemm_fp8(const DeviceBuffer& x, const DeviceBuffer& x_scale, const DeviceBuffer& w, const DeviceBuffer& w_scale,
+                DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace dayzero::cuda

@@ -1,0 +1,93 @@
+// cuBLASLt GEMMs (cuda/gemm.h) against the product of the same BF16 / FP8 values
+// taken in double on the host: the layout (row-major y = x W^T) and the scales are
+// right when every element agrees within float32 accumulation's rounding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/gemm.h"
+#include "executor/quantize.h"
+#include "executor/weights.h"
+#include "gpu.h"
+
+namespace dayzero::cuda {
+namespace {
+
+template <class T>
+DeviceBuffer upload(DevicePool& pool, const std::vector<T>& v) {
+  DeviceBuffer b(pool, v.size() * sizeof(T));
+  b.upload(v.data(), b.bytes());
+  return b;
+}
+
+float value(size_t i, float scale) { return scale * std::sin(0.37f * static_cast<float>(i) + 0.1f); }
+
+// want[r][c] = scale * sum_j x[r][j] w[c][j] in double, within `rel` of the sum of
+// |terms|: float32 accumulation's k ulps for BF16; 2^-13 for FP8, whose Hopper tensor
+// cores keep about 14 bits of the sum before cuBLASLt promotes it to float32
+// (DeepSeek-V3 technical report, 3.3.2).
+void expect_product(const std::vector<float>& got, const std::vector<double>& xs, const std::vector<double>& ws,
+                    int64_t m, int64_t n, int64_t k, double scale, double rel) {
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double want = 0, magnitude = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        const double t = xs[static_cast<size_t>(r * k + j)] * ws[static_cast<size_t>(c * k + j)];
+        want += t;
+        magnitude += std::abs(t);
+      }
+      const double tol = rel * magnitude * scale + 1e-30;
+      EXPECT_NEAR(got[static_cast<size_t>(r * n + c)], scale * want, tol) << "row " << r << " col " << c;
+    }
+}
+
+TEST(CudaGemm, Bf16MatchesTheProductOfItsInputs) {
+  DAYZERO_NEED_GPU();
+  const int64_t m = 33, n = 64, k = 96;
+  std::vector<uint16_t> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
+  std::vector<double> xs(x.size()), ws(w.size());
+  for (size_t i = 0; i < x.size(); ++i) xs[i] = executor::bf16_to_float(x[i] = executor::float_to_bf16(value(i, 1.5f)));
+  for (size_t i = 0; i < w.size(); ++i)
+    ws[i] = executor::bf16_to_float(w[i] = executor::float_to_bf16(value(i + 7, 0.8f)));
+  DevicePool pool;
+  Blas blas(pool);
+  DeviceBuffer dx = upload(pool, x), dw = upload(pool, w), dy(pool, static_cast<size_t>(m * n) * sizeof(float));
+  blas.gemm_bf16(dx, dw, dy, m, n, k);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  dy.download(y.data(), dy.bytes());
+  expect_product(y, xs, ws, m, n, k, 1.0, static_cast<double>(k) * 1.2e-7);
+}
+
+// Per-tensor scales multiply the product: x's 0.5 and W's 0.25 give 1/8 of it.
+TEST(CudaGemm, Fp8AppliesBothScales) {
+  DAYZERO_NEED_GPU();
+  const int64_t m = 20, n = 48, k = 64;
+  std::vector<uint8_t> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
+  std::vector<double> xs(x.size()), ws(w.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    xs[i] = executor::fp8_e4m3_to_float(x[i] = executor::float_to_fp8_e4m3(value(i, 300)));
+  for (size_t i = 0; i < w.size(); ++i)
+    ws[i] = executor::fp8_e4m3_to_float(w[i] = executor::float_to_fp8_e4m3(value(i + 3, 2)));
+  DevicePool pool;
+  Blas blas(pool);
+  DeviceBuffer dx = upload(pool, x), dw = upload(pool, w), dy(pool, static_cast<size_t>(m * n) * sizeof(float));
+  DeviceBuffer sx = upload(pool, std::vector<float>{0.5f}), sw = upload(pool, std::vector<float>{0.25f});
+  blas.gemm_fp8(dx, sx, dw, sw, dy, m, n, k);
+  std::vector<float> y(static_cast<size_t>(m * n));
+  dy.download(y.data(), dy.bytes());
+  expect_product(y, xs, ws, m, n, k, 0.125, 1.0 / 8192);
+}
+
+TEST(CudaGemm, ShapesTheBuffersCannotHoldAreErrors) {
+  DAYZERO_NEED_GPU();
+  DevicePool pool;
+  Blas blas(pool);
+  DeviceBuffer a(pool, 64), b(pool, 64), y(pool, 64), s(pool, 4);
+  EXPECT_THROW(blas.gemm_bf16(a, b, y, 8, 8, 8), CudaError);       // 128 bytes of x needed
+  EXPECT_THROW(blas.gemm_fp8(a, s, b, s, y, 1, 4, 8), CudaError);  // k not a multiple of 16
+}
+
+}  // namespace
+}  // namespace dayzero::cuda
