@@ -1,0 +1,20 @@
+#pragma once
+// Weights stored in one format, made into another on the device before a GEMM:
+// DeepSeek-V3's FP8 E4M3 with a float32 scale per 128 x 128 block (the checkpoints'
+// `weight_scale_inv`), which cuBLASLt cannot scale per block on Hopper, into BF16
+// for Blas::gemm_bf16 (cuda/gemm.h). The values are the CPU's (executor/weights.cpp:
+// code x scale in float32), rounded to BF16 to nearest even (executor/quantize.h).
+
+#include <cstdint>
+
+#include "cuda/device.h"
+
+namespace dayzero::cuda {
+
+// codes: [rows, cols] bytes; scales: float32 [ceil(rows / block_rows), ceil(cols /
+// block_cols)]; out: [rows, cols] BF16 (2 bytes each). Throws CudaError when a buffer
+// is too small or a size is not positive.
+void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, int64_t rows, int64_t cols,
+                       int64_t block_rows, int64_t block_cols, DeviceBuffer& out);
+
+}  // namespace dayzero::cuda
