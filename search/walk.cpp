@@ -296,6 +296,9 @@ class Walker {
     }
     std::unique_ptr<Evaluated> nearest = closest ? std::move(closest->closest) : nullptr;
     r_.all.reserve(kept + 1);
+    // The reserved pages are fresh (1.2 kB a plan: 94 MB for the 3T full space's 78,566):
+    // the workers touch them first, each its own megabytes, so that the kernel's page
+    // zeroing is not left to one thread in resize() below. Raw storage, no object yet.
     if (r_.all.empty() && r_.threads > 1 && (kept + 1) * sizeof(Evaluated) >= (size_t{32} << 20)) {
       char* raw = reinterpret_cast<char*>(r_.all.data());
       const size_t bytes = (kept + 1) * sizeof(Evaluated);
