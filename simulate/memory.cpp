@@ -96,8 +96,11 @@ int64_t largest_step_tokens(const PlanContext& ctx) {
 }
 
 // The activations and workspace of a step of `step_tokens` (the residual stream,
-// the normed input, one op's output and the widest intermediate, plus FP32 logits
-// of `logit_rows` sequences on the last stage), the communication buffers (one NCCL
+// the normed input and one op's output, and at the MLP's activation the gate and up
+// projections with the gated product beside them: 3 x the widest intermediate, as
+// vLLM's fused gate_up [T, 2I] and SiluAndMul's [T, I] or the executor's three
+// tensors hold; plus FP32 logits of `logit_rows` sequences on the last stage), the
+// communication buffers (one NCCL
 // communicator per group the rank is in, and MoE dispatch / combine buffers for the
 // step's routed copies) and the runtime's overhead.
 void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, int64_t logit_rows, RankMemory& r) {
@@ -106,7 +109,7 @@ void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, in
   const int64_t tp = p.attention.tp, ep = p.moe.ep, moe_tp = p.moe.tp;
   using core::checked_add;
   using core::checked_mul;
-  const int64_t width = 3 * mc.hidden + ceil_div(2 * mc.max_ffn_width, tp);
+  const int64_t width = 3 * mc.hidden + ceil_div(3 * mc.max_ffn_width, tp);
   r.activation_bytes =
       checked_add(checked_mul(checked_mul(step_tokens, width), ctx.act_bytes),
                   s.last ? checked_mul(checked_mul(logit_rows, ceil_div(mc.vocab, tp)), kLogitBytes) : 0);

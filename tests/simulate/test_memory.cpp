@@ -36,9 +36,10 @@ TEST(SimulateMemory, Llama8BTp1WeightsAndKv) {
   EXPECT_EQ(r.kv_cache_bytes, 157'286'400);
   EXPECT_EQ(r.buffer_bytes, 0);  // one rank: no communicators
   EXPECT_EQ(r.overhead_bytes, kRuntimeOverheadBytes);
-  // Activations of the largest step: 1,000 prompt tokens x (3 x 4096 + 2 x 14336) x 2 B
-  // + FP32 logits of the last position: 128,256 x 4 B.
-  EXPECT_EQ(r.activation_bytes, 1000LL * (3 * 4096 + 2 * 14336) * 2 + 128256LL * 4);
+  // Activations of the largest step: 1,000 prompt tokens x (3 x 4096 hidden-wide +
+  // 3 x 14336: gate, up and their gated product) x 2 B + FP32 logits of the last
+  // position: 128,256 x 4 B.
+  EXPECT_EQ(r.activation_bytes, 1000LL * (3 * 4096 + 3 * 14336) * 2 + 128256LL * 4);
   EXPECT_EQ(r.total_bytes, r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.overhead_bytes);
   EXPECT_TRUE(pred.fits);
 }

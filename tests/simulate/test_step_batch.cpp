@@ -132,7 +132,7 @@ TEST(StepBatch, ChunkAttentionCountsTheCachedTokens) {
 
 // Llama-3.1-8B (BF16) on one H100 with vLLM's rule, 0.9 of 85,899,345,920 B:
 // weights 16,060,522,496 B; a step of 8,192 tokens holds 8,192 x (3 x 4,096 +
-// 2 x 14,336) x 2 B = 671,088,640 B of activations and 256 x 128,256 x 4 B =
+// 3 x 14,336) x 2 B = 905,969,664 B of activations and 256 x 128,256 x 4 B =
 // 131,334,144 B of logits; 1 GiB of runtime; no communicators. A token's KV cache:
 // 32 layers x 2 x 8 heads x 128 x 2 B = 131,072 B.
 TEST(StepBatch, KvBudgetHandComputed) {
@@ -141,7 +141,7 @@ TEST(StepBatch, KvBudgetHandComputed) {
   Simulator sim(m, c);
   const auto prepared = sim.prepare(plan(1));
   const KvBudget b = sim.kv_budget(*prepared, KvMemoryRule{0.9, false, 8192, 256});
-  const double used = 16'060'522'496.0 + 671'088'640.0 + 131'334'144.0 + 1'073'741'824.0;
+  const double used = 16'060'522'496.0 + 905'969'664.0 + 131'334'144.0 + 1'073'741'824.0;
   expect_close(b.free_bytes, 0.9 * 85'899'345'920.0 - used);
   expect_close(b.full_bytes_per_token, 131'072.0);
   EXPECT_EQ(b.sliding_bytes_per_token, 0.0);
