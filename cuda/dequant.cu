@@ -2,8 +2,9 @@
 
 #include <cuda_runtime.h>
 
-#include <cstring>
 #include <string>
+
+#include "cuda/check.cuh"
 
 namespace dayzero::cuda {
 
@@ -53,8 +54,7 @@ void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, in
   fp8_block_to_bf16_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads>>>(
       static_cast<const uint8_t*>(codes.data()), static_cast<const float*>(scales.data()), rows, cols, block_rows,
       block_cols, scale_cols, static_cast<uint16_t*>(out.data()));
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw CudaError(std::string("fp8_block_to_bf16 launch: ") + cudaGetErrorString(e));
+  detail::check_launch("fp8_block_to_bf16");
 }
 
 }  // namespace dayzero::cuda

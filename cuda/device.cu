@@ -4,13 +4,11 @@
 
 #include <utility>
 
+#include "cuda/check.cuh"
+
 namespace dayzero::cuda {
 
-namespace {
-void check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw CudaError(std::string(call) + ": " + cudaGetErrorString(e));
-}
-}  // namespace
+using detail::check;
 
 CudaDevices probe_cuda() {
   CudaDevices d;

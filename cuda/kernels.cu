@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "cuda/check.cuh"
+
 namespace dayzero::cuda {
 
 namespace {
@@ -29,10 +31,7 @@ constexpr int kElementThreads = 256;
 
 unsigned blocks_for(int64_t n) { return static_cast<unsigned>((n + kElementThreads - 1) / kElementThreads); }
 
-void check_launch(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw CudaError(std::string(what) + " launch: " + cudaGetErrorString(e));
-}
+using detail::check_launch;
 
 void need(const DeviceBuffer& b, int64_t floats, const char* what, const char* which) {
   if (floats < 0 || b.bytes() < static_cast<size_t>(floats) * sizeof(float))
@@ -187,8 +186,7 @@ void rms_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, int64_t groups, int64_
   if (groups == 0) return;
   rms_norm_kernel<<<static_cast<unsigned>(groups), kThreads>>>(static_cast<float*>(x.data()),
                                                                static_cast<const float*>(w.data()), n, eps);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) throw CudaError(std::string("rms_norm_f32 launch: ") + cudaGetErrorString(e));
+  check_launch("rms_norm_f32");
 }
 
 }  // namespace dayzero::cuda

@@ -4,15 +4,15 @@
 
 #include <string>
 
+#include "cuda/check.cuh"
 #include "cuda/gemm.h"
 #include "cuda/kernels.h"
 
 namespace dayzero::cuda {
 
+using detail::check;
+
 namespace {
-void check(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw CudaError(std::string(call) + ": " + cudaGetErrorString(e));
-}
 cudaEvent_t event(void* e) { return static_cast<cudaEvent_t>(e); }
 
 void check_counts(int warmup, int iterations, const char* what) {

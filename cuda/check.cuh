@@ -1,0 +1,21 @@
+#pragma once
+// The CUDA library's own error checks, for cuda/*.cu only (a .cuh: it includes the
+// CUDA runtime's header, which no cuda/*.h may): a failed runtime call or kernel
+// launch becomes a CudaError naming the call and the runtime's message.
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cuda/device.h"
+
+namespace dayzero::cuda::detail {
+
+inline void check(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw CudaError(std::string(call) + ": " + cudaGetErrorString(e));
+}
+
+// After a launch: the launch's own error (bad configuration, no device).
+inline void check_launch(const char* what) { check(cudaGetLastError(), (std::string(what) + " launch").c_str()); }
+
+}  // namespace dayzero::cuda::detail
