@@ -2,7 +2,12 @@
 
 #include <unistd.h>
 
+#include <cctype>
+
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <system_error>
 #include <thread>
 
 namespace dayzero::executor {
@@ -35,6 +40,28 @@ int64_t rss_current_bytes() {
   for (std::string line; std::getline(in, line);)
     if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmRSS:   1234 kB"
   return 0;
+}
+
+int64_t program_resident_bytes() {
+  std::error_code ec;
+  const std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  if (ec || exe.empty()) return 0;
+  std::ifstream in("/proc/self/smaps");
+  int64_t kb = 0;
+  bool ours = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Rss:", 0) == 0) {
+      if (ours) kb += std::stoll(line.substr(4));  // "Rss:   1234 kB"
+    } else if (!line.empty() && std::isxdigit(static_cast<unsigned char>(line[0])) &&
+               line.find('-') < line.find(' ')) {  // a mapping's header: "start-end perms offset dev inode path"
+      std::istringstream fields(line);
+      std::string range, perms, offset, dev, inode, path;
+      fields >> range >> perms >> offset >> dev >> inode;
+      std::getline(fields >> std::ws, path);
+      ours = path == exe;
+    }
+  }
+  return kb * 1024;
 }
 
 OpMeasurement* OpTimer::note(const OpKey& key) {

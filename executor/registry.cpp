@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
 #include <stdexcept>
 
 namespace dayzero::executor {
@@ -132,17 +133,42 @@ const KernelEntry& find_kernel(std::span<const KernelEntry> table, std::string_v
 
 bool BackendInfo::supports(const OpVariant& op) const { return std::find(ops.begin(), ops.end(), op) != ops.end(); }
 
-const std::vector<BackendInfo>& backend_registry() {
-  static const std::vector<BackendInfo> backends = {
+namespace {
+// Backends beyond "cpu", registered by the binary's main (register_backend).
+std::deque<Backend>& registered() {  // a deque: references stay valid as it grows
+  static std::deque<Backend> backends;
+  return backends;
+}
+std::vector<BackendInfo>& registry() {
+  static std::vector<BackendInfo> backends = {
       {"cpu", true, variants_of(cpu_kernel_table())},
-      {"cuda", false, {}},  // issue 7's next step: cuBLAS + own kernels behind the same table
+      {"cuda", false, {}},  // cuda/ registers its table (register_cuda_backend) where CUDA is built
   };
   return backends;
 }
+}  // namespace
+
+void register_backend(const Backend& b) {
+  for (const auto& r : registered())
+    if (r.name == b.name) return;
+  if (b.name == "cpu") return;
+  registered().push_back(b);
+  for (auto& info : registry())
+    if (info.name == b.name) {
+      info.available = true;
+      info.ops = variants_of(b.kernels);
+      return;
+    }
+  registry().push_back({std::string(b.name), true, variants_of(b.kernels)});
+}
+
+const std::vector<BackendInfo>& backend_registry() { return registry(); }
 
 const Backend& find_backend(std::string_view name) {
   static const Backend cpu{"cpu", cpu_kernel_table()};
   if (name == cpu.name) return cpu;
+  for (const auto& b : registered())
+    if (b.name == name) return b;
   std::string built;
   for (const auto& b : backend_registry())
     if (b.available) built += (built.empty() ? "" : ", ") + b.name;

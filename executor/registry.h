@@ -89,6 +89,10 @@ const KernelEntry& find_kernel(std::span<const KernelEntry> table, std::string_v
 struct Backend {
   std::string_view name;
   std::span<const KernelEntry> kernels;
+  // Called when a run begins (Runner's constructor), or null: a backend's per-run
+  // state goes (the CUDA backend's device copies of the last run's weights), and a
+  // backend that cannot run here (no device) fails before any weight is read.
+  void (*begin_run)() = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }
@@ -100,9 +104,16 @@ struct Backend {
                            " has another signature than asked for");
   }
 };
-// The backend called `name` built into this binary ("cpu"); throws naming the
-// built ones when it is unknown or not built (e.g. "cuda" without CUDA).
+// The backend called `name` built into this binary ("cpu", and those registered);
+// throws naming the built ones when it is unknown or not built (e.g. "cuda"
+// without CUDA, or in a binary that did not register it).
 const Backend& find_backend(std::string_view name);
+// Adds a backend implemented in a library above the executor (cuda/
+// register_cuda_backend): the executor never includes it, the binary's main
+// registers it before the first run. `b`'s name and table must outlive the
+// process (static storage); registering a name twice keeps the first.
+// Not thread-safe against concurrent lookups: register before running.
+void register_backend(const Backend& b);
 // The CPU kernel of (kind, variant) as its function type.
 template <class Fn>
 Fn cpu_kernel(model::OpKind kind, std::string_view variant) {
@@ -115,7 +126,8 @@ struct BackendInfo {
   std::vector<OpVariant> ops;  // from its kernel table
   bool supports(const OpVariant& op) const;
 };
-// All backends DayZero knows: "cpu" (built) and "cuda" (not built yet: no kernels).
+// All backends DayZero knows: "cpu" (built) and "cuda" (available, with its
+// table's ops, once registered; else listed as not built, with no ops).
 const std::vector<BackendInfo>& backend_registry();
 
 // Variant names of the model's ops.

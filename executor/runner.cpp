@@ -77,9 +77,10 @@ std::vector<int64_t> replica_sequences(int64_t sequences, int dp, int replica) {
 Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm, const std::filesystem::path& weights,
                const RunnerOptions& options)
     : m_(m), plan_(plan), comm_(comm), weights_dir_(weights), options_(options), timer_(options.timing_iterations) {
-  // The process's own pages before the run's; what MPI_Init mapped (its shared-memory
+  // The process's own pages before the run's, less the program file's (shared by a
+  // host's ranks, and a build's size); what MPI_Init mapped (its shared-memory
   // transport) counts with the communication buffers, as the ledger has it.
-  runtime_bytes_ = std::max<int64_t>(0, rss_current_bytes() - comm.library_bytes());
+  runtime_bytes_ = std::max<int64_t>(0, rss_current_bytes() - program_resident_bytes() - comm.library_bytes());
   // Every rank checks the plan and the kernels, then reads its weights; a failure
   // on any rank is reported by every rank (AllRanksError), never left waiting.
   std::string error;
@@ -88,6 +89,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
     backend_ = &find_backend(options.backend);
     for (const auto& v : required_ops(m))  // before reading weights: a missing kernel is a clear error up front
       backend_->kernel(v.kind, v.variant);
+    if (backend_->begin_run) backend_->begin_run();  // e.g. no GPU: fails here, on every rank alike
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -111,9 +113,10 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
   par_.ep_size = plan.moe.ep;
   par_.moe_dp_rank = plan.moe_dp_index(r);
   // The groups (collective over the world, in this order on every rank), each timed.
+  const int64_t before_groups = rss_current_bytes();
   tp_group_ = comm.split(stage_ * plan.attention.dp + plan.attn_dp_index(r), par_.tp_rank);
   stage_group_ = comm.split(stage_, par_.stage_rank);
-  comm_buffer_bytes_ = std::max<int64_t>(0, rss_current_bytes() - runtime_bytes_);  // library and groups
+  comm_buffer_bytes_ = comm.library_bytes() + std::max<int64_t>(0, rss_current_bytes() - before_groups);
   tp_group_->set_name("the tensor-parallel group");
   stage_group_->set_name("the pipeline stage's group");  // expert all-to-alls
   const int it = options.timing_iterations;
