@@ -3,12 +3,14 @@
 #include <exception>
 #include <iostream>
 
+#include "cli/backends.h"
 #include "cli/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"DayZero: plan, simulate and validate large-model inference on GPU clusters"};
   app.set_version_flag("--version", "dayzero 0.1.0");
   app.require_subcommand(0, 1);
+  dayzero::cli::register_backends();
   dayzero::cli::add_inspect_command(app);
   dayzero::cli::add_topo_command(app);
   dayzero::cli::add_check_command(app);

@@ -1,16 +1,19 @@
 #include "cuda/gemm.h"
 
-#include <cublasLt.h>
 #include <cuda_runtime.h>
 
 #include <string>
 
+#include "cuda/cublaslt.cuh"
+
 namespace dayzero::cuda {
 
 namespace {
+const detail::CublasLt& lt() { return detail::cublaslt(); }
+
 void check(cublasStatus_t s, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw CudaError(std::string(call) + ": " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
+    throw CudaError(std::string(call) + ": " + lt().status_name(s) + " (" + lt().status_string(s) + ")");
 }
 
 void need(const DeviceBuffer& b, int64_t elems, size_t elem_bytes, const char* op, const char* what) {
@@ -25,11 +28,11 @@ struct Matmul {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulPreference_t pref = nullptr;
   ~Matmul() {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
-    if (c) cublasLtMatrixLayoutDestroy(c);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (op) cublasLtMatmulDescDestroy(op);
+    if (pref) lt().preference_destroy(pref);
+    if (c) lt().layout_destroy(c);
+    if (b) lt().layout_destroy(b);
+    if (a) lt().layout_destroy(a);
+    if (op) lt().desc_destroy(op);
   }
 };
 }  // namespace
@@ -43,49 +46,56 @@ struct Blas::Impl {
   void run(cudaDataType_t in, const void* w, const void* x, void* y, int64_t m, int64_t n, int64_t k,
            const void* w_scale, const void* x_scale) {
     Matmul mm;
-    check(cublasLtMatmulDescCreate(&mm.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    check(lt().desc_create(&mm.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "set TRANSA");
-    check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "set TRANSB");
+    check(lt().desc_set_attribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "set TRANSA");
+    check(lt().desc_set_attribute(mm.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "set TRANSB");
     if (w_scale) {
-      check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof w_scale),
+      check(lt().desc_set_attribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof w_scale),
             "set A_SCALE_POINTER");
-      check(cublasLtMatmulDescSetAttribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale, sizeof x_scale),
+      check(lt().desc_set_attribute(mm.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &x_scale, sizeof x_scale),
             "set B_SCALE_POINTER");
     }
     const auto u = [](int64_t v) { return static_cast<uint64_t>(v); };
-    check(cublasLtMatrixLayoutCreate(&mm.a, in, u(k), u(n), k), "cublasLtMatrixLayoutCreate (W)");
-    check(cublasLtMatrixLayoutCreate(&mm.b, in, u(k), u(m), k), "cublasLtMatrixLayoutCreate (x)");
-    check(cublasLtMatrixLayoutCreate(&mm.c, CUDA_R_32F, u(n), u(m), n), "cublasLtMatrixLayoutCreate (y)");
-    check(cublasLtMatmulPreferenceCreate(&mm.pref), "cublasLtMatmulPreferenceCreate");
+    check(lt().layout_create(&mm.a, in, u(k), u(n), k), "cublasLtMatrixLayoutCreate (W)");
+    check(lt().layout_create(&mm.b, in, u(k), u(m), k), "cublasLtMatrixLayoutCreate (x)");
+    check(lt().layout_create(&mm.c, CUDA_R_32F, u(n), u(m), n), "cublasLtMatrixLayoutCreate (y)");
+    check(lt().preference_create(&mm.pref), "cublasLtMatmulPreferenceCreate");
     const size_t ws = workspace.bytes();
-    check(cublasLtMatmulPreferenceSetAttribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+    check(lt().preference_set_attribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
           "set MAX_WORKSPACE_BYTES");
     cublasLtMatmulHeuristicResult_t best{};
     int found = 0;
-    check(cublasLtMatmulAlgoGetHeuristic(handle, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &best, &found),
+    check(lt().algo_get_heuristic(handle, mm.op, mm.a, mm.b, mm.c, mm.c, mm.pref, 1, &best, &found),
           "cublasLtMatmulAlgoGetHeuristic");
     if (found == 0)
       throw CudaError("cuBLASLt has no algorithm for " + std::to_string(m) + " x " + std::to_string(n) + " x " +
                       std::to_string(k));
     const float alpha = 1, beta = 0;
-    check(cublasLtMatmul(handle, mm.op, &alpha, w, mm.a, x, mm.b, &beta, y, mm.c, y, mm.c, &best.algo,
-                         workspace.data(), ws, nullptr),
+    check(lt().matmul(handle, mm.op, &alpha, w, mm.a, x, mm.b, &beta, y, mm.c, y, mm.c, &best.algo, workspace.data(),
+                      ws, nullptr),
           "cublasLtMatmul");
   }
 };
 
 Blas::Blas(DevicePool& pool, size_t workspace_bytes) : impl_(std::make_unique<Impl>()) {
-  check(cublasLtCreate(&impl_->handle), "cublasLtCreate");
+  check(lt().create(&impl_->handle), "cublasLtCreate");
   impl_->workspace = DeviceBuffer(pool, workspace_bytes);
 }
 
 Blas::~Blas() {
-  if (impl_ && impl_->handle) cublasLtDestroy(impl_->handle);
+  if (impl_ && impl_->handle) lt().destroy(impl_->handle);
 }
 
-void Blas::gemm_bf16(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n,
-                     int64_t k) {
+void Blas::gemm_f32(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k) {
+  need(x, m * k, 4, "gemm_f32", "x");
+  need(w, n * k, 4, "gemm_f32", "W");
+  need(y, m * n, 4, "gemm_f32", "y");
+  if (m == 0 || n == 0) return;
+  impl_->run(CUDA_R_32F, w.data(), x.data(), y.data(), m, n, k, nullptr, nullptr);
+}
+
+void Blas::gemm_bf16(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k) {
   need(x, m * k, 2, "gemm_bf16", "x");
   need(w, n * k, 2, "gemm_bf16", "W");
   need(y, m * n, 4, "gemm_bf16", "y");

@@ -21,6 +21,8 @@ class Blas {
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;
 
+  // x and W as float32, multiplied in float32 (CUBLAS_COMPUTE_32F: no TF32).
+  void gemm_f32(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
   // x and W as BF16 (2 bytes an element).
   void gemm_bf16(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
   // x and W as FP8 E4M3 (1 byte an element) with one scale each, float32 on the

@@ -50,4 +50,43 @@ void rope_f32(DeviceBuffer& x, int64_t rows, int64_t heads, int64_t stride, int6
 // backend's own reference GEMM, the one cuBLAS is measured against.
 void gemm_f32_reference(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
 
+// Causal attention of one sequence (executor/kernels.h attention), its keys and
+// values contiguous on the device: q [queries, heads x qk_dim], k [context, kv_heads x
+// qk_dim], v [context, kv_heads x v_dim], out [queries, heads x v_dim]; query t at
+// positions[t] (int64, < context: the caller checks) sees keys j <= positions[t], and
+// positions[t] - j < window when window > 0; query head h reads KV head h / (heads /
+// kv_heads). `sinks` (heads floats, gpt-oss) join the softmax's denominator; null for
+// none. One block per (query, head): dot products, softmax and the weighted sum in
+// double, sums in a fixed order (attention.cu). Throws CudaError when the context's
+// scores do not fit one block's shared memory (about 57,000 tokens on Hopper).
+struct DeviceAttention {
+  int64_t heads = 0, kv_heads = 0, qk_dim = 0, v_dim = 0;
+  double scale = 0.0;
+  int64_t window = 0;
+};
+void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t queries, const DeviceBuffer& k,
+                   const DeviceBuffer& v, int64_t context, const DeviceBuffer* sinks, const DeviceAttention& p,
+                   DeviceBuffer& out);
+
+// MoE routing of `tokens` rows of router logits [tokens, experts] (executor/kernels.h
+// route_softmax_topk, route_topk_softmax, route_sigmoid_group_topk; ties to the lower
+// index): out_experts (int64) and out_weights (float) [tokens, top_k], best first.
+enum class RouteRule { softmax_topk, topk_softmax, sigmoid_group_topk };
+struct DeviceRouter {
+  RouteRule rule = RouteRule::softmax_topk;
+  int top_k = 0;
+  bool normalize = false;
+  int n_group = 1, topk_group = 1;  // sigmoid_group_topk
+  double routed_scaling_factor = 1.0;
+};
+// `bias`: sigmoid_group_topk's e_score_correction_bias (experts floats), or null.
+void route_f32(const DeviceBuffer& logits, int64_t tokens, int64_t experts, const DeviceRouter& p,
+               const DeviceBuffer* bias, DeviceBuffer& out_experts, DeviceBuffer& out_weights);
+// out [.., cols] rows[i] += weights[i] * y[i] for pairs i in order (executor/kernels.h
+// moe_combine; rows int64, checked by the caller).
+void moe_combine_f32(DeviceBuffer& out, const DeviceBuffer& y, const DeviceBuffer& rows, const DeviceBuffer& weights,
+                     int64_t pairs, int64_t cols);
+// y [rows, cols] += bias (cols floats) on every row: a GEMM's bias.
+void add_bias_f32(DeviceBuffer& y, const DeviceBuffer& bias, int64_t rows, int64_t cols);
+
 }  // namespace dayzero::cuda

@@ -63,8 +63,9 @@ plan::Plan plan_of_run(const plan::Measurements& m) {
   p.workload.output_len = static_cast<int64_t>(m.decode_step_s.size()) + 1;
   p.workload.prefix_hit_rate = 0;
   p.devices.clear();  // ranks 0..N-1 on devices 0..N-1 of the cluster given
-  // The CPU backend computes in float32 whatever the plan names (validation.h kCpuComputeDtype).
-  if (m.backend == "cpu") p.dtypes.activations = plan::ActivationDtype::fp32;
+  // The CPU backend computes in float32 whatever the plan names (validation.h kCpuComputeDtype),
+  // and so does the CUDA backend's first stage (cuda/backend.h: float32 GEMMs and kernels).
+  if (m.backend == "cpu" || m.backend == "cuda") p.dtypes.activations = plan::ActivationDtype::fp32;
   return p;
 }
 

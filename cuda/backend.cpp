@@ -1,0 +1,143 @@
+// The CUDA backend's kernel table: the executor's kernel signatures over host
+// tensors, each kernel uploading its inputs, running on the device and downloading
+// its result (stage 1, cuda/backend.h). Checks mirror the CPU kernels' so a bad
+// call fails the same way on both backends.
+#include "cuda/backend.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels.h"
+#include "cuda/staging.h"
+#include "executor/kernels.h"
+#include "executor/rope.h"
+
+namespace dayzero::cuda {
+
+namespace {
+using executor::StoredWeight;
+using executor::Tensor;
+using model::OpKind;
+
+using staging::device_weight;
+using staging::download;
+using staging::upload;
+DeviceBuffer scratch(int64_t floats) { return staging::scratch(static_cast<size_t>(floats) * sizeof(float)); }
+
+Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
+  const int64_t vocab = table.rows(), hidden = table.cols(), T = static_cast<int64_t>(tokens.size());
+  for (int64_t t : tokens)
+    if (t < 0 || t >= vocab)
+      throw std::out_of_range("embedding '" + table.name + "': token " + std::to_string(t) +
+                              " outside the vocabulary of " + std::to_string(vocab));
+  Tensor out({T, hidden});
+  if (T == 0) return out;
+  DeviceBuffer y = scratch(T * hidden);
+  embedding_f32(device_weight(table, 0), vocab, hidden, upload(tokens), T, y);
+  download(y, out);
+  return out;
+}
+
+void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
+  const auto n = static_cast<int64_t>(weight.size());
+  if (n == 0 || x.numel() % n != 0 || x.cols() % n != 0)
+    throw std::invalid_argument("rms_norm: " + std::to_string(n) + " weights do not divide rows of " +
+                                x.shape_string());
+  if (x.numel() == 0) return;
+  DeviceBuffer d = upload(x);
+  rms_norm_f32(d, upload(weight), x.numel() / n, n, eps);
+  download(d, x);
+}
+
+Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
+  const int64_t in = w.input_major ? w.rows() : w.cols(), out = w.input_major ? w.cols() : w.rows();
+  if (x.cols() != in)
+    throw std::invalid_argument("linear '" + w.name + "': input " + x.shape_string() + " has " +
+                                std::to_string(x.cols()) + " features, the weight " + executor::shape_string(w.shape) +
+                                " takes " + std::to_string(in));
+  if (!bias.empty() && static_cast<int64_t>(bias.size()) != out)
+    throw std::invalid_argument("linear '" + w.name + "': bias of " + std::to_string(bias.size()) + " for " +
+                                std::to_string(out) + " outputs");
+  std::vector<int64_t> shape = x.shape;
+  shape.back() = out;
+  Tensor y(shape);
+  const DeviceBuffer& dw = device_weight(w, index);
+  if (y.numel() == 0) return y;
+  DeviceBuffer dy = scratch(y.numel());
+  staging::blas().gemm_f32(upload(x), dw, dy, x.rows(), out, in);
+  if (!bias.empty()) add_bias_f32(dy, upload(bias), x.rows(), out);
+  download(dy, y);
+  return y;
+}
+
+void check_same(const Tensor& a, const Tensor& b, const char* what) {
+  if (a.shape != b.shape)
+    throw std::invalid_argument(std::string(what) + ": gate " + a.shape_string() + " and up " + b.shape_string() +
+                                " differ");
+}
+
+Tensor swiglu(const Tensor& gate, const Tensor& up, const executor::ActivationParams&) {
+  check_same(gate, up, "swiglu");
+  Tensor out(gate.shape);
+  if (out.numel() == 0) return out;
+  DeviceBuffer d = scratch(out.numel());
+  swiglu_f32(upload(gate), upload(up), d, out.numel());
+  download(d, out);
+  return out;
+}
+
+Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const executor::ActivationParams& p) {
+  check_same(gate, up, "swiglu_clamped");
+  Tensor out(gate.shape);
+  if (out.numel() == 0) return out;
+  DeviceBuffer d = scratch(out.numel());
+  swiglu_clamped_f32(upload(gate), upload(up), d, out.numel(), p.alpha, p.limit);
+  download(d, out);
+  return out;
+}
+
+}  // namespace
+
+namespace {
+using executor::op_cost;
+// The CUDA backend: one row per (op kind, variant) it runs, costed as the CPU's (the
+// same op inventory formulas; float32 activations). RoPE's rows are the frequency
+// tables, built on the host for either backend; the rotation is the forward's.
+const executor::KernelEntry kCudaKernels[] = {
+    {OpKind::embedding, "gather", &embedding, &op_cost},
+    {OpKind::norm, "rms", &rms_norm, &op_cost},
+    {OpKind::gemm, "f32", &linear, &op_cost},
+    {OpKind::gemm, "bf16", &linear, &op_cost},
+    {OpKind::gemm, "f16", &linear, &op_cost},
+    {OpKind::gemm, "fp8_block", &linear, &op_cost},
+    {OpKind::gemm, "mxfp4", &linear, &op_cost},
+    {OpKind::gemm, "int4_group", &linear, &op_cost},
+    {OpKind::expert_gemm, "f32", &linear, &op_cost},
+    {OpKind::expert_gemm, "bf16", &linear, &op_cost},
+    {OpKind::expert_gemm, "f16", &linear, &op_cost},
+    {OpKind::expert_gemm, "fp8_block", &linear, &op_cost},
+    {OpKind::expert_gemm, "mxfp4", &linear, &op_cost},
+    {OpKind::expert_gemm, "int4_group", &linear, &op_cost},
+    {OpKind::rope, "default", &executor::rope_default, &op_cost},
+    {OpKind::rope, "llama3", &executor::rope_llama3, &op_cost},
+    {OpKind::rope, "yarn", &executor::rope_yarn, &op_cost},
+    {OpKind::attention, "gqa", &staged::attention, &op_cost},
+    {OpKind::attention, "gqa+sliding", &staged::attention, &op_cost},
+    {OpKind::attention, "gqa+sinks", &staged::attention, &op_cost},
+    {OpKind::attention, "gqa+sliding+sinks", &staged::attention, &op_cost},
+    {OpKind::activation, "swiglu", &swiglu, &op_cost},
+    {OpKind::activation, "swiglu_clamped", &swiglu_clamped, &op_cost},
+    {OpKind::router, "softmax_topk", &staged::route_softmax_topk, &op_cost},
+    {OpKind::router, "gpt_oss_topk_softmax", &staged::route_topk_softmax, &op_cost},
+    {OpKind::router, "sigmoid_group_topk", &staged::route_sigmoid_group_topk, &op_cost},
+    {OpKind::moe_combine, "weighted_sum", &staged::moe_combine, &op_cost},
+    {OpKind::moe_combine, "weighted_sum+shared_gate", &staged::moe_combine, &op_cost},
+};
+}  // namespace
+
+std::span<const executor::KernelEntry> cuda_kernel_table() { return kCudaKernels; }
+
+void register_cuda_backend() { executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run}); }
+
+}  // namespace dayzero::cuda

@@ -1,0 +1,31 @@
+#pragma once
+// The CUDA backend behind the executor's kernel table (executor/registry.h): the
+// same kernel signatures as the CPU backend's, run on the GPU, so `dayzero run
+// --backend cuda` runs a Plan unchanged and `dayzero check` lists what it covers
+// from the table that dispatches.
+//
+// Stage 1 (this file's state): tensors stay the executor's host tensors. Each
+// kernel uploads its activations, runs on the device, and downloads its result;
+// weights go to the device once per run (float32, [out, in]; a quantized
+// checkpoint's dequantized on the host first, as the CPU backend's kernels
+// dequantize them) and stay there. RoPE's rotation, KV writes and the MoE
+// exchange's packing are the forward's host glue, as on CPU. Results match the
+// CPU kernels within their summation order; op times include the transfers.
+// Device-resident activations (the glue as backend ops) come next.
+//
+// The device: the rank's local rank (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
+// SLURM_LOCALID; 0 without one) modulo the GPUs the runtime sees, one per thread
+// that runs kernels. Without a GPU the first run fails naming the runtime's reason.
+
+#include <span>
+
+#include "executor/registry.h"
+
+namespace dayzero::cuda {
+
+std::span<const executor::KernelEntry> cuda_kernel_table();
+// Adds "cuda" to executor::find_backend and backend_registry (idempotent). A
+// binary's main calls it before any run; it needs no GPU.
+void register_cuda_backend();
+
+}  // namespace dayzero::cuda

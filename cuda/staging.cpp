@@ -1,0 +1,75 @@
+#include "cuda/staging.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+
+namespace dayzero::cuda::staging {
+
+namespace {
+// The process's local rank under the launchers DayZero's runs use; 0 without one.
+int local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+    if (const char* v = std::getenv(name)) return std::max(0, std::atoi(v));
+  return 0;
+}
+
+// One thread's device, cuBLASLt handle and the run's weights on the device.
+struct Context {
+  DevicePool pool;
+  Blas blas;
+  // float32 [out, in] copies, by (stored bytes, size, matrix index, layout, rows).
+  std::map<std::tuple<const void*, size_t, int64_t, bool, int64_t>, DeviceBuffer> weights;
+  explicit Context(int device) : pool(device), blas(pool) {}
+};
+thread_local std::unique_ptr<Context> t_context;
+
+Context& context() {
+  if (!t_context) {
+    const CudaDevices d = probe_cuda();
+    if (d.count == 0) throw CudaError("backend 'cuda': no CUDA device (" + d.why_none + ")");
+    t_context = std::make_unique<Context>(local_rank() % d.count);
+  }
+  return *t_context;
+}
+}  // namespace
+
+DevicePool& pool() { return context().pool; }
+Blas& blas() { return context().blas; }
+void begin_run() { context().weights.clear(); }
+
+DeviceBuffer upload(const void* host, size_t bytes) {
+  DeviceBuffer b = scratch(bytes);
+  if (bytes > 0) b.upload(host, bytes);
+  return b;
+}
+
+DeviceBuffer scratch(size_t bytes) { return DeviceBuffer(pool(), std::max<size_t>(bytes, 4)); }
+
+void download(const DeviceBuffer& b, executor::Tensor& t) {
+  if (t.numel() > 0) b.download(t.data.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+}
+
+const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index) {
+  if (index < 0 || index >= w.matrices())
+    throw std::out_of_range("linear '" + w.name + "': matrix " + std::to_string(index) + " of " +
+                            std::to_string(w.matrices()));
+  auto& cache = context().weights;
+  const auto key =
+      std::make_tuple(static_cast<const void*>(w.data.data()), w.data.size(), index, w.input_major, w.rows());
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  executor::Tensor m = executor::dequantize_matrix(w, index);  // as stored: [in, out] when input-major
+  if (w.input_major) {
+    executor::Tensor t({m.cols(), m.rows()});
+    for (int64_t r = 0; r < m.rows(); ++r)
+      for (int64_t c = 0; c < m.cols(); ++c) t.row(c)[r] = m.row(r)[c];
+    m = std::move(t);
+  }
+  return cache.emplace(key, upload(m)).first->second;
+}
+
+}  // namespace dayzero::cuda::staging

@@ -1,0 +1,54 @@
+#pragma once
+// The CUDA backend's stage-1 staging (cuda/backend.h), shared by its kernel files:
+// the calling thread's device context, host-to-device copies of a kernel's inputs,
+// and the run's weights kept on the device. Not an interface beyond cuda/backend*.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "cuda/device.h"
+#include "cuda/gemm.h"
+#include "executor/kernels.h"
+#include "executor/tensor.h"
+#include "executor/weights.h"
+
+namespace dayzero::cuda::staging {
+
+// This thread's device pool and cuBLASLt handle, made on first use on the rank's
+// device; throws CudaError naming the runtime's reason where there is no GPU.
+DevicePool& pool();
+Blas& blas();
+// A run begins: drops the last run's device weights (a new mapping may reuse an
+// address); fails early without a device.
+void begin_run();
+
+DeviceBuffer upload(const void* host, size_t bytes);  // never a zero-byte allocation
+inline DeviceBuffer upload(const executor::Tensor& t) {
+  return upload(t.data.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+}
+template <class T>
+DeviceBuffer upload(std::span<const T> v) {
+  return upload(v.data(), v.size() * sizeof(T));
+}
+DeviceBuffer scratch(size_t bytes);                         // uninitialized, at least 4 bytes
+void download(const DeviceBuffer& b, executor::Tensor& t);  // t.numel() floats
+
+// Matrix `index` of `w` as float32 [out, in] on the device, made once per run: a
+// quantized checkpoint's dequantized on the host (as the CPU backend multiplies it),
+// an input-major one transposed. Throws std::out_of_range for a bad index.
+const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index);
+
+}  // namespace dayzero::cuda::staging
+
+// backend_moe.cpp's kernels (attention, routing, the combine), staged alike; the
+// table in backend.cpp lists them.
+namespace dayzero::cuda::staged {
+executor::Tensor attention(const executor::Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& kv,
+                           const executor::AttentionParams& p);
+executor::Routing route_softmax_topk(const executor::Tensor& logits, const executor::RouterParams& p);
+executor::Routing route_topk_softmax(const executor::Tensor& logits, const executor::RouterParams& p);
+executor::Routing route_sigmoid_group_topk(const executor::Tensor& logits, const executor::RouterParams& p);
+void moe_combine(executor::Tensor& out, const executor::Tensor& expert_out, std::span<const int64_t> rows,
+                 std::span<const float> weights);
+}  // namespace dayzero::cuda::staged
