@@ -35,8 +35,8 @@ __device__ double block_reduce(double* scratch, double v, int op) {
 // softmax denominator (a sink adds exp(sink - max)), then each output feature d as
 // the sum over keys in ascending order of w_j v_j[d], in double.
 __global__ void attention_kernel(const float* q, const int64_t* positions, const float* k, const float* v,
-                                 const float* sinks, float* out, int heads, int group, int qk_dim, int v_dim,
-                                 double scale, int64_t window) {
+                                 const float* sinks, const float* keep, int64_t context, float* out, int heads,
+                                 int group, int qk_dim, int v_dim, double scale, int64_t window) {
   extern __shared__ double shared[];  // kThreads doubles of scratch, then the scores (floats)
   double* scratch = shared;
   float* score = reinterpret_cast<float*>(shared + kThreads);
@@ -47,6 +47,10 @@ __global__ void attention_kernel(const float* q, const int64_t* positions, const
   const float* qh = q + (t * heads + h) * qk_dim;
   double local_max = -INFINITY;
   for (int64_t j = first + threadIdx.x; j <= pos; j += kThreads) {
+    if (keep && keep[t * context + j] == 0.0f) {  // not selected: weight 0
+      score[j - first] = -INFINITY;
+      continue;
+    }
     const float* kj = k + (j * kv_heads + kvh) * qk_dim;
     double dot = 0.0;
     for (int d = 0; d < qk_dim; ++d) dot += static_cast<double>(qh[d]) * kj[d];
@@ -78,8 +82,8 @@ void need(const DeviceBuffer& b, int64_t elems, size_t elem_bytes, const char* w
 }  // namespace
 
 void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t queries, const DeviceBuffer& k,
-                   const DeviceBuffer& v, int64_t context, const DeviceBuffer* sinks, const DeviceAttention& p,
-                   DeviceBuffer& out) {
+                   const DeviceBuffer& v, int64_t context, const DeviceBuffer* sinks, const DeviceBuffer* keep,
+                   const DeviceAttention& p, DeviceBuffer& out) {
   if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0 || p.qk_dim <= 0 || p.v_dim <= 0)
     throw CudaError("attention_f32: " + std::to_string(p.heads) + " heads / " + std::to_string(p.kv_heads) +
                     " kv heads of qk " + std::to_string(p.qk_dim) + ", v " + std::to_string(p.v_dim));
@@ -89,6 +93,7 @@ void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t
   need(v, context * p.kv_heads * p.v_dim, 4, "v");
   need(out, queries * p.heads * p.v_dim, 4, "out");
   if (sinks) need(*sinks, p.heads, 4, "sinks");
+  if (keep) need(*keep, queries * context, 4, "keep");
   if (queries == 0) return;
   // Every score of one (query, head) sits in shared memory: the context is bounded by
   // what one block may hold (Hopper: 227 KiB, opted into below 48 KiB's default).
@@ -108,7 +113,8 @@ void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t
   attention_kernel<<<grid, kThreads, shared_bytes>>>(
       static_cast<const float*>(q.data()), static_cast<const int64_t*>(positions.data()),
       static_cast<const float*>(k.data()), static_cast<const float*>(v.data()),
-      sinks ? static_cast<const float*>(sinks->data()) : nullptr, static_cast<float*>(out.data()),
+      sinks ? static_cast<const float*>(sinks->data()) : nullptr,
+      keep ? static_cast<const float*>(keep->data()) : nullptr, context, static_cast<float*>(out.data()),
       static_cast<int>(p.heads), static_cast<int>(p.heads / p.kv_heads), static_cast<int>(p.qk_dim),
       static_cast<int>(p.v_dim), p.scale, p.window);
   detail::check_launch("attention_f32");

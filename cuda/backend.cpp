@@ -50,6 +50,33 @@ void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
   download(d, x);
 }
 
+void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps) {
+  std::vector<float> one_plus(weight.begin(), weight.end());  // (1 + w), in float as the CPU adds it
+  for (float& w : one_plus) w += 1.0f;
+  cuda::rms_norm(x, one_plus, eps);  // qualified: not executor's, which argument lookup also finds
+}
+
+void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq) {
+  if (static_cast<int64_t>(weight.size()) != x.cols() || static_cast<int64_t>(mean_sq.size()) != x.rows())
+    throw std::invalid_argument("rms_norm_given_mean: " + std::to_string(weight.size()) + " weights and " +
+                                std::to_string(mean_sq.size()) + " row means for " + x.shape_string());
+  if (x.numel() == 0) return;
+  DeviceBuffer d = upload(x);
+  rms_norm_given_mean_f32(d, upload(weight), upload(mean_sq), x.rows(), x.cols(), eps);
+  download(d, x);
+}
+
+void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float> bias, double eps) {
+  const int64_t n = x.cols();
+  if (static_cast<int64_t>(weight.size()) != n || static_cast<int64_t>(bias.size()) != n)
+    throw std::invalid_argument("layer_norm: " + std::to_string(weight.size()) + " weights and " +
+                                std::to_string(bias.size()) + " biases for rows of " + x.shape_string());
+  if (x.numel() == 0) return;
+  DeviceBuffer d = upload(x);
+  layer_norm_f32(d, upload(weight), upload(bias), x.rows(), n, eps);
+  download(d, x);
+}
+
 Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   const int64_t in = w.input_major ? w.rows() : w.cols(), out = w.input_major ? w.cols() : w.rows();
   if (x.cols() != in)
@@ -97,6 +124,18 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const executor::Acti
   return out;
 }
 
+Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const executor::ActivationParams&) {
+  if (gate.shape != x.shape)
+    throw std::invalid_argument("sigmoid_gate: gate " + gate.shape_string() + " and input " + x.shape_string() +
+                                " differ");
+  Tensor y(x.shape);
+  if (y.numel() == 0) return y;
+  DeviceBuffer d = scratch(y.numel());
+  sigmoid_gate_f32(upload(gate), upload(x), d, y.numel());
+  download(d, y);
+  return y;
+}
+
 }  // namespace
 
 namespace {
@@ -107,6 +146,9 @@ using executor::op_cost;
 const executor::KernelEntry kCudaKernels[] = {
     {OpKind::embedding, "gather", &embedding, &op_cost},
     {OpKind::norm, "rms", &rms_norm, &op_cost},
+    {OpKind::norm, "rms_zero_centered", &rms_norm_zero_centered, &op_cost},
+    {OpKind::norm, "layer_norm", &layer_norm, &op_cost},
+    {OpKind::norm, "rms_across_heads", &rms_norm_given_mean, &op_cost},  // the forward all-reduces the mean
     {OpKind::gemm, "f32", &linear, &op_cost},
     {OpKind::gemm, "bf16", &linear, &op_cost},
     {OpKind::gemm, "f16", &linear, &op_cost},
@@ -126,8 +168,13 @@ const executor::KernelEntry kCudaKernels[] = {
     {OpKind::attention, "gqa+sliding", &staged::attention, &op_cost},
     {OpKind::attention, "gqa+sinks", &staged::attention, &op_cost},
     {OpKind::attention, "gqa+sliding+sinks", &staged::attention, &op_cost},
+    {OpKind::attention, "mla", &staged::mla_attention, &executor::mla_expanded_cost},
+    // The indexer's keep mask over the whole context, expanded: costed as run.
+    {OpKind::attention, "mla+sparse_topk", &staged::mla_attention, &executor::mla_expanded_cost},
+    {OpKind::indexer, "dsa_topk", &staged::dsa_topk, &executor::indexer_cost},
     {OpKind::activation, "swiglu", &swiglu, &op_cost},
     {OpKind::activation, "swiglu_clamped", &swiglu_clamped, &op_cost},
+    {OpKind::activation, "sigmoid_gate", &sigmoid_gate, &op_cost},
     {OpKind::router, "softmax_topk", &staged::route_softmax_topk, &op_cost},
     {OpKind::router, "gpt_oss_topk_softmax", &staged::route_topk_softmax, &op_cost},
     {OpKind::router, "sigmoid_group_topk", &staged::route_sigmoid_group_topk, &op_cost},

@@ -1,7 +1,6 @@
-// The CUDA backend's attention, routing and MoE combine over host tensors (stage 1,
+// The CUDA backend's routing and MoE combine over host tensors (stage 1,
 // cuda/backend.h): inputs checked as the CPU kernels check them, uploaded, run,
 // results downloaded.
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,32 +15,6 @@ using staging::download;
 using staging::upload;
 
 namespace {
-std::string dims(const executor::AttentionParams& p) {
-  return std::to_string(p.heads) + " heads / " + std::to_string(p.kv_heads) + " kv heads of qk " +
-         std::to_string(p.qk_dim) + ", v " + std::to_string(p.v_dim);
-}
-
-void check_attention(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& kv,
-                     const executor::AttentionParams& p) {
-  if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
-    throw std::invalid_argument("attention: " + dims(p) + ": kv heads must divide heads");
-  if (q.cols() != p.heads * p.qk_dim || kv.k_width != p.kv_heads * p.qk_dim || kv.v_width != p.kv_heads * p.v_dim)
-    throw std::invalid_argument("attention: q " + q.shape_string() + ", cache rows of k " + std::to_string(kv.k_width) +
-                                ", v " + std::to_string(kv.v_width) + " do not fit " + dims(p));
-  if (static_cast<int64_t>(q_positions.size()) != q.rows())
-    throw std::invalid_argument("attention: " + std::to_string(q_positions.size()) + " positions for " +
-                                std::to_string(q.rows()) + " queries");
-  if (!p.keep.empty())
-    throw std::invalid_argument("attention: the cuda backend has no keep mask (sparse attention) for GQA");
-  if (!p.sinks.empty() && static_cast<int64_t>(p.sinks.size()) != p.heads)
-    throw std::invalid_argument("attention: " + std::to_string(p.sinks.size()) + " sinks for " +
-                                std::to_string(p.heads) + " heads");
-  for (int64_t pos : q_positions)
-    if (pos < 0 || pos >= kv.tokens)
-      throw std::out_of_range("attention: query position " + std::to_string(pos) + " outside a cache of " +
-                              std::to_string(kv.tokens));
-}
-
 executor::Routing route(const Tensor& logits, const executor::RouterParams& p, RouteRule rule, const char* what) {
   if (p.top_k <= 0 || p.top_k > logits.cols())
     throw std::invalid_argument(std::string(what) + ": top_k " + std::to_string(p.top_k) + " for " +
@@ -76,28 +49,6 @@ executor::Routing route(const Tensor& logits, const executor::RouterParams& p, R
   return r;
 }
 }  // namespace
-
-Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& kv,
-                 const executor::AttentionParams& p) {
-  check_attention(q, q_positions, kv, p);
-  Tensor out({q.rows(), p.heads * p.v_dim});
-  if (q.rows() == 0) return out;
-  // The sequence's keys and values out of their pages, contiguous (the kernel reads
-  // them so; paged reads on the device come with device-resident caches).
-  const int64_t C = kv.tokens;
-  Tensor k({C, kv.k_width}), v({C, kv.v_width});
-  for (int64_t j = 0; j < C; ++j) {
-    std::copy_n(kv.k_row(j), kv.k_width, k.row(j));
-    std::copy_n(kv.v_row(j), kv.v_width, v.row(j));
-  }
-  DeviceAttention da{p.heads, p.kv_heads, p.qk_dim, p.v_dim, p.scale, p.window};
-  const DeviceBuffer sinks = upload(p.sinks);
-  DeviceBuffer o = staging::scratch(static_cast<size_t>(out.numel()) * sizeof(float));
-  attention_f32(upload(q), upload(q_positions), q.rows(), upload(k), upload(v), C, p.sinks.empty() ? nullptr : &sinks,
-                da, o);
-  download(o, out);
-  return out;
-}
 
 executor::Routing route_softmax_topk(const Tensor& logits, const executor::RouterParams& p) {
   return route(logits, p, RouteRule::softmax_topk, "route_softmax_topk");

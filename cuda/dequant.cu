@@ -17,7 +17,7 @@ __device__ float e4m3_value(uint8_t code) {
   const float sign = (code & 0x80) ? -1.0f : 1.0f;
   if (exponent == 0xF && mantissa == 0x7) return __int_as_float(0x7FC00000);
   if (exponent == 0) return sign * ldexpf(static_cast<float>(mantissa), -9);  // subnormal: m x 2^-9
-  return sign * ldexpf(static_cast<float>(8 + mantissa), exponent - 10);     // (1 + m/8) x 2^(e-7)
+  return sign * ldexpf(static_cast<float>(8 + mantissa), exponent - 10);      // (1 + m/8) x 2^(e-7)
 }
 
 // float32 -> BF16 bits, to nearest even; NaN stays a quiet NaN (executor/quantize.cpp).

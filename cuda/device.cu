@@ -59,7 +59,9 @@ DeviceBuffer::~DeviceBuffer() {
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : pool_(std::exchange(o.pool_, nullptr)), ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    : pool_(std::exchange(o.pool_, nullptr)),
+      ptr_(std::exchange(o.ptr_, nullptr)),
+      bytes_(std::exchange(o.bytes_, 0)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
@@ -72,14 +74,14 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 }
 
 void DeviceBuffer::upload(const void* host, size_t bytes) {
-  if (bytes > bytes_) throw CudaError("DeviceBuffer::upload: " + std::to_string(bytes) + " bytes into " +
-                                      std::to_string(bytes_));
+  if (bytes > bytes_)
+    throw CudaError("DeviceBuffer::upload: " + std::to_string(bytes) + " bytes into " + std::to_string(bytes_));
   check(cudaMemcpy(ptr_, host, bytes, cudaMemcpyHostToDevice), "cudaMemcpy (host to device)");
 }
 
 void DeviceBuffer::download(void* host, size_t bytes) const {
-  if (bytes > bytes_) throw CudaError("DeviceBuffer::download: " + std::to_string(bytes) + " bytes from " +
-                                      std::to_string(bytes_));
+  if (bytes > bytes_)
+    throw CudaError("DeviceBuffer::download: " + std::to_string(bytes) + " bytes from " + std::to_string(bytes_));
   check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
 }
 

@@ -61,6 +61,7 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* data() const { return ptr_; }
   size_t bytes() const { return bytes_; }
+  DevicePool* pool() const { return pool_; }      // null for an empty buffer
   void upload(const void* host, size_t bytes);    // host -> device, synchronous; bytes <= bytes()
   void download(void* host, size_t bytes) const;  // device -> host, synchronous
 

@@ -50,23 +50,45 @@ void rope_f32(DeviceBuffer& x, int64_t rows, int64_t heads, int64_t stride, int6
 // backend's own reference GEMM, the one cuBLAS is measured against.
 void gemm_f32_reference(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
 
+// LayerNorm of `rows` rows of n (executor/kernels.h layer_norm: biased variance):
+// (x - mean) / sqrt(var + eps) * w + b in place, sums in double in a fixed order.
+void layer_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& b, int64_t rows, int64_t n, double eps);
+// x [rows, cols] row t scaled by rsqrt(mean_sq[t] + eps) * w (executor/kernels.h
+// rms_norm_given_mean: the mean square over all TP ranks' heads, summed by the caller).
+void rms_norm_given_mean_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& mean_sq, int64_t rows,
+                             int64_t cols, double eps);
+// y = x * sigmoid(gate) over n floats (Qwen3.5's attention output gate).
+void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuffer& y, int64_t n);
+
 // Causal attention of one sequence (executor/kernels.h attention), its keys and
 // values contiguous on the device: q [queries, heads x qk_dim], k [context, kv_heads x
 // qk_dim], v [context, kv_heads x v_dim], out [queries, heads x v_dim]; query t at
 // positions[t] (int64, < context: the caller checks) sees keys j <= positions[t], and
 // positions[t] - j < window when window > 0; query head h reads KV head h / (heads /
 // kv_heads). `sinks` (heads floats, gpt-oss) join the softmax's denominator; null for
-// none. One block per (query, head): dot products, softmax and the weighted sum in
-// double, sums in a fixed order (attention.cu). Throws CudaError when the context's
-// scores do not fit one block's shared memory (about 57,000 tokens on Hopper).
+// none. `keep` ([queries, context] floats, sparse attention's top-k): a query reads only
+// the keys whose entry is nonzero; null for all. One block per (query, head): dot products, softmax and the weighted
+// sum in double, sums in a fixed order (attention.cu). Throws CudaError when the context's scores do not fit one
+// block's shared memory (about 57,000 tokens on Hopper).
 struct DeviceAttention {
   int64_t heads = 0, kv_heads = 0, qk_dim = 0, v_dim = 0;
   double scale = 0.0;
   int64_t window = 0;
 };
 void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t queries, const DeviceBuffer& k,
-                   const DeviceBuffer& v, int64_t context, const DeviceBuffer* sinks, const DeviceAttention& p,
-                   DeviceBuffer& out);
+                   const DeviceBuffer& v, int64_t context, const DeviceBuffer* sinks, const DeviceBuffer* keep,
+                   const DeviceAttention& p, DeviceBuffer& out);
+
+// DeepSeek sparse attention's indexer (executor/kernels.h dsa_topk): q [queries, heads x
+// head_dim], w [queries, heads], one sequence's indexer keys contiguous [context,
+// head_dim]; query t at positions[t] keeps its top-k tokens j <= positions[t] (all of
+// them when fewer; ties to the lower index): keep [queries, context], 1 kept, 0 not.
+// Scores in double, rounded as the CPU rounds them, so the same tokens are kept.
+struct DeviceIndexer {
+  int64_t heads = 0, head_dim = 0, topk = 0;
+};
+void dsa_topk_f32(const DeviceBuffer& q, const DeviceBuffer& w, const DeviceBuffer& positions, int64_t queries,
+                  const DeviceBuffer& keys, int64_t context, const DeviceIndexer& p, DeviceBuffer& keep);
 
 // MoE routing of `tokens` rows of router logits [tokens, experts] (executor/kernels.h
 // route_softmax_topk, route_topk_softmax, route_sigmoid_group_topk; ties to the lower

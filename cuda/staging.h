@@ -41,11 +41,16 @@ const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index
 
 }  // namespace dayzero::cuda::staging
 
-// backend_moe.cpp's kernels (attention, routing, the combine), staged alike; the
-// table in backend.cpp lists them.
+// The kernels of backend_attention.cpp (GQA, MLA) and backend_moe.cpp (routing, the
+// combine), staged alike; the table in backend.cpp lists them.
 namespace dayzero::cuda::staged {
 executor::Tensor attention(const executor::Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& kv,
                            const executor::AttentionParams& p);
+executor::Tensor mla_attention(const executor::Tensor& q, std::span<const int64_t> q_positions,
+                               const executor::KvPages& cache, const executor::StoredWeight& kv_b,
+                               const executor::MlaParams& p);
+executor::Tensor dsa_topk(const executor::Tensor& q, const executor::Tensor& w, std::span<const int64_t> q_positions,
+                          const executor::KvPages& keys, const executor::IndexerParams& p);
 executor::Routing route_softmax_topk(const executor::Tensor& logits, const executor::RouterParams& p);
 executor::Routing route_topk_softmax(const executor::Tensor& logits, const executor::RouterParams& p);
 executor::Routing route_sigmoid_group_topk(const executor::Tensor& logits, const executor::RouterParams& p);

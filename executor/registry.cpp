@@ -86,16 +86,22 @@ OpCost op_cost(const model::Op& op, const CostShape& s) {
 }
 
 OpCost mla_cost(const model::Op& op, const CostShape& s) {
+  const auto& a = op.attn;
+  const int64_t nope = a.qk_head_dim - a.rope_dim;
+  if (!mla_absorbed(s.tokens, s.context, nope, a.rope_dim, a.kv_lora_rank, a.v_head_dim))
+    return mla_expanded_cost(op, s);
+  // Scores and values over the latent; each query taken into and out of the latent space by kv_b.
+  OpCost c = op_cost(op, s);
+  c.flops = s.tokens * s.context * a.flops_per_ctx_token(true) +
+            2 * s.tokens * a.heads * (nope + a.v_head_dim) * a.kv_lora_rank;
+  c.bytes += a.heads * (nope + a.v_head_dim) * a.kv_lora_rank * 4;  // kv_b, dequantized to float32
+  return c;
+}
+
+OpCost mla_expanded_cost(const model::Op& op, const CostShape& s) {
   OpCost c = op_cost(op, s);
   const auto& a = op.attn;
   const int64_t nope = a.qk_head_dim - a.rope_dim;
-  if (mla_absorbed(s.tokens, s.context, nope, a.rope_dim, a.kv_lora_rank, a.v_head_dim)) {
-    // Scores and values over the latent; each query taken into and out of the latent space by kv_b.
-    c.flops = s.tokens * s.context * a.flops_per_ctx_token(true) +
-              2 * s.tokens * a.heads * (nope + a.v_head_dim) * a.kv_lora_rank;
-    c.bytes += a.heads * (nope + a.v_head_dim) * a.kv_lora_rank * 4;  // kv_b, dequantized to float32
-    return c;
-  }
   // kv_b_proj over the cached latent: [context, rank] x [rank, heads * (nope + v)], 2 FLOPs per MAC.
   c.flops += 2 * s.context * a.kv_lora_rank * a.heads * (nope + a.v_head_dim);
   c.bytes += s.context * a.heads * (a.qk_head_dim + a.v_head_dim) * s.act_elem_bytes;  // expanded keys, values

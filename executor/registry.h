@@ -41,6 +41,9 @@ OpCost op_cost(const model::Op& op, const CostShape& s);
 // MLA as the CPU kernel runs it: expanding the context's latent with kv_b_proj, or
 // the absorbed form when cheaper (mla_absorbed: decode).
 OpCost mla_cost(const model::Op& op, const CostShape& s);
+// MLA always in the expanded form (the context's latents through kv_b into per-head
+// keys and values, then attention): the CUDA backend's first stage, at any shape.
+OpCost mla_expanded_cost(const model::Op& op, const CostShape& s);
 // Gated delta-net: the op's FLOPs and activations, plus one sequence's recurrent
 // state read and written once per call (CostShape::context unused).
 OpCost linear_attention_cost(const model::Op& op, const CostShape& s);

@@ -56,13 +56,15 @@ TEST(CudaBackend, RegistersItsTableWithTheExecutorWithoutAGpu) {
       EXPECT_EQ(info.ops.size(), cuda_kernel_table().size());
     }
   EXPECT_EQ(listed, 1);
-  // Llama's every op runs on both backends; DeepSeek-V3's MLA only on the CPU so far.
-  for (const auto& c : executor::op_coverage(model::load_model(executor::testing::tiny_dir("llama"))))
-    EXPECT_EQ(c.backends, (std::vector<std::string>{"cpu", "cuda"})) << c.op.to_string();
-  bool mla_cpu_only = false;
-  for (const auto& c : executor::op_coverage(model::load_model(executor::testing::tiny_dir("deepseek_v3"))))
-    if (c.op.variant == "mla") mla_cpu_only = c.backends == std::vector<std::string>{"cpu"};
-  EXPECT_TRUE(mla_cpu_only);
+  // Llama's and DeepSeek-V3's every op runs on both backends; Qwen3.5's gated delta-net
+  // only on the CPU so far.
+  for (const char* family : {"llama", "deepseek_v3"})
+    for (const auto& c : executor::op_coverage(model::load_model(executor::testing::tiny_dir(family))))
+      EXPECT_EQ(c.backends, (std::vector<std::string>{"cpu", "cuda"})) << family << " " << c.op.to_string();
+  bool delta_net_cpu_only = false;
+  for (const auto& c : executor::op_coverage(model::load_model(executor::testing::tiny_dir("qwen3_5_moe"))))
+    if (c.op.variant == "gated_delta_net") delta_net_cpu_only = c.backends == std::vector<std::string>{"cpu"};
+  EXPECT_TRUE(delta_net_cpu_only);
 }
 
 executor::RunResult run_on(const std::string& backend, const std::string& family, int64_t decode_steps = -1) {
@@ -154,6 +156,63 @@ TEST(CudaBackend, AttentionMatchesTheCpuWithWindowAndSinks) {
     }
 }
 
+TEST(CudaBackend, OtherNormsAndTheSigmoidGateMatchTheCpu) {
+  DAYZERO_NEED_GPU();
+  const executor::Backend& be = fresh_cuda_backend();
+  const auto& cpu = executor::find_backend("cpu");
+  const std::vector<float> w = wave(32, 1.0f, 0.5f), b = wave(32, 0.3f, 0.9f), mean_sq = {0.5f, 2.0f, 0.01f};
+  Tensor x1({3, 32}, wave(96, 3.0f, 0.4f)), x2 = x1;
+  be.fn<executor::NormFn>(OpKind::norm, "rms_zero_centered")(x1, w, 1e-6);
+  cpu.fn<executor::NormFn>(OpKind::norm, "rms_zero_centered")(x2, w, 1e-6);
+  expect_close(x1, x2, 1e-6, "rms_zero_centered");
+  Tensor y1({3, 32}, wave(96, 3.0f, 0.4f)), y2 = y1;
+  be.fn<executor::LayerNormFn>(OpKind::norm, "layer_norm")(y1, w, b, 1e-6);
+  cpu.fn<executor::LayerNormFn>(OpKind::norm, "layer_norm")(y2, w, b, 1e-6);
+  expect_close(y1, y2, 1e-6, "layer_norm");  // tree-ordered sums against the CPU's sequential ones
+  Tensor z1({3, 32}, wave(96, 3.0f, 0.4f)), z2 = z1;
+  be.fn<executor::RmsGivenMeanFn>(OpKind::norm, "rms_across_heads")(z1, w, 1e-6, mean_sq);
+  cpu.fn<executor::RmsGivenMeanFn>(OpKind::norm, "rms_across_heads")(z2, w, 1e-6, mean_sq);
+  EXPECT_EQ(z1.data, z2.data);  // the same float operations
+  const Tensor g({3, 32}, wave(96, 4.0f, 0.2f)), v({3, 32}, wave(96, 2.0f, 0.6f));
+  const executor::ActivationParams ap;
+  expect_close(be.fn<executor::ActivationFn>(OpKind::activation, "sigmoid_gate")(g, v, ap),
+               cpu.fn<executor::ActivationFn>(OpKind::activation, "sigmoid_gate")(g, v, ap), 1e-6, "sigmoid_gate");
+}
+
+// MLA: the CUDA backend expands the latents at every shape; the CPU absorbs them at
+// decode. The same attention either way, within float32 GEMM rounding.
+TEST(CudaBackend, MlaAndTheIndexerMatchTheCpu) {
+  DAYZERO_NEED_GPU();
+  const executor::Backend& be = fresh_cuda_backend();
+  const auto& cpu = executor::find_backend("cpu");
+  const int64_t heads = 4, nope = 32, rope = 16, v = 24, rank = 32, C = 40;
+  const std::vector<float> kvb = wave(heads * (nope + v) * rank, 0.2f, 0.1f);
+  executor::StoredWeight kv_b;
+  kv_b.name = "kv_b_proj";
+  kv_b.shape = {heads * (nope + v), rank};
+  kv_b.data = std::as_bytes(std::span<const float>(kvb));
+  const Tensor latent({C, rank}, wave(C * rank, 1.0f, 0.3f)), rope_k({C, rope}, wave(C * rope, 1.0f, 0.7f));
+  std::vector<int32_t> one;
+  const auto pages = executor::KvPages::contiguous(latent, rope_k, one);
+  const executor::MlaParams p{heads, nope, rope, rank, v, 0.144, {}};
+  for (const std::vector<int64_t>& pos : {std::vector<int64_t>{39}, std::vector<int64_t>{30, 31, 32, 33, 34}}) {
+    const auto T = static_cast<int64_t>(pos.size());
+    const Tensor q({T, heads * (nope + rope)}, wave(T * heads * (nope + rope), 1.0f, 0.4f));
+    const auto fn = [&](const executor::Backend& b) {
+      return b.fn<executor::MlaFn>(OpKind::attention, "mla")(q, pos, pages, kv_b, p);
+    };
+    expect_close(fn(be), fn(cpu), 1e-4, T == 1 ? "mla decode" : "mla prefill");
+  }
+  const int64_t H = 2, D = 8, T = 3;
+  const Tensor iq({T, H * D}, wave(T * H * D, 1.0f, 0.2f)), iw({T, H}, wave(T * H, 1.0f, 0.9f)),
+      ik({C, D}, wave(C * D, 1.0f, 0.5f));
+  const auto ipages = executor::KvPages::contiguous(ik, ik, one);
+  const std::vector<int64_t> ipos = {2, 20, 39};
+  const executor::IndexerParams ip{H, D, 4};
+  EXPECT_EQ(be.fn<executor::IndexerFn>(OpKind::indexer, "dsa_topk")(iq, iw, ipos, ipages, ip).data,
+            cpu.fn<executor::IndexerFn>(OpKind::indexer, "dsa_topk")(iq, iw, ipos, ipages, ip).data);
+}
+
 TEST(CudaBackend, RoutingAndCombineMatchTheCpu) {
   DAYZERO_NEED_GPU();
   const executor::Backend& be = fresh_cuda_backend();
@@ -213,7 +272,8 @@ TEST_P(CudaGolden, MatchesReferenceGoldensAndRepeatsBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TinyFixtures, CudaGolden,
-                         ::testing::Values("llama", "qwen3", "mixtral", "qwen3_moe", "gpt_oss"));
+                         ::testing::Values("llama", "qwen3", "mixtral", "qwen3_moe", "gpt_oss", "deepseek_v3",
+                                           "kimi_k2_5", "minimax_m2", "glm_moe_dsa"));
 
 }  // namespace
 }  // namespace dayzero::cuda

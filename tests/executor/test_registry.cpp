@@ -117,6 +117,23 @@ TEST(Registry, CostsReuseTheOpInventory) {
 // The 2026 families' costs on the tiny fixtures: GLM-5's indexer (8 heads of 32: 2 x 8 x 32 + 2 x 8 = 528
 // FLOPs per query and token seen) and its MLA capped at index_topk 4; Qwen3.5's delta-net adds
 // its state (4 value heads x 16 x 16 float32) read and written once per call.
+// MLA expanded at any shape (the CUDA backend's form): the op's attention plus kv_b over
+// the context. Tiny DeepSeek-V3: 4 heads, nope 32, rope 16, v 24, rank 32.
+TEST(Registry, MlaExpandedCost) {
+  const model::Model ds = model::load_model(kTiny + "deepseek_v3");
+  const model::Op* attn = nullptr;
+  for (const auto& op : ds.layers[0].ops)
+    if (op.kind == OpKind::attention) attn = &op;
+  ASSERT_TRUE(attn);
+  const CostShape decode{1, 10, 4};
+  const OpCost base = op_cost(*attn, decode), expanded = mla_expanded_cost(*attn, decode);
+  EXPECT_EQ(expanded.flops - base.flops, 2 * 10 * 32 * 4 * (32 + 24));  // 143,360
+  EXPECT_EQ(expanded.bytes - base.bytes, 10 * 4 * (32 + 16 + 24) * 4);  // 11,520: keys and values
+  EXPECT_NE(mla_cost(*attn, decode).flops, expanded.flops);             // the CPU absorbs at decode
+  const CostShape prefill{10, 10, 4};                                   // and expands at prefill
+  EXPECT_EQ(mla_cost(*attn, prefill).flops, mla_expanded_cost(*attn, prefill).flops);
+}
+
 TEST(Registry, SparseAndLinearAttentionCosts) {
   const model::Model glm = model::load_model(kTiny + "glm_moe_dsa");
   const model::Op *ix = nullptr, *attn = nullptr;
