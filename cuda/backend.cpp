@@ -172,6 +172,7 @@ const executor::KernelEntry kCudaKernels[] = {
     // The indexer's keep mask over the whole context, expanded: costed as run.
     {OpKind::attention, "mla+sparse_topk", &staged::mla_attention, &executor::mla_expanded_cost},
     {OpKind::indexer, "dsa_topk", &staged::dsa_topk, &executor::indexer_cost},
+    {OpKind::linear_attention, "gated_delta_net", &staged::gated_delta_net, &executor::linear_attention_cost},
     {OpKind::activation, "swiglu", &swiglu, &op_cost},
     {OpKind::activation, "swiglu_clamped", &swiglu_clamped, &op_cost},
     {OpKind::activation, "sigmoid_gate", &sigmoid_gate, &op_cost},

@@ -1,5 +1,6 @@
 // The CUDA backend's attention over host tensors (stage 1, cuda/backend.h): GQA
-// (window, sinks, keep mask), MLA in its expanded form and the sparse-attention indexer, inputs checked as the CPU
+// (window, sinks, keep mask), MLA in its expanded form, the sparse-attention indexer and
+// the gated delta-net (its state a host LinearState, uploaded and read back each call), inputs checked as the CPU
 // kernels check them, uploaded, run, results downloaded.
 #include <algorithm>
 #include <stdexcept>
@@ -133,6 +134,45 @@ Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_pos
   dsa_topk_f32(upload(q), upload(w), upload(q_positions), T, upload(k), C, DeviceIndexer{H, D, p.topk}, dkeep);
   download(dkeep, keep);
   return keep;
+}
+
+Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
+                       const executor::LinearAttentionWeights& w, executor::LinearState& state,
+                       const executor::LinearAttentionParams& p) {
+  const int64_t T = qkv.rows(), Hv = p.value_heads, dv = p.value_head_dim, C = p.conv_dim();
+  const bool ok = p.key_heads > 0 && Hv > 0 && Hv % p.key_heads == 0 && p.conv_kernel >= 1 && qkv.cols() == C &&
+                  z.rows() == T && z.cols() == Hv * dv && b.rows() == T && b.cols() == Hv && a.rows() == T &&
+                  a.cols() == Hv && static_cast<int64_t>(w.conv.size()) == C * p.conv_kernel &&
+                  static_cast<int64_t>(w.dt_bias.size()) == Hv && static_cast<int64_t>(w.a_log.size()) == Hv &&
+                  static_cast<int64_t>(w.norm.size()) == dv &&
+                  static_cast<int64_t>(state.conv.size()) == (p.conv_kernel - 1) * C &&
+                  static_cast<int64_t>(state.recurrent.size()) == Hv * p.key_head_dim * dv;
+  if (!ok)
+    throw std::invalid_argument("gated_delta_net (" + std::to_string(p.key_heads) + " key heads of " +
+                                std::to_string(p.key_head_dim) + ", " + std::to_string(Hv) + " value heads of " +
+                                std::to_string(dv) + ", conv " + std::to_string(p.conv_kernel) + "): inputs qkv " +
+                                qkv.shape_string() + ", z " + z.shape_string() + ", b " + b.shape_string() + ", a " +
+                                a.shape_string() + ", its weights or the sequence's state do not fit");
+  Tensor o({T, Hv * dv});
+  if (T == 0) return o;
+  DeviceBuffer conv_state = upload(std::span<const float>(state.conv)),
+               recurrent = upload(std::span<const float>(state.recurrent)),
+               out = staging::scratch(static_cast<size_t>(o.numel()) * sizeof(float));
+  const DeviceBuffer dq = upload(qkv), dz = upload(z), db = upload(b), da = upload(a), dconv = upload(w.conv),
+                     ddt = upload(w.dt_bias), dlog = upload(w.a_log), dnorm = upload(w.norm);
+  DeltaNetState ds{conv_state, recurrent};
+  const DeviceDeltaNet dp{static_cast<int>(p.key_heads),
+                          static_cast<int>(Hv),
+                          static_cast<int>(p.key_head_dim),
+                          static_cast<int>(dv),
+                          static_cast<int>(p.conv_kernel),
+                          p.l2_eps,
+                          p.norm_eps};
+  gated_delta_net_f32({dq, dz, db, da, dconv, ddt, dlog, dnorm}, ds, dp, T, out);
+  download(out, o);
+  if (!state.conv.empty()) conv_state.download(state.conv.data(), state.conv.size() * sizeof(float));
+  recurrent.download(state.recurrent.data(), state.recurrent.size() * sizeof(float));
+  return o;
 }
 
 }  // namespace dayzero::cuda::staged

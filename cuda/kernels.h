@@ -90,6 +90,25 @@ struct DeviceIndexer {
 void dsa_topk_f32(const DeviceBuffer& q, const DeviceBuffer& w, const DeviceBuffer& positions, int64_t queries,
                   const DeviceBuffer& keys, int64_t context, const DeviceIndexer& p, DeviceBuffer& keep);
 
+// Gated delta-net (executor/kernels.h gated_delta_net) over T tokens of one sequence,
+// in its recurrent form at every T (the CPU's chunked prefill is the same rule in exact
+// arithmetic): qkv [T, 2 Hk dk + Hv dv], z [T, Hv dv], b and a [T, Hv]; the conv
+// weight [conv_dim, K], dt_bias and A_log [Hv], norm [dv]. The state (conv: the last
+// K - 1 inputs [K - 1, conv_dim]; recurrent [Hv, dk, dv]) is read and updated; out
+// [T, Hv dv].
+struct DeviceDeltaNet {
+  int key_heads = 0, value_heads = 0, key_head_dim = 0, value_head_dim = 0, conv_kernel = 0;
+  double l2_eps = 1e-6, norm_eps = 1e-6;
+};
+struct DeltaNetInputs {
+  const DeviceBuffer &qkv, &z, &b, &a, &conv, &dt_bias, &a_log, &norm;
+};
+struct DeltaNetState {
+  DeviceBuffer &conv, &recurrent;
+};
+void gated_delta_net_f32(const DeltaNetInputs& in, DeltaNetState& state, const DeviceDeltaNet& p, int64_t T,
+                         DeviceBuffer& out);
+
 // MoE routing of `tokens` rows of router logits [tokens, experts] (executor/kernels.h
 // route_softmax_topk, route_topk_softmax, route_sigmoid_group_topk; ties to the lower
 // index): out_experts (int64) and out_weights (float) [tokens, top_k], best first.

@@ -51,6 +51,9 @@ executor::Tensor mla_attention(const executor::Tensor& q, std::span<const int64_
                                const executor::MlaParams& p);
 executor::Tensor dsa_topk(const executor::Tensor& q, const executor::Tensor& w, std::span<const int64_t> q_positions,
                           const executor::KvPages& keys, const executor::IndexerParams& p);
+executor::Tensor gated_delta_net(const executor::Tensor& qkv, const executor::Tensor& z, const executor::Tensor& b,
+                                 const executor::Tensor& a, const executor::LinearAttentionWeights& w,
+                                 executor::LinearState& state, const executor::LinearAttentionParams& p);
 executor::Routing route_softmax_topk(const executor::Tensor& logits, const executor::RouterParams& p);
 executor::Routing route_topk_softmax(const executor::Tensor& logits, const executor::RouterParams& p);
 executor::Routing route_sigmoid_group_topk(const executor::Tensor& logits, const executor::RouterParams& p);
