@@ -14,6 +14,7 @@
 #include <thread>
 #include <utility>
 
+#include "cli/backends.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/run_precision.h"
@@ -62,6 +63,7 @@ struct RunCliOptions {
   int tp = 1, pp = 1, ep = 1, dp = 1;
   int iterations = 5;
   std::string backend = "cpu";
+  std::string comm = "auto";                                            // under mpirun: cli/backends.h collectives_for
   double collective_timeout_s = executor::kDefaultCollectiveTimeout_s;  // under mpirun
   std::string kv_cache_dtype;  // "": the plan file's, else fp32 (the full-precision reference)
   bool check_precision = false;
@@ -202,7 +204,8 @@ void run_run(const RunCliOptions& o) {
 #ifdef DAYZERO_HAVE_MPI
   executor::MpiCommunicator comm(o.collective_timeout_s);
   try {
-    run_ranks(o, comm);
+    const auto nccl = collectives_for(o.comm, o.backend, comm, o.collective_timeout_s);  // null: MPI carries them
+    run_ranks(o, nccl ? *nccl : static_cast<executor::Communicator&>(comm));
   } catch (const executor::AllRanksError& e) {  // every rank has it: stop normally
     report(comm.rank(), e);
     throw ExitStatus{1};
@@ -317,6 +320,11 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::Range(int64_t{0}, plan::kMaxSequenceTokens));
   cmd->add_option("--out", opts->out, "Measurements JSON to write (atomically)");
   cmd->add_option("--backend", opts->backend, "Kernels to run on (`dayzero check` lists each backend's coverage)");
+  cmd->add_option("--comm", opts->comm,
+                  "Under mpirun, what carries the collectives: mpi (host memory; several ranks may share a GPU), "
+                  "nccl (GPU to GPU; --backend cuda), auto (nccl when the backend is cuda and every rank has a GPU "
+                  "of its own, else mpi)")
+      ->check(CLI::IsMember({"auto", "mpi", "nccl"}));
   cmd->add_option("--kv-cache-dtype", opts->kv_cache_dtype,
                   "KV cache element type the run stores: fp32 (the default without a plan file: the "
                   "full-precision reference), bf16 or fp8 (E4M3); overrides the plan file's dtypes.kv_cache");

@@ -10,6 +10,9 @@
 
 #include "cuda/kernels.h"
 #include "cuda/staging.h"
+#ifdef DAYZERO_HAVE_NCCL
+#include "cuda/nccl_communicator.h"
+#endif
 #include "executor/kernels.h"
 #include "executor/rope.h"
 
@@ -185,6 +188,27 @@ const executor::KernelEntry kCudaKernels[] = {
 }  // namespace
 
 std::span<const executor::KernelEntry> cuda_kernel_table() { return kCudaKernels; }
+
+std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communicator& bootstrap, double timeout_s) {
+  std::string error;
+  DevicePool* pool = nullptr;
+  try {
+#ifndef DAYZERO_HAVE_NCCL
+    throw CudaError("this dayzero was built without NCCL (CMake found no nccl.h): use the MPI communicator");
+#endif
+    pool = &staging::pool();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  executor::raise_on_every_rank(bootstrap, error);
+#ifdef DAYZERO_HAVE_NCCL
+  return std::make_unique<NcclCommunicator>(bootstrap, *pool, timeout_s);
+#else
+  (void)timeout_s;
+  (void)pool;
+  return nullptr;  // not reached: raise_on_every_rank threw
+#endif
+}
 
 void register_cuda_backend() { executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run}); }
 

@@ -17,8 +17,10 @@
 // SLURM_LOCALID; 0 without one) modulo the GPUs the runtime sees, one per thread
 // that runs kernels. Without a GPU the first run fails naming the runtime's reason.
 
+#include <memory>
 #include <span>
 
+#include "executor/communicator.h"
 #include "executor/registry.h"
 
 namespace dayzero::cuda {
@@ -27,5 +29,11 @@ std::span<const executor::KernelEntry> cuda_kernel_table();
 // Adds "cuda" to executor::find_backend and backend_registry (idempotent). A
 // binary's main calls it before any run; it needs no GPU.
 void register_cuda_backend();
+
+// An NCCL communicator over `bootstrap`'s ranks (the MPI world), on this thread's
+// device (the backend's pool): `run --backend cuda` under mpirun. Collective; a rank
+// without a GPU, or a build without NCCL, fails on every rank alike (CudaError or
+// executor::AllRanksError); cuda/nccl_communicator.h has the rest.
+std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communicator& bootstrap, double timeout_s);
 
 }  // namespace dayzero::cuda

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cctype>
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>

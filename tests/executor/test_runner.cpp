@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "executor/precision.h"
+#include "executor/registry.h"
 #include "executor/runner.h"
 #include "golden.h"
 
@@ -140,6 +141,46 @@ std::string error_of(const model::Model& m, const plan::Plan& p, Communicator& c
     return e.what();
   }
   return "";
+}
+
+// A backend from a library above the executor (cuda/) registers itself; the runner
+// checks its table against the model, then calls its begin_run hook before reading
+// weights, so a backend that cannot run here (no device) stops the run up front.
+int g_begun = 0;
+void begin_without_device() {
+  ++g_begun;
+  throw std::runtime_error("backend 'hooked': no device here");
+}
+const KernelEntry kNormOnly[] = {{model::OpKind::norm, "rms", &rms_norm, &op_cost}};
+
+TEST(RunnerErrors, RegisteredBackendsAreCheckedThenBegun) {
+  register_backend({"norm-only", kNormOnly, &begin_without_device});
+  register_backend({"norm-only", cpu_kernel_table(), nullptr});  // a name registers once: the first stays
+  register_backend({"hooked", cpu_kernel_table(), &begin_without_device});
+  EXPECT_EQ(find_backend("norm-only").kernels.size(), 1u);
+  bool listed = false;
+  for (const auto& b : backend_registry())
+    if (b.name == "norm-only") listed = b.available && b.ops == std::vector<OpVariant>{{model::OpKind::norm, "rms"}};
+  EXPECT_TRUE(listed);
+  const model::Model m = model::load_model(tiny_dir("llama"));
+  SelfCommunicator one;
+  RunnerOptions o;
+  o.backend = "norm-only";
+  try {
+    Runner r(m, plan_for(m), one, tiny_dir("llama"), o);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("backend 'norm-only' has no kernel for"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g_begun, 0);  // the table's gap first, before the hook
+  o.backend = "hooked";
+  try {
+    Runner r(m, plan_for(m), one, tiny_dir("llama"), o);
+    FAIL() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("backend 'hooked': no device here"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g_begun, 1);
 }
 
 TEST(RunnerErrors, PlanForMoreRanksThanRun) {

@@ -55,8 +55,16 @@ unpack() {
       cmake --build "$work/gtest-build" -j "$(nproc)" && cmake --install "$work/gtest-build"
   fi
 }
+# NCCL: the CUDA toolkit's when it has nccl.h, else the one PyTorch's wheels bring
+# (nvidia-nccl: include/ and lib/), which the tests then load (LD_LIBRARY_PATH).
+nccl_root=""
+if ! ls /usr/local/cuda/include/nccl.h >/dev/null 2>&1; then
+  nccl_root=$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0])' 2>/dev/null || true)
+  [ -n "$nccl_root" ] && export LD_LIBRARY_PATH="$nccl_root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 configure() {
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDAYZERO_GPU_CHECKS_ONLY=ON \
+    -DDAYZERO_NCCL_ROOT="$nccl_root" \
     -DCMAKE_CUDA_ARCHITECTURES="${DAYZERO_CUDA_ARCHS:-native}" \
     -DCMAKE_PREFIX_PATH="$prefix/gtest;$prefix/usr;$prefix/usr/share" -DEigen3_DIR="$prefix/usr/share/eigen3/cmake"
 }
