@@ -157,7 +157,8 @@ void print_table(const plan::Measurements& ms) {
   auto total = [](const executor::OpMeasurement* o) { return o->min_s * static_cast<double>(o->calls); };
   std::stable_sort(ops.begin(), ops.end(), [&](auto* a, auto* b) { return total(a) > total(b); });
   if (ops.size() > 12) ops.resize(12);
-  std::cout << "\nops by total time (min x calls; " << ms.timing_iterations << " timed iterations after 1 warm-up):\n"
+  std::cout << "\nops by total time (min x calls; " << ms.timing_iterations << " timed iterations after 1 warm-up"
+            << (ms.op_clock == plan::OpClock::device ? "; device clock: CUDA events around the kernels" : "") << "):\n"
             << pad_right("phase", 8) << pad_right("op", 22) << pad_right("kind:variant", 26) << pad_right("shape", 12)
             << pad_left("calls", 6) << pad_left("mean us", 10) << pad_left("min us", 10) << pad_left("GFLOP/s", 9)
             << pad_left("GB/s", 8) << '\n';

@@ -110,6 +110,7 @@ void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t
                                      static_cast<int>(shared_bytes)),
                 "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
   const dim3 grid(static_cast<unsigned>(queries), static_cast<unsigned>(p.heads));
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   attention_kernel<<<grid, kThreads, shared_bytes>>>(
       static_cast<const float*>(q.data()), static_cast<const int64_t*>(positions.data()),
       static_cast<const float*>(k.data()), static_cast<const float*>(v.data()),

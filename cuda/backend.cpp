@@ -210,6 +210,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 #endif
 }
 
-void register_cuda_backend() { executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run}); }
+void register_cuda_backend() {
+  executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds});
+}
 
 }  // namespace dayzero::cuda

@@ -18,4 +18,19 @@ inline void check(cudaError_t e, const char* call) {
 // After a launch: the launch's own error (bad configuration, no device).
 inline void check_launch(const char* what) { check(cudaGetLastError(), (std::string(what) + " launch").c_str()); }
 
+// Device time of one launcher's work: CUDA events on the default stream around its
+// kernels (after its inputs are on the device, before its results leave), waited for
+// when it goes and added to this thread's take_kernel_seconds() (cuda/device.h).
+// Every launcher declares one after checking its arguments.
+class KernelClock {
+ public:
+  KernelClock();
+  ~KernelClock();
+  KernelClock(const KernelClock&) = delete;
+  KernelClock& operator=(const KernelClock&) = delete;
+
+ private:
+  bool armed_ = false;
+};
+
 }  // namespace dayzero::cuda::detail

@@ -145,6 +145,7 @@ void gated_delta_net_f32(const DeltaNetInputs& in, DeltaNetState& state, const D
       g(pool, static_cast<size_t>(T * Hv) * 4), beta(pool, static_cast<size_t>(T * Hv) * 4);
   const auto f = [](const DeviceBuffer& b) { return static_cast<const float*>(b.data()); };
   const auto m = [](DeviceBuffer& b) { return static_cast<float*>(b.data()); };
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   conv_kernel<<<blocks_for(C), kThreads>>>(f(in.qkv), f(in.conv), m(state.conv), m(conv_out), T, C,
                                            static_cast<int>(K));
   detail::check_launch("gated_delta_net_f32 (conv)");

@@ -51,6 +51,7 @@ void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, in
                     std::to_string(scales.bytes()) + " and " + std::to_string(out.bytes()) + " bytes cannot hold " +
                     std::to_string(n) + " codes, " + std::to_string(n_scales) + " scales and " + std::to_string(n) +
                     " BF16 values");
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   fp8_block_to_bf16_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads>>>(
       static_cast<const uint8_t*>(codes.data()), static_cast<const float*>(scales.data()), rows, cols, block_rows,
       block_cols, scale_cols, static_cast<uint16_t*>(out.data()));

@@ -29,11 +29,49 @@ CudaDevices probe_cuda() {
     d.compute_minor = p.minor;
   }
   size_t free_b = 0, total_b = 0;
+  int current = 0;
+  const bool had = cudaGetDevice(&current) == cudaSuccess;
   if (cudaSetDevice(0) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) {
     d.free_bytes = static_cast<int64_t>(free_b);
     d.total_bytes = static_cast<int64_t>(total_b);
   }
+  if (had) cudaSetDevice(current);  // the caller's device stays its own (a rank on device k)
   return d;
+}
+
+namespace detail {
+namespace {
+thread_local double t_kernel_seconds = 0;
+struct ClockEvents {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~ClockEvents() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+};
+thread_local ClockEvents t_events;
+}  // namespace
+
+KernelClock::KernelClock() {
+  if (!t_events.start &&
+      (cudaEventCreate(&t_events.start) != cudaSuccess || cudaEventCreate(&t_events.stop) != cudaSuccess))
+    return;  // no clock: the launch itself reports the error
+  armed_ = cudaEventRecord(t_events.start, nullptr) == cudaSuccess;
+}
+
+KernelClock::~KernelClock() {
+  float ms = 0;
+  if (armed_ && cudaEventRecord(t_events.stop, nullptr) == cudaSuccess &&
+      cudaEventSynchronize(t_events.stop) == cudaSuccess &&
+      cudaEventElapsedTime(&ms, t_events.start, t_events.stop) == cudaSuccess)
+    t_kernel_seconds += static_cast<double>(ms) * 1e-3;
+}
+}  // namespace detail
+
+double take_kernel_seconds() {
+  const double s = detail::t_kernel_seconds;
+  detail::t_kernel_seconds = 0;
+  return s;
 }
 
 DevicePool::DevicePool(int device) : device_(device) { check(cudaSetDevice(device), "cudaSetDevice"); }

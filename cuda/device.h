@@ -24,6 +24,12 @@ struct CudaDevices {
 // Never throws: a machine without a GPU or driver is an answer, not an error.
 CudaDevices probe_cuda();
 
+// Seconds the device spent in this thread's kernel launchers (cuda/kernels.h, the
+// GEMMs) since the last call, timed with CUDA events around each launcher's kernels:
+// its inputs' uploads and its results' downloads are outside. The CUDA backend's
+// op clock (executor Backend::device_seconds).
+double take_kernel_seconds();
+
 // A CUDA runtime call that failed: the call and the runtime's message.
 class CudaError : public std::runtime_error {
  public:

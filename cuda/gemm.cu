@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "cuda/check.cuh"
 #include "cuda/cublaslt.cuh"
 
 namespace dayzero::cuda {
@@ -72,6 +73,7 @@ struct Blas::Impl {
       throw CudaError("cuBLASLt has no algorithm for " + std::to_string(m) + " x " + std::to_string(n) + " x " +
                       std::to_string(k));
     const float alpha = 1, beta = 0;
+    const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
     check(lt().matmul(handle, mm.op, &alpha, w, mm.a, x, mm.b, &beta, y, mm.c, y, mm.c, &best.algo, workspace.data(),
                       ws, nullptr),
           "cublasLtMatmul");

@@ -65,6 +65,7 @@ void dsa_topk_f32(const DeviceBuffer& q, const DeviceBuffer& w, const DeviceBuff
   need(keep, queries * context, 4, "keep");
   if (queries == 0 || context == 0) return;
   DeviceBuffer scores(*keep.pool(), static_cast<size_t>(queries * context) * sizeof(double));
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   detail::check(cudaMemset(keep.data(), 0, static_cast<size_t>(queries * context) * sizeof(float)), "cudaMemset");
   const dim3 grid(static_cast<unsigned>((context + kThreads - 1) / kThreads), static_cast<unsigned>(queries));
   index_scores_kernel<<<grid, kThreads>>>(

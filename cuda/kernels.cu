@@ -101,6 +101,7 @@ void swiglu_f32(const DeviceBuffer& gate, const DeviceBuffer& up, DeviceBuffer& 
   need(up, n, "swiglu_f32", "up");
   need(out, n, "swiglu_f32", "out");
   if (n == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   swiglu_kernel<<<blocks_for(n), kElementThreads>>>(
       static_cast<const float*>(gate.data()), static_cast<const float*>(up.data()), static_cast<float*>(out.data()), n);
   check_launch("swiglu_f32");
@@ -112,6 +113,7 @@ void swiglu_clamped_f32(const DeviceBuffer& gate, const DeviceBuffer& up, Device
   need(up, n, "swiglu_clamped_f32", "up");
   need(out, n, "swiglu_clamped_f32", "out");
   if (n == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   swiglu_clamped_kernel<<<blocks_for(n), kElementThreads>>>(
       static_cast<const float*>(gate.data()), static_cast<const float*>(up.data()), static_cast<float*>(out.data()), n,
       static_cast<float>(alpha), static_cast<float>(limit));
@@ -122,6 +124,7 @@ void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n) {
   need(x, n, "add_f32", "x");
   need(y, n, "add_f32", "y");
   if (n == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   add_kernel<<<blocks_for(n), kElementThreads>>>(static_cast<float*>(x.data()), static_cast<const float*>(y.data()), n);
   check_launch("add_f32");
 }
@@ -133,6 +136,7 @@ void embedding_f32(const DeviceBuffer& table, int64_t vocab, int64_t hidden, con
   if (n_tokens < 0 || tokens.bytes() < static_cast<size_t>(n_tokens) * sizeof(int64_t))
     throw CudaError("embedding_f32: the token buffer holds fewer than " + std::to_string(n_tokens) + " ids");
   if (n_tokens == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   embedding_kernel<<<static_cast<unsigned>(n_tokens), kElementThreads>>>(
       static_cast<const float*>(table.data()), vocab, hidden, static_cast<const int64_t*>(tokens.data()),
       static_cast<float*>(out.data()));
@@ -159,6 +163,7 @@ void rope_f32(DeviceBuffer& x, int64_t rows, int64_t heads, int64_t stride, int6
   if (rows < 0 || positions.bytes() < static_cast<size_t>(rows) * sizeof(int64_t))
     throw CudaError("rope_f32: the position buffer holds fewer than " + std::to_string(rows) + " positions");
   if (rows == 0 || half == 0 || heads == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   rope_kernel<<<static_cast<unsigned>(rows), kElementThreads>>>(
       static_cast<float*>(x.data()), heads, stride, offset, static_cast<const int64_t*>(positions.data()),
       static_cast<const double*>(table.inv_freq.data()), half, table.attention_factor, interleaved);
@@ -172,6 +177,7 @@ void gemm_f32_reference(const DeviceBuffer& x, const DeviceBuffer& w, DeviceBuff
   need(y, m * n, "gemm_f32_reference", "y");
   if (m == 0 || n == 0) return;
   const dim3 grid(blocks_for(n), static_cast<unsigned>(std::min<int64_t>(m, 65535)));
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   gemm_reference_kernel<<<grid, kElementThreads>>>(
       static_cast<const float*>(x.data()), static_cast<const float*>(w.data()), static_cast<float*>(y.data()), m, n, k);
   check_launch("gemm_f32_reference");
@@ -184,6 +190,7 @@ void rms_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, int64_t groups, int64_
                     " floats do not fit buffers of " + std::to_string(x.bytes()) + " and " + std::to_string(w.bytes()) +
                     " bytes");
   if (groups == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   rms_norm_kernel<<<static_cast<unsigned>(groups), kThreads>>>(static_cast<float*>(x.data()),
                                                                static_cast<const float*>(w.data()), n, eps);
   check_launch("rms_norm_f32");

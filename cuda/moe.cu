@@ -150,6 +150,7 @@ void route_f32(const DeviceBuffer& logits, int64_t tokens, int64_t experts, cons
   detail::check(
       cudaFuncSetAttribute(route_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)),
       "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   route_kernel<<<static_cast<unsigned>(tokens), 1, shared_bytes>>>(
       static_cast<const float*>(logits.data()), static_cast<int>(experts), p,
       bias ? static_cast<const float*>(bias->data()) : nullptr, static_cast<int64_t*>(out_experts.data()),
@@ -163,6 +164,7 @@ void moe_combine_f32(DeviceBuffer& out, const DeviceBuffer& y, const DeviceBuffe
   need(rows, pairs, 8, "moe_combine_f32", "rows");
   need(weights, pairs, 4, "moe_combine_f32", "weights");
   if (pairs == 0 || cols == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   combine_kernel<<<blocks_for(cols), kThreads>>>(static_cast<float*>(out.data()), static_cast<const float*>(y.data()),
                                                  static_cast<const int64_t*>(rows.data()),
                                                  static_cast<const float*>(weights.data()), pairs, cols);
@@ -173,6 +175,7 @@ void add_bias_f32(DeviceBuffer& y, const DeviceBuffer& bias, int64_t rows, int64
   need(y, rows * cols, 4, "add_bias_f32", "y");
   need(bias, cols, 4, "add_bias_f32", "bias");
   if (rows * cols == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   bias_kernel<<<blocks_for(rows * cols), kThreads>>>(static_cast<float*>(y.data()),
                                                      static_cast<const float*>(bias.data()), rows, cols);
   detail::check_launch("add_bias_f32");

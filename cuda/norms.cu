@@ -68,6 +68,7 @@ void layer_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& 
   need(w, n, "layer_norm_f32", "weight");
   need(b, n, "layer_norm_f32", "bias");
   if (rows == 0 || n == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   layer_norm_kernel<<<static_cast<unsigned>(rows), kThreads>>>(
       static_cast<float*>(x.data()), static_cast<const float*>(w.data()), static_cast<const float*>(b.data()), n, eps);
   detail::check_launch("layer_norm_f32");
@@ -79,6 +80,7 @@ void rms_norm_given_mean_f32(DeviceBuffer& x, const DeviceBuffer& w, const Devic
   need(w, cols, "rms_norm_given_mean_f32", "weight");
   need(mean_sq, rows, "rms_norm_given_mean_f32", "mean_sq");
   if (rows * cols == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   rms_given_mean_kernel<<<blocks_for(rows * cols), kThreads>>>(
       static_cast<float*>(x.data()), static_cast<const float*>(w.data()), static_cast<const float*>(mean_sq.data()),
       rows, cols, eps);
@@ -90,6 +92,7 @@ void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuf
   need(x, n, "sigmoid_gate_f32", "x");
   need(y, n, "sigmoid_gate_f32", "y");
   if (n == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   sigmoid_gate_kernel<<<blocks_for(n), kThreads>>>(
       static_cast<const float*>(gate.data()), static_cast<const float*>(x.data()), static_cast<float*>(y.data()), n);
   detail::check_launch("sigmoid_gate_f32");

@@ -55,6 +55,10 @@ class OpTimer {
   void set_phase(std::string phase) { phase_ = std::move(phase); }
   // Off: ops run without being counted or timed (a serving loop, whose shapes never repeat).
   void set_recording(bool on) { recording_ = on; }
+  // Times repeats by the backend's device clock (Backend::device_seconds) instead of
+  // the host's steady clock; null: the host's.
+  void set_device_clock(double (*device_seconds)()) { device_seconds_ = device_seconds; }
+  bool device_clock() const { return device_seconds_ != nullptr; }
 
   template <class Fn>
   auto run(const OpKey& key, Fn&& fn) {
@@ -96,9 +100,11 @@ class OpTimer {
     double sum = 0, best = 0;
     for (int i = 0; i < iterations_; ++i) {
       reset();
+      if (device_seconds_) device_seconds_();  // what earlier work left on the device clock
       const auto t0 = std::chrono::steady_clock::now();
       body();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = device_seconds_ ? device_seconds_()
+                                       : std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       sum += s;
       best = i == 0 ? s : std::min(best, s);
     }
@@ -110,6 +116,7 @@ class OpTimer {
 
   int iterations_ = 0;
   bool recording_ = true;
+  double (*device_seconds_)() = nullptr;
   double overhead_s_ = 0;
   std::string phase_ = "prefill";
   std::map<std::string, OpMeasurement> ops_;

@@ -96,6 +96,10 @@ struct Backend {
   // state goes (the CUDA backend's device copies of the last run's weights), and a
   // backend that cannot run here (no device) fails before any weight is read.
   void (*begin_run)() = nullptr;
+  // The op clock, or null for the host's: seconds the device spent in this thread's
+  // kernels since the last call (the CUDA backend's events around its launches, so an
+  // op's time leaves out its host staging). The OpTimer reads it around each repeat.
+  double (*device_seconds)() = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

@@ -232,6 +232,7 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   ms.machine = this_machine();
   ms.machine.kernel_threads = kernel_threads();
   ms.timing_iterations = options_.timing_iterations;
+  ms.op_clock = timer_.device_clock() ? plan::OpClock::device : plan::OpClock::host;
   ms.ops = timer_.results();
   for (auto& o : ms.ops) o.rank = r;
   for (const auto* t : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()})

@@ -98,6 +98,10 @@ struct RankMeasurements {
   MemoryUse memory;
 };
 
+// What times an op's repeats: the host's steady clock around the kernel call, or the
+// device's (CUDA events around the backend's launches: host staging left out).
+enum class OpClock { host, device };
+
 struct Measurements {
   int schema_version = kMeasurementsSchemaVersion;
   std::string model;            // config source
@@ -112,6 +116,7 @@ struct Measurements {
   Plan plan;
   MachineInfo machine;
   int timing_iterations = 0;                       // timed repeats per op (after one untimed warm-up)
+  OpClock op_clock = OpClock::host;                // what timed the ops' repeats
   std::vector<OpMeasurement> ops;                  // every rank's
   std::vector<CollectiveMeasurement> collectives;  // every rank's; none on one rank
   std::optional<PrecisionCheck> precision_check;   // with --check-precision

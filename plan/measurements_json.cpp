@@ -271,6 +271,7 @@ json measurements_to_json(const Measurements& m) {
       {"timing",
        {{"warmup_iterations", m.timing_iterations > 0 ? 1 : 0},
         {"iterations", m.timing_iterations},
+        {"clock", m.op_clock == OpClock::device ? "device" : "host"},
         {"method",
          "per distinct (rank, phase, op, variant, shape): the real call is the untimed warm-up, then "
          "`iterations` timed repeats; mean and min; GFLOP/s and GB/s from min; collectives per distinct "
@@ -342,6 +343,10 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
   {
     Fields tf(object(f, "timing"), source, "timing.");
     m.timing_iterations = static_cast<int>(tf.req_int("iterations", 0, kMaxInt));
+    const std::string clock = tf.opt_string("clock", "host");  // absent before 2026-12: the host's
+    if (clock != "host" && clock != "device")
+      throw core::InputError(source, "timing.clock", "\"" + clock + "\"", "must be \"host\" or \"device\"");
+    m.op_clock = clock == "device" ? OpClock::device : OpClock::host;
     allow(tf, {"warmup_iterations", "method"});
     tf.reject_unknown();
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "executor/communicator.h"
 #include "executor/measurements.h"
 #include "executor/runner.h"
@@ -59,6 +60,41 @@ TEST(OpTimer, TimesEachKeyOnceAndCountsCalls) {
   EXPECT_LE(r[0].min_s, r[0].mean_s);
   EXPECT_EQ(r[0].flops, 100);
   EXPECT_GT(t.overhead_s(), 0.0);
+}
+
+// A backend's device clock (the CUDA backend's events) times the repeats instead of the
+// host's: each repeat reads it once before (discarded: earlier work) and once after.
+double g_device_s = 0;
+double fake_device_clock() {
+  g_device_s += 0.001;
+  return g_device_s;  // before a repeat: 0.001 * (2i + 1); after: 0.001 * (2i + 2)
+}
+
+TEST(OpTimer, ADeviceClockTimesTheRepeats) {
+  model::Op op;
+  op.name = "o_proj";
+  OpTimer t(3);
+  EXPECT_FALSE(t.device_clock());
+  t.set_device_clock(&fake_device_clock);
+  EXPECT_TRUE(t.device_clock());
+  t.run(OpKey{&op, "f32", {1, 8}, {}}, [] { return 0; });
+  const auto r = t.results();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_DOUBLE_EQ(r[0].min_s, 0.002);   // the after-reading of the first repeat
+  EXPECT_DOUBLE_EQ(r[0].mean_s, 0.004);  // (0.002 + 0.004 + 0.006) / 3
+  Measurements m;
+  m.prompts = {{1}};
+  m.tokens = {{2}};
+  m.ranks = {RankMeasurements{}};
+  m.op_clock = plan::OpClock::device;
+  const nlohmann::json j = measurements_to_json(m);
+  EXPECT_EQ(j["timing"]["clock"], "device");
+  EXPECT_EQ(plan::measurements_from_json(j, "m.json").op_clock, plan::OpClock::device);
+  nlohmann::json bad = j;
+  bad["timing"]["clock"] = "wall";
+  EXPECT_THROW(plan::measurements_from_json(bad, "m.json"), core::InputError);
+  bad["timing"].erase("clock");  // files from before the field: the host's
+  EXPECT_EQ(plan::measurements_from_json(bad, "m.json").op_clock, plan::OpClock::host);
 }
 
 // Rank 0 of an in-process two-rank world whose peer always contributes what rank 0 does.
