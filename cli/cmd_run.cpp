@@ -148,6 +148,10 @@ void print_table(const plan::Measurements& ms) {
               << with_commas(mem.kv_bytes) << " + workspace " << with_commas(mem.workspace_bytes) << " + communication "
               << with_commas(mem.comm_buffer_bytes) << " + runtime " << with_commas(mem.runtime_bytes)
               << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
+    if (mem.device_pool_peak_bytes > 0 || mem.device_used_bytes > 0)
+      std::cout << "  device: pool peak " << with_commas(mem.device_pool_peak_bytes) << " bytes (the run's weights "
+                << "as float32 and the kernels' buffers); in use on the device at the end "
+                << with_commas(mem.device_used_bytes) << " bytes (cudaMemGetInfo)\n";
   }
   if (ms.ops.empty() || ms.timing_iterations == 0) return;
   std::cout << "(rank 0's ops below; every rank's are in the file)\n";

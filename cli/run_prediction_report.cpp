@@ -44,7 +44,11 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
         << fixed(100.0 * static_cast<double>(r.memory.peak_bytes()) /
                      static_cast<double>(std::max<int64_t>(1, r.memory.rss_hwm_bytes)),
                  1)
-        << " %)\n";
+        << " %)" + (r.memory.device_pool_peak_bytes > 0
+                        ? "; device pool peak " + with_commas(r.memory.device_pool_peak_bytes) + " bytes, in use " +
+                              with_commas(r.memory.device_used_bytes) + " bytes"
+                        : std::string())
+        << "\n";
 }
 }  // namespace
 

@@ -211,7 +211,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 }
 
 void register_cuda_backend() {
-  executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds});
+  executor::register_backend(
+      {"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds, &staging::device_memory});
 }
 
 }  // namespace dayzero::cuda

@@ -39,6 +39,15 @@ CudaDevices probe_cuda() {
   return d;
 }
 
+int64_t device_used_bytes(int device) {
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess) return 0;
+  size_t free_b = 0, total_b = 0;
+  const bool ok = cudaSetDevice(device) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess;
+  cudaSetDevice(current);
+  return ok ? static_cast<int64_t>(total_b - free_b) : 0;
+}
+
 namespace detail {
 namespace {
 thread_local double t_kernel_seconds = 0;

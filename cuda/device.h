@@ -24,6 +24,10 @@ struct CudaDevices {
 // Never throws: a machine without a GPU or driver is an answer, not an error.
 CudaDevices probe_cuda();
 
+// Bytes in use on `device` (cudaMemGetInfo: total less free, every process's and
+// context's); 0 when it cannot be read. Leaves the caller's current device as it was.
+int64_t device_used_bytes(int device);
+
 // Seconds the device spent in this thread's kernel launchers (cuda/kernels.h, the
 // GEMMs) since the last call, timed with CUDA events around each launcher's kernels:
 // its inputs' uploads and its results' downloads are outside. The CUDA backend's

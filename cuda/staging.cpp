@@ -40,7 +40,17 @@ Context& context() {
 
 DevicePool& pool() { return context().pool; }
 Blas& blas() { return context().blas; }
-void begin_run() { context().weights.clear(); }
+void begin_run() {
+  context().weights.clear();
+  context().pool.reset_peak();
+}
+
+executor::Backend::DeviceMemory device_memory() {
+  executor::Backend::DeviceMemory m;
+  m.pool_peak_bytes = context().pool.peak_bytes();
+  m.used_bytes = device_used_bytes(context().pool.device());
+  return m;
+}
 
 DeviceBuffer upload(const void* host, size_t bytes) {
   DeviceBuffer b = scratch(bytes);

@@ -10,6 +10,7 @@
 #include "cuda/device.h"
 #include "cuda/gemm.h"
 #include "executor/kernels.h"
+#include "executor/registry.h"
 #include "executor/tensor.h"
 #include "executor/weights.h"
 
@@ -22,6 +23,8 @@ Blas& blas();
 // A run begins: drops the last run's device weights (a new mapping may reuse an
 // address); fails early without a device.
 void begin_run();
+// This thread's pool's high-water mark since begin_run, and the device's memory in use.
+executor::Backend::DeviceMemory device_memory();
 
 DeviceBuffer upload(const void* host, size_t bytes);  // never a zero-byte allocation
 inline DeviceBuffer upload(const executor::Tensor& t) {

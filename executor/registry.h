@@ -100,6 +100,12 @@ struct Backend {
   // kernels since the last call (the CUDA backend's events around its launches, so an
   // op's time leaves out its host staging). The OpTimer reads it around each repeat.
   double (*device_seconds)() = nullptr;
+  // What the device holds for this thread's run, or null (the CPU): read at the run's end.
+  struct DeviceMemory {
+    int64_t pool_peak_bytes = 0;  // the most the backend's pool held at once
+    int64_t used_bytes = 0;       // the device's memory in use (every process's, contexts included)
+  };
+  DeviceMemory (*device_memory)() = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

@@ -227,6 +227,11 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   rm.memory.comm_buffer_bytes = comm_buffer_bytes_;
   rm.memory.runtime_bytes = runtime_bytes_;
   rm.memory.rss_hwm_bytes = rss_peak_bytes();
+  if (backend_->device_memory) {
+    const Backend::DeviceMemory d = backend_->device_memory();
+    rm.memory.device_pool_peak_bytes = d.pool_peak_bytes;
+    rm.memory.device_used_bytes = d.used_bytes;
+  }
   ms.ranks = {rm};
   ms.plan = plan_;
   ms.machine = this_machine();

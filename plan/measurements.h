@@ -74,6 +74,11 @@ struct MemoryUse {
   int64_t runtime_bytes = 0;      // the process's resident set before the run's own work
   int64_t peak_bytes() const { return weights_bytes + kv_bytes + workspace_bytes + comm_buffer_bytes + runtime_bytes; }
   int64_t rss_hwm_bytes = 0;  // what the OS saw (includes the mapped pages touched)
+  // A device backend's (0 on the CPU): the most its memory pool held at once (the run's
+  // weights on the device and each kernel's buffers), and what the device had in use
+  // at the run's end (cudaMemGetInfo: every process's, the CUDA context's included).
+  int64_t device_pool_peak_bytes = 0;
+  int64_t device_used_bytes = 0;
 };
 
 // The run's logits against the full-precision run of the same weights and prompts

@@ -103,10 +103,15 @@ json precision_to_json(const PrecisionCheck& c) {
 }
 
 json memory_to_json(const MemoryUse& m) {
-  return {{"weights_bytes", m.weights_bytes},     {"kv_bytes", m.kv_bytes},
-          {"workspace_bytes", m.workspace_bytes}, {"comm_buffer_bytes", m.comm_buffer_bytes},
-          {"runtime_bytes", m.runtime_bytes},     {"peak_bytes", m.peak_bytes()},
-          {"rss_hwm_bytes", m.rss_hwm_bytes}};
+  json j = {{"weights_bytes", m.weights_bytes},     {"kv_bytes", m.kv_bytes},
+            {"workspace_bytes", m.workspace_bytes}, {"comm_buffer_bytes", m.comm_buffer_bytes},
+            {"runtime_bytes", m.runtime_bytes},     {"peak_bytes", m.peak_bytes()},
+            {"rss_hwm_bytes", m.rss_hwm_bytes}};
+  if (m.device_pool_peak_bytes > 0 || m.device_used_bytes > 0) {  // a device backend's run
+    j["device_pool_peak_bytes"] = m.device_pool_peak_bytes;
+    j["device_used_bytes"] = m.device_used_bytes;
+  }
+  return j;
 }
 
 json op_to_json(const OpMeasurement& o) {
@@ -168,6 +173,8 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   m.comm_buffer_bytes = f.opt_int("comm_buffer_bytes", 0, 0, kMaxMemoryBytes);  // absent in runs before 2026-12
   m.runtime_bytes = f.opt_int("runtime_bytes", 0, 0, kMaxMemoryBytes);
   m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0, kMaxMemoryBytes);
+  m.device_pool_peak_bytes = f.opt_int("device_pool_peak_bytes", 0, 0, kMaxMemoryBytes);
+  m.device_used_bytes = f.opt_int("device_used_bytes", 0, 0, kMaxMemoryBytes);
   allow(f, {"peak_bytes"});
   f.reject_unknown();
   return m;

@@ -294,6 +294,10 @@ TEST_P(CudaGolden, MatchesReferenceGoldensAndRepeatsBitForBit) {
   EXPECT_LE(decode, executor::testing::kLogitTolerance);
   EXPECT_EQ(r.tokens, g.generated);
   EXPECT_EQ(r.prefill_logits.data, b.sequences[0].prefill_logits.data) << "two runs differ";
+  const auto& mem = a.measurements.ranks.at(0).memory;  // the device's side of the run
+  EXPECT_GT(mem.device_pool_peak_bytes, 0);
+  EXPECT_GE(mem.device_used_bytes, mem.device_pool_peak_bytes);
+  EXPECT_EQ(a.measurements.op_clock, plan::OpClock::device);
   std::printf("%s on cuda: prefill max |diff| %.3g, decode max |diff| %.3g\n", GetParam(), prefill, decode);
 }
 

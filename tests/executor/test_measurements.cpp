@@ -97,6 +97,23 @@ TEST(OpTimer, ADeviceClockTimesTheRepeats) {
   EXPECT_EQ(plan::measurements_from_json(bad, "m.json").op_clock, plan::OpClock::host);
 }
 
+// A device backend's memory (pool peak, device in use) travels with the rank's memory;
+// a CPU run's file has no such keys.
+TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
+  Measurements m;
+  m.prompts = {{1}};
+  m.tokens = {{2}};
+  m.ranks = {RankMeasurements{}};
+  const nlohmann::json cpu = measurements_to_json(m);
+  EXPECT_FALSE(cpu["ranks"][0]["memory"].contains("device_pool_peak_bytes"));
+  m.ranks[0].memory.device_pool_peak_bytes = 1'234'567;
+  m.ranks[0].memory.device_used_bytes = 600'000'000;
+  const auto back = plan::measurements_from_json(measurements_to_json(m), "m.json");
+  EXPECT_EQ(back.ranks[0].memory.device_pool_peak_bytes, 1'234'567);
+  EXPECT_EQ(back.ranks[0].memory.device_used_bytes, 600'000'000);
+  EXPECT_EQ(back.ranks[0].memory.peak_bytes(), 0);  // the host's categories, not the device's
+}
+
 // Rank 0 of an in-process two-rank world whose peer always contributes what rank 0 does.
 class FakeTwoRanks final : public Communicator {
  public:
