@@ -9,8 +9,11 @@
 # dpkg -x into a prefix (GoogleTest built from its sources with that machine's
 # compiler). The build holds only what the checks use (DAYZERO_GPU_CHECKS_ONLY:
 # core, model, plan, executor, cuda, tests/cuda) for the GPU it finds
-# (CMAKE_CUDA_ARCHITECTURES=native). DAYZERO_REQUIRE_GPU=1 makes a check that finds
-# no GPU fail instead of skipping. Results: $OUT/gpu-checks.xml when OUT is set.
+# (CMAKE_CUDA_ARCHITECTURES=native); then the whole dayzero command, for the closed
+# loop on the GPU (run --backend cuda, calibrate, validate; DAYZERO_GPU_CLI=0 skips).
+# DAYZERO_REQUIRE_GPU=1 makes a check that finds no GPU fail instead of skipping.
+# Results under $OUT when set: gpu-checks.xml, the tests' printout, cuda-limits.json,
+# the runs' Measurements, the calibration and validate's report.
 # Exit status: 0 when every check passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -87,4 +90,48 @@ limits() {  # exit status 2 (no GPU) is a skip unless a GPU is required
 }
 step cuda-limits limits
 while IFS= read -r line; do summary+=("  $line"); done < <(grep -E "^  " "$work/cuda-limits.log")
+out=${OUT:-$work}
+cp "$build/Testing/Temporary/LastTest.log" "$out/gpu-tests-output.log" 2>/dev/null  # every test's printout
+
+# The closed loop through the dayzero binary on this GPU: the tiny Llama on the CUDA
+# backend against the CPU's tokens, calibrate on its ops, validate against the
+# calibration, and the FP8 precision check. It builds the whole command (CLI11,
+# Boost's and yaml-cpp's .debs from gpu-deps/; no tests, GUI or benchmarks).
+# DAYZERO_GPU_CLI=0 skips it.
+cli_build="$work/build-cli"
+cli_configure() {
+  cmake -S "$root" -B "$cli_build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDAYZERO_BUILD_TESTS=OFF \
+    -DDAYZERO_BUILD_GUI=OFF -DDAYZERO_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES="${DAYZERO_CUDA_ARCHS:-native}" \
+    -DDAYZERO_NCCL_ROOT="$nccl_root" -DCMAKE_PREFIX_PATH="$prefix/usr;$prefix/usr/share" \
+    -DEigen3_DIR="$prefix/usr/share/eigen3/cmake"
+}
+same_tokens() {
+  python3 -c 'import json, sys
+a, b = (json.load(open(f))["tokens"] for f in sys.argv[1:])
+print("tokens", "equal" if a == b else "differ", a[0][:8], b[0][:8])
+sys.exit(a != b)' "$@"
+}
+fp8_plan() {
+  sed 's/"checkpoint"/"fp8"/; s/"kv_cache": "fp32"/"kv_cache": "fp8"/' "$out/llama-cpu.plan.json" >"$out/llama-fp8.plan.json"
+}
+validate_h200() { "$dz" validate "$out/llama-cuda.json" --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
+precision_fp8() {
+  fp8_plan && "$dz" run "$out/llama-fp8.plan.json" "${run_args[@]}" --backend cuda --check-precision \
+    --out "$out/llama-fp8-cuda.json"
+}
+if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
+  export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"  # yaml-cpp
+  dz="$cli_build/dayzero"
+  llama="$root/tests/fixtures/tiny/llama"
+  run_args=(--weights "$llama" --prompt-len 32 --decode-steps 8)
+  if step cli-configure cli_configure && step cli-build cmake --build "$cli_build" --target dayzero -j "$(nproc)"; then
+    step cli-run-cuda "$dz" run "${run_args[@]}" --backend cuda --iterations 5 --out "$out/llama-cuda.json"
+    step cli-run-cpu "$dz" run "${run_args[@]}" --iterations 0 --out "$out/llama-cpu.json"
+    step cli-same-tokens same_tokens "$out/llama-cuda.json" "$out/llama-cpu.json"
+    step cli-calibrate "$dz" calibrate "$out/llama-cuda.json" --device H200-SXM --out "$out/calibration-h200.json"
+    step cli-validate validate_h200
+    step cli-precision-fp8 precision_fp8
+    for f in cli-run-cuda cli-validate cli-precision-fp8; do cp "$work/$f.log" "$out/$f.log" 2>/dev/null; done
+  fi
+fi
 finish
