@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/dequant.h"
 #include "cuda/kernels.h"
 #include "cuda/staging.h"
 #ifdef DAYZERO_HAVE_NCCL
@@ -92,10 +93,20 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
   std::vector<int64_t> shape = x.shape;
   shape.back() = out;
   Tensor y(shape);
-  const DeviceBuffer& dw = device_weight(w, index);
   if (y.numel() == 0) return y;
   DeviceBuffer dy = scratch(y.numel());
-  staging::blas().gemm_f32(upload(x), dw, dy, x.rows(), out, in);
+  // BF16 and block-scaled FP8 weights stay 2 bytes an element on the device and multiply
+  // on the tensor cores with the activations rounded to BF16 (the plan's compute dtype);
+  // cuBLASLt's BF16 kernels want the inner sizes in multiples of 8.
+  const DeviceBuffer* wb = in % 8 == 0 && out % 8 == 0 ? staging::device_weight_bf16(w, index) : nullptr;
+  if (wb) {
+    const DeviceBuffer dx = upload(x);
+    DeviceBuffer xb = staging::scratch(static_cast<size_t>(x.numel()) * 2);
+    f32_to_bf16(dx, xb, x.numel());
+    staging::blas().gemm_bf16(xb, *wb, dy, x.rows(), out, in);
+  } else {
+    staging::blas().gemm_f32(upload(x), device_weight(w, index), dy, x.rows(), out, in);
+  }
   if (!bias.empty()) add_bias_f32(dy, upload(bias), x.rows(), out);
   download(dy, y);
   return y;

@@ -6,12 +6,16 @@
 //
 // Stage 1 (this file's state): tensors stay the executor's host tensors. Each
 // kernel uploads its activations, runs on the device, and downloads its result;
-// weights go to the device once per run (float32, [out, in]; a quantized
-// checkpoint's dequantized on the host first, as the CPU backend's kernels
-// dequantize them) and stay there. RoPE's rotation, KV writes and the MoE
-// exchange's packing are the forward's host glue, as on CPU. Results match the
-// CPU kernels within their summation order; op times include the transfers.
-// Device-resident activations (the glue as backend ops) come next.
+// weights go to the device once per run and stay there: BF16 and 128 x 128
+// block-scaled FP8 ones as BF16 (FP8 made BF16 on the device), multiplied on the
+// tensor cores with the activations rounded to BF16; any other storage as float32
+// (dequantized on the host as the CPU backend dequantizes it), multiplied in
+// float32. RoPE's rotation, KV writes and the MoE exchange's packing are the
+// forward's host glue, as on CPU. Results match the CPU kernels within their
+// summation order (BF16 GEMMs: the CPU's product of the BF16-rounded activations).
+// Op times come from CUDA events around the kernels (take_kernel_seconds), step
+// times include the transfers. Device-resident activations (the glue as backend
+// ops) come next.
 //
 // The device: the rank's local rank (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
 // SLURM_LOCALID; 0 without one) modulo the GPUs the runtime sees, one per thread

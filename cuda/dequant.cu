@@ -35,7 +35,22 @@ __global__ void fp8_block_to_bf16_kernel(const uint8_t* codes, const float* scal
   const float scale = scales[(r / block_rows) * scale_cols + c / block_cols];
   out[i] = to_bf16(__fmul_rn(e4m3_value(codes[i]), scale));  // no contraction: the CPU's product
 }
+__global__ void to_bf16_kernel(const float* x, uint16_t* out, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = to_bf16(x[i]);
+}
 }  // namespace
+
+void f32_to_bf16(const DeviceBuffer& x, DeviceBuffer& out, int64_t n) {
+  if (n < 0 || x.bytes() < static_cast<size_t>(n) * 4 || out.bytes() < static_cast<size_t>(n) * 2)
+    throw CudaError("f32_to_bf16: buffers of " + std::to_string(x.bytes()) + " and " + std::to_string(out.bytes()) +
+                    " bytes cannot hold " + std::to_string(n) + " values");
+  if (n == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
+  to_bf16_kernel<<<static_cast<unsigned>((n + kThreads - 1) / kThreads), kThreads>>>(
+      static_cast<const float*>(x.data()), static_cast<uint16_t*>(out.data()), n);
+  detail::check_launch("f32_to_bf16");
+}
 
 void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, int64_t rows, int64_t cols,
                        int64_t block_rows, int64_t block_cols, DeviceBuffer& out) {

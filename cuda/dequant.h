@@ -1,5 +1,6 @@
 #pragma once
-// Weights stored in one format, made into another on the device before a GEMM:
+// Weights stored in one format, made into another on the device before a GEMM (and
+// float32 activations into BF16 for a BF16 GEMM):
 // DeepSeek-V3's FP8 E4M3 with a float32 scale per 128 x 128 block (the checkpoints'
 // `weight_scale_inv`), which cuBLASLt cannot scale per block on Hopper, into BF16
 // for Blas::gemm_bf16 (cuda/gemm.h). The values are the CPU's (executor/weights.cpp:
@@ -16,5 +17,9 @@ namespace dayzero::cuda {
 // is too small or a size is not positive.
 void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, int64_t rows, int64_t cols,
                        int64_t block_rows, int64_t block_cols, DeviceBuffer& out);
+
+// n float32 values to BF16 (round to nearest even, executor/quantize.h's rule): the
+// activations a BF16 GEMM takes.
+void f32_to_bf16(const DeviceBuffer& x, DeviceBuffer& out, int64_t n);
 
 }  // namespace dayzero::cuda

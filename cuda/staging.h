@@ -41,6 +41,11 @@ void download(const DeviceBuffer& b, executor::Tensor& t);  // t.numel() floats
 // quantized checkpoint's dequantized on the host (as the CPU backend multiplies it),
 // an input-major one transposed. Throws std::out_of_range for a bad index.
 const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index);
+// Matrix `index` of a BF16 or 128 x 128 block-scaled FP8 weight as BF16 [out, in] on
+// the device, made once per run (BF16 as stored, transposed when input-major; FP8
+// made BF16 on the device, cuda/dequant.h), for Blas::gemm_bf16; null for any other
+// storage (those multiply in float32).
+const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t index);
 
 }  // namespace dayzero::cuda::staging
 

@@ -64,7 +64,8 @@ plan::Plan plan_of_run(const plan::Measurements& m) {
   p.workload.prefix_hit_rate = 0;
   p.devices.clear();  // ranks 0..N-1 on devices 0..N-1 of the cluster given
   // The CPU backend computes in float32 whatever the plan names (validation.h kCpuComputeDtype),
-  // and so does the CUDA backend's first stage (cuda/backend.h: float32 GEMMs and kernels).
+  // and so do the CUDA backend's first-stage kernels (cuda/backend.h) but its BF16 GEMMs (BF16
+  // and FP8 weights): a run of such weights is priced at float32 here, its GEMMs too slow.
   if (m.backend == "cpu" || m.backend == "cuda") p.dtypes.activations = plan::ActivationDtype::fp32;
   return p;
 }

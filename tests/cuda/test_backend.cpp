@@ -11,6 +11,7 @@
 #include "../executor/golden.h"
 #include "cuda/backend.h"
 #include "executor/kernels.h"
+#include "executor/quantize.h"
 #include "executor/registry.h"
 #include "executor/runner.h"
 #include "gpu.h"
@@ -130,6 +131,28 @@ TEST(CudaBackend, DenseKernelsMatchTheCpu) {
   EXPECT_EQ(e.data, cpu.fn<executor::EmbeddingFn>(OpKind::embedding, "gather")(w, tokens).data);
   EXPECT_THROW(be.fn<executor::EmbeddingFn>(OpKind::embedding, "gather")(w, std::vector<int64_t>{48}),
                std::out_of_range);
+}
+
+// BF16 weights multiply on the tensor cores with the activations rounded to BF16: the
+// CPU's product of the same rounded values, within float32 accumulation order.
+TEST(CudaBackend, Bf16WeightsMultiplyInBf16) {
+  DAYZERO_NEED_GPU();
+  const executor::Backend& be = fresh_cuda_backend();
+  const auto& cpu = executor::find_backend("cpu");
+  const int64_t out = 48, in = 64;
+  std::vector<uint16_t> wbits(static_cast<size_t>(out * in));
+  const std::vector<float> wv = wave(out * in, 0.2f, 0.3f);
+  for (size_t i = 0; i < wbits.size(); ++i) wbits[i] = executor::float_to_bf16(wv[i]);
+  executor::StoredWeight w;
+  w.name = "w_bf16";
+  w.dtype = model::DType::bf16;
+  w.shape = {out, in};
+  w.data = std::as_bytes(std::span<const uint16_t>(wbits));
+  Tensor x({5, in}, wave(5 * in, 1.5f, 0.9f)), x_rounded = x;
+  for (float& v : x_rounded.data) v = executor::bf16_to_float(executor::float_to_bf16(v));
+  const Tensor got = be.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x, w, 0, {});
+  const Tensor want = cpu.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x_rounded, w, 0, {});
+  expect_close(got, want, 1e-5, "gemm bf16");
 }
 
 TEST(CudaBackend, AttentionMatchesTheCpuWithWindowAndSinks) {
