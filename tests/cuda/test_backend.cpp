@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../executor/golden.h"
+#include "../executor/sharded.h"
 #include "cuda/backend.h"
 #include "executor/kernels.h"
 #include "executor/quantize.h"
@@ -291,6 +292,22 @@ TEST(CudaBackend, RoutingAndCombineMatchTheCpu) {
   be.fn<executor::CombineFn>(OpKind::moe_combine, "weighted_sum")(out_a, y, rows, w);
   cpu.fn<executor::CombineFn>(OpKind::moe_combine, "weighted_sum")(out_b, y, rows, w);
   EXPECT_EQ(out_a.data, out_b.data);  // the same float operations in the same order
+}
+
+// Several ranks on one GPU (threads of one process, each with its own context on the
+// device; collectives through host memory, as MPI would carry them): TP=2 and EP=2
+// equal one rank, and repeat bit for bit.
+TEST(CudaBackend, TpAndEpOnOneGpuEqualOneRank) {
+  DAYZERO_NEED_GPU();
+  cuda_backend();
+  for (const auto& [family, tp, ep] : {std::tuple{"llama", 2, 1}, std::tuple{"qwen3_moe", 2, 2},
+                                       std::tuple{"deepseek_v3", 2, 2}, std::tuple{"gpt_oss", 2, 2}}) {
+    const auto c = executor::testing::sharded_vs_one_rank(family, tp, ep, "cuda");
+    EXPECT_TRUE(c.tokens_equal) << family;
+    EXPECT_LE(c.max_logit_diff, executor::testing::kShardTolerance) << family;
+    EXPECT_TRUE(c.repeat_identical) << family;
+    std::printf("%s tp %d ep %d on one GPU: max |logit diff| %.3g against 1 rank\n", family, tp, ep, c.max_logit_diff);
+  }
 }
 
 // Whole runs: the fixtures whose every op the CUDA table holds, against
