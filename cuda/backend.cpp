@@ -14,6 +14,7 @@
 #ifdef DAYZERO_HAVE_NCCL
 #include "cuda/nccl_communicator.h"
 #endif
+#include "executor/kernel_checks.h"
 #include "executor/kernels.h"
 #include "executor/rope.h"
 
@@ -30,11 +31,8 @@ using staging::upload;
 DeviceBuffer scratch(int64_t floats) { return staging::scratch(static_cast<size_t>(floats) * sizeof(float)); }
 
 Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
+  executor::checks::embedding(table, tokens);
   const int64_t vocab = table.rows(), hidden = table.cols(), T = static_cast<int64_t>(tokens.size());
-  for (int64_t t : tokens)
-    if (t < 0 || t >= vocab)
-      throw std::out_of_range("embedding '" + table.name + "': token " + std::to_string(t) +
-                              " outside the vocabulary of " + std::to_string(vocab));
   Tensor out({T, hidden});
   if (T == 0) return out;
   DeviceBuffer y = scratch(T * hidden);
@@ -44,10 +42,8 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
 }
 
 void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
+  executor::checks::rms_norm(x, weight);
   const auto n = static_cast<int64_t>(weight.size());
-  if (n == 0 || x.numel() % n != 0 || x.cols() % n != 0)
-    throw std::invalid_argument("rms_norm: " + std::to_string(n) + " weights do not divide rows of " +
-                                x.shape_string());
   if (x.numel() == 0) return;
   DeviceBuffer d = upload(x);
   rms_norm_f32(d, upload(weight), x.numel() / n, n, eps);
@@ -61,9 +57,7 @@ void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps
 }
 
 void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq) {
-  if (static_cast<int64_t>(weight.size()) != x.cols() || static_cast<int64_t>(mean_sq.size()) != x.rows())
-    throw std::invalid_argument("rms_norm_given_mean: " + std::to_string(weight.size()) + " weights and " +
-                                std::to_string(mean_sq.size()) + " row means for " + x.shape_string());
+  executor::checks::rms_norm_given_mean(x, weight, mean_sq);
   if (x.numel() == 0) return;
   DeviceBuffer d = upload(x);
   rms_norm_given_mean_f32(d, upload(weight), upload(mean_sq), x.rows(), x.cols(), eps);
@@ -71,10 +65,8 @@ void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, s
 }
 
 void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float> bias, double eps) {
+  executor::checks::layer_norm(x, weight, bias);
   const int64_t n = x.cols();
-  if (static_cast<int64_t>(weight.size()) != n || static_cast<int64_t>(bias.size()) != n)
-    throw std::invalid_argument("layer_norm: " + std::to_string(weight.size()) + " weights and " +
-                                std::to_string(bias.size()) + " biases for rows of " + x.shape_string());
   if (x.numel() == 0) return;
   DeviceBuffer d = upload(x);
   layer_norm_f32(d, upload(weight), upload(bias), x.rows(), n, eps);
@@ -82,14 +74,7 @@ void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float>
 }
 
 Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
-  const int64_t in = w.input_major ? w.rows() : w.cols(), out = w.input_major ? w.cols() : w.rows();
-  if (x.cols() != in)
-    throw std::invalid_argument("linear '" + w.name + "': input " + x.shape_string() + " has " +
-                                std::to_string(x.cols()) + " features, the weight " + executor::shape_string(w.shape) +
-                                " takes " + std::to_string(in));
-  if (!bias.empty() && static_cast<int64_t>(bias.size()) != out)
-    throw std::invalid_argument("linear '" + w.name + "': bias of " + std::to_string(bias.size()) + " for " +
-                                std::to_string(out) + " outputs");
+  const auto [in, out] = executor::checks::linear(x, w, index, bias);
   std::vector<int64_t> shape = x.shape;
   shape.back() = out;
   Tensor y(shape);
@@ -112,14 +97,8 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
   return y;
 }
 
-void check_same(const Tensor& a, const Tensor& b, const char* what) {
-  if (a.shape != b.shape)
-    throw std::invalid_argument(std::string(what) + ": gate " + a.shape_string() + " and up " + b.shape_string() +
-                                " differ");
-}
-
 Tensor swiglu(const Tensor& gate, const Tensor& up, const executor::ActivationParams&) {
-  check_same(gate, up, "swiglu");
+  executor::checks::same_shape(gate, up, "swiglu", "gate", "up");
   Tensor out(gate.shape);
   if (out.numel() == 0) return out;
   DeviceBuffer d = scratch(out.numel());
@@ -129,7 +108,7 @@ Tensor swiglu(const Tensor& gate, const Tensor& up, const executor::ActivationPa
 }
 
 Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const executor::ActivationParams& p) {
-  check_same(gate, up, "swiglu_clamped");
+  executor::checks::same_shape(gate, up, "swiglu_clamped", "gate", "up");
   Tensor out(gate.shape);
   if (out.numel() == 0) return out;
   DeviceBuffer d = scratch(out.numel());
@@ -139,9 +118,7 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const executor::Acti
 }
 
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const executor::ActivationParams&) {
-  if (gate.shape != x.shape)
-    throw std::invalid_argument("sigmoid_gate: gate " + gate.shape_string() + " and input " + x.shape_string() +
-                                " differ");
+  executor::checks::same_shape(gate, x, "sigmoid_gate", "gate", "input");
   Tensor y(x.shape);
   if (y.numel() == 0) return y;
   DeviceBuffer d = scratch(y.numel());

@@ -6,38 +6,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/kernel_checks.h"
 #include "executor/kernels.h"
 #include "executor/threads.h"
 
 namespace dayzero::executor {
 
-namespace {
-std::string dims(const AttentionParams& p) {
-  return std::to_string(p.heads) + " heads / " + std::to_string(p.kv_heads) + " kv heads of qk " +
-         std::to_string(p.qk_dim) + ", v " + std::to_string(p.v_dim);
-}
-}  // namespace
-
 Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p) {
-  if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
-    throw std::invalid_argument("attention: " + dims(p) + ": kv heads must divide heads");
-  if (q.cols() != p.heads * p.qk_dim || kv.k_width != p.kv_heads * p.qk_dim || kv.v_width != p.kv_heads * p.v_dim)
-    throw std::invalid_argument("attention: q " + q.shape_string() + ", cache rows of k " + std::to_string(kv.k_width) +
-                                ", v " + std::to_string(kv.v_width) + " do not fit " + dims(p));
-  if (static_cast<int64_t>(q_positions.size()) != q.rows())
-    throw std::invalid_argument("attention: " + std::to_string(q_positions.size()) + " positions for " +
-                                std::to_string(q.rows()) + " queries");
-  if (!p.keep.empty() && static_cast<int64_t>(p.keep.size()) != q.rows() * kv.tokens)
-    throw std::invalid_argument("attention: a keep mask of " + std::to_string(p.keep.size()) + " for " +
-                                std::to_string(q.rows()) + " queries over " + std::to_string(kv.tokens) + " tokens");
-  if (!p.sinks.empty() && static_cast<int64_t>(p.sinks.size()) != p.heads)
-    throw std::invalid_argument("attention: " + std::to_string(p.sinks.size()) + " sinks for " +
-                                std::to_string(p.heads) + " heads");
+  checks::attention(q, q_positions, kv, p);
   const int64_t C = kv.tokens, group = p.heads / p.kv_heads;
-  for (int64_t t = 0; t < q.rows(); ++t)
-    if (q_positions[t] < 0 || q_positions[t] >= C)
-      throw std::out_of_range("attention: query position " + std::to_string(q_positions[t]) + " outside a cache of " +
-                              std::to_string(C));
   Tensor out({q.rows(), p.heads * p.v_dim});
   // One item per (query row, head): its output is computed by one thread, by the
   // same loop whatever the split, so results do not depend on the thread count.
@@ -149,24 +126,8 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
 
 Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                      const StoredWeight& kv_b, const MlaParams& p) {
+  checks::mla_attention(q, q_positions, cache, kv_b, p);
   const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens;
-  if (q.cols() != p.heads * qk || cache.k_width != p.kv_lora_rank || cache.v_width != p.rope_dim)
-    throw std::invalid_argument("mla_attention: q " + q.shape_string() + ", cache rows of latent " +
-                                std::to_string(cache.k_width) + ", rope key " + std::to_string(cache.v_width) +
-                                " do not fit " + std::to_string(p.heads) + " heads of nope " +
-                                std::to_string(p.nope_dim) + " + rope " + std::to_string(p.rope_dim) + ", rank " +
-                                std::to_string(p.kv_lora_rank));
-  if (kv_b.rows() != p.heads * (p.nope_dim + p.v_dim) || kv_b.cols() != p.kv_lora_rank)
-    throw std::invalid_argument("mla_attention: kv_b_proj " + shape_string(kv_b.shape) + " is not [" +
-                                std::to_string(p.heads * (p.nope_dim + p.v_dim)) + ", " +
-                                std::to_string(p.kv_lora_rank) + "]");
-  for (int64_t t = 0; t < q.rows(); ++t)
-    if (q_positions[t] < 0 || q_positions[t] >= C)
-      throw std::out_of_range("mla_attention: query position " + std::to_string(q_positions[t]) +
-                              " outside a cache of " + std::to_string(C));
-  if (!p.keep.empty() && static_cast<int64_t>(p.keep.size()) != q.rows() * C)
-    throw std::invalid_argument("mla_attention: a keep mask of " + std::to_string(p.keep.size()) + " for " +
-                                std::to_string(q.rows()) + " queries over " + std::to_string(C) + " tokens");
   if (mla_absorbed(q.rows(), C, p.nope_dim, p.rope_dim, p.kv_lora_rank, p.v_dim))
     return mla_absorbed_attention(q, q_positions, cache, kv_b, p);
   // The sequence's latents, gathered from their blocks, expanded into per-head

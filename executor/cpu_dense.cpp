@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/arith.h"
+#include "executor/kernel_checks.h"
 #include "executor/kernels.h"
 #include "executor/threads.h"
 
@@ -17,12 +18,6 @@ namespace {
 using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using ConstMap = Eigen::Map<const RowMatrix>;
 using StridedMap = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
-
-void check_same(const Tensor& a, const Tensor& b, const char* what) {
-  if (a.shape != b.shape)
-    throw std::invalid_argument(std::string(what) + ": gate " + a.shape_string() + " and up " + b.shape_string() +
-                                " differ");
-}
 
 // Output features are computed in blocks of kOutBlock: each block's slice of
 // y = x W^T is one single-threaded Eigen product, and threads take contiguous
@@ -80,14 +75,7 @@ void dequantize_rows(const StoredWeight& w, int64_t index, int64_t r0, int64_t n
 // or [in, out] when input_major), or nullptr to dequantize it block by block
 // ([out, in]) or whole, in parallel (input_major).
 Tensor product(const Tensor& x, const float* wdata, const StoredWeight& w, int64_t index, std::span<const float> bias) {
-  const int64_t in = w.input_major ? w.rows() : w.cols(), out = w.input_major ? w.cols() : w.rows();
-  if (x.cols() != in)
-    throw std::invalid_argument("linear '" + w.name + "': input " + x.shape_string() + " has " +
-                                std::to_string(x.cols()) + " features, the weight " + shape_string(w.shape) +
-                                " takes " + std::to_string(in));
-  if (!bias.empty() && static_cast<int64_t>(bias.size()) != out)
-    throw std::invalid_argument("linear '" + w.name + "': bias of " + std::to_string(bias.size()) + " for " +
-                                std::to_string(out) + " outputs");
+  const auto [in, out] = checks::linear(x, w, index, bias);
   std::vector<int64_t> shape = x.shape;
   shape.back() = out;
   Tensor y(shape);
@@ -125,12 +113,10 @@ Tensor product(const Tensor& x, const float* wdata, const StoredWeight& w, int64
 }  // namespace
 
 Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
-  const int64_t vocab = table.rows(), hidden = table.cols();
+  const int64_t hidden = table.cols();
   Tensor out({static_cast<int64_t>(tokens.size()), hidden});
+  checks::embedding(table, tokens);
   for (size_t t = 0; t < tokens.size(); ++t) {
-    if (tokens[t] < 0 || tokens[t] >= vocab)
-      throw std::out_of_range("embedding '" + table.name + "': token " + std::to_string(tokens[t]) +
-                              " outside the vocabulary of " + std::to_string(vocab));
     dequantize_row(table, 0, tokens[t],
                    std::span<float>(out.row(static_cast<int64_t>(t)), static_cast<size_t>(hidden)));
   }
@@ -138,10 +124,8 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
 }
 
 void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
+  checks::rms_norm(x, weight);
   const auto n = static_cast<int64_t>(weight.size());
-  if (n == 0 || x.numel() % n != 0 || x.cols() % n != 0)
-    throw std::invalid_argument("rms_norm: " + std::to_string(n) + " weights do not divide rows of " +
-                                x.shape_string());
   for (int64_t g = 0; g < x.numel() / n; ++g) {
     float* p = x.data.data() + g * n;
     double sum_sq = 0.0;
@@ -152,9 +136,7 @@ void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
 }
 
 void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq) {
-  if (static_cast<int64_t>(weight.size()) != x.cols() || static_cast<int64_t>(mean_sq.size()) != x.rows())
-    throw std::invalid_argument("rms_norm_given_mean: " + std::to_string(weight.size()) + " weights and " +
-                                std::to_string(mean_sq.size()) + " row means for " + x.shape_string());
+  checks::rms_norm_given_mean(x, weight, mean_sq);
   for (int64_t t = 0; t < x.rows(); ++t) {
     const float inv = static_cast<float>(1.0 / std::sqrt(static_cast<double>(mean_sq[t]) + eps));
     float* r = x.row(t);
@@ -169,9 +151,7 @@ void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps
 }
 
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams&) {
-  if (gate.shape != x.shape)
-    throw std::invalid_argument("sigmoid_gate: gate " + gate.shape_string() + " and input " + x.shape_string() +
-                                " differ");
+  checks::same_shape(gate, x, "sigmoid_gate", "gate", "input");
   Tensor y(x.shape);
   for (int64_t i = 0; i < x.numel(); ++i) y.data[i] = x.data[i] / (1.0f + std::exp(-gate.data[i]));
   return y;
@@ -180,23 +160,18 @@ Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams&
 Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   if (w.kind != model::StorageKind::plain || w.dtype != model::DType::f32)
     throw std::invalid_argument("linear_f32 '" + w.name + "': weight is not plain F32");
-  if (index < 0 || index >= w.matrices())
-    throw std::out_of_range("linear '" + w.name + "': matrix " + std::to_string(index) + " of " +
-                            std::to_string(w.matrices()));
+  checks::linear(x, w, index, bias);
   const std::byte* base = w.data.data() + index * w.rows() * w.cols() * static_cast<int64_t>(sizeof(float));
   if (reinterpret_cast<uintptr_t>(base) % alignof(float) != 0) return linear_dequant(x, w, index, bias);
   return product(x, reinterpret_cast<const float*>(base), w, index, bias);  // zero copy from the mapping
 }
 
 Tensor linear_dequant(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
-  if (index < 0 || index >= w.matrices())
-    throw std::out_of_range("linear '" + w.name + "': matrix " + std::to_string(index) + " of " +
-                            std::to_string(w.matrices()));
   return product(x, nullptr, w, index, bias);
 }
 
 Tensor swiglu(const Tensor& gate, const Tensor& up, const ActivationParams&) {
-  check_same(gate, up, "swiglu");
+  checks::same_shape(gate, up, "swiglu", "gate", "up");
   Tensor out(gate.shape);
   for (int64_t i = 0; i < gate.numel(); ++i) {
     const float g = gate.data[i];
@@ -206,7 +181,7 @@ Tensor swiglu(const Tensor& gate, const Tensor& up, const ActivationParams&) {
 }
 
 Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationParams& p) {
-  check_same(gate, up, "swiglu_clamped");
+  checks::same_shape(gate, up, "swiglu_clamped", "gate", "up");
   const auto limit = static_cast<float>(p.limit), alpha = static_cast<float>(p.alpha);
   Tensor out(gate.shape);
   for (int64_t i = 0; i < gate.numel(); ++i) {
@@ -232,14 +207,8 @@ void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up) {
 }
 
 void moe_combine(Tensor& out, const Tensor& expert_out, std::span<const int64_t> rows, std::span<const float> weights) {
-  if (expert_out.cols() != out.cols() || static_cast<int64_t>(rows.size()) != expert_out.rows() ||
-      rows.size() != weights.size())
-    throw std::invalid_argument("moe_combine: expert output " + expert_out.shape_string() + " with " +
-                                std::to_string(rows.size()) + " rows and " + std::to_string(weights.size()) +
-                                " weights into " + out.shape_string());
+  checks::moe_combine(out, expert_out, rows, weights);
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i] < 0 || rows[i] >= out.rows())
-      throw std::out_of_range("moe_combine: row " + std::to_string(rows[i]) + " outside " + out.shape_string());
     float* dst = out.row(rows[i]);
     const float* src = expert_out.row(static_cast<int64_t>(i));
     for (int64_t j = 0; j < out.cols(); ++j) dst[j] += weights[i] * src[j];

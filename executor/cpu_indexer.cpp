@@ -6,16 +6,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/kernel_checks.h"
 #include "executor/kernels.h"
 #include "executor/threads.h"
 
 namespace dayzero::executor {
 
 void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float> bias, double eps) {
+  checks::layer_norm(x, weight, bias);
   const int64_t n = x.cols();
-  if (static_cast<int64_t>(weight.size()) != n || static_cast<int64_t>(bias.size()) != n)
-    throw std::invalid_argument("layer_norm: " + std::to_string(weight.size()) + " weights and " +
-                                std::to_string(bias.size()) + " biases for rows of " + x.shape_string());
   for (int64_t t = 0; t < x.rows(); ++t) {
     float* r = x.row(t);
     double mean = 0.0, var = 0.0;
@@ -30,16 +29,7 @@ void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float>
 Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const KvPages& keys,
                 const IndexerParams& p) {
   const int64_t T = q.rows(), C = keys.tokens, H = p.heads, D = p.head_dim;
-  if (H <= 0 || D <= 0 || p.topk <= 0 || q.cols() != H * D || w.rows() != T || w.cols() != H || keys.k_width != D ||
-      static_cast<int64_t>(q_positions.size()) != T)
-    throw std::invalid_argument("dsa_topk: q " + q.shape_string() + ", weights " + w.shape_string() +
-                                ", cached keys of " + std::to_string(keys.k_width) + " do not fit " +
-                                std::to_string(H) + " heads of " + std::to_string(D) + ", top-k " +
-                                std::to_string(p.topk));
-  for (int64_t t = 0; t < T; ++t)
-    if (q_positions[t] < 0 || q_positions[t] >= C)
-      throw std::out_of_range("dsa_topk: query position " + std::to_string(q_positions[t]) + " outside a cache of " +
-                              std::to_string(C));
+  checks::dsa_topk(q, w, q_positions, keys, p);
   Tensor keep({T, C});
   const double head_scale = 1.0 / std::sqrt(static_cast<double>(H)),
                dot_scale = 1.0 / std::sqrt(static_cast<double>(D));

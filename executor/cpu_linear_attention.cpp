@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/kernel_checks.h"
 #include "executor/kernels.h"
 #include "executor/threads.h"
 
@@ -15,27 +16,6 @@ namespace {
 double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }  // torch's threshold 20
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-void check_shapes(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a, const LinearAttentionWeights& w,
-                  const LinearAttentionParams& p, const LinearState& s) {
-  const int64_t T = qkv.rows(), Hv = p.value_heads, dv = p.value_head_dim;
-  const std::string what = "gated_delta_net (" + std::to_string(p.key_heads) + " key heads of " +
-                           std::to_string(p.key_head_dim) + ", " + std::to_string(Hv) + " value heads of " +
-                           std::to_string(dv) + ", conv " + std::to_string(p.conv_kernel) + ")";
-  if (p.key_heads <= 0 || Hv <= 0 || Hv % p.key_heads != 0 || p.conv_kernel < 1)
-    throw std::invalid_argument(what + ": key heads must divide value heads");
-  const bool ok = qkv.cols() == p.conv_dim() && z.rows() == T && z.cols() == Hv * dv && b.rows() == T &&
-                  b.cols() == Hv && a.rows() == T && a.cols() == Hv &&
-                  static_cast<int64_t>(w.conv.size()) == p.conv_dim() * p.conv_kernel &&
-                  static_cast<int64_t>(w.dt_bias.size()) == Hv && static_cast<int64_t>(w.a_log.size()) == Hv &&
-                  static_cast<int64_t>(w.norm.size()) == dv;
-  if (!ok)
-    throw std::invalid_argument(what + ": inputs qkv " + qkv.shape_string() + ", z " + z.shape_string() + ", b " +
-                                b.shape_string() + ", a " + a.shape_string() + " or its weights do not fit");
-  if (static_cast<int64_t>(s.conv.size()) != (p.conv_kernel - 1) * p.conv_dim() ||
-      static_cast<int64_t>(s.recurrent.size()) != Hv * p.key_head_dim * dv)
-    throw std::invalid_argument(what + ": the sequence's state has the wrong size");
-}
 
 // Causal depthwise conv over time with SiLU: out[t, c] = silu(sum_j w[c, j] x[t - K + 1 + j, c]),
 // earlier inputs from the state (the last K - 1 inputs, oldest first), which is updated.
@@ -206,7 +186,7 @@ void chunked_head(HeadInputs& in, int64_t h, int64_t chunk, float* S, float* out
 
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
                        const LinearAttentionWeights& w, LinearState& state, const LinearAttentionParams& p) {
-  check_shapes(qkv, z, b, a, w, p, state);
+  checks::gated_delta_net(qkv, z, b, a, w, p, state);
   const Tensor conv = causal_conv(qkv, w.conv, p.conv_kernel, state.conv);
   HeadInputs in = head_inputs(conv, b, a, w, p);
   const int64_t Hv = p.value_heads, dk = p.key_head_dim, dv = p.value_head_dim;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/kernel_checks.h"
 #include "executor/kernels.h"
 
 namespace dayzero::executor {
@@ -29,9 +30,7 @@ std::vector<int64_t> top_k(std::span<const double> v, int64_t k, const std::vect
 }
 
 Routing start(const Tensor& logits, const RouterParams& p, const char* what) {
-  if (p.top_k <= 0 || p.top_k > logits.cols())
-    throw std::invalid_argument(std::string(what) + ": top_k " + std::to_string(p.top_k) + " for " +
-                                std::to_string(logits.cols()) + " experts");
+  checks::router(logits, p, what);
   Routing r;
   r.tokens = logits.rows();
   r.top_k = p.top_k;
@@ -87,13 +86,7 @@ Routing route_topk_softmax(const Tensor& logits, const RouterParams& p) {
 Routing route_sigmoid_group_topk(const Tensor& logits, const RouterParams& p) {
   Routing r = start(logits, p, "route_sigmoid_group_topk");
   const int64_t E = logits.cols(), G = p.n_group;
-  if (G < 1 || E % G != 0 || p.topk_group < 1 || p.topk_group > G || p.topk_group * (E / G) < p.top_k)
-    throw std::invalid_argument("route_sigmoid_group_topk: " + std::to_string(E) + " experts in " + std::to_string(G) +
-                                " groups, keeping " + std::to_string(p.topk_group) + ", cannot hold top_k " +
-                                std::to_string(p.top_k));
-  if (!p.correction_bias.empty() && static_cast<int64_t>(p.correction_bias.size()) != E)
-    throw std::invalid_argument("route_sigmoid_group_topk: correction bias of " +
-                                std::to_string(p.correction_bias.size()) + " for " + std::to_string(E) + " experts");
+  checks::group_router(logits, p);
   const int64_t per_group = E / G;
   std::vector<double> score(static_cast<size_t>(E)), biased(static_cast<size_t>(E)),
       group_score(static_cast<size_t>(G));
