@@ -13,7 +13,8 @@
 # loop on the GPU (run --backend cuda, calibrate, validate; DAYZERO_GPU_CLI=0 skips).
 # DAYZERO_REQUIRE_GPU=1 makes a check that finds no GPU fail instead of skipping.
 # Results under $OUT when set: gpu-checks.xml, the tests' printout, cuda-limits.json,
-# the runs' Measurements, the calibration and validate's report.
+# the runs' Measurements, the calibration, validate's report and the side-by-side with
+# PyTorch eager (torch_eager.py, side_by_side.py: needs torch and transformers there).
 # Exit status: 0 when every check passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -132,6 +133,21 @@ fp8_plan() {
 }
 validate_h200() { "$dz" validate "$out/llama-cuda.json" --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
 validate_v3() { "$dz" validate "$out/deepseek-v3-cuda.json" --device H200-SXM >"$out/validate-v3-h200.txt"; }
+# PyTorch eager on the same checkpoint, prompts and steps (torch_eager.py; exit status 2:
+# no torch or no device, a skip unless a GPU is required), then the side-by-side table,
+# in the summary too; FAIL when DayZero's executor is not the faster in both phases.
+torch_side_by_side() {  # NAME: $out/NAME-cuda.json against $out/NAME-torch.json
+  local name=$1 rc
+  python3 "$root/tests/gpu/torch_eager.py" "$out/$name-cuda.json" --out "$out/$name-torch.json"
+  rc=$?
+  [ "$rc" -eq 2 ] && [ "$DAYZERO_REQUIRE_GPU" != 1 ] && return 0
+  [ "$rc" -eq 0 ] || return "$rc"
+  python3 "$root/tests/gpu/side_by_side.py" "$out/$name-cuda.json" "$out/$name-torch.json" >"$out/side-by-side-$name.txt"
+  rc=$?
+  cat "$out/side-by-side-$name.txt"
+  while IFS= read -r line; do note "  $line"; done <"$out/side-by-side-$name.txt"
+  return "$rc"
+}
 validate_8b() { "$dz" validate "$out/llama8b-cuda.json" --device H200-SXM >"$out/validate-8b-h200.txt"; }
 precision_fp8() {
   fp8_plan && "$dz" run "$out/llama-fp8.plan.json" "${run_args[@]}" --backend cuda --check-precision \
@@ -158,6 +174,7 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-8b-cuda "$dz" run --weights "$work/llama-8b-2l" --backend cuda --prompt-len 1024 --decode-steps 8 \
         --iterations 3 --out "$out/llama8b-cuda.json"
       step cli-8b-validate validate_8b
+      within_budget torch-8b && step torch-8b torch_side_by_side llama8b
       cp "$work/cli-8b-cuda.log" "$out/" 2>/dev/null
     fi
     # DeepSeek-V3's first 4 layers (3 dense, 1 MoE of 256 FP8 experts: ~17 GB written),
@@ -167,6 +184,7 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-v3-cuda "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda --prompt-len 1024 \
         --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-cuda.json"
       step cli-v3-validate validate_v3
+      within_budget torch-v3 && step torch-v3 torch_side_by_side deepseek-v3
       cp "$work/cli-v3-cuda.log" "$out/" 2>/dev/null
     fi
   fi
