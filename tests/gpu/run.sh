@@ -17,7 +17,7 @@
 # PyTorch eager (torch_eager.py, side_by_side.py: needs torch and transformers there).
 # Exit status: 0 when every check passed.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 root=$(pwd)
 work=${DAYZERO_GPU_WORK:-/tmp/dayzero-gpu}
 prefix="$work/prefix"
