@@ -73,6 +73,19 @@ void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float>
   download(d, x);
 }
 
+// The table's frequencies go up with each call (rot_dim / 2 doubles): cos and sin are
+// computed on the device from them, in double, as the CPU computes them.
+void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t> positions,
+          const executor::RopeTable& table, executor::RopeLayout layout) {
+  executor::checks::rope(x, heads, stride, offset, positions, table);
+  if (x.numel() == 0 || table.inv_freq.empty()) return;
+  DeviceBuffer d = upload(x);
+  const DeviceRopeTable t = rope_table_on_device(staging::pool(), table.inv_freq.data(),
+                                                 static_cast<int64_t>(table.inv_freq.size()), table.attention_factor);
+  rope_f32(d, x.rows(), heads, stride, offset, upload(positions), t, layout == executor::RopeLayout::interleaved);
+  download(d, x);
+}
+
 Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   const auto [in, out] = executor::checks::linear(x, w, index, bias);
   std::vector<int64_t> shape = x.shape;
@@ -200,7 +213,7 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 
 void register_cuda_backend() {
   executor::register_backend(
-      {"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds, &staging::device_memory});
+      {"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds, &staging::device_memory, &rope});
 }
 
 }  // namespace dayzero::cuda

@@ -10,8 +10,8 @@
 // block-scaled FP8 ones as BF16 (FP8 made BF16 on the device), multiplied on the
 // tensor cores with the activations rounded to BF16; any other storage as float32
 // (dequantized on the host as the CPU backend dequantizes it), multiplied in
-// float32. RoPE's rotation, KV writes and the MoE exchange's packing are the
-// forward's host glue, as on CPU. Results match the CPU kernels within their
+// float32. RoPE rotates on the device too (executor::Backend::rope); KV writes, residual
+// adds and the MoE exchange's packing are the forward's host glue, as on CPU. Results match the CPU kernels within their
 // summation order (BF16 GEMMs: the CPU's product of the BF16-rounded activations).
 // Op times come from CUDA events around the kernels (take_kernel_seconds), step
 // times include the transfers. Device-resident activations (the glue as backend

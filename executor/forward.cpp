@@ -243,8 +243,8 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
   std::array<Tensor, 2> qk{std::move(q), std::move(k)};
   timer_.run_inplace(OpKey{&rope_op, rv, {qk[0].rows(), rope_op.n}, rope_cost(be_, rope_op, qk[0].rows(), rv)}, qk,
                      [&](std::array<Tensor, 2>& t) {
-                       apply_rope(t[0], heads, c.head_dim, 0, b.positions, rope_, RopeLayout::half);
-                       apply_rope(t[1], kv_heads, c.head_dim, 0, b.positions, rope_, RopeLayout::half);
+                       be_.rope(t[0], heads, c.head_dim, 0, b.positions, rope_, RopeLayout::half);
+                       be_.rope(t[1], kv_heads, c.head_dim, 0, b.positions, rope_, RopeLayout::half);
                      });
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)
@@ -299,8 +299,8 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
   timer_.run_inplace(
       OpKey{&rope_op, c.rope.type, {qr[0].rows(), rope_op.n}, rope_cost(be_, rope_op, qr[0].rows(), c.rope.type)}, qr,
       [&](std::array<Tensor, 2>& t) {
-        apply_rope(t[0], heads, qk, md.qk_nope_head_dim, b.positions, rope_, layout);
-        apply_rope(t[1], 1, md.qk_rope_head_dim, 0, b.positions, rope_, layout);
+        be_.rope(t[0], heads, qk, md.qk_nope_head_dim, b.positions, rope_, layout);
+        be_.rope(t[1], 1, md.qk_rope_head_dim, 0, b.positions, rope_, layout);
       });
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)

@@ -15,9 +15,9 @@
 //   (all-to-all) and combined at the source in a fixed order.
 // On one rank every range is whole and every collective a copy or a no-op.
 //
-// Kernels come from the Backend (executor/registry.h). Tensors are the CPU
-// backend's memory (host float32), and the glue between kernels here (packing
-// rows for the expert all-to-all, KV writes, the residual adds) touches them
+// Kernels (and RoPE's rotation, Backend::rope) come from the Backend (executor/registry.h).
+// Tensors are the CPU backend's memory (host float32), and the glue between kernels here
+// (packing rows for the expert all-to-all, KV writes, the residual adds) touches them
 // directly: a device backend (CUDA) needs a tensor type with device storage and
 // these moves as backend ops; the sharding decisions and the runner stay as they are.
 

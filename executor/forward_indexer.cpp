@@ -35,8 +35,8 @@ std::vector<Tensor> Forward::sparse_keep(const model::Layer& L, const Tensor& h,
   // RoPE on the first qk_rope_head_dim features of each indexer head and of the key
   // (MLA's table; interleaved pairs as GLM-5's indexer_rope_interleave).
   const auto layout = c.rope.interleaved ? RopeLayout::interleaved : RopeLayout::half;
-  apply_rope(q, x.heads, x.head_dim, 0, b.positions, rope_, layout);
-  apply_rope(k, 1, x.head_dim, 0, b.positions, rope_, layout);
+  be_.rope(q, x.heads, x.head_dim, 0, b.positions, rope_, layout);
+  be_.rope(k, 1, x.head_dim, 0, b.positions, rope_, layout);
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)
     index_kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], k.row(b.offsets[i]), nullptr,

@@ -64,6 +64,18 @@ std::pair<int64_t, int64_t> linear(const Tensor& x, const StoredWeight& w, int64
   return {in, out};
 }
 
+void rope(const Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t> positions,
+          const RopeTable& table) {
+  const int64_t rot = 2 * static_cast<int64_t>(table.inv_freq.size());
+  if (x.cols() != heads * stride || offset < 0 || offset + rot > stride)
+    throw std::invalid_argument("rope: input " + x.shape_string() + " does not hold " + std::to_string(heads) +
+                                " heads of " + std::to_string(stride) + " with " + std::to_string(rot) +
+                                " rotated features at " + std::to_string(offset));
+  if (static_cast<int64_t>(positions.size()) != x.rows())
+    throw std::invalid_argument("rope: " + std::to_string(positions.size()) + " positions for " +
+                                std::to_string(x.rows()) + " rows");
+}
+
 void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_name, const char* b_name) {
   if (a.shape != b.shape)
     throw std::invalid_argument(std::string(op) + ": " + a_name + " " + a.shape_string() + " and " + b_name + " " +

@@ -21,6 +21,10 @@ void layer_norm(const Tensor& x, std::span<const float> weight, std::span<const 
 // Matrix `index` exists, x's features are its inputs, the bias has its outputs; the
 // weight's [in, out] (input-major or not) as {in, out}.
 std::pair<int64_t, int64_t> linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias);
+// x holds `heads` heads of `stride` features with the table's rotated ones at `offset`,
+// one position per row.
+void rope(const Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t> positions,
+          const RopeTable& table);
 void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_name, const char* b_name);
 void attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 void mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,

@@ -106,6 +106,12 @@ struct Backend {
     int64_t used_bytes = 0;       // the device's memory in use (every process's, contexts included)
   };
   DeviceMemory (*device_memory)() = nullptr;
+  // Rotary embedding in place, apply_rope's contract (executor/rope.h) for every rope
+  // variant (they differ in the table only): the host's for the CPU, the device's for
+  // a device backend.
+  using RopeApplyFn = void (*)(Tensor&, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t>,
+                               const RopeTable&, RopeLayout);
+  RopeApplyFn rope = &apply_rope;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/kernel_checks.h"
+
 namespace dayzero::executor {
 
 namespace {
@@ -88,14 +90,8 @@ RopeTable rope_yarn(const model::RopeConfig& r, int64_t rot_dim) {
 
 void apply_rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t> positions,
                 const RopeTable& table, RopeLayout layout) {
-  const int64_t half = static_cast<int64_t>(table.inv_freq.size()), rot = 2 * half;
-  if (x.cols() != heads * stride || offset < 0 || offset + rot > stride)
-    throw std::invalid_argument("rope: input " + x.shape_string() + " does not hold " + std::to_string(heads) +
-                                " heads of " + std::to_string(stride) + " with " + std::to_string(rot) +
-                                " rotated features at " + std::to_string(offset));
-  if (static_cast<int64_t>(positions.size()) != x.rows())
-    throw std::invalid_argument("rope: " + std::to_string(positions.size()) + " positions for " +
-                                std::to_string(x.rows()) + " rows");
+  checks::rope(x, heads, stride, offset, positions, table);
+  const int64_t half = static_cast<int64_t>(table.inv_freq.size());
   std::vector<float> cos_v(static_cast<size_t>(half)), sin_v(static_cast<size_t>(half));
   for (int64_t t = 0; t < x.rows(); ++t) {
     for (int64_t i = 0; i < half; ++i) {

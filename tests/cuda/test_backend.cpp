@@ -134,6 +134,29 @@ TEST(CudaBackend, DenseKernelsMatchTheCpu) {
                std::out_of_range);
 }
 
+// RoPE's rotation runs on the device (Backend::rope), as the CPU's within 2 float ulp
+// (cos and sin in double on either side), in both layouts, YaRN's scale included; a
+// shape that does not hold the heads is the CPU's error.
+TEST(CudaBackend, RopeRotatesOnTheDeviceAsOnTheCpu) {
+  const executor::Backend& be = cuda_backend();
+  EXPECT_NE(be.rope, &executor::apply_rope);
+  DAYZERO_NEED_GPU();
+  be.begin_run();
+  model::RopeConfig rc;
+  rc.theta = 10000.0;
+  executor::RopeTable table = executor::rope_default(rc, 32);
+  table.attention_factor = 1.2;
+  const std::vector<int64_t> positions{0, 1, 5, 4095, 131071};
+  for (const auto layout : {executor::RopeLayout::half, executor::RopeLayout::interleaved}) {
+    Tensor got({5, 3 * 48}, wave(5 * 3 * 48, 1.0f, 0.2f)), want = got;
+    be.rope(got, 3, 48, 16, positions, table, layout);
+    executor::apply_rope(want, 3, 48, 16, positions, table, layout);
+    expect_close(got, want, 2.4e-7, layout == executor::RopeLayout::half ? "rope half" : "rope interleaved");
+  }
+  Tensor bad({5, 100}, std::vector<float>(500, 1.0f));
+  EXPECT_THROW(be.rope(bad, 3, 48, 16, positions, table, executor::RopeLayout::half), std::invalid_argument);
+}
+
 // BF16 weights multiply on the tensor cores with the activations rounded to BF16: the
 // CPU's product of the same rounded values, within float32 accumulation order.
 TEST(CudaBackend, Bf16WeightsMultiplyInBf16) {

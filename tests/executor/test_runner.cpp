@@ -88,7 +88,7 @@ TEST_P(RunnerGolden, ReducedPrecisionKvCache) {
   const RunResult full = run_fixture(GetParam());
   const SequenceResult& ref = full.sequences.at(0);
   double kl_bf16 = 0;
-  for (const auto [kv, bytes_ratio] : {std::pair{plan::KvDtype::bf16, 2}, std::pair{plan::KvDtype::fp8, 4}}) {
+  for (const auto& [kv, bytes_ratio] : {std::pair{plan::KvDtype::bf16, 2}, std::pair{plan::KvDtype::fp8, 4}}) {
     const RunResult r = run_fixture(GetParam(), 0, -1, kv);
     LogitComparer cmp;
     cmp.add(ref.prefill_logits, r.sequences.at(0).prefill_logits);  // the same prompt: teacher-forced rows
@@ -181,6 +181,41 @@ TEST(RunnerErrors, RegisteredBackendsAreCheckedThenBegun) {
     EXPECT_NE(std::string(e.what()).find("backend 'hooked': no device here"), std::string::npos) << e.what();
   }
   EXPECT_EQ(g_begun, 1);
+}
+
+// RoPE's rotation is the backend's (Backend::rope: the CUDA backend rotates on the
+// device): the forward calls it for q and k of every layer in every step, and nothing
+// else rotates.
+int g_rope_calls = 0, g_rope_interleaved = 0;
+void counting_rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t> positions,
+                   const RopeTable& table, RopeLayout layout) {
+  ++g_rope_calls;
+  g_rope_interleaved += layout == RopeLayout::interleaved ? 1 : 0;
+  apply_rope(x, heads, stride, offset, positions, table, layout);
+}
+
+TEST(Runner, RotatesThroughTheBackendsRope) {
+  Backend counting{"rope-counting", cpu_kernel_table()};
+  counting.rope = &counting_rope;
+  register_backend(counting);
+  EXPECT_EQ(find_backend("cpu").rope, &apply_rope);
+  for (const char* family : {"llama", "deepseek_v3"}) {
+    const std::string dir = tiny_dir(family);
+    const model::Model m = model::load_model(dir);
+    const std::vector<int64_t> prompt{1, 5, 9, 2, 7};
+    SelfCommunicator one;
+    RunnerOptions o;
+    Runner cpu(m, plan_for(m), one, dir, o);
+    const RunResult want = cpu.run(prompt, 3);
+    g_rope_calls = g_rope_interleaved = 0;
+    o.backend = "rope-counting";
+    Runner counted(m, plan_for(m), one, dir, o);
+    const RunResult got = counted.run(prompt, 3);
+    // q and k of each layer, in the prefill step and each of the 3 decode steps.
+    EXPECT_EQ(g_rope_calls, 2 * m.config.num_layers * 4) << family;
+    EXPECT_EQ(g_rope_interleaved > 0, m.config.rope.interleaved) << family;
+    EXPECT_EQ(got.sequences.at(0).tokens, want.sequences.at(0).tokens) << family;
+  }
 }
 
 TEST(RunnerErrors, PlanForMoreRanksThanRun) {
