@@ -93,19 +93,34 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
   Tensor y(shape);
   if (y.numel() == 0) return y;
   DeviceBuffer dy = scratch(y.numel());
-  // BF16 and block-scaled FP8 weights stay 2 bytes an element on the device and multiply
-  // on the tensor cores with the activations rounded to BF16 (the plan's compute dtype);
-  // cuBLASLt's BF16 kernels want the inner sizes in multiples of 8.
-  const DeviceBuffer* wb = in % 8 == 0 && out % 8 == 0 ? staging::device_weight_bf16(w, index) : nullptr;
-  if (wb) {
-    const DeviceBuffer dx = upload(x);
+  const auto bf16_x = [&] {  // the activations rounded to BF16 (the plan's compute dtype)
     DeviceBuffer xb = staging::scratch(static_cast<size_t>(x.numel()) * 2);
-    f32_to_bf16(dx, xb, x.numel());
-    staging::blas().gemm_bf16(xb, *wb, dy, x.rows(), out, in);
-  } else {
+    f32_to_bf16(upload(x), xb, x.numel());
+    return xb;
+  };
+  // BF16 weights stay 2 bytes an element and block-scaled FP8 ones 1 byte on the
+  // device. FP8: a few rows (decode) read the codes where they lie (fp8_block_gemv);
+  // more rows make the matrix BF16 for the call and multiply on the tensor cores, as
+  // BF16 weights do (cuBLASLt's BF16 kernels want the inner sizes in multiples of 8).
+  const bool tensor_cores = in % 8 == 0 && out % 8 == 0;
+  const staging::DeviceFp8Weight* w8 = staging::device_weight_fp8(w, index);
+  const DeviceBuffer* wb = tensor_cores && !w8 ? staging::device_weight_bf16(w, index) : nullptr;
+  bool bias_added = false;
+  if (w8 && fp8_gemv_fits(x.rows(), in, w8->block_cols)) {
+    const DeviceBuffer db = bias.empty() ? DeviceBuffer() : upload(bias);
+    fp8_block_gemv(bf16_x(), x.rows(), w8->codes, w8->scales, out, in, w8->block_rows, w8->block_cols,
+                   bias.empty() ? nullptr : &db, dy);
+    bias_added = true;
+  } else if (w8 && tensor_cores) {
+    DeviceBuffer w_bf16 = staging::scratch(static_cast<size_t>(out * in) * 2);
+    fp8_block_to_bf16(w8->codes, w8->scales, out, in, w8->block_rows, w8->block_cols, w_bf16);
+    staging::blas().gemm_bf16(bf16_x(), w_bf16, dy, x.rows(), out, in);
+  } else if (wb) {
+    staging::blas().gemm_bf16(bf16_x(), *wb, dy, x.rows(), out, in);
+  } else {  // any other storage, or sizes cuBLASLt's BF16 kernels do not take: float32
     staging::blas().gemm_f32(upload(x), device_weight(w, index), dy, x.rows(), out, in);
   }
-  if (!bias.empty()) add_bias_f32(dy, upload(bias), x.rows(), out);
+  if (!bias.empty() && !bias_added) add_bias_f32(dy, upload(bias), x.rows(), out);
   download(dy, y);
   return y;
 }

@@ -6,16 +6,17 @@
 //
 // Stage 1 (this file's state): tensors stay the executor's host tensors. Each
 // kernel uploads its activations, runs on the device, and downloads its result;
-// weights go to the device once per run and stay there: BF16 and 128 x 128
-// block-scaled FP8 ones as BF16 (FP8 made BF16 on the device), multiplied on the
-// tensor cores with the activations rounded to BF16; any other storage as float32
+// weights go to the device once per run and stay there: BF16 ones as BF16 and
+// 128 x 128 block-scaled FP8 ones as FP8 (codes and scales), multiplied with the
+// activations rounded to BF16 (FP8: up to 8 rows by fp8_block_gemv reading the codes
+// where they lie, more on the tensor cores after making the matrix BF16 for the call,
+// cuda/dequant.h); any other storage as float32
 // (dequantized on the host as the CPU backend dequantizes it), multiplied in
 // float32. RoPE rotates on the device too (executor::Backend::rope); KV writes, residual
-// adds and the MoE exchange's packing are the forward's host glue, as on CPU. Results match the CPU kernels within their
-// summation order (BF16 GEMMs: the CPU's product of the BF16-rounded activations).
-// Op times come from CUDA events around the kernels (take_kernel_seconds), step
-// times include the transfers. Device-resident activations (the glue as backend
-// ops) come next.
+// adds and the MoE exchange's packing are the forward's host glue, as on CPU. Results match the CPU kernels within
+// their summation order (BF16 GEMMs: the CPU's product of the BF16-rounded activations). Op times come from CUDA events
+// around the kernels (take_kernel_seconds), step times include the transfers. Device-resident activations (the glue as
+// backend ops) come next.
 //
 // The device: the rank's local rank (OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID,
 // SLURM_LOCALID; 0 without one) modulo the GPUs the runtime sees, one per thread

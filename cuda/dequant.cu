@@ -5,27 +5,15 @@
 #include <string>
 
 #include "cuda/check.cuh"
+#include "cuda/fp8.cuh"
 
 namespace dayzero::cuda {
 
 namespace {
 constexpr int kThreads = 256;
 
-// OCP FP8 E4M3 (bias 7, no infinities, 0x7F / 0xFF NaN) as float32, exactly.
-__device__ float e4m3_value(uint8_t code) {
-  const int exponent = (code >> 3) & 0xF, mantissa = code & 0x7;
-  const float sign = (code & 0x80) ? -1.0f : 1.0f;
-  if (exponent == 0xF && mantissa == 0x7) return __int_as_float(0x7FC00000);
-  if (exponent == 0) return sign * ldexpf(static_cast<float>(mantissa), -9);  // subnormal: m x 2^-9
-  return sign * ldexpf(static_cast<float>(8 + mantissa), exponent - 10);      // (1 + m/8) x 2^(e-7)
-}
-
-// float32 -> BF16 bits, to nearest even; NaN stays a quiet NaN (executor/quantize.cpp).
-__device__ uint16_t to_bf16(float x) {
-  const uint32_t u = static_cast<uint32_t>(__float_as_int(x));
-  if (x != x) return static_cast<uint16_t>((u >> 16) | 0x0040);
-  return static_cast<uint16_t>((u + 0x7FFF + ((u >> 16) & 1)) >> 16);
-}
+using fp8::bf16_bits;
+using fp8::e4m3_value;
 
 __global__ void fp8_block_to_bf16_kernel(const uint8_t* codes, const float* scales, int64_t rows, int64_t cols,
                                          int64_t block_rows, int64_t block_cols, int64_t scale_cols, uint16_t* out) {
@@ -33,11 +21,11 @@ __global__ void fp8_block_to_bf16_kernel(const uint8_t* codes, const float* scal
   if (i >= rows * cols) return;
   const int64_t r = i / cols, c = i % cols;
   const float scale = scales[(r / block_rows) * scale_cols + c / block_cols];
-  out[i] = to_bf16(__fmul_rn(e4m3_value(codes[i]), scale));  // no contraction: the CPU's product
+  out[i] = bf16_bits(__fmul_rn(e4m3_value(codes[i]), scale));  // no contraction: the CPU's product
 }
 __global__ void to_bf16_kernel(const float* x, uint16_t* out, int64_t n) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = to_bf16(x[i]);
+  if (i < n) out[i] = bf16_bits(x[i]);
 }
 }  // namespace
 

@@ -18,6 +18,20 @@ namespace dayzero::cuda {
 void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, int64_t rows, int64_t cols,
                        int64_t block_rows, int64_t block_cols, DeviceBuffer& out);
 
+// The decode GEMV over FP8 weights as stored (1 byte an element read once, no BF16
+// copy): y [m, n] float32 = x [m, k] W^T (+ bias [n], or null), W [n, k] E4M3 codes with
+// float32 scales per block_rows x block_cols block, x as BF16 bits (the activations
+// rounded as for the tensor-core GEMMs). Each product is the CPU's dequantized weight
+// (code x scale in float32) times x, summed in float32 (16 consecutive inputs per
+// lane, then the warp's lanes): the CPU's product of the same values, in another order.
+// For m <= kFp8GemvRows, k and block_cols multiples of 16 (fp8_gemv_fits); throws
+// CudaError otherwise or when a buffer is too small.
+inline constexpr int kFp8GemvRows = 8;
+bool fp8_gemv_fits(int64_t m, int64_t k, int64_t block_cols);
+void fp8_block_gemv(const DeviceBuffer& x_bf16, int64_t m, const DeviceBuffer& codes, const DeviceBuffer& scales,
+                    int64_t n, int64_t k, int64_t block_rows, int64_t block_cols, const DeviceBuffer* bias,
+                    DeviceBuffer& y);
+
 // n float32 values to BF16 (round to nearest even, executor/quantize.h's rule): the
 // activations a BF16 GEMM takes.
 void f32_to_bf16(const DeviceBuffer& x, DeviceBuffer& out, int64_t n);

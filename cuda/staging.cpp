@@ -9,8 +9,6 @@
 #include <tuple>
 #include <vector>
 
-#include "cuda/dequant.h"
-
 namespace dayzero::cuda::staging {
 
 namespace {
@@ -27,6 +25,7 @@ struct Context {
   Blas blas;
   // float32 (or BF16) [out, in] copies, by (stored bytes, size, matrix index, layout, rows, BF16).
   std::map<std::tuple<const void*, size_t, int64_t, bool, int64_t, bool>, DeviceBuffer> weights;
+  std::map<std::tuple<const void*, size_t, int64_t>, DeviceFp8Weight> fp8_weights;  // by (codes, size, matrix)
   explicit Context(int device) : pool(device), blas(pool) {}
 };
 thread_local std::unique_ptr<Context> t_context;
@@ -45,6 +44,7 @@ DevicePool& pool() { return context().pool; }
 Blas& blas() { return context().blas; }
 void begin_run() {
   context().weights.clear();
+  context().fp8_weights.clear();
   context().pool.reset_peak();
 }
 
@@ -86,9 +86,7 @@ const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index
 }
 
 const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t index) {
-  const bool bf16 = w.kind == model::StorageKind::plain && w.dtype == model::DType::bf16;
-  const bool fp8 = w.kind == model::StorageKind::fp8_block && !w.input_major;
-  if (!bf16 && !fp8) return nullptr;
+  if (w.kind != model::StorageKind::plain || w.dtype != model::DType::bf16) return nullptr;
   if (index < 0 || index >= w.matrices())
     throw std::out_of_range("linear '" + w.name + "': matrix " + std::to_string(index) + " of " +
                             std::to_string(w.matrices()));
@@ -98,22 +96,34 @@ const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t 
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
   const int64_t rows = w.rows(), cols = w.cols(), n = rows * cols;
   DeviceBuffer out = scratch(static_cast<size_t>(n) * 2);
-  if (bf16) {
-    const auto* src = reinterpret_cast<const uint16_t*>(w.data.data()) + index * n;
-    std::vector<uint16_t> m(src, src + n);
-    if (w.input_major)  // stored [in, out]: transposed to [out, in]
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) m[static_cast<size_t>(c * rows + r)] = src[r * cols + c];
-    out.upload(m.data(), m.size() * 2);
-  } else {
-    const int64_t scale_rows = (rows + w.block_rows - 1) / w.block_rows,
-                  scale_cols = (cols + w.block_cols - 1) / w.block_cols;
-    const size_t scale_bytes = static_cast<size_t>(scale_rows * scale_cols) * sizeof(float);
-    const DeviceBuffer codes = upload(w.data.data() + index * n, static_cast<size_t>(n));
-    const DeviceBuffer scales = upload(w.scales.data() + static_cast<size_t>(index) * scale_bytes, scale_bytes);
-    fp8_block_to_bf16(codes, scales, rows, cols, w.block_rows, w.block_cols, out);
-  }
+  const auto* src = reinterpret_cast<const uint16_t*>(w.data.data()) + index * n;
+  std::vector<uint16_t> m(src, src + n);
+  if (w.input_major)  // stored [in, out]: transposed to [out, in]
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) m[static_cast<size_t>(c * rows + r)] = src[r * cols + c];
+  out.upload(m.data(), m.size() * 2);
   return &cache.emplace(key, std::move(out)).first->second;
+}
+
+const DeviceFp8Weight* device_weight_fp8(const executor::StoredWeight& w, int64_t index) {
+  if (w.kind != model::StorageKind::fp8_block || w.input_major) return nullptr;
+  if (index < 0 || index >= w.matrices())
+    throw std::out_of_range("linear '" + w.name + "': matrix " + std::to_string(index) + " of " +
+                            std::to_string(w.matrices()));
+  auto& cache = context().fp8_weights;
+  const auto key = std::make_tuple(static_cast<const void*>(w.data.data()), w.data.size(), index);
+  if (auto it = cache.find(key); it != cache.end()) return &it->second;
+  DeviceFp8Weight d;
+  d.rows = w.rows();
+  d.cols = w.cols();
+  d.block_rows = w.block_rows;
+  d.block_cols = w.block_cols;
+  const int64_t n = d.rows * d.cols;
+  const int64_t scale_count = (d.rows + w.block_rows - 1) / w.block_rows * ((d.cols + w.block_cols - 1) / w.block_cols);
+  const size_t scale_bytes = static_cast<size_t>(scale_count) * sizeof(float);
+  d.codes = upload(w.data.data() + index * n, static_cast<size_t>(n));
+  d.scales = upload(w.scales.data() + static_cast<size_t>(index) * scale_bytes, scale_bytes);
+  return &cache.emplace(key, std::move(d)).first->second;
 }
 
 }  // namespace dayzero::cuda::staging

@@ -41,11 +41,18 @@ void download(const DeviceBuffer& b, executor::Tensor& t);  // t.numel() floats
 // quantized checkpoint's dequantized on the host (as the CPU backend multiplies it),
 // an input-major one transposed. Throws std::out_of_range for a bad index.
 const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index);
-// Matrix `index` of a BF16 or 128 x 128 block-scaled FP8 weight as BF16 [out, in] on
-// the device, made once per run (BF16 as stored, transposed when input-major; FP8
-// made BF16 on the device, cuda/dequant.h), for Blas::gemm_bf16; null for any other
-// storage (those multiply in float32).
+// Matrix `index` of a BF16 weight as BF16 [out, in] on the device, made once per run
+// (as stored, transposed when input-major), for Blas::gemm_bf16; null for any other
+// storage.
 const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t index);
+// Matrix `index` of a block-scaled FP8 weight ([out, in], not input-major) as stored:
+// its codes (1 byte an element) and float32 block scales, on the device once per run;
+// null for any other storage. The GEMMs read it where it lies (cuda/dequant.h).
+struct DeviceFp8Weight {
+  DeviceBuffer codes, scales;
+  int64_t rows = 0, cols = 0, block_rows = 0, block_cols = 0;
+};
+const DeviceFp8Weight* device_weight_fp8(const executor::StoredWeight& w, int64_t index);
 
 }  // namespace dayzero::cuda::staging
 

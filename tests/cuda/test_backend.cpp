@@ -179,6 +179,39 @@ TEST(CudaBackend, Bf16WeightsMultiplyInBf16) {
   expect_close(got, want, 1e-5, "gemm bf16");
 }
 
+// Block-scaled FP8 weights stay 1 byte an element on the device (the pool grows by the
+// codes and scales, not a BF16 copy): decode rows go through the GEMV over the codes,
+// more rows through the tensor cores; both the CPU's product of the BF16-rounded
+// activations, within float32 summation order.
+TEST(CudaBackend, Fp8WeightsStayFp8OnTheDevice) {
+  DAYZERO_NEED_GPU();
+  const executor::Backend& be = fresh_cuda_backend();
+  const auto& cpu = executor::find_backend("cpu");
+  const int64_t out = 256, in = 1024;
+  std::vector<uint8_t> codes(static_cast<size_t>(out * in));
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>((i * 37 + i / 5) % 0x7E);  // finite
+  const std::vector<float> scales{0.01f, 0.02f,  0.005f, 0.03f, 0.001f, 0.04f,  0.002f, 0.05f,
+                                  0.06f, 0.007f, 0.008f, 0.09f, 0.01f,  0.011f, 0.012f, 0.013f};  // 2 x 8 blocks
+  executor::StoredWeight w;
+  w.name = "w_fp8";
+  w.kind = model::StorageKind::fp8_block;
+  w.shape = {out, in};
+  w.data = std::as_bytes(std::span<const uint8_t>(codes));
+  w.scales = std::as_bytes(std::span<const float>(scales));
+  const int64_t before = be.device_memory().pool_peak_bytes;
+  for (const int64_t rows : {1, 4, 20}) {
+    const Tensor x({rows, in}, wave(static_cast<size_t>(rows * in), 1.2f, 0.3f));
+    Tensor x_rounded = x;
+    for (float& v : x_rounded.data) v = executor::bf16_to_float(executor::float_to_bf16(v));
+    const Tensor got = be.fn<executor::GemmFn>(OpKind::gemm, "fp8_block")(x, w, 0, {});
+    const Tensor want = cpu.fn<executor::GemmFn>(OpKind::gemm, "fp8_block")(x_rounded, w, 0, {});
+    expect_close(got, want, 1e-5, rows <= 8 ? "fp8 gemv" : "fp8 on the tensor cores");
+    if (rows == 4) {  // the decode calls held the codes, the scales and a few rows' activations
+      EXPECT_LT(be.device_memory().pool_peak_bytes - before, out * in + (int64_t{64} << 10));
+    }
+  }
+}
+
 TEST(CudaBackend, AttentionMatchesTheCpuWithWindowAndSinks) {
   DAYZERO_NEED_GPU();
   const executor::Backend& be = fresh_cuda_backend();

@@ -1,11 +1,17 @@
-// FP8 with 128 x 128 block scales into BF16 on the device (cuda/dequant.h): bit for
-// bit what the CPU computes (code x scale in float32, rounded to nearest even).
+// FP8 with 128 x 128 block scales on the device (cuda/dequant.h): into BF16 bit for
+// bit what the CPU computes (code x scale in float32, rounded to nearest even), and the
+// decode GEMV over the codes as stored against the CPU's product. The decoders the
+// kernels share (cuda/fp8.cuh) are checked on the host, without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "cuda/dequant.h"
+#include "cuda/fp8.cuh"
+#include "executor/kernels.h"
 #include "executor/quantize.h"
 #include "executor/weights.h"
 #include "gpu.h"
@@ -38,6 +44,77 @@ TEST(CudaDequant, Fp8BlocksToBf16MatchTheCpuBitForBit) {
       const float scale = scales[static_cast<size_t>((r / block) * 3 + c / block)];
       ASSERT_EQ(got[i], executor::float_to_bf16(executor::fp8_e4m3_to_float(codes[i]) * scale)) << r << ", " << c;
     }
+}
+
+// Every E4M3 code decodes as the CPU decodes it (NaN to NaN), and BF16 rounds as the
+// CPU rounds: the device kernels' own functions, run here on the host.
+TEST(CudaDequant, DeviceDecodersAreTheCpusOnTheHost) {
+  for (int c = 0; c < 256; ++c) {
+    const float want = executor::fp8_e4m3_to_float(static_cast<uint8_t>(c));
+    const float got = fp8::e4m3_value(static_cast<uint8_t>(c));
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << c;
+    } else {
+      EXPECT_EQ(fp8::to_bits(got), fp8::to_bits(want)) << c;  // -0 too
+    }
+  }
+  for (const float v : {0.0f, -0.0f, 1.0f, 1.00390625f, 1.005859375f, -3.14159f, 1e-40f, 3.0e38f, 65504.0f,
+                        std::numeric_limits<float>::infinity(), std::nanf("")}) {
+    EXPECT_EQ(fp8::bf16_bits(v), executor::float_to_bf16(v)) << v;
+    EXPECT_EQ(fp8::to_bits(fp8::bf16_value(fp8::bf16_bits(v))) >> 16, fp8::bf16_bits(v)) << v;
+  }
+}
+
+// The decode GEMV reads the codes where they lie: 1 to 8 rows of BF16-rounded
+// activations against the CPU's linear of the same rounded values (dequantized weights,
+// float32 sums in another order: 1e-5 relative), with and without a bias; 300 x 384
+// codes in blocks of 128, the last row of blocks partial.
+TEST(CudaDequant, Fp8GemvMatchesTheCpusProduct) {
+  DAYZERO_NEED_GPU();
+  const int64_t n = 300, k = 384, block = 128;
+  std::vector<uint8_t> codes(static_cast<size_t>(n * k));
+  for (size_t i = 0; i < codes.size(); ++i) {
+    auto c = static_cast<uint8_t>((i * 13 + i / 7) % 256);
+    codes[i] = (c & 0x7F) == 0x7F ? 0x42 : c;  // not the NaN codes
+  }
+  const std::vector<float> scales{0.01f, 0.002f, 0.5f, 1e-3f, 0.03f, 0.25f, 0.007f, 0.04f, 0.0009f};  // 3 x 3
+  executor::StoredWeight w;
+  w.name = "fp8";
+  w.kind = model::StorageKind::fp8_block;
+  w.shape = {n, k};
+  w.data = std::as_bytes(std::span<const uint8_t>(codes));
+  w.scales = std::as_bytes(std::span<const float>(scales));
+  std::vector<float> bias(static_cast<size_t>(n));
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * std::cos(static_cast<float>(i));
+  DevicePool pool;
+  DeviceBuffer dc(pool, codes.size()), ds(pool, scales.size() * sizeof(float)), db(pool, bias.size() * 4);
+  dc.upload(codes.data(), dc.bytes());
+  ds.upload(scales.data(), ds.bytes());
+  db.upload(bias.data(), db.bytes());
+  for (const int64_t m : {1, 3, 8}) {
+    executor::Tensor x({m, k});
+    std::vector<uint16_t> xb(static_cast<size_t>(m * k));
+    for (size_t i = 0; i < xb.size(); ++i) {
+      xb[i] = executor::float_to_bf16(2.0f * std::sin(0.11f * static_cast<float>(i)));
+      x.data[i] = executor::bf16_to_float(xb[i]);
+    }
+    DeviceBuffer dx(pool, xb.size() * 2), dy(pool, static_cast<size_t>(m * n) * 4);
+    dx.upload(xb.data(), dx.bytes());
+    for (const bool with_bias : {false, true}) {
+      fp8_block_gemv(dx, m, dc, ds, n, k, block, block, with_bias ? &db : nullptr, dy);
+      std::vector<float> got(static_cast<size_t>(m * n));
+      dy.download(got.data(), dy.bytes());
+      const executor::Tensor want =
+          executor::linear_dequant(x, w, 0, with_bias ? std::span<const float>(bias) : std::span<const float>());
+      for (size_t i = 0; i < got.size(); ++i)
+        EXPECT_NEAR(got[i], want.data[i], 1e-5 * std::abs(want.data[i]) + 1e-6) << m << " rows, " << i;
+    }
+  }
+  DeviceBuffer dx(pool, 9 * k * 2), dy(pool, 9 * n * 4);
+  EXPECT_THROW(fp8_block_gemv(dx, 9, dc, ds, n, k, block, block, nullptr, dy), CudaError);    // 9 rows
+  EXPECT_THROW(fp8_block_gemv(dx, 1, dc, ds, n, 376, block, block, nullptr, dy), CudaError);  // k % 16
+  EXPECT_FALSE(fp8_gemv_fits(1, 384, 100));
+  EXPECT_TRUE(fp8_gemv_fits(8, 7168, 128));
 }
 
 TEST(CudaDequant, BuffersTooSmallAreErrors) {
