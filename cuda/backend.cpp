@@ -187,9 +187,11 @@ const executor::KernelEntry kCudaKernels[] = {
     {OpKind::attention, "gqa+sliding", &staged::attention, &op_cost},
     {OpKind::attention, "gqa+sinks", &staged::attention, &op_cost},
     {OpKind::attention, "gqa+sliding+sinks", &staged::attention, &op_cost},
-    {OpKind::attention, "mla", &staged::mla_attention, &executor::mla_expanded_cost},
-    // The indexer's keep mask over the whole context, expanded: costed as run.
-    {OpKind::attention, "mla+sparse_topk", &staged::mla_attention, &executor::mla_expanded_cost},
+    // The form the CPU picks (absorbed for decode), costed as run: over the whole
+    // context with the indexer's keep mask too (the kernels skip the keys it drops but
+    // move them all).
+    {OpKind::attention, "mla", &staged::mla_attention, &executor::mla_cost},
+    {OpKind::attention, "mla+sparse_topk", &staged::mla_attention, &executor::mla_cost},
     {OpKind::indexer, "dsa_topk", &staged::dsa_topk, &executor::indexer_cost},
     {OpKind::linear_attention, "gated_delta_net", &staged::gated_delta_net, &executor::linear_attention_cost},
     {OpKind::activation, "swiglu", &swiglu, &op_cost},

@@ -1,5 +1,5 @@
 // The CUDA backend's attention over host tensors (stage 1, cuda/backend.h): GQA
-// (window, sinks, keep mask), MLA in its expanded form, the sparse-attention indexer and
+// (window, sinks, keep mask), MLA (absorbed for decode, expanded for prompts, as the CPU picks), the sparse-attention indexer and
 // the gated delta-net (its state a host LinearState, uploaded and read back each call), inputs checked as the CPU
 // kernels check them, uploaded, run, results downloaded.
 #include <algorithm>
@@ -40,14 +40,47 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const ex
   return out;
 }
 
-// MLA as the reference computes it un-absorbed: the context's latents through kv_b
-// (cuBLASLt) into per-head [k_nope | v], each key joined by the shared rope key, then
-// attention over heads x (nope + rope) keys. Exact as the absorbed form; at decode it
-// expands the whole context every step (mla_expanded_cost), which a device-resident
-// stage will avoid.
+namespace {
+// MLA absorbed (few queries against a long context, decode): each query into the latent
+// space through kv_b's key half, attention over the cached [latent | rope key] as one KV
+// head every head shares (values: the latent), out through kv_b's value half (mla.cu).
+// The context moves as latents (rank + rope floats a token), not expanded per head.
+Tensor mla_absorbed(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& cache,
+                    const executor::StoredWeight& kv_b, const executor::MlaParams& p) {
+  const int64_t T = q.rows(), C = cache.tokens, R = p.kv_lora_rank, wide = R + p.rope_dim;
+  Tensor keys({C, wide}), values({C, R});
+  for (int64_t j = 0; j < C; ++j) {
+    std::copy_n(cache.k_row(j), R, keys.row(j));
+    std::copy_n(cache.v_row(j), p.rope_dim, keys.row(j) + R);
+    std::copy_n(cache.k_row(j), R, values.row(j));
+  }
+  const DeviceMla dm{p.heads, p.nope_dim, p.rope_dim, p.v_dim, R};
+  const DeviceBuffer& w = staging::device_weight(kv_b, 0);  // float32 [heads * (nope + v), rank]
+  DeviceBuffer q_abs = staging::scratch(static_cast<size_t>(T * p.heads * wide) * sizeof(float));
+  mla_absorb_q_f32(upload(q), T, dm, w, q_abs);
+  DeviceBuffer lat = staging::scratch(static_cast<size_t>(T * p.heads * R) * sizeof(float));
+  const DeviceBuffer keep = upload(p.keep);
+  attention_f32(q_abs, upload(q_positions), T, upload(keys), upload(values), C, nullptr,
+                p.keep.empty() ? nullptr : &keep, DeviceAttention{p.heads, 1, wide, R, p.scale, 0}, lat);
+  Tensor out({T, p.heads * p.v_dim});
+  DeviceBuffer o = staging::scratch(static_cast<size_t>(out.numel()) * sizeof(float));
+  mla_unabsorb_f32(lat, T, dm, w, o);
+  download(o, out);
+  return out;
+}
+}  // namespace
+
+// MLA in the form the CPU picks for the shape (executor::mla_absorbed, by cost): the
+// absorbed form above, or as the reference computes it un-absorbed (many queries,
+// prefill): the context's latents through kv_b (cuBLASLt) into per-head [k_nope | v],
+// each key joined by the shared rope key, then attention over heads x (nope + rope)
+// keys. The two are the same in exact arithmetic.
 Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& cache,
                      const executor::StoredWeight& kv_b, const executor::MlaParams& p) {
   executor::checks::mla_attention(q, q_positions, cache, kv_b, p);
+  if (q.rows() == 0) return Tensor({0, p.heads * p.v_dim});
+  if (executor::mla_absorbed(q.rows(), cache.tokens, p.nope_dim, p.rope_dim, p.kv_lora_rank, p.v_dim))
+    return mla_absorbed(q, q_positions, cache, kv_b, p);
   const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens, hw = p.nope_dim + p.v_dim;
   Tensor latent({C, p.kv_lora_rank});
   for (int64_t j = 0; j < C; ++j) std::copy_n(cache.k_row(j), p.kv_lora_rank, latent.row(j));

@@ -79,6 +79,21 @@ void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t
                    const DeviceBuffer& v, int64_t context, const DeviceBuffer* sinks, const DeviceBuffer* keep,
                    const DeviceAttention& p, DeviceBuffer& out);
 
+// MLA's absorbed form (executor/kernels.h mla_absorbed_attention, mla.cu), kv_b float32
+// [heads * (nope + v), rank] on the device. mla_absorb_q_f32: q [queries, heads x (nope
+// + rope)] into q_abs [queries, heads x (rank + rope)] = [q_nope W_uk_h | q_rope], for
+// attention_f32 with one KV head of keys [latent | rope key] and values the latent;
+// mla_unabsorb_f32: that attention's [queries, heads x rank] into out [queries, heads x
+// v] through W_uv_h. Float32 sums in a fixed order. Throw CudaError on a bad shape or
+// a buffer too small.
+struct DeviceMla {
+  int64_t heads = 0, nope_dim = 0, rope_dim = 0, v_dim = 0, kv_lora_rank = 0;
+};
+void mla_absorb_q_f32(const DeviceBuffer& q, int64_t queries, const DeviceMla& p, const DeviceBuffer& kv_b,
+                      DeviceBuffer& q_abs);
+void mla_unabsorb_f32(const DeviceBuffer& lat, int64_t queries, const DeviceMla& p, const DeviceBuffer& kv_b,
+                      DeviceBuffer& out);
+
 // DeepSeek sparse attention's indexer (executor/kernels.h dsa_topk): q [queries, heads x
 // head_dim], w [queries, heads], one sequence's indexer keys contiguous [context,
 // head_dim]; query t at positions[t] keeps its top-k tokens j <= positions[t] (all of

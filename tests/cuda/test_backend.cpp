@@ -273,13 +273,25 @@ TEST(CudaBackend, MlaAndTheIndexerMatchTheCpu) {
   std::vector<int32_t> one;
   const auto pages = executor::KvPages::contiguous(latent, rope_k, one);
   const executor::MlaParams p{heads, nope, rope, rank, v, 0.144, {}};
-  for (const std::vector<int64_t>& pos : {std::vector<int64_t>{39}, std::vector<int64_t>{30, 31, 32, 33, 34}}) {
+  // Decode and a short chunk take the absorbed form, the whole prompt the expanded one
+  // (executor::mla_absorbed), on both backends alike; the absorbed one with a keep mask too.
+  std::vector<int64_t> prompt(C);
+  for (int64_t j = 0; j < C; ++j) prompt[static_cast<size_t>(j)] = j;
+  for (const std::vector<int64_t>& pos : {std::vector<int64_t>{39}, std::vector<int64_t>{30, 31, 32, 33, 34}, prompt}) {
     const auto T = static_cast<int64_t>(pos.size());
+    ASSERT_EQ(executor::mla_absorbed(T, C, nope, rope, rank, v), T < C);
     const Tensor q({T, heads * (nope + rope)}, wave(T * heads * (nope + rope), 1.0f, 0.4f));
-    const auto fn = [&](const executor::Backend& b) {
-      return b.fn<executor::MlaFn>(OpKind::attention, "mla")(q, pos, pages, kv_b, p);
-    };
-    expect_close(fn(be), fn(cpu), 1e-4, T == 1 ? "mla decode" : "mla prefill");
+    std::vector<float> keep(static_cast<size_t>(T * C), 1.0f);
+    for (size_t i = 0; i < keep.size(); i += 3) keep[i] = 0.0f;
+    for (int64_t t = 0; t < T; ++t) keep[static_cast<size_t>(t * C + pos[static_cast<size_t>(t)])] = 1.0f;  // as top-k
+    for (const bool masked : {false, true}) {
+      executor::MlaParams pm = p;
+      if (masked) pm.keep = keep;
+      const auto fn = [&](const executor::Backend& b) {
+        return b.fn<executor::MlaFn>(OpKind::attention, masked ? "mla+sparse_topk" : "mla")(q, pos, pages, kv_b, pm);
+      };
+      expect_close(fn(be), fn(cpu), 1e-4, T < C ? "mla absorbed" : "mla expanded");
+    }
   }
   const int64_t H = 2, D = 8, T = 3;
   const Tensor iq({T, H * D}, wave(T * H * D, 1.0f, 0.2f)), iw({T, H}, wave(T * H, 1.0f, 0.9f)),
