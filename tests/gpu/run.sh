@@ -13,8 +13,10 @@
 # loop on the GPU (run --backend cuda, calibrate, validate; DAYZERO_GPU_CLI=0 skips).
 # DAYZERO_REQUIRE_GPU=1 makes a check that finds no GPU fail instead of skipping.
 # Results under $OUT when set: gpu-checks.xml, the tests' printout, cuda-limits.json,
-# the runs' Measurements, the calibration, validate's report and the side-by-side with
-# PyTorch eager (torch_eager.py, side_by_side.py: needs torch and transformers there).
+# the runs' Measurements, the calibrations, validate's reports (the 8B calibration
+# predicting another shape: out of sample), the ops against the GPU's limits
+# (roofline.py) and the side-by-side with PyTorch eager (torch_eager.py,
+# side_by_side.py: needs torch and transformers there).
 # Exit status: 0 when every check passed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -149,6 +151,21 @@ torch_side_by_side() {  # NAME: $out/NAME-cuda.json against $out/NAME-torch.json
   return "$rc"
 }
 validate_8b() { "$dz" validate "$out/llama8b-cuda.json" --device H200-SXM >"$out/validate-8b-h200.txt"; }
+# Out of sample: the calibration fitted on the 8B run at 1 x 1,024 tokens predicts a run
+# of another shape (4 sequences x 512 tokens), op by op and end to end.
+validate_8b_other() {
+  "$dz" validate "$out/llama8b-other-cuda.json" --calibration "$out/calibration-8b.json" >"$out/validate-8b-other.txt"
+}
+# The ops against this GPU's limits (roofline.py: decode GEMMs >= 70 % of the HBM copy
+# rate, prefill GEMMs >= 60 % of the BF16 GEMM peak), the table in the summary too.
+roofline() {  # NAME: $out/NAME-cuda.json against cuda-limits.json
+  local rc
+  python3 "$root/tests/gpu/roofline.py" "$out/$1-cuda.json" "$out/cuda-limits.json" >"$out/roofline-$1.txt"
+  rc=$?
+  cat "$out/roofline-$1.txt"
+  while IFS= read -r line; do note "  $line"; done <"$out/roofline-$1.txt"
+  return "$rc"
+}
 precision_fp8() {
   fp8_plan && "$dz" run "$out/llama-fp8.plan.json" "${run_args[@]}" --backend cuda --check-precision \
     --out "$out/llama-fp8-cuda.json"
@@ -174,6 +191,11 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-8b-cuda "$dz" run --weights "$work/llama-8b-2l" --backend cuda --prompt-len 1024 --decode-steps 8 \
         --iterations 3 --out "$out/llama8b-cuda.json"
       step cli-8b-validate validate_8b
+      step roofline-8b roofline llama8b
+      step cli-8b-calibrate "$dz" calibrate "$out/llama8b-cuda.json" --device H200-SXM --out "$out/calibration-8b.json"
+      step cli-8b-other-cuda "$dz" run --weights "$work/llama-8b-2l" --backend cuda --prompt-len 512 --batch 4 \
+        --decode-steps 8 --iterations 3 --out "$out/llama8b-other-cuda.json"
+      step cli-8b-validate-other validate_8b_other
       within_budget torch-8b && step torch-8b torch_side_by_side llama8b
       cp "$work/cli-8b-cuda.log" "$out/" 2>/dev/null
     fi
@@ -184,6 +206,7 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-v3-cuda "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda --prompt-len 1024 \
         --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-cuda.json"
       step cli-v3-validate validate_v3
+      step roofline-v3 roofline deepseek-v3
       within_budget torch-v3 && step torch-v3 torch_side_by_side deepseek-v3
       cp "$work/cli-v3-cuda.log" "$out/" 2>/dev/null
     fi
