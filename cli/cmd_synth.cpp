@@ -1,4 +1,4 @@
-// dayzero synth CONFIG --out DIR [--layers N] [--seed S]: a random-weight
+// dayzero synth CONFIG --out DIR [--layers N] [--no-mtp] [--seed S]: a random-weight
 // checkpoint at the model's real shapes, dtypes and names.
 #include <iostream>
 #include <memory>
@@ -14,6 +14,7 @@ struct SynthCliOptions {
   std::string config;
   std::string out;
   int64_t layers = 0;
+  bool no_mtp = false;
   uint64_t seed = 0;
   double shard_gb = 5.0;
 };
@@ -21,6 +22,7 @@ struct SynthCliOptions {
 void run_synth(const SynthCliOptions& o) {
   model::SynthOptions so;
   so.layers = o.layers;
+  so.drop_mtp = o.no_mtp;
   so.seed = o.seed;
   so.max_shard_bytes = static_cast<int64_t>(o.shard_gb * 1e9);
   const auto r = model::write_synthetic_checkpoint(resolve_model_path(o.config), o.out, so);
@@ -37,6 +39,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("config", opts->config, "config.json, a model directory, or a bundled model name")->required();
   cmd->add_option("--out", opts->out, "Output directory (created)")->required();
   cmd->add_option("--layers", opts->layers, "Keep only the first N decoder layers")->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-mtp", opts->no_mtp,
+                "Leave the multi-token-prediction layers out (config and weights): runs without drafts");
   cmd->add_option("--seed", opts->seed, "Seed of the random values (same seed, same bytes)");
   cmd->add_option("--shard-gb", opts->shard_gb, "Largest shard in GB (1e9 bytes), as huggingface_hub's max_shard_size")
       ->check(CLI::PositiveNumber);

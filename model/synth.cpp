@@ -103,10 +103,21 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// The source config.json with its layer count cut to `layers`.
-nlohmann::json truncated_config(const std::filesystem::path& config_path, int64_t layers) {
+// The source config.json with its layer count cut to `layers`, and its MTP layers
+// dropped when asked (a decode bench that does not draft need not write them: one
+// DeepSeek-V3 MTP layer is 11 GB of its 256 experts).
+nlohmann::json truncated_config(const std::filesystem::path& config_path, int64_t layers, bool drop_mtp) {
   nlohmann::json j = core::parse_json_text(core::read_input_file(config_path), config_path.string());
   nlohmann::json& t = j.contains("text_config") ? j["text_config"] : j;
+  if (drop_mtp) {  // the key the family reads (DeepSeek-V3's default is 1 when absent)
+    bool set = false;
+    for (const char* key : {"num_nextn_predict_layers", "mtp_num_hidden_layers"})
+      if (t.contains(key)) {
+        t[key] = 0;
+        set = true;
+      }
+    if (!set) t["num_nextn_predict_layers"] = 0;
+  }
   if (layers > 0) {
     t["num_hidden_layers"] = layers;
     if (t.contains("layer_types") && t["layer_types"].is_array()) {
@@ -139,7 +150,7 @@ SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path,
   if (opts.layers > original.num_layers)
     throw core::InputError(cfg_file.string(), "num_hidden_layers", std::to_string(original.num_layers),
                            "--layers " + std::to_string(opts.layers) + " exceeds the model's layer count");
-  const nlohmann::json cfg = truncated_config(cfg_file, opts.layers);
+  const nlohmann::json cfg = truncated_config(cfg_file, opts.layers, opts.drop_mtp);
   const Model m = build_model(parse_config(cfg.dump(), cfg_file.string()));
   const auto specs = expected_tensors(m);
 

@@ -14,7 +14,8 @@ namespace dayzero::model {
 inline constexpr int64_t kDefaultMaxShardBytes = 5'000'000'000;
 
 struct SynthOptions {
-  int64_t layers = 0;  // keep only the first N decoder layers (0 = all)
+  int64_t layers = 0;     // keep only the first N decoder layers (0 = all)
+  bool drop_mtp = false;  // leave the multi-token-prediction layers out (config and weights)
   uint64_t seed = 0;
   int64_t max_shard_bytes = kDefaultMaxShardBytes;
 };
@@ -26,7 +27,8 @@ struct SynthResult {
 };
 
 // Writes config.json (the source config, with num_hidden_layers and per-layer
-// lists cut to `layers`) and the safetensors shards into `out_dir`. Values are a
+// lists cut to `layers`; with drop_mtp, num_nextn_predict_layers / mtp_num_hidden_layers
+// set to 0) and the safetensors shards into `out_dir`. Values are a
 // deterministic function of (seed, tensor name, element index): uniform weights of
 // std 0.02, norms near 1, valid FP8 / MXFP4 codes with sensible scales.
 SynthResult write_synthetic_checkpoint(const std::filesystem::path& config_path, const std::filesystem::path& out_dir,

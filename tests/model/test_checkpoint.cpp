@@ -220,6 +220,21 @@ TEST(Synth, SameSeedSameBytesAndLayerCut) {
   EXPECT_EQ(cut.config.num_layers, 1);
   EXPECT_TRUE(check_checkpoint(cut, out).ok());
   EXPECT_NE(find(expected_tensors(cut), "model.layers.1.eh_proj.weight"), nullptr);  // MTP follows the cut
+  EXPECT_EQ(cut.config.mtp_layers, 1);
+
+  // Without the MTP layer: the config says so, its weights are not written, the
+  // checkpoint still matches its config, and the decoder layer is the same bytes.
+  const auto bare = fresh_dir("cut_no_mtp");
+  o.drop_mtp = true;
+  const SynthResult r = write_synthetic_checkpoint(write_config("cut_no_mtp", kTinyDeepSeek), bare, o);
+  const Model no_mtp = load_model(bare);
+  EXPECT_EQ(no_mtp.config.num_layers, 1);
+  EXPECT_EQ(no_mtp.config.mtp_layers, 0);
+  EXPECT_EQ(find(expected_tensors(no_mtp), "model.layers.1.eh_proj.weight"), nullptr);
+  EXPECT_TRUE(check_checkpoint(no_mtp, bare).ok());
+  int64_t with_mtp_bytes = 0;
+  for (const auto& t : expected_tensors(cut)) with_mtp_bytes += t.bytes();
+  EXPECT_LT(r.bytes, with_mtp_bytes);
 }
 
 TEST(Check, NamesEachProblemAndNeverThrows) {
