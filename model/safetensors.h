@@ -80,8 +80,10 @@ class SafetensorsFile {
   int64_t data_offset_ = 0;
 };
 
-// A tensor to write: its bytes come from `fill`, called with consecutive chunks
-// (offset into the tensor, destination) so huge tensors stream through a buffer.
+// A tensor to write: its bytes come from `fill`, called with chunks (offset into the
+// tensor, destination) so huge tensors stream through a buffer; chunks are filled by
+// several threads at once, so `fill` must depend on the offset alone (and be safe to
+// call concurrently).
 // Without `fill` the tensor is zeros, left as a hole in a sparse file.
 struct TensorToWrite {
   std::string name;
