@@ -36,7 +36,10 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
   Tensor out({T, hidden});
   if (T == 0) return out;
   DeviceBuffer y = scratch(T * hidden);
-  embedding_f32(device_weight(table, 0), vocab, hidden, upload(tokens), T, y);
+  // A BF16 table stays BF16 on the device (the one copy a tied LM head reads too).
+  if (const DeviceBuffer* wb = table.input_major ? nullptr : staging::device_weight_bf16(table, 0))
+    embedding_bf16(*wb, vocab, hidden, upload(tokens), T, y);
+  else embedding_f32(device_weight(table, 0), vocab, hidden, upload(tokens), T, y);
   download(y, out);
   return out;
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "cuda/check.cuh"
+#include "cuda/fp8.cuh"
 
 namespace dayzero::cuda {
 
@@ -60,10 +61,13 @@ __global__ void add_kernel(float* x, const float* y, int64_t n) {
   if (i < n) x[i] += y[i];
 }
 
-__global__ void embedding_kernel(const float* table, int64_t vocab, int64_t hidden, const int64_t* tokens, float* out) {
+__device__ float as_float(float v) { return v; }
+__device__ float as_float(uint16_t bf16) { return fp8::bf16_value(bf16); }
+template <class T>
+__global__ void embedding_kernel(const T* table, int64_t vocab, int64_t hidden, const int64_t* tokens, float* out) {
   const int64_t t = blockIdx.x, id = tokens[t];
   for (int64_t j = threadIdx.x; j < hidden; j += blockDim.x)
-    out[t * hidden + j] = id >= 0 && id < vocab ? table[id * hidden + j] : 0.0f;
+    out[t * hidden + j] = id >= 0 && id < vocab ? as_float(table[id * hidden + j]) : 0.0f;
 }
 
 // One block per row, threads over (head, pair).
@@ -129,18 +133,32 @@ void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n) {
   check_launch("add_f32");
 }
 
-void embedding_f32(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
-                   int64_t n_tokens, DeviceBuffer& out) {
-  need(table, vocab * hidden, "embedding_f32", "the table");
-  need(out, n_tokens * hidden, "embedding_f32", "out");
+namespace {
+template <class T>
+void embedding(const char* fn, const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
+               int64_t n_tokens, DeviceBuffer& out) {
+  if (vocab < 0 || hidden < 0 || table.bytes() < static_cast<size_t>(vocab * hidden) * sizeof(T))
+    throw CudaError(std::string(fn) + ": the table holds " + std::to_string(table.bytes()) + " bytes, not " +
+                    std::to_string(vocab) + " x " + std::to_string(hidden) + " values");
+  need(out, n_tokens * hidden, fn, "out");
   if (n_tokens < 0 || tokens.bytes() < static_cast<size_t>(n_tokens) * sizeof(int64_t))
-    throw CudaError("embedding_f32: the token buffer holds fewer than " + std::to_string(n_tokens) + " ids");
+    throw CudaError(std::string(fn) + ": the token buffer holds fewer than " + std::to_string(n_tokens) + " ids");
   if (n_tokens == 0) return;
   const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
-  embedding_kernel<<<static_cast<unsigned>(n_tokens), kElementThreads>>>(
-      static_cast<const float*>(table.data()), vocab, hidden, static_cast<const int64_t*>(tokens.data()),
+  embedding_kernel<T><<<static_cast<unsigned>(n_tokens), kElementThreads>>>(
+      static_cast<const T*>(table.data()), vocab, hidden, static_cast<const int64_t*>(tokens.data()),
       static_cast<float*>(out.data()));
-  check_launch("embedding_f32");
+  check_launch(fn);
+}
+}  // namespace
+
+void embedding_f32(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
+                   int64_t n_tokens, DeviceBuffer& out) {
+  embedding<float>("embedding_f32", table, vocab, hidden, tokens, n_tokens, out);
+}
+void embedding_bf16(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
+                    int64_t n_tokens, DeviceBuffer& out) {
+  embedding<uint16_t>("embedding_bf16", table, vocab, hidden, tokens, n_tokens, out);
 }
 
 DeviceRopeTable rope_table_on_device(DevicePool& pool, const double* inv_freq, int64_t half, double attention_factor) {

@@ -28,6 +28,10 @@ void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n);
 // (the host checks ids before the launch, as the CPU kernel throws on them).
 void embedding_f32(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
                    int64_t n_tokens, DeviceBuffer& out);
+// The same from a BF16 table (2 bytes a value, as checkpoints store it), each value
+// made float32 exactly.
+void embedding_bf16(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
+                    int64_t n_tokens, DeviceBuffer& out);
 // Rotary embedding in place (executor/rope.h apply_rope): features [offset, offset +
 // 2 x half) of each of `heads` heads of `stride` floats in every row of x [rows, heads x
 // stride]; row t at position positions[t] (int64 on the device). The angle is taken in

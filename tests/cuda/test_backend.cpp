@@ -177,6 +177,11 @@ TEST(CudaBackend, Bf16WeightsMultiplyInBf16) {
   const Tensor got = be.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x, w, 0, {});
   const Tensor want = cpu.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x_rounded, w, 0, {});
   expect_close(got, want, 1e-5, "gemm bf16");
+  // The same BF16 matrix as an embedding table: gathered on the device from its BF16
+  // copy, each value exactly the CPU's.
+  const std::vector<int64_t> tokens{0, 47, 3};
+  EXPECT_EQ(be.fn<executor::EmbeddingFn>(OpKind::embedding, "gather")(w, tokens).data,
+            cpu.fn<executor::EmbeddingFn>(OpKind::embedding, "gather")(w, tokens).data);
 }
 
 // Block-scaled FP8 weights stay 1 byte an element on the device (the pool grows by the

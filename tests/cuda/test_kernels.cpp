@@ -8,6 +8,7 @@
 
 #include "cuda/kernels.h"
 #include "executor/kernels.h"
+#include "executor/quantize.h"
 #include "executor/rope.h"
 #include "executor/weights.h"
 #include "gpu.h"
@@ -76,6 +77,17 @@ TEST(CudaKernels, EmbeddingGathersTheTokensRows) {
   w.data = std::as_bytes(std::span<const float>(table.data.data(), table.data.size()));
   const executor::Tensor want = executor::embedding(w, tokens);
   EXPECT_EQ(to_host(out, want.data.size()), std::vector<float>(want.data.begin(), want.data.end()));  // a copy: exact
+  // From a BF16 table (as checkpoints store it): each value made float32 exactly.
+  std::vector<uint16_t> bits(table.data.size());
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = executor::float_to_bf16(table.data[i]);
+  DeviceBuffer db(pool, bits.size() * 2);
+  db.upload(bits.data(), db.bytes());
+  embedding_bf16(db, vocab, hidden, ids, static_cast<int64_t>(tokens.size()), out);
+  w.dtype = model::DType::bf16;
+  w.data = std::as_bytes(std::span<const uint16_t>(bits));
+  const executor::Tensor want_bf16 = executor::embedding(w, tokens);
+  EXPECT_EQ(to_host(out, want_bf16.data.size()), std::vector<float>(want_bf16.data.begin(), want_bf16.data.end()));
+  EXPECT_THROW(embedding_bf16(db, vocab + 1, hidden, ids, 1, out), CudaError);  // the table is one row short
 }
 
 // RoPE in both layouts and with YaRN's attention factor, against the CPU kernel.
