@@ -133,6 +133,11 @@ sys.exit(a != b)' "$@"
 fp8_plan() {
   sed 's/"checkpoint"/"fp8"/; s/"kv_cache": "fp32"/"kv_cache": "fp8"/' "$out/llama-cpu.plan.json" >"$out/llama-fp8.plan.json"
 }
+# validate's headline lines into the summary: each phase's step error, the whole run's,
+# and the memory totals, so that gpu-summary.txt alone carries the figures.
+digest() {  # FILE
+  while IFS= read -r line; do note "    $line"; done < <(grep -E "^  (prefill|decode)|^  [0-9]+ +(weights|KV cache|total)" "$1")
+}
 validate_h200() { "$dz" validate "$out/llama-cuda.json" --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
 validate_v3() { "$dz" validate "$out/deepseek-v3-cuda.json" --device H200-SXM >"$out/validate-v3-h200.txt"; }
 # PyTorch eager on the same checkpoint, prompts and steps (torch_eager.py; exit status 2:
@@ -180,7 +185,7 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
     step cli-run-cpu "$dz" run "${run_args[@]}" --iterations 0 --out "$out/llama-cpu.json"
     step cli-same-tokens same_tokens "$out/llama-cuda.json" "$out/llama-cpu.json"
     step cli-calibrate "$dz" calibrate "$out/llama-cuda.json" --device H200-SXM --out "$out/calibration-h200.json"
-    step cli-validate validate_h200
+    step cli-validate validate_h200 && digest "$out/validate-h200.txt"
     step cli-precision-fp8 precision_fp8
     # Real shapes against the H200's limits: Llama-3.1-8B's first 2 layers (random BF16
     # weights, 2.9 GB) on the CUDA backend, its ops (CUDA-event times, GB/s, GFLOP/s) set
@@ -190,12 +195,12 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-synth-8b "$dz" synth Llama-3.1-8B --layers 2 --out "$work/llama-8b-2l"
       step cli-8b-cuda "$dz" run --weights "$work/llama-8b-2l" --backend cuda --prompt-len 1024 --decode-steps 8 \
         --iterations 3 --out "$out/llama8b-cuda.json"
-      step cli-8b-validate validate_8b
+      step cli-8b-validate validate_8b && digest "$out/validate-8b-h200.txt"
       step roofline-8b roofline llama8b
       step cli-8b-calibrate "$dz" calibrate "$out/llama8b-cuda.json" --device H200-SXM --out "$out/calibration-8b.json"
       step cli-8b-other-cuda "$dz" run --weights "$work/llama-8b-2l" --backend cuda --prompt-len 512 --batch 4 \
         --decode-steps 8 --iterations 3 --out "$out/llama8b-other-cuda.json"
-      step cli-8b-validate-other validate_8b_other
+      step cli-8b-validate-other validate_8b_other && digest "$out/validate-8b-other.txt"
       within_budget torch-8b && step torch-8b torch_side_by_side llama8b
       cp "$work/cli-8b-cuda.log" "$out/" 2>/dev/null
     fi
@@ -206,7 +211,7 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-synth-v3 "$dz" synth DeepSeek-V3 --layers 4 --no-mtp --out "$work/deepseek-v3-4l"
       step cli-v3-cuda "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda --prompt-len 1024 \
         --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-cuda.json"
-      step cli-v3-validate validate_v3
+      step cli-v3-validate validate_v3 && digest "$out/validate-v3-h200.txt"
       step roofline-v3 roofline deepseek-v3
       within_budget torch-v3 && step torch-v3 torch_side_by_side deepseek-v3
       cp "$work/cli-v3-cuda.log" "$out/" 2>/dev/null
