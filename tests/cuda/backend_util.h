@@ -1,0 +1,38 @@
+#pragma once
+// What the CUDA backend's tests share (test_backend.cpp, test_backend_weights.cpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "cuda/backend.h"
+#include "executor/registry.h"
+#include "executor/tensor.h"
+
+namespace dayzero::cuda::testing {
+
+using executor::Tensor;
+
+inline std::vector<float> wave(size_t n, float scale, float phase) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i) + phase);
+  return v;
+}
+inline const executor::Backend& cuda_backend() {
+  register_cuda_backend();
+  return executor::find_backend("cuda");
+}
+// The backend with no device weights left from an earlier test (their host bytes may
+// sit where this test's are): what a run's start does.
+inline const executor::Backend& fresh_cuda_backend() {
+  const executor::Backend& be = cuda_backend();
+  be.begin_run();
+  return be;
+}
+inline void expect_close(const Tensor& got, const Tensor& want, double rel, const char* what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  for (int64_t i = 0; i < got.numel(); ++i)
+    EXPECT_NEAR(got.data[i], want.data[i], rel * std::abs(want.data[i]) + 1e-6) << what << " " << i;
+}
+
+}  // namespace dayzero::cuda::testing
