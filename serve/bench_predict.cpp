@@ -47,7 +47,14 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     if (r.deployer == Deployer::inferencex && r.gpus() > c.devices_per_node())
       throw Rejected{"inconsistent layout: " + std::to_string(r.gpus()) + " GPUs, more than the one node of " +
                      std::to_string(c.devices_per_node()) + " that InferenceX's aggregated recipes run on"};
-    const plan::Plan p = detail::plan_of(r, detail::layout_of(r), r.concurrency(), m, c);
+    plan::Plan p = detail::plan_of(r, detail::layout_of(r), r.concurrency(), m, c);
+    p.speculative = inferencex_speculative(r);
+    // The one published MTP acceptance is DeepSeek's (plan/speculative.h); another
+    // model's drafts would be served at a rate nothing measured.
+    if (p.speculative.on() && r.model_path.find("DeepSeek") == std::string::npos)
+      throw Rejected{"speculative decoding at an unknown acceptance: InferenceX's MTP recipe (image " + r.image +
+                     ") drafted " + std::to_string(p.speculative.draft_tokens) +
+                     " tokens a step, and the row does not say how many were accepted"};
     simulate::Simulator sim(m, c, loader.efficiency().for_device(c.device_spec().name));
     const simulate::Prediction steady = sim.simulate(p, {false, false, true});
     out.steady_ttft_s = steady.ttft_s;
@@ -134,6 +141,36 @@ bool has(const std::string& s, const char* part) { return s.find(part) != std::s
 bool fp4(const BenchRow& r) { return r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4"; }
 bool fp8(const BenchRow& r) { return has(r.gemm_quant, "fp8") || has(r.moe_quant, "fp8"); }
 
+}  // namespace
+
+// InferenceX's MTP recipes that measured runs name by their image alone (the CSV has no
+// column for speculative decoding; each image below served only the MTP recipe of its
+// model, engine, GPU and precision in .github/configs/nvidia-master.yaml's history,
+// SemiAnalysisAI/InferenceX, 2025-10 to 2026-04; docs/ENGINE_DEFAULTS.md):
+//  - dsr1-fp8-b200-trt-mtp (5d517074c, 2026-02-05) and dsr1-fp4-b200-trt-mtp
+//    (0aae52d4c, 2026-02-06), release:1.2.0rc6.post3: speculative_config MTP with
+//    num_nextn_predict_layers 3, or 1 under attention DP
+//    (benchmarks/dsr1_fp{8,4}_b200_trt_mtp.sh);
+//  - qwen3.5-fp8-b200-sglang-mtp (35d4bb367, 2026-03-20), sglang:v0.5.9-cu130:
+//    --speculative-algorithm EAGLE over the model's MTP layer, 3 steps, top-k 1
+//    (benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh).
+// The acceptance is the published default (plan/speculative.h): the rows do not say it.
+plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
+  plan::SpeculativeDecoding s;
+  if (r.deployer != Deployer::inferencex || r.system != "b200_sxm") return s;
+  const bool trtllm_mtp = r.backend == "trtllm" && has(r.model_path, "DeepSeek-R1") &&
+                          r.image == "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3";
+  const bool sglang_mtp =
+      r.backend == "sglang" && has(r.model_path, "Qwen3.5") && fp8(r) && r.image == "lmsysorg/sglang:v0.5.9-cu130";
+  if (trtllm_mtp || sglang_mtp) {
+    s.method = plan::SpecMethod::mtp;
+    s.draft_tokens = trtllm_mtp && r.attention_dp > 1 ? 1 : 3;
+  }
+  return s;
+}
+
+namespace {
+
 void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
   p.token_budget = 8192;  // max-num-batched-tokens 8192 (gpt-oss, Llama-3.1-70B), or vLLM's default
   const bool minimax = has(r.model_path, "MiniMax") && r.measured_date >= "2026-04-03" && r.system != "h100_sxm";
@@ -176,6 +213,9 @@ void inferencex_trtllm(const BenchRow& r, EngineProfile& p) {
   } else {
     p.token_budget = round_up(r.concurrency() + r.isl + 64, 64);  // floored at 8192 from 2026-01-21
     if (r.measured_date >= "2026-01-21") p.token_budget = std::max<int64_t>(8192, p.token_budget);
+    // The MTP recipes: max_num_tokens ((MTP + 1) x max_batch_size + ISL + 64), to 64.
+    if (const plan::SpeculativeDecoding s = inferencex_speculative(r); s.on())
+      p.token_budget = round_up(s.verify_width() * r.batch_size + r.isl + 64, 64);
   }
 }
 

@@ -35,6 +35,9 @@ plan::KvDtype kv_dtype_of(const BenchRow& r);
 // config/backend_templates). Sources and values: docs/ENGINE_DEFAULTS.md, "How the
 // measured runs were deployed".
 EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r);
+// The speculative decoding a measured run was served with: InferenceX's MTP recipes,
+// which a row names by its container image alone (bench_predict.cpp); off otherwise.
+plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r);
 
 struct RowPrediction {
   const BenchRow* row = nullptr;

@@ -147,6 +147,20 @@ std::string measured_date(const RowReader& r) {
   return is_date(d) ? d : "";
 }
 
+// The container image silicon_data_source records ("image=nvcr.io#nvidia/...;"), with
+// the "#" some exports write for "/" read as "/"; "" when it records none.
+std::string image_of(const RowReader& r) {
+  if (!r.has("silicon_data_source")) return "";
+  const std::string& s = r.text("silicon_data_source");
+  const size_t at = s.find("image=");
+  if (at == std::string::npos) return "";
+  std::string image =
+      s.substr(at + 6, s.find(';', at) == std::string::npos ? std::string::npos : s.find(';', at) - at - 6);
+  while (!image.empty() && (image.back() == ' ' || image.back() == '\r')) image.pop_back();
+  std::replace(image.begin(), image.end(), '#', '/');
+  return image;
+}
+
 // A disaggregated run's pool, from its prefix's columns where the file has them.
 BenchPool read_pool(const RowReader& r, const std::string& prefix) {
   BenchPool p;
@@ -197,6 +211,7 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.recorded_concurrency = recorded_concurrency(r);
   b.deployer = deployer_of(r);
   b.measured_date = measured_date(r);
+  b.image = image_of(r);
   return b;
 }
 

@@ -67,6 +67,9 @@ struct BenchRow {
   int64_t recorded_concurrency = 0;
   Deployer deployer = Deployer::generator;
   std::string measured_date;  // YYYY-MM-DD from silicon_data_source's "measured=", or ""
+  // The engine's container image from silicon_data_source's "image=" ("#" read as "/"), or
+  // "": which of InferenceX's recipes ran (its MTP recipes use images its others do not).
+  std::string image;
   // `disagg` rows: the prefill and the decode pool (the prefill_* and decode_* columns).
   BenchPool prefill, decode;
   bool disaggregated() const { return mode == "disagg"; }

@@ -280,5 +280,55 @@ TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
   EXPECT_EQ(s.recv_interval_steps, 1);
 }
 
+// InferenceX's MTP recipes are told apart by the image the row records (bench_predict.cpp):
+// DeepSeek-R1 on TensorRT-LLM 1.2.0rc6.post3 drafts 3 tokens (1 under attention DP) and
+// its step budget grows to (3 + 1) x batch + ISL + 64, to 64; the same row on post2 (the
+// plain recipe's image), another GPU or a generator run drafts nothing.
+TEST(BenchPredict, InferencexMtpRecipesAreKnownByTheirImage) {
+  const std::string h = std::string(kHeader) + ",silicon_data_source\n";
+  const auto rows = read_bench_csv(write_csv(
+      "image", h + "a,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1000,1000,fp8_block,fp8_block,8,8,1,1,,,50,10," +
+                   "source_file=2026-03-25.csv; model=DeepSeek-R1; measured=2026-02-05T19:55:05Z; wip=False; " +
+                   "image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3\n" +
+                   "b,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1000,1000,fp8_block,fp8_block,8,8,1,1,,,50,10," +
+                   "source_file=2026-03-25.csv; image=nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2 \n"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].image, "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3");
+  EXPECT_EQ(rows[1].image, "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post2");
+  BenchRow r = rows[0];
+  plan::SpeculativeDecoding s = inferencex_speculative(r);
+  EXPECT_EQ(s.method, plan::SpecMethod::mtp);
+  EXPECT_EQ(s.draft_tokens, 3);
+  const Deployment d{180.0 * (1 << 30), true, 8, 1, true};
+  EXPECT_EQ(deployed_profile(Engine::trtllm, d, r).token_budget, 1152);  // 4 x 8 + 1000 + 64 = 1096 -> 1152
+  r.attention_dp = 8;
+  r.tp = 1;
+  EXPECT_EQ(inferencex_speculative(r).draft_tokens, 1);
+  EXPECT_FALSE(inferencex_speculative(rows[1]).on());
+  r = rows[0];
+  r.system = "h100_sxm";
+  EXPECT_FALSE(inferencex_speculative(r).on());
+  r = rows[0];
+  r.deployer = Deployer::generator;
+  EXPECT_FALSE(inferencex_speculative(r).on());
+  // Qwen3.5 FP8 on SGLang: EAGLE over its MTP layer, 3 steps, under v0.5.9-cu130 only.
+  r = rows[0];
+  r.backend = "sglang";
+  r.model_path = "Qwen/Qwen3.5-397B-A17B";
+  r.image = "lmsysorg/sglang:v0.5.9-cu130";
+  EXPECT_EQ(inferencex_speculative(r).draft_tokens, 3);
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench({r}, o);  // no published acceptance for its drafts: rejected
+  EXPECT_EQ(p[0].reason.rfind("speculative decoding at an unknown acceptance: InferenceX's MTP recipe (image "
+                              "lmsysorg/sglang:v0.5.9-cu130) drafted 3 tokens a step",
+                              0),
+            0u)
+      << p[0].reason;
+  r.image = "lmsysorg/sglang:v0.5.9-cu130-amd64";
+  EXPECT_FALSE(inferencex_speculative(r).on());
+}
+
 }  // namespace
 }  // namespace dayzero::serve
