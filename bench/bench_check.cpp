@@ -6,6 +6,7 @@
 //   build/bench/bench_check [DIR]      (default DIR: $TMPDIR/dayzero_bench_check)
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -32,7 +33,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "dayzero_bench_check";
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -75,4 +76,14 @@ int main(int argc, char** argv) {
   std::printf("check (headers + comparison), best of %d: %.3f s  -> %s\n", kRepeats, best, r.ok() ? "OK" : "MISMATCH");
   fs::remove_all(dir);
   return r.ok() ? 0 : 1;
+}
+
+// Bad arguments or files end in a message and a non-zero status, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_check: %s\n", e.what());
+    return 1;
+  }
 }

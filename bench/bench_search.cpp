@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -89,10 +90,14 @@ double spin_speedup(int threads) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::string file = std::string(DAYZERO_DATA_DIR) + "/3t-moe-h200-64x8.json";
   int repeat = 5;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0) {
+      std::printf("usage: bench_search [SCENARIO] [--repeat N]  (default: the 3T MoE on 64 x 8 H200, 5 runs)\n");
+      return 0;
+    }
     if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) repeat = std::max(1, std::atoi(argv[++i]));
     else file = argv[i];
   }
@@ -120,4 +125,14 @@ int main(int argc, char** argv) {
                 many.r.top.empty() ? "-" : search::layout_name(many.r.all[many.r.top.front()]).c_str());
   }
   return 0;
+}
+
+// Bad arguments or files end in a message and a non-zero status, never an abort.
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_search: %s\n", e.what());
+    return 1;
+  }
 }

@@ -7,6 +7,7 @@
 //   build/bench/bench_serve
 #include <chrono>
 #include <cstdio>
+#include <exception>
 
 #include "plan/plan_json.h"
 #include "serve/simulation.h"
@@ -14,7 +15,7 @@
 
 using namespace dayzero;
 
-int main() {
+int run() {
   const auto model = model::load_model(std::string(DAYZERO_DATA_DIR) + "/models/DeepSeek-V3");
   const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
   const auto cluster = topology::Cluster::load(std::string(DAYZERO_DATA_DIR) + "/clusters/h200-2x8.json", catalog);
@@ -55,4 +56,14 @@ int main() {
       }
   }
   return 0;
+}
+
+// Bad arguments or files end in a message and a non-zero status, never an abort.
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_serve: %s\n", e.what());
+    return 1;
+  }
 }

@@ -6,6 +6,7 @@
 //   build/bench/bench_simulate
 #include <chrono>
 #include <cstdio>
+#include <exception>
 
 #include "plan/plan_json.h"
 #include "simulate/simulator.h"
@@ -13,7 +14,7 @@
 
 using namespace dayzero;
 
-int main() {
+int run() {
   const auto model = model::load_model(std::string(DAYZERO_DATA_DIR) + "/models/DeepSeek-V3");
   const auto catalog = topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
   const auto cluster = topology::Cluster::load(std::string(DAYZERO_DATA_DIR) + "/clusters/h200-64x8.json", catalog);
@@ -55,4 +56,14 @@ int main() {
   std::printf("%d warm evaluations in %.3f s: %.0f plans/s on one core (%.2f us each)  [checksum %.6f]\n", kIters,
               warm_s, kIters / warm_s, warm_s / kIters * 1e6, checksum);
   return 0;
+}
+
+// Bad arguments or files end in a message and a non-zero status, never an abort.
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_simulate: %s\n", e.what());
+    return 1;
+  }
 }

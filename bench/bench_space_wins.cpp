@@ -6,6 +6,7 @@
 //
 //   build/bench/bench_space_wins
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <string>
 
@@ -37,7 +38,7 @@ std::string figure(const search::Evaluated& e, search::Objective o) {
 
 }  // namespace
 
-int main() {
+int run() {
   const Case cases[] = {
       {"non-power-of-two sizes", "kimi-k2.5-h200-2x8",
        [](search::SpaceOverrides& o) {
@@ -91,4 +92,14 @@ int main() {
     std::printf("  %s\n", search::better(y, x, o) ? "the new dimension wins" : "no win");
   }
   return 0;
+}
+
+// Bad arguments or files end in a message and a non-zero status, never an abort.
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_space_wins: %s\n", e.what());
+    return 1;
+  }
 }

@@ -5,6 +5,7 @@
 // first with cold caches, then again with warm ones. Prints timings; exits 0.
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <random>
 #include <string>
 #include <vector>
@@ -72,7 +73,7 @@ double run(CollectiveModel& model, const std::vector<Job>& jobs) {
 
 }  // namespace
 
-int main() {
+int run() {
   const auto catalog = DeviceCatalog::load_builtin(DAYZERO_DATA_DIR);
   const std::string json = R"({"name": "h200-512x8", "device": "H200-SXM", "nodes": 512, "devices_per_node": 8,
     "host": {"pcie_switches": 4}, "intra_node": {"fabric": "nvswitch"},
@@ -107,4 +108,14 @@ int main() {
               std::string(protocol_name(big.protocol)).c_str(), big.busbw_Bps / 1e9, seconds_since(t0));
   std::printf("checksum %.9g %.9g\n", sum_cold, sum_warm);
   return sum_cold == sum_warm ? 0 : 1;
+}
+
+// Bad arguments or files end in a message and a non-zero status, never an abort.
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_topology: %s\n", e.what());
+    return 1;
+  }
 }
