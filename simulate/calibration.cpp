@@ -42,11 +42,12 @@ struct Timed {
   OpClass cls;
   Ideal ideal;
   int group = 0;
+  topology::ComputeDtype dtype = kCpuComputeDtype;  // op_compute_dtype
 };
 
-int group_of(const Timed& t, const topology::DeviceSpec& dev, const Efficiency& e, topology::ComputeDtype dtype) {
+int group_of(const Timed& t, const topology::DeviceSpec& dev, const Efficiency& e) {
   if (t.cls == OpClass::elementwise) return elementwise_memory;
-  const bool compute = bound_of(*t.op, dev, e, dtype) == "compute";
+  const bool compute = bound_of(*t.op, dev, e, t.dtype) == "compute";
   if (t.cls == OpClass::gemm) return compute ? gemm_compute : gemm_memory;
   return compute ? attention_compute : attention_memory;
 }
@@ -71,9 +72,10 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
       throw std::invalid_argument("field 'ops[" + std::to_string(i) + "].kind' (op " + o.name + "): " + e.what());
     }
     Ideal id;
+    const topology::ComputeDtype dtype = op_compute_dtype(o, m.backend, compute_dtype);
     id.memory_s = static_cast<double>(o.bytes) / dev.mem_bw_Bps;
-    if (cls != OpClass::elementwise) id.compute_s = costed_flops(o, start) / peak_rf.peak(compute_dtype);
-    ops.push_back({&o, cls, id, 0});
+    if (cls != OpClass::elementwise) id.compute_s = costed_flops(o, start) / peak_rf.peak(dtype);
+    ops.push_back({&o, cls, id, 0, dtype});
   }
   if (ops.empty())
     throw std::invalid_argument(
@@ -94,7 +96,7 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
   std::array<double, kGroups> ideal{}, measured{};
   std::array<int64_t, kGroups> count{};
   std::array<bool, kGroups> clamped{};
-  for (auto& t : ops) t.group = group_of(t, dev, e, compute_dtype);
+  for (auto& t : ops) t.group = group_of(t, dev, e);
   for (c.rounds = 1;; ++c.rounds) {
     ideal.fill(0);
     measured.fill(0);
@@ -119,7 +121,7 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
     }
     bool moved = false;
     for (auto& t : ops) {
-      const int g = group_of(t, dev, e, compute_dtype);
+      const int g = group_of(t, dev, e);
       moved = moved || g != t.group;
       t.group = g;
     }

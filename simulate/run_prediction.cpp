@@ -63,9 +63,10 @@ plan::Plan plan_of_run(const plan::Measurements& m) {
   p.workload.output_len = static_cast<int64_t>(m.decode_step_s.size()) + 1;
   p.workload.prefix_hit_rate = 0;
   p.devices.clear();  // ranks 0..N-1 on devices 0..N-1 of the cluster given
-  // The CPU backend computes in float32 whatever the plan names (validation.h kCpuComputeDtype),
-  // and so do the CUDA backend's first-stage kernels (cuda/backend.h) but its BF16 GEMMs (BF16
-  // and FP8 weights): a run of such weights is priced at float32 here, its GEMMs too slow.
+  // Both backends keep activations in float32 between kernels (validation.h kCpuComputeDtype;
+  // the CUDA backend's first stage, cuda/backend.h): their bytes are counted so. The GEMMs'
+  // compute dtype comes from the weights' precision (precisions.h gemm_dtype); the per-op
+  // report prices each measured op in the dtype it ran in (validation.h op_compute_dtype).
   if (m.backend == "cpu" || m.backend == "cuda") p.dtypes.activations = plan::ActivationDtype::fp32;
   return p;
 }

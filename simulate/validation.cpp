@@ -56,6 +56,15 @@ double costed_flops(const plan::OpMeasurement& op, const Efficiency& eff) {
   return flops * (std::ceil(rows / tile) * tile) / rows;
 }
 
+topology::ComputeDtype op_compute_dtype(const plan::OpMeasurement& op, std::string_view backend,
+                                        topology::ComputeDtype base) {
+  if (backend != "cuda" || (op.kind != "gemm" && op.kind != "expert_gemm")) return base;
+  const int64_t rows = op.shape.empty() ? 0 : op.shape[0], inner = op.shape.size() > 1 ? op.shape[1] : 0;
+  if (inner <= 0 || inner % 8 != 0) return base;
+  if (op.variant == "bf16" || (op.variant == "fp8_block" && rows > 8)) return topology::ComputeDtype::bf16;
+  return base;
+}
+
 double predict_op_s(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
                     topology::ComputeDtype compute_dtype) {
   const Roofline rf{dev, eff};
@@ -100,9 +109,10 @@ ValidationReport validate(const plan::Measurements& m, const topology::DeviceSpe
     v.variant = o.variant;
     v.shape = o.shape;
     v.calls = o.calls;
-    v.bound = std::string(bound_of(o, dev, eff, compute_dtype));
+    const topology::ComputeDtype dtype = op_compute_dtype(o, m.backend, compute_dtype);
+    v.bound = std::string(bound_of(o, dev, eff, dtype));
     v.measured_s = o.min_s;
-    v.predicted_s = predict_op_s(o, dev, eff, compute_dtype);
+    v.predicted_s = predict_op_s(o, dev, eff, dtype);
     const double calls = static_cast<double>(o.calls);
     v.measured_total_s = v.measured_s * calls;
     v.predicted_total_s = v.predicted_s * calls;

@@ -27,6 +27,14 @@ namespace dayzero::simulate {
 // (executor/registry.h: float32 activations, weights dequantized to float32).
 inline constexpr topology::ComputeDtype kCpuComputeDtype = topology::ComputeDtype::fp32;
 
+// The dtype one op of a run computed in: `base` (kCpuComputeDtype for the CPU backend
+// and for the CUDA backend's first-stage kernels), except the CUDA backend's GEMMs of
+// BF16 and block-scaled FP8 weights, which multiply BF16 on the tensor cores when the
+// inner size is a multiple of 8 (and, for FP8, more than 8 rows: fewer read the codes
+// in a GEMV; cuda/backend.cpp, `linear`).
+topology::ComputeDtype op_compute_dtype(const plan::OpMeasurement& op, std::string_view backend,
+                                        topology::ComputeDtype base = kCpuComputeDtype);
+
 // The FLOPs the roofline charges one call of a measured op: GEMM-class ops
 // (gemm, expert_gemm, router) with their rows (shape[0]) rounded up to whole
 // tiles of eff.tile_rows, as the step model does; other ops as measured.
