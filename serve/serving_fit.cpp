@@ -184,8 +184,10 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
     for (size_t i = 0; i < rows.size(); ++i) {
       const RowEquations e = equations(rows[i], fit.tpot_s(rows[i]));
       const size_t base = engine_index.at(rows[i].engine);
-      if (pass.ttft) step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
-      else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
+      if (pass.ttft) {
+        if (rows[i].fit_ttft)
+          step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
+      } else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
     }
     step.solve();
     qp.x = step.x;
@@ -214,8 +216,11 @@ FigureScales fit_group(const std::vector<const FitRow*>& rows, const ServingFit&
   for (int round = 0; round < o.rounds; ++round) {
     BoxQp qp(kF);
     double mean_w = 0;
+    size_t used = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
       const FitRow& r = *rows[i];
+      if (pass.ttft && !r.fit_ttft) continue;
+      ++used;
       const EngineOverheads& eo = fit.engines.at(r.engine);
       const RowEquations e = equations(r, probe.tpot_s(r));
       const std::vector<double> ttft(e.ttft.begin(), e.ttft.begin() + kF), tpot(e.tpot.begin(), e.tpot.begin() + kF);
@@ -225,8 +230,9 @@ FigureScales fit_group(const std::vector<const FitRow*>& rows, const ServingFit&
                    eo.request_overhead_per_inflight_s * r.ttft.inflight - eo.admission_delay_steps * e.ttft[kF + 3],
                w_ttft[i] / (r.ttft_s * r.ttft_s));
       else qp.add(tpot, r.tpot_s - eo.step_overhead_s * e.tpot[kF], w_tpot[i] / (r.tpot_s * r.tpot_s));
-      mean_w += (pass.ttft ? w_ttft[i] : w_tpot[i]) / static_cast<double>(rows.size());
+      mean_w += pass.ttft ? w_ttft[i] : w_tpot[i];
     }
+    if (used > 0) mean_w /= static_cast<double>(used);
     // The pull toward the shared scales: prior_rows rows' worth of the pass's equation,
     // on the relative change of each scale that has data.
     for (size_t f = 0; f < kF; ++f) {
@@ -255,13 +261,13 @@ FigureScales fit_group(const std::vector<const FitRow*>& rows, const ServingFit&
 std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
   std::vector<FitRow> rows;
   for (const auto& p : predictions) {
-    // A disaggregated run's parts come from two pools' replicas: the linear features
-    // below describe one engine's steps, so only aggregated runs are fitted.
-    if (!p.predicted || p.row->disaggregated() || !(p.row->ttft_s > 0) || !(p.row->tpot_s > 0)) continue;
+    if (!p.predicted || !(p.row->ttft_s > 0) || !(p.row->tpot_s > 0)) continue;
     const auto e = parse_engine(p.row->backend);
     if (!e) continue;
+    // A disaggregated run's TTFT parts come from two pools' replicas and the transfer
+    // between them; its TPOT's, from the decode pool's steps alone.
     rows.push_back({p.device, p.row->model_path, *e, p.overlap_scheduling, p.ttft_parts, p.tpot_parts, p.row->ttft_s,
-                    p.row->tpot_s});
+                    p.row->tpot_s, !p.row->disaggregated()});
   }
   return rows;
 }

@@ -26,9 +26,10 @@
 // collectives in [0.05, 1] of the link model, overheads in [0, 1 s]. Host transfers
 // keep m = 1.
 // Each step runs two passes: TPOT alone (one step per output token, measured
-// precisely) fits every figure and the step overhead; then TTFT alone fits what TPOT
-// barely sees, the request overheads (q, q1, k) and prompt attention (attention_compute), with the
-// rest held. A noisy TTFT thus cannot pull the decode figures.
+// precisely; the disaggregated runs' too, their decode pool's steps) fits every figure
+// and the step overhead; then TTFT alone (aggregated runs only) fits what TPOT barely sees, the request overheads (q,
+// q1, k) and prompt attention (attention_compute), with the rest held. A noisy TTFT thus cannot pull the decode
+// figures.
 //  1. One set of m for every device, with s and q per engine: the figures a device
 //     without measured runs gets (the table's `default`).
 //  2. For each device with rows: its own m, s and q held from step 1, pulled toward
@@ -64,9 +65,14 @@ struct FitRow {
   bool overlap_scheduling = false;
   LatencyParts ttft, tpot;
   double ttft_s = 0, tpot_s = 0;  // measured
+  // A disaggregated run's TPOT is its decode pool's steps, one engine's like any other
+  // and fitted so; its TTFT spans both pools and the KV transfer, which the TTFT pass's
+  // terms do not describe: false for such a row, whose TTFT is left out of the fit.
+  bool fit_ttft = true;
 };
 
-// The predicted rows of predict_bench (run with no engine overheads) as fit rows.
+// The predicted rows of predict_bench (run with no engine overheads) as fit rows: every
+// aggregated run, and the disaggregated runs' TPOT (FitRow::fit_ttft).
 std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions);
 
 using FigureScales = std::array<double, simulate::kTimeFigures>;  // m_f; 1 = the start figures

@@ -66,6 +66,32 @@ TEST(ServingFit, RecoversTheFiguresRowsWereMadeWith) {
   EXPECT_EQ(&fit.scales_for("B200"), &fit.shared);
 }
 
+// A disaggregated run (FitRow::fit_ttft false) joins the TPOT pass only: rows of such
+// runs whose TPOT says weights stream 1.25x slower and whose TTFT (two pools and a KV
+// transfer, nothing the TTFT terms describe) is ten times anything the terms give leave
+// the request overheads where the aggregated rows put them, and move the figures.
+TEST(ServingFit, DisaggregatedRunsJoinTheTpotFitOnly) {
+  std::vector<FitRow> rows;
+  for (int i = 1; i <= 12; ++i) {
+    FitRow r = row("B200", Engine::trtllm, 0.01 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+    r.tpot_s = 1.25 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+    r.ttft_s = 1.25 * r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + 0.02;
+    rows.push_back(r);
+  }
+  for (int i = 1; i <= 12; ++i) {
+    FitRow r = row("GB200", Engine::trtllm, 0.01 * i, 0, 2, 0.003 + 0.001 * (i % 3));
+    r.tpot_s = 1.25 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+    r.ttft_s = 10.0;
+    r.fit_ttft = false;
+    rows.push_back(r);
+  }
+  const simulate::Efficiency start;
+  const ServingFit fit = fit_serving(rows, start);
+  EXPECT_NEAR(fit.engines.at(Engine::trtllm).request_overhead_s, 0.02, 1e-5);
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("GB200")).gemm_memory, start.gemm_memory / 1.25, 1e-4);
+  for (size_t i = 12; i < rows.size(); ++i) EXPECT_NEAR(fit.tpot_s(rows[i]) / rows[i].tpot_s, 1, 1e-4);
+}
+
 // A device without runs takes the figures fitted to its architecture's measured
 // devices (step 3): H200 those of H100's rows, GB200 those of B200's, while a device
 // whose architecture was not measured (MI300X) takes the shared ones. A measured
@@ -109,8 +135,9 @@ TEST(ServingFit, ADeviceWithoutRunsTakesItsArchitecturesFigures) {
   // and leaves MI300X to the default.
   const simulate::EfficiencyTable t = fit.table(simulate::EfficiencyTable{}, "test.");
   EXPECT_DOUBLE_EQ(t.for_device("H200-SXM").gemm_memory, fit.efficiency(fit.scales_for("H200-SXM")).gemm_memory);
-  EXPECT_NE(t.source_for("H200-SXM").find("no measured runs; the figures fitted to the hopper devices' runs "
-                                          "(H100-SXM 60 runs)"),
+  EXPECT_NE(t.source_for("H200-SXM")
+                .find("no measured runs; the figures fitted to the hopper devices' runs "
+                      "(H100-SXM 60 runs)"),
             std::string::npos)
       << t.source_for("H200-SXM");
   EXPECT_EQ(t.source_for("MI300X"), t.default_source());
