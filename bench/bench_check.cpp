@@ -6,11 +6,11 @@
 //   build/bench/bench_check [DIR]      (default DIR: $TMPDIR/dayzero_bench_check)
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "bench_main.h"
 #include "model/checkpoint.h"
 #include "model/safetensors.h"
 
@@ -78,12 +78,6 @@ int run(int argc, char** argv) {
   return r.ok() ? 0 : 1;
 }
 
-// Bad arguments or files end in a message and a non-zero status, never an abort.
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_check: %s\n", e.what());
-    return 1;
-  }
+  return dayzero::bench::guarded_main("bench_check", [&] { return run(argc, argv); });
 }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_main.h"
 #include "serve/bench_predict.h"
 #include "serve/bench_rows.h"
 #include "serve/serving_fit.h"
@@ -237,10 +238,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_fidelity: %s\n", e.what());
-    return 1;
-  }
+  return dayzero::bench::guarded_main("bench_fidelity", [&] { return run(argc, argv); });
 }

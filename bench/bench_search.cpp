@@ -16,11 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_main.h"
 #include "search/search.h"
 #include "search/session.h"
 
@@ -127,12 +127,6 @@ int run(int argc, char** argv) {
   return 0;
 }
 
-// Bad arguments or files end in a message and a non-zero status, never an abort.
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_search: %s\n", e.what());
-    return 1;
-  }
+  return dayzero::bench::guarded_main("bench_search", [&] { return run(argc, argv); });
 }

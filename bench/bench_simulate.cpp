@@ -6,8 +6,8 @@
 //   build/bench/bench_simulate
 #include <chrono>
 #include <cstdio>
-#include <exception>
 
+#include "bench_main.h"
 #include "plan/plan_json.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
@@ -58,12 +58,6 @@ int run() {
   return 0;
 }
 
-// Bad arguments or files end in a message and a non-zero status, never an abort.
 int main() {
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_simulate: %s\n", e.what());
-    return 1;
-  }
+  return dayzero::bench::guarded_main("bench_simulate", [] { return run(); });
 }

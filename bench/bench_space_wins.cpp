@@ -6,10 +6,10 @@
 //
 //   build/bench/bench_space_wins
 #include <cstdio>
-#include <exception>
 #include <functional>
 #include <string>
 
+#include "bench_main.h"
 #include "search/ranking.h"
 #include "search/search.h"
 #include "search/session.h"
@@ -94,12 +94,6 @@ int run() {
   return 0;
 }
 
-// Bad arguments or files end in a message and a non-zero status, never an abort.
 int main() {
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_space_wins: %s\n", e.what());
-    return 1;
-  }
+  return dayzero::bench::guarded_main("bench_space_wins", [] { return run(); });
 }

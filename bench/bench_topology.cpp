@@ -5,11 +5,11 @@
 // first with cold caches, then again with warm ones. Prints timings; exits 0.
 #include <chrono>
 #include <cstdio>
-#include <exception>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench_main.h"
 #include "topology/cluster.h"
 #include "topology/collective_model.h"
 #include "topology/device.h"
@@ -110,12 +110,6 @@ int run() {
   return sum_cold == sum_warm ? 0 : 1;
 }
 
-// Bad arguments or files end in a message and a non-zero status, never an abort.
 int main() {
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_topology: %s\n", e.what());
-    return 1;
-  }
+  return dayzero::bench::guarded_main("bench_topology", [] { return run(); });
 }

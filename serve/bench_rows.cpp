@@ -154,8 +154,8 @@ std::string image_of(const RowReader& r) {
   const std::string& s = r.text("silicon_data_source");
   const size_t at = s.find("image=");
   if (at == std::string::npos) return "";
-  std::string image =
-      s.substr(at + 6, s.find(';', at) == std::string::npos ? std::string::npos : s.find(';', at) - at - 6);
+  const size_t end = s.find(';', at);
+  std::string image = s.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
   while (!image.empty() && (image.back() == ' ' || image.back() == '\r')) image.pop_back();
   std::replace(image.begin(), image.end(), '#', '/');
   return image;
