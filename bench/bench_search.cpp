@@ -4,6 +4,7 @@
 // this machine and on one, and the speedup. Each figure is the best of --repeat runs
 // (default 5; the runs alternate, so a noisy neighbour hurts both alike), beside the
 // speedup the same machine gives a loop that only computes (what its cores can give).
+// The search is `dayzero plan`'s: held to the scenario's engine's memory share.
 // (The pruned search's answer equals the exhaustive one's: tests/search/test_space.cpp,
 // on every bundled scenario; this full space, exhaustively, would keep more plans than
 // kMaxKeptPlans.)
@@ -23,6 +24,7 @@
 #include "bench_main.h"
 #include "search/search.h"
 #include "search/session.h"
+#include "serve/engine_settings.h"
 
 using namespace dayzero;
 
@@ -44,6 +46,8 @@ struct Run {
 Run run(const search::Session& l, const search::Scenario& s, int threads) {
   search::SearchOptions o;
   o.threads = threads;
+  // As `dayzero plan` searches: plans the scenario's engine (vLLM) can hold at their batch.
+  o.engine_memory = serve::engine_memory_rules(s.engine, l.model, l.cluster.device_spec());
   const double c0 = cpu_s();
   Run out{search::run_search(s, l.model, l.cluster, l.efficiency, o), 0};
   out.cpu_s = cpu_s() - c0;

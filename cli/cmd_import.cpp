@@ -18,6 +18,7 @@
 #include "search/search.h"
 #include "search/session.h"
 #include "serve/calibration_files.h"
+#include "serve/engine_settings.h"
 #include "simulate/precisions.h"
 
 namespace dayzero::cli {
@@ -126,8 +127,12 @@ void run_import(const ImportCliOptions& o) {
       << base.workload.input_len << ", OSL " << base.workload.output_len << ", on " << session.cluster.name() << "):\n";
   print_served(out, "your deployment", im.plan, mine);
   if (!o.no_compare) {
+    search::SearchOptions so;  // plans the engine can hold at their batch
+    plan::EngineSettings searched = session.scenario.engine;
+    searched.engine = engine;
+    so.engine_memory = serve::engine_memory_rules(searched, session.model, session.cluster.device_spec());
     const search::SearchResult r =
-        search::run_search(session.scenario, session.model, session.cluster, session.efficiency);
+        search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
     if (!r.feasible()) {
       out << "  the search finds no plan that fits and meets the SLA on " << session.cluster.name() << '\n';
     } else {

@@ -19,6 +19,7 @@
 #include "plan/plan_json.h"
 #include "search/search.h"
 #include "search/session.h"
+#include "serve/engine_settings.h"
 #include "simulate/simulator.h"
 #include "topology/device.h"
 
@@ -187,9 +188,11 @@ void write_outputs(const std::filesystem::path& dir, const search::SearchResult&
   core::write_file_atomically(dir / "evaluated.csv", csv(r), "the evaluated plans");
 }
 
-search::SearchResult search_with_progress(const search::Session& session, int threads) {
+search::SearchResult search_with_progress(const search::Session& session, int threads,
+                                          const plan::EngineSettings& engine) {
   search::SearchOptions so;
   so.threads = threads;
+  so.engine_memory = serve::engine_memory_rules(engine, session.model, session.cluster.device_spec());
   const bool tty = ::isatty(2) != 0;
   bool progressed = false;
   so.progress = [&](size_t done, size_t total, double elapsed) {
@@ -212,14 +215,19 @@ void run_plan(const PlanOptions& o) {
   const auto file = search::resolve_scenario(o.scenario.empty() ? kDefaultScenario : o.scenario, core::data_dir());
   search::Session session = search::load_session(file, core::data_dir(), o.catalog);
   if (o.top > 0) session.scenario.space.top = o.top;
-  const search::SearchResult r = search_with_progress(session, o.threads);
+  // The engine whose memory rule the search applies and --serve-check serves with.
+  plan::EngineSettings engine_settings = session.scenario.engine;
+  if (!o.engine.empty()) {
+    engine_settings.engine = serve::parse_engine(o.engine);
+    if (!engine_settings.engine)
+      throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
+  }
+  const search::SearchResult r = search_with_progress(session, o.threads, engine_settings);
   const Report rep = report_of(session, r);
   std::ostringstream out;
   if (o.serve_check > 0) {
-    const auto engine =
-        o.engine.empty() ? session.scenario.engine.engine.value_or(serve::Engine::vllm) : serve::parse_engine(o.engine);
-    if (!engine) throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
-    const ServeCheck check = check_with_serving(session, r, o.serve_check, *engine);
+    const ServeCheck check =
+        check_with_serving(session, r, o.serve_check, engine_settings.engine.value_or(serve::Engine::vllm));
     if (o.json) {
       std::ostringstream j;
       print_json(j, session.scenario, r, rep);
@@ -254,8 +262,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--serve-check", opts->serve_check,
                   "Serve the K best plans request by request, check the SLA on p90 and re-rank them")
       ->check(CLI::Range(1, 100));
-  cmd->add_option("--engine", opts->engine,
-                  "With --serve-check: vllm, sglang or trtllm (default: the scenario's engine, else vllm)");
+  cmd->add_option(
+      "--engine", opts->engine,
+      "vllm, sglang or trtllm: the engine whose memory share (KV room) a plan must fit, and that --serve-check "
+      "serves with (default: the scenario's engine, else vllm)");
   cmd->add_flag("--json", opts->json, "Print {plans, pareto, ...} as JSON");
   cmd->callback([opts] { run_plan(*opts); });
 }

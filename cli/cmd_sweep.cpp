@@ -17,6 +17,7 @@
 #include "cli/serve_cli.h"
 #include "core/atomic_file.h"
 #include "search/search.h"
+#include "serve/engine_settings.h"
 #include "serve/sweep.h"
 
 namespace dayzero::cli {
@@ -66,7 +67,7 @@ std::pair<serve::SweepAxis, std::vector<double>> axis_of(SweepCliOptions& o) {
 
 // The scenario with the point's value in its workload: the search's best plan there (at
 // a concurrency, among the plans holding exactly that many sequences per worker).
-plan::Plan best_plan_at(const Served& s, serve::SweepAxis axis, double x) {
+plan::Plan best_plan_at(const Served& s, const ServeCliOptions& o, serve::SweepAxis axis, double x) {
   search::Scenario sc = s.session->scenario;
   switch (axis) {
     case serve::SweepAxis::concurrency:
@@ -77,7 +78,9 @@ plan::Plan best_plan_at(const Served& s, serve::SweepAxis axis, double x) {
     case serve::SweepAxis::input_len: sc.workload.input_len = static_cast<int64_t>(x); break;
     case serve::SweepAxis::output_len: sc.workload.output_len = static_cast<int64_t>(x); break;
   }
-  const search::SearchResult r = search::run_search(sc, s.m(), s.c(), s.efficiency);
+  search::SearchOptions so;  // plans the engine can hold at the point's batch
+  so.engine_memory = serve::engine_memory_rules(engine_settings(o, s.session.get()), s.m(), s.c().device_spec());
+  const search::SearchResult r = search::run_search(sc, s.m(), s.c(), s.efficiency, so);
   if (!r.feasible()) throw std::invalid_argument("no plan fits and meets the SLA here");
   return r.all[r.top.front()].plan;
 }
@@ -122,7 +125,7 @@ void run_sweep_command(SweepCliOptions& o) {
   serve::Sweep sw;
   try {
     sw = serve::run_sweep(axis, values, base, [&](const serve::Client& c, serve::SweepPoint& p) {
-      const plan::Plan plan = o.best ? best_plan_at(s, axis, p.x) : s.plan;
+      const plan::Plan plan = o.best ? best_plan_at(s, o.serve, axis, p.x) : s.plan;
       p.layout = layout_of(plan);
       p.devices = plan.devices_used();
       serve::Client client = c;

@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "serve/engine_settings.h"
+
 namespace dayzero::gui {
 
 SearchRunner::SearchRunner(QObject* parent) : QObject(parent) { qRegisterMetaType<dayzero::gui::SearchOutcome>(); }
@@ -28,6 +30,8 @@ void SearchRunner::start(const QString& scenario_file) {
       search::SearchOptions so;
       so.threads = threads;
       so.cancel = stop.get();
+      so.engine_memory =  // plans the scenario's engine can hold at their batch, as `dayzero plan` finds them
+          serve::engine_memory_rules(session->scenario.engine, session->model, session->cluster.device_spec());
       so.progress = [this, gen](size_t done, size_t total, double elapsed) {
         if (generation_ != gen) return;
         QMetaObject::invokeMethod(

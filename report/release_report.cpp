@@ -197,8 +197,12 @@ void section_launch(std::ostream& out, const Inputs& in) {
 Inputs prepare(const std::filesystem::path& scenario_file, const std::string& catalog, const std::string& engine) {
   auto session =
       std::make_shared<const search::Session>(search::load_session(scenario_file, core::data_dir(), catalog));
+  plan::EngineSettings settings = session->scenario.engine;            // its plans must fit the engine's memory share
+  if (!engine.empty()) settings.engine = serve::parse_engine(engine);  // an unknown name: the prepare below says so
+  search::SearchOptions so;
+  so.engine_memory = serve::engine_memory_rules(settings, session->model, session->cluster.device_spec());
   search::SearchResult result =
-      search::run_search(session->scenario, session->model, session->cluster, session->efficiency);
+      search::run_search(session->scenario, session->model, session->cluster, session->efficiency, so);
   if (!result.feasible())
     throw std::runtime_error(scenario_file.string() +
                              ": no plan fits and meets the SLA (dayzero plan says what would)");

@@ -35,6 +35,7 @@
 #include "search/scenario.h"
 #include "simulate/efficiency.h"
 #include "simulate/prediction.h"
+#include "simulate/step_batch.h"
 
 namespace dayzero::search {
 
@@ -81,6 +82,13 @@ struct SearchOptions {
   // When set (from any thread), the workers stop at their next group and run_search
   // throws Cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // The serving engine's memory rule for a plan (serve::engine_memory_rules: the
+  // scenario's engine, else vLLM, with its settings). Set, a plan fits only when the
+  // KV cache that engine leaves holds the plan's batch (SimulateOptions::engine_memory),
+  // so the search's plans are ones `serve` can run at their batch; unset, the device's
+  // whole memory is the only limit. Called once per layout and weight choice, from the
+  // workers' threads.
+  std::function<simulate::KvMemoryRule(const plan::Plan&)> engine_memory;
 };
 
 // Thrown by run_search when SearchOptions::cancel was set.

@@ -52,6 +52,7 @@ struct Walk {
   bool prune = true;
   bool sla_rules = true;  // TTFT / TPOT rules (off with disaggregated pools)
   const Incumbents* inc = nullptr;
+  const std::function<simulate::KvMemoryRule(const plan::Plan&)>* engine_memory = nullptr;  // SearchOptions'
 
   // The rule that skips the plan at `batch` given a basis, once a plan meets the SLA
   // (before, every plan may be a suggestion's).
@@ -68,6 +69,7 @@ struct Walk {
   void group(size_t g, std::optional<Basis> basis, simulate::Simulator& sim, UnitOut& out) const {
     const LayoutShape& l = space.layout_of(g);
     const GroupChoice choice = choice_of(space, g);
+    std::optional<simulate::KvMemoryRule> rule;  // the engine's, for the group's layout (asked once)
     for (size_t b = 0; b < l.batches.size(); ++b) {
       const auto rest = static_cast<int64_t>(l.batches.size() - b);
       const Skip why = basis ? skip(*basis, l.batches[b], l) : Skip::none;
@@ -81,7 +83,10 @@ struct Walk {
       e.plan = plan_of(space, g, l.batches[b], s, m, c);
       e.weights = choice.weights;
       e.resident_fraction = choice.fraction;
-      e.prediction = sim.simulate(e.plan, {false, false, false});
+      if (!rule && engine_memory && *engine_memory) rule = (*engine_memory)(e.plan);
+      simulate::SimulateOptions opts{false, false, false};
+      opts.engine_memory = rule ? &*rule : nullptr;
+      e.prediction = sim.simulate(e.plan, opts);
       for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
       if (prune && !e.prediction.fits) {
         out.pruned.memory += rest;
@@ -145,7 +150,7 @@ class Walker {
         pool_(r.threads) {}
 
   void run() {
-    Walk walk{space_, s_, m_, c_, opts_.prune, opts_.prune && !s_.space.disaggregated, nullptr};
+    Walk walk{space_, s_, m_, c_, opts_.prune, opts_.prune && !s_.space.disaggregated, nullptr, &opts_.engine_memory};
     std::vector<size_t> order(units_);
     std::iota(order.begin(), order.end(), size_t{0});
     if (!walk.sla_rules) {  // exhaustive, or pools: every unit in one wave

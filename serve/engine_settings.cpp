@@ -25,4 +25,12 @@ EngineProfile profile_for(Engine e, const plan::Plan& p, const model::Model& m, 
   return apply(overheads.apply(default_profile(e, deployment_of(p, m, dev))), settings);
 }
 
+std::function<simulate::KvMemoryRule(const plan::Plan&)> engine_memory_rules(const EngineSettings& settings,
+                                                                             const model::Model& m,
+                                                                             const topology::DeviceSpec& dev) {
+  return [settings, &m, dev](const plan::Plan& p) {
+    return profile_for(settings.engine.value_or(Engine::vllm), p, m, dev, EngineOverheadTable{}, settings).memory;
+  };
+}
+
 }  // namespace dayzero::serve

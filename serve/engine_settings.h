@@ -4,6 +4,8 @@
 // over the engine's defaults (serve/engine.h names where each comes from). A setting
 // left unset keeps the engine's default.
 
+#include <functional>
+
 #include "model/model.h"
 #include "plan/engine_settings.h"
 #include "serve/engine.h"
@@ -25,5 +27,12 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s);
 // settings (a scenario's, a file's, flags').
 EngineProfile profile_for(Engine e, const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev,
                           const EngineOverheadTable& overheads, const EngineSettings& settings);
+
+// The memory rule of the engine `settings` name (vLLM when none) for each plan of `m`
+// on `dev`: profile_for's `memory`, for search::SearchOptions::engine_memory. Holds a
+// reference to `m`, which must outlive it.
+std::function<simulate::KvMemoryRule(const plan::Plan&)> engine_memory_rules(const EngineSettings& settings,
+                                                                             const model::Model& m,
+                                                                             const topology::DeviceSpec& dev);
 
 }  // namespace dayzero::serve

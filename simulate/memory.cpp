@@ -179,19 +179,54 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
   return r;
 }
 
+namespace {
+
+// The bytes an engine sizing its memory by `rule` leaves for KV on a rank of stage
+// `s`: its share of the device (or of what is free) less the weights, the largest
+// step's activations it profiles, the communication buffers and the runtime.
+double stage_kv_free_bytes(const PlanContext& ctx, const Stage& s, double capacity_bytes, const KvMemoryRule& rule) {
+  RankMemory r;
+  for (const Stage* held : held_stages(ctx, s))
+    r.weights_bytes += static_cast<int64_t>(stage_weights(ctx, *held).device_bytes);
+  step_memory(ctx, s, rule.step_tokens, rule.logit_rows, r);
+  const double used = static_cast<double>(r.weights_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
+  return std::max(0.0, rule.share_of_free ? rule.memory_fraction * (capacity_bytes - used)
+                                          : rule.memory_fraction * capacity_bytes - used);
+}
+
+// Prediction::engine_kv of a plan whose stages hold `stage_mem`: the stage whose KV
+// room is shortest against its batch's KV cache.
+EngineKvCheck engine_kv_check(const PlanContext& ctx, const std::vector<RankMemory>& stage_mem, double capacity_bytes,
+                              const KvMemoryRule& rule) {
+  EngineKvCheck best;
+  best.checked = true;
+  best.memory_fraction = rule.memory_fraction;
+  best.share_of_free = rule.share_of_free;
+  double best_margin = 1e300;
+  for (size_t i = 0; i < ctx.stages.size(); ++i) {
+    if (i > 0 && alike(ctx.stages[i - 1], ctx.stages[i])) continue;
+    const double free = stage_kv_free_bytes(ctx, ctx.stages[i], capacity_bytes, rule);
+    const auto needed = static_cast<double>(stage_mem[i].kv_cache_bytes);
+    const double margin = needed > 0 ? free / needed : 1e300;
+    if (margin >= best_margin) continue;
+    best_margin = margin;
+    best.stage = ctx.stages[i].index;
+    best.free_bytes = static_cast<int64_t>(free);
+    best.needed_bytes = stage_mem[i].kv_cache_bytes;
+    best.fits = free >= needed;
+  }
+  return best;
+}
+
+}  // namespace
+
 KvBudget kv_budget(const PlanContext& ctx, const double capacity_bytes, const KvMemoryRule& rule) {
   KvBudget best;
   double best_tokens = -1;
   for (const auto& s : ctx.stages) {
-    RankMemory r;
-    for (const Stage* held : held_stages(ctx, s))
-      r.weights_bytes += static_cast<int64_t>(stage_weights(ctx, *held).device_bytes);
-    step_memory(ctx, s, rule.step_tokens, rule.logit_rows, r);
-    const double used = static_cast<double>(r.weights_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
     KvBudget b;
     b.block_tokens = ctx.plan.kv_block_tokens;
-    b.free_bytes = std::max(0.0, rule.share_of_free ? rule.memory_fraction * (capacity_bytes - used)
-                                                    : rule.memory_fraction * capacity_bytes - used);
+    b.free_bytes = stage_kv_free_bytes(ctx, s, capacity_bytes, rule);
     for (const Stage* held : held_stages(ctx, s)) add_token_bytes(ctx, *held, b);
     const double per_token = b.full_bytes_per_token + b.sliding_bytes_per_token;
     const double tokens = per_token > 0 ? b.free_bytes / per_token : b.state_bytes_per_seq > 0 ? 1e18 : 1e300;
@@ -225,7 +260,8 @@ int64_t KvBudget::capacity_tokens(int64_t sequence_tokens) const {
 
 namespace dayzero::simulate::detail {
 
-Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster, bool per_rank) {
+Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster, bool per_rank,
+                       const KvMemoryRule* engine_memory) {
   const plan::Plan& p = ctx.plan;
   Prediction pred;
   // One representative per stage, expanded to every rank on request.
@@ -245,6 +281,10 @@ Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster,
     }
   }
   pred.fits = std::all_of(stage_mem.begin(), stage_mem.end(), [](const RankMemory& r) { return r.fits(); });
+  if (engine_memory) {
+    pred.engine_kv = engine_kv_check(ctx, stage_mem, cluster.device_spec().mem_bytes, *engine_memory);
+    pred.fits = pred.fits && pred.engine_kv.fits;
+  }
   // Offloaded experts live in the host memory of each rank's node.
   const double host_capacity = cluster.config().host.mem_bytes;
   if (host_capacity > 0) {

@@ -83,6 +83,13 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"prefill", p.prefill},
        {"decode", p.decode},
        {"ranks", p.ranks}};
+  if (p.engine_kv.checked)
+    j["engine_kv"] = {{"fits", p.engine_kv.fits},
+                      {"memory_fraction", p.engine_kv.memory_fraction},
+                      {"share_of_free", p.engine_kv.share_of_free},
+                      {"stage", p.engine_kv.stage},
+                      {"free_bytes", p.engine_kv.free_bytes},
+                      {"needed_bytes", p.engine_kv.needed_bytes}};
 }
 
 }  // namespace dayzero::simulate

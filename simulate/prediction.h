@@ -45,9 +45,23 @@ struct StepTime {
   int64_t tokens = 0;  // tokens per data-parallel replica in the step
 };
 
+// A serving engine's KV room against what a plan's batch needs (Prediction::engine_kv,
+// when SimulateOptions::engine_memory is given), on the stage where the room is
+// shortest relative to the need.
+struct EngineKvCheck {
+  bool checked = false;
+  bool fits = true;            // the room holds every sequence of the batch at full length
+  double memory_fraction = 0;  // the engine's rule it was checked with
+  bool share_of_free = false;  // ... a share of the memory left free (TensorRT-LLM's)
+  int stage = 0;
+  int64_t free_bytes = 0;    // the engine's KV room per rank of that stage
+  int64_t needed_bytes = 0;  // the batch's KV cache per rank there (RankMemory::kv_cache_bytes)
+};
+
 struct Prediction {
-  bool fits = false;  // every rank's device memory, and host memory per node
+  bool fits = false;  // every rank's device memory, host memory per node, and the engine's KV room when checked
   bool host_fits = true;
+  EngineKvCheck engine_kv;
   double host_bytes_per_node = 0;  // offloaded experts on the busiest node
   std::vector<RankMemory> ranks;   // one per rank
   int fullest_rank = 0;

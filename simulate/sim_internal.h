@@ -88,7 +88,9 @@ PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Effici
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);
 // The memory part of a Prediction: every rank (per_rank) or one per stage, whether
 // the plan fits the devices and the nodes' host memory, and the fullest rank.
-Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster, bool per_rank);
+// engine_memory: SimulateOptions::engine_memory (Prediction::engine_kv).
+Prediction plan_memory(const PlanContext& ctx, const topology::Cluster& cluster, bool per_rank,
+                       const KvMemoryRule* engine_memory = nullptr);
 
 // Time of one stage for one step of `tokens` per replica (`seqs` sequences).
 struct StepInputs {

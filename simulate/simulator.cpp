@@ -364,7 +364,7 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload), im.cluster.device_spec());
   Prediction pred;
   if (opts.memory) {
-    pred = detail::plan_memory(ctx, im.cluster, opts.per_rank);
+    pred = detail::plan_memory(ctx, im.cluster, opts.per_rank, opts.engine_memory);
     if (opts.explain) pred.fullest_reason = explain_memory(pred, im.cluster.config().host.mem_bytes);
   }
   if (!opts.time || (!pred.fits && !opts.time_if_not_fits)) return pred;

@@ -37,6 +37,10 @@ struct SimulateOptions {
   bool time_if_not_fits = true;  // false: skip the time model for plans that do not fit
   bool time = true;              // false: memory only (a search's bound before costing)
   bool memory = true;            // false: times only, Prediction::ranks empty and fits false (a search's bound)
+  // Set: the plan fits only when the KV cache a serving engine sizing its memory by
+  // this rule leaves (kv_budget) holds the plan's batch at full length on every stage
+  // (Prediction::engine_kv), as `serve` would need to run that batch without queueing.
+  const KvMemoryRule* engine_memory = nullptr;
 };
 
 class Simulator {

@@ -1,6 +1,7 @@
 // Expected outputs: for every bundled scenario (scenarios/*.json), the plan the
 // search recommends and its headline figures are pinned in
-// tests/search/expected/<scenario>.json. A cost-model change that flips a
+// tests/search/expected/<scenario>.json, searched as `dayzero plan` does (held to
+// the scenario's engine's memory share). A cost-model change that flips a
 // recommendation or moves a figure fails here, in review, rather than silently.
 //
 // Updating the files is a deliberate act: run the test with
@@ -17,6 +18,7 @@
 
 #include "search/search.h"
 #include "search/session.h"
+#include "serve/engine_settings.h"
 
 namespace dayzero::search {
 namespace {
@@ -108,7 +110,9 @@ TEST(ExpectedPlans, EveryBundledScenarioRecommendsWhatItsFileSays) {
     const std::string name = file.stem().string();
     SCOPED_TRACE(name);
     const Session l = load_session(file, DAYZERO_DATA_DIR);
-    const json got = summarize(name, run_search(l.scenario, l.model, l.cluster, l.efficiency));
+    SearchOptions o;  // as `dayzero plan` searches: plans the scenario's engine can hold at their batch
+    o.engine_memory = serve::engine_memory_rules(l.scenario.engine, l.model, l.cluster.device_spec());
+    const json got = summarize(name, run_search(l.scenario, l.model, l.cluster, l.efficiency, o));
     const fs::path expected = fs::path(DAYZERO_EXPECTED_DIR) / (name + ".json");
     if (update) {
       std::ofstream(expected) << got.dump(2) << '\n';

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 
 #include "core/error.h"
@@ -67,6 +68,39 @@ TEST(Search, ReturnedPlansDivideFitAndMeetTheSla) {
     }
     EXPECT_EQ(r.reasons.size(), r.top.size());
   }
+}
+
+// SearchOptions::engine_memory: the 3T model on 8 x 300 GB cards fills them to within a
+// few GB, so a serving engine that takes 0.9 of the memory leaves its best plans no KV
+// room for their batch. With the rule, every plan kept as fitting holds its batch in
+// the room the engine leaves, and the best plan differs from the best without it.
+TEST(Search, EngineMemoryRuleHoldsEveryFittingPlansBatch) {
+  const Loaded l = bundled("3t-moe-acc300-1x8");
+  const simulate::KvMemoryRule rule{0.9, false, 8192, 256};
+  SearchOptions o;
+  int asked = 0;
+  std::mutex mu;
+  o.engine_memory = [&](const plan::Plan&) {
+    const std::lock_guard<std::mutex> lock(mu);
+    ++asked;
+    return rule;
+  };
+  const SearchResult with = run_search(l.scenario, l.model, l.cluster, {}, o);
+  const SearchResult without = run_search(l.scenario, l.model, l.cluster, {});
+  ASSERT_TRUE(with.feasible());
+  ASSERT_TRUE(without.feasible());
+  EXPECT_GT(asked, 0);
+  for (const Evaluated& e : with.all) {
+    if (!e.prediction.fits) continue;
+    EXPECT_TRUE(e.prediction.engine_kv.checked);
+    EXPECT_GE(e.prediction.engine_kv.free_bytes, e.prediction.engine_kv.needed_bytes);
+  }
+  simulate::Simulator sim(l.model, l.cluster, {});
+  simulate::SimulateOptions so;
+  so.engine_memory = &rule;
+  const plan::Plan& best_without = without.all[without.top.front()].plan;
+  EXPECT_FALSE(sim.simulate(best_without, so).fits);  // what the rule changes
+  EXPECT_TRUE(sim.simulate(with.all[with.top.front()].plan, so).fits);
 }
 
 // search.disaggregated adds prefill / decode pairs after the single pools (which stay

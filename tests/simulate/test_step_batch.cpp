@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "helpers.h"
 
@@ -150,6 +151,41 @@ TEST(StepBatch, KvBudgetHandComputed) {
   // TensorRT-LLM's rule: 0.9 of what is free once the rest is placed.
   const KvBudget t = sim.kv_budget(*prepared, KvMemoryRule{0.9, true, 8192, 256});
   expect_close(t.free_bytes, 0.9 * (85'899'345'920.0 - used));
+}
+
+// A plan is held to the serving engine's KV room when SimulateOptions::engine_memory is
+// set. vLLM's rule leaves 59,137,843,200 B for KV here (KvBudgetHandComputed); a
+// sequence of 1,000 + 200 tokens holds round_up(1,199, 16) = 1,200 tokens x 131,072 B =
+// 157,286,400 B, so 375 sequences fit (58,982,400,000 B) and 376 (59,139,686,400 B) do
+// not, though the device's 80 GiB holds them.
+TEST(StepBatch, EngineKvRoomBoundsTheBatch) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x1");
+  Simulator sim(m, c);
+  const KvMemoryRule vllm{0.9, false, 8192, 256};
+  SimulateOptions o;
+  o.engine_memory = &vllm;
+  plan::Plan p = plan(1);
+  p.workload.batch = 375;
+  const Prediction held = sim.simulate(p, o);
+  EXPECT_TRUE(held.fits);
+  EXPECT_TRUE(held.engine_kv.checked);
+  EXPECT_TRUE(held.engine_kv.fits);
+  EXPECT_NEAR(static_cast<double>(held.engine_kv.free_bytes), 59'137'843'200.0, 1.0);
+  EXPECT_EQ(held.engine_kv.needed_bytes, 375 * int64_t{157'286'400});
+  p.workload.batch = 376;
+  const Prediction short_of_room = sim.simulate(p, o);
+  EXPECT_FALSE(short_of_room.fits);
+  EXPECT_FALSE(short_of_room.engine_kv.fits);
+  EXPECT_EQ(short_of_room.engine_kv.needed_bytes, 376 * int64_t{157'286'400});
+  EXPECT_NE(short_of_room.fullest_reason.find("the serving engine's memory share (0.90 of the device's memory) "
+                                              "leaves 59.14 GB per rank of stage 0 for KV cache, the batch needs "
+                                              "59.14 GB"),
+            std::string::npos)
+      << short_of_room.fullest_reason;
+  const Prediction device_only = sim.simulate(p);
+  EXPECT_TRUE(device_only.fits);
+  EXPECT_FALSE(device_only.engine_kv.checked);
 }
 
 // gpt-oss alternates sliding (128-token window) and full layers: a long sequence
