@@ -13,6 +13,7 @@
 #include "search/ranking.h"
 #include "search/search.h"
 #include "search/session.h"
+#include "serve/engine_settings.h"
 
 using namespace dayzero;
 
@@ -72,8 +73,10 @@ int run() {
     old_space.space.disaggregated = false;
     search::Scenario new_space = old_space;
     c.add(new_space.space);
-    const search::SearchResult a = search::run_search(old_space, l.model, l.cluster, l.efficiency);
-    const search::SearchResult b = search::run_search(new_space, l.model, l.cluster, l.efficiency);
+    search::SearchOptions so;  // as `dayzero plan` searches: plans the scenario's engine can hold at their batch
+    so.engine_memory = serve::engine_memory_rules(l.scenario.engine, l.model, l.cluster.device_spec());
+    const search::SearchResult a = search::run_search(old_space, l.model, l.cluster, l.efficiency, so);
+    const search::SearchResult b = search::run_search(new_space, l.model, l.cluster, l.efficiency, so);
     std::printf("%s, on %s (objective %s):\n", c.dimension, c.scenario,
                 std::string(search::objective_name(l.scenario.objective)).c_str());
     if (a.top.empty() || b.top.empty()) {
