@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #include "bench_main.h"
@@ -35,8 +36,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int run(int argc, char** argv) {
   const fs::path dir = argc > 1 ? fs::path(argv[1]) : fs::temp_directory_path() / "dayzero_bench_check";
+  // The folder is emptied first: only when it is empty or an earlier run's (its marker
+  // file), so that a mistyped DIR never deletes a user's files.
+  const fs::path marker = dir / ".dayzero_bench_check";
+  if (fs::exists(dir) && !fs::is_empty(dir) && !fs::exists(marker))
+    throw std::runtime_error(dir.string() +
+                             " is not empty and not an earlier bench_check's folder: give a new or empty one");
   fs::remove_all(dir);
   fs::create_directories(dir);
+  std::ofstream(marker) << "written by bench_check; deleted by its next run\n";
   std::ofstream(dir / "config.json") << kConfig;
 
   auto t0 = std::chrono::steady_clock::now();
