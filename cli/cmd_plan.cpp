@@ -150,7 +150,21 @@ void print_plans(std::ostream& out, const search::SearchResult& r) {
   }
 }
 
-void print_text(std::ostream& out, const search::Session& session, const search::SearchResult& r, const Report& rep) {
+// What "fits" meant: the device's memory, and the KV room the serving engine leaves at
+// its memory share (SearchOptions::engine_memory), with the best plan's figures.
+void print_memory_rule(std::ostream& out, const search::SearchResult& r, serve::Engine engine) {
+  if (r.top.empty()) return;
+  const simulate::EngineKvCheck& k = r.all[r.top.front()].prediction.engine_kv;
+  if (!k.checked) return;
+  out << "  memory: a plan fits when the device holds it and " << serve::engine_name(engine) << " at memory fraction "
+      << fixed(k.memory_fraction, 2) << " of the " << (k.share_of_free ? "memory left free" : "device's memory")
+      << " leaves KV room for its whole batch (best plan: " << fixed(static_cast<double>(k.free_bytes) / 1e9, 1)
+      << " GB of room for " << fixed(static_cast<double>(k.needed_bytes) / 1e9, 1)
+      << " GB of KV per rank; --engine, or the scenario's \"engine\", sets it)\n";
+}
+
+void print_text(std::ostream& out, const search::Session& session, const search::SearchResult& r, const Report& rep,
+                serve::Engine engine) {
   const auto& s = session.scenario;
   const auto& m = session.model;
   const auto& c = session.cluster;
@@ -167,6 +181,7 @@ void print_text(std::ostream& out, const search::Session& session, const search:
       << with_commas(r.pruned.bound) << "), " << with_commas(r.evaluated) << " evaluated, of which "
       << with_commas(static_cast<int64_t>(rep.fits)) << " fit and " << with_commas(static_cast<int64_t>(rep.meets))
       << " also meet the SLA; " << r.pareto.size() << " on the Pareto front\n";
+  print_memory_rule(out, r, engine);
   if (!r.top.empty()) {
     print_plans(out, r);
   } else {
@@ -235,13 +250,13 @@ void run_plan(const PlanOptions& o) {
       all["serve_check"] = serve_check_json(check, r);
       out << all.dump(2) << '\n';
     } else {
-      print_text(out, session, r, rep);
+      print_text(out, session, r, rep, engine_settings.engine.value_or(serve::Engine::vllm));
       print_serve_check(out, check, r);
     }
   } else if (o.json) {
     print_json(out, session.scenario, r, rep);
   } else {
-    print_text(out, session, r, rep);
+    print_text(out, session, r, rep, engine_settings.engine.value_or(serve::Engine::vllm));
   }
   std::cout << out.str() << std::flush;
   if (!o.out.empty()) write_outputs(o.out, r, rep);
