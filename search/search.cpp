@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <optional>
 #include <thread>
 
 #include "core/error.h"
@@ -27,8 +28,24 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// Why the plan closest to fitting still does not, beyond its device memory: its experts'
+// share of host memory, or the serving engine's KV room.
+std::string why_not_fits(const simulate::Prediction& p, const topology::Cluster& c) {
+  std::string why;
+  if (!p.host_fits)
+    why += "; its experts in host memory need " + fmt("%.0f", p.host_bytes_per_node / 1e9) +
+           " GB per node, the host has " + fmt("%.0f", c.config().host.mem_bytes / 1e9) + " GB";
+  if (p.engine_kv.checked && !p.engine_kv.fits)
+    why += "; the serving engine's memory share (" + fmt("%.2f", p.engine_kv.memory_fraction) +
+           (p.engine_kv.share_of_free ? " of the free memory" : " of the device") + ") leaves " +
+           fmt("%.1f", static_cast<double>(p.engine_kv.free_bytes) / 1e9) +
+           " GB of KV room per rank, its batch needs " +
+           fmt("%.1f", static_cast<double>(p.engine_kv.needed_bytes) / 1e9) + " GB (GB = 1e9 bytes)";
+  return why;
+}
+
 void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& m, const topology::Cluster& c,
-                        const simulate::Efficiency& eff) {
+                        const simulate::Efficiency& eff, const SearchOptions& opts) {
   const Evaluated* smallest = nullptr;  // the plan closest to fitting
   double ratio = 1e300;
   const Evaluated* fastest = nullptr;  // among plans that fit: best TPOT
@@ -42,16 +59,22 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
   }
   if (!fastest) {
     r.suggestions.push_back("nothing fits: the smallest plan (" + (smallest ? layout_name(*smallest) : "-") +
-                            ") needs " + fmt("%.0f", 100 * ratio) + " % of a device's memory");
+                            ") needs " + fmt("%.0f", 100 * ratio) + " % of a device's memory" +
+                            (smallest ? why_not_fits(smallest->prediction, c) : ""));
     const int total = static_cast<int>(c.num_devices());
-    r.suggestions.push_back("more devices: about " + std::to_string(static_cast<int>(std::ceil(total * ratio))) + " " +
-                            c.device_spec().name + " (the cluster has " + std::to_string(total) + ")");
+    if (ratio > 1)  // device memory binds (else the host's, or the engine's share: the reason above)
+      r.suggestions.push_back("more devices: about " + std::to_string(static_cast<int>(std::ceil(total * ratio))) +
+                              " " + c.device_spec().name + " (the cluster has " + std::to_string(total) + ")");
     if (smallest) {
       simulate::Simulator sim(m, c, eff);
       auto try_variant = [&](const char* what, auto&& change) {
         plan::Plan p = smallest->plan;
         change(p);
-        const auto pred = sim.simulate(p, {false, false, false});
+        simulate::SimulateOptions so{false, false, false};
+        std::optional<simulate::KvMemoryRule> rule;  // held to the engine's share as the search was
+        if (opts.engine_memory) rule = opts.engine_memory(p);
+        so.engine_memory = rule ? &*rule : nullptr;
+        const auto pred = sim.simulate(p, so);
         int64_t mx = 0;
         for (const auto& rk : pred.ranks) mx = std::max(mx, rk.total_bytes);
         r.suggestions.push_back(std::string(what) + ": the same layout would need " +
@@ -162,7 +185,7 @@ SearchResult run_search(const Scenario& s, const model::Model& m, const topology
   r.top = rank_plans(r.all, s.objective, s.space.top);
   r.pareto = pareto_front(r.all);
   r.reasons = ranking_reasons(r.all, r.top, r.pareto, s.objective);
-  if (r.top.empty()) explain_infeasible(r, s, m, c, eff);
+  if (r.top.empty()) explain_infeasible(r, s, m, c, eff, opts);
   r.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
 }

@@ -186,6 +186,25 @@ TEST(Search, SameResultWhateverTheThreads) {
   for (size_t i = 0; i < a.all.size(); ++i) EXPECT_EQ(a.all[i].prediction.tpot_s, b.all[i].prediction.tpot_s);
 }
 
+// Where the serving engine's memory share is what leaves no plan fitting, the advice
+// says so (the room and the need), and does not ask for more devices, which the
+// device memory does not need. Llama-3.1-70B on 8 H100s (80 GiB each) holds at least
+// 70 GB / 8 = 8.8 GB of FP8 weights per GPU, more than a memory fraction of 0.1
+// (8.6 GB): no KV room at all.
+TEST(Search, NothingFitsTheEnginesShareSaysSo) {
+  const Loaded l = bundled("llama-3.1-70b-h100x8");
+  SearchOptions o;
+  o.engine_memory = [](const plan::Plan&) { return simulate::KvMemoryRule{0.1, false, 8192, 256}; };
+  const SearchResult r = run_search(l.scenario, l.model, l.cluster, {}, o);
+  ASSERT_FALSE(r.feasible());
+  ASSERT_FALSE(r.suggestions.empty());
+  EXPECT_NE(r.suggestions.front().find("the serving engine's memory share (0.10 of the device) leaves 0.0 GB of KV "
+                                       "room per rank"),
+            std::string::npos)
+      << r.suggestions.front();
+  for (const auto& s : r.suggestions) EXPECT_EQ(s.find("more devices"), std::string::npos) << s;
+}
+
 TEST(Search, UnmeetableSlaExplainsWhatWould) {
   const auto file = write_scenario("sla", R"({"schema_version": 1, "model": "models/Llama-3.1-8B",
       "cluster": "clusters/h100x8.json", "workload": {"input_len": 1024, "output_len": 128, "concurrency": 8},

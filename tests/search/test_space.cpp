@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "plan/plan_json.h"
 #include "search/ranking.h"
@@ -58,12 +60,16 @@ std::vector<std::string> answer(const SearchResult& r, const Scenario& s) {
 }
 
 // Returns the pruned search's counts, so that a case can say which rules it exercised.
-Pruned expect_same_answer(const Session& l, const std::string& what) {
+// `engine`: a serving engine's memory rule the plans must also meet (SearchOptions::engine_memory).
+Pruned expect_same_answer(const Session& l, const std::string& what,
+                          const std::optional<simulate::KvMemoryRule>& engine = std::nullopt) {
   SCOPED_TRACE(what);
-  SearchOptions exhaustive;
+  SearchOptions exhaustive, pruned_options;
   exhaustive.prune = false;
+  if (engine)
+    exhaustive.engine_memory = pruned_options.engine_memory = [rule = *engine](const plan::Plan&) { return rule; };
   const SearchResult all = run_search(l.scenario, l.model, l.cluster, l.efficiency, exhaustive);
-  const SearchResult pruned = run_search(l.scenario, l.model, l.cluster, l.efficiency);
+  const SearchResult pruned = run_search(l.scenario, l.model, l.cluster, l.efficiency, pruned_options);
   EXPECT_EQ(all.candidates, pruned.candidates);
   EXPECT_EQ(all.pruned.total(), 0);
   EXPECT_EQ(static_cast<int64_t>(all.candidates), all.evaluated);
@@ -138,6 +144,30 @@ TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerOnSmallClusters) {
                                            R"("workload": {"input_len": 4096, "output_len": 512, "concurrency": 256},
           "sla": {"max_ttft_s": 1.0, "max_tpot_s": 0.05}, "search": {"space": "full", "disaggregated": true}})"),
                      "disaggregated pools");
+}
+
+// Held to a serving engine's memory share (as `dayzero plan` searches), a plan that
+// fits may not fit at a larger batch, so the memory rule still stops a group's walk:
+// the same answer. vLLM's default share (0.9 of the device) and a tighter one (0.6).
+TEST(SearchSpace, PrunedSearchFindsTheExhaustiveAnswerUnderAnEngineMemoryRule) {
+  const std::string full = R"("search": {"space": "full"})";
+  const Session dense = scenario("engine-dense", head("Llama-3.1-70B", "h100x8.json") +
+                                                     R"("workload": {"input_len": 8192, "output_len": 512,
+          "concurrency": 512}, "sla": {"max_tpot_s": 0.2}, )" +
+                                                     full + "}");
+  const Session moe =
+      scenario("engine-moe", head("DeepSeek-V2-Lite", "h100x8.json") +
+                                 R"("workload": {"input_len": 4096, "output_len": 512, "concurrency": 512},
+          "sla": {"max_ttft_s": 0.3, "max_tpot_s": 0.03}, )" +
+                                 full + "}");
+  Session offload = load_session(std::string(DAYZERO_DATA_DIR) + "/3t-moe-acc300-1x8.json", DAYZERO_DATA_DIR);
+  for (const double fraction : {0.9, 0.6}) {
+    const simulate::KvMemoryRule rule{fraction, false, 8192, 256};
+    const std::string share = " at memory fraction " + std::to_string(fraction);
+    EXPECT_GT(expect_same_answer(dense, "dense, memory binds" + share, rule).memory, 0);
+    expect_same_answer(moe, "moe under TTFT and TPOT limits" + share, rule);
+    EXPECT_GT(expect_same_answer(offload, "3t-moe-acc300-1x8" + share, rule).memory, 0);
+  }
 }
 
 // Every bundled scenario, as shipped: the same answer. A space of more than 300,000
