@@ -182,12 +182,13 @@ RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_
 namespace {
 
 // The bytes an engine sizing its memory by `rule` leaves for KV on a rank of stage
-// `s`: its share of the device (or of what is free) less the weights, the largest
-// step's activations it profiles, the communication buffers and the runtime.
-double stage_kv_free_bytes(const PlanContext& ctx, const Stage& s, double capacity_bytes, const KvMemoryRule& rule) {
+// `s` that holds `weights_bytes`: its share of the device (or of what is free) less
+// the weights, the largest step's activations it profiles, the communication buffers
+// and the runtime.
+double stage_kv_free_bytes(const PlanContext& ctx, const Stage& s, int64_t weights_bytes, double capacity_bytes,
+                           const KvMemoryRule& rule) {
   RankMemory r;
-  for (const Stage* held : held_stages(ctx, s))
-    r.weights_bytes += static_cast<int64_t>(stage_weights(ctx, *held).device_bytes);
+  r.weights_bytes = weights_bytes;
   step_memory(ctx, s, rule.step_tokens, rule.logit_rows, r);
   const double used = static_cast<double>(r.weights_bytes + r.activation_bytes + r.buffer_bytes + r.overhead_bytes);
   return std::max(0.0, rule.share_of_free ? rule.memory_fraction * (capacity_bytes - used)
@@ -205,7 +206,7 @@ EngineKvCheck engine_kv_check(const PlanContext& ctx, const std::vector<RankMemo
   double best_margin = 1e300;
   for (size_t i = 0; i < ctx.stages.size(); ++i) {
     if (i > 0 && alike(ctx.stages[i - 1], ctx.stages[i])) continue;
-    const double free = stage_kv_free_bytes(ctx, ctx.stages[i], capacity_bytes, rule);
+    const double free = stage_kv_free_bytes(ctx, ctx.stages[i], stage_mem[i].weights_bytes, capacity_bytes, rule);
     const auto needed = static_cast<double>(stage_mem[i].kv_cache_bytes);
     const double margin = needed > 0 ? free / needed : 1e300;
     if (margin >= best_margin) continue;
@@ -226,7 +227,10 @@ KvBudget kv_budget(const PlanContext& ctx, const double capacity_bytes, const Kv
   for (const auto& s : ctx.stages) {
     KvBudget b;
     b.block_tokens = ctx.plan.kv_block_tokens;
-    b.free_bytes = stage_kv_free_bytes(ctx, s, capacity_bytes, rule);
+    int64_t weights_bytes = 0;
+    for (const Stage* held : held_stages(ctx, s))
+      weights_bytes += static_cast<int64_t>(stage_weights(ctx, *held).device_bytes);
+    b.free_bytes = stage_kv_free_bytes(ctx, s, weights_bytes, capacity_bytes, rule);
     for (const Stage* held : held_stages(ctx, s)) add_token_bytes(ctx, *held, b);
     const double per_token = b.full_bytes_per_token + b.sliding_bytes_per_token;
     const double tokens = per_token > 0 ? b.free_bytes / per_token : b.state_bytes_per_seq > 0 ? 1e18 : 1e300;
