@@ -237,12 +237,12 @@ void run_plan(const PlanOptions& o) {
     if (!engine_settings.engine)
       throw std::runtime_error("option '--engine' = \"" + o.engine + "\": one of vllm, sglang, trtllm");
   }
+  const serve::Engine engine = engine_settings.engine.value_or(serve::Engine::vllm);
   const search::SearchResult r = search_with_progress(session, o.threads, engine_settings);
   const Report rep = report_of(session, r);
   std::ostringstream out;
   if (o.serve_check > 0) {
-    const ServeCheck check =
-        check_with_serving(session, r, o.serve_check, engine_settings.engine.value_or(serve::Engine::vllm));
+    const ServeCheck check = check_with_serving(session, r, o.serve_check, engine);
     if (o.json) {
       std::ostringstream j;
       print_json(j, session.scenario, r, rep);
@@ -250,13 +250,13 @@ void run_plan(const PlanOptions& o) {
       all["serve_check"] = serve_check_json(check, r);
       out << all.dump(2) << '\n';
     } else {
-      print_text(out, session, r, rep, engine_settings.engine.value_or(serve::Engine::vllm));
+      print_text(out, session, r, rep, engine);
       print_serve_check(out, check, r);
     }
   } else if (o.json) {
     print_json(out, session.scenario, r, rep);
   } else {
-    print_text(out, session, r, rep, engine_settings.engine.value_or(serve::Engine::vllm));
+    print_text(out, session, r, rep, engine);
   }
   std::cout << out.str() << std::flush;
   if (!o.out.empty()) write_outputs(o.out, r, rep);

@@ -182,12 +182,11 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
     std::fill(step.b.begin(), step.b.end(), 0.0);
     for (auto& line : step.a) std::fill(line.begin(), line.end(), 0.0);
     for (size_t i = 0; i < rows.size(); ++i) {
+      if (pass.ttft && !rows[i].fit_ttft) continue;
       const RowEquations e = equations(rows[i], fit.tpot_s(rows[i]));
       const size_t base = engine_index.at(rows[i].engine);
-      if (pass.ttft) {
-        if (rows[i].fit_ttft)
-          step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
-      } else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
+      if (pass.ttft) step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
+      else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
     }
     step.solve();
     qp.x = step.x;
