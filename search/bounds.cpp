@@ -11,24 +11,21 @@ Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& 
   const auto dp = static_cast<int64_t>(l.dp);
   const double seqs = static_cast<double>((batch + dp - 1) / dp);
   const double out = static_cast<double>(s.workload.output_len);
-  return {std::max(0.0, p.tpot_s - (seqs - 1) * p.ttft_s / out), p.ttft_s};
+  const double prompt_s = p.prompt_s > 0 ? p.prompt_s : p.ttft_s;
+  return {std::max(0.0, p.tpot_s - (seqs - 1) * prompt_s / out), p.ttft_s, prompt_s};
 }
 
-// Bounds on a plan at `batch` from a basis costed at a batch no larger: TPOT = step +
-// (seqs - 1) x TTFT / output_len and throughput = seqs x dp x output_len /
-// (output_len x step + seqs x TTFT) (simulate/steady_state.cpp), with the basis's
-// step and TTFT, which are no larger than the plan's: TPOT from below, throughput
-// per device from above.
+// bounds.h says why these hold.
 
 Bound bound_at(const Basis& basis, int64_t batch, const LayoutShape& l, const Scenario& s) {
   const auto dp = static_cast<int64_t>(l.dp);
   const double seqs = static_cast<double>((batch + dp - 1) / dp);
   const double out = static_cast<double>(s.workload.output_len);
   Bound b;
-  b.tpot_lo = (basis.step_s + (seqs - 1) * basis.ttft_s / out) * (1 - kSlack);
+  b.tpot_lo = (basis.step_s + (seqs - 1) * basis.prompt_s / out) * (1 - kSlack);
   b.ttft_lo = basis.ttft_s * (1 - kSlack);
   b.devices = l.devices();
-  const double cycle_s = out * basis.step_s + seqs * basis.ttft_s;
+  const double cycle_s = out * basis.step_s + seqs * basis.prompt_s;
   if (cycle_s > 0) b.thr_hi = seqs * static_cast<double>(dp) * out / cycle_s / l.devices() * (1 + kSlack);
   return b;
 }

@@ -28,19 +28,21 @@ struct Key {
 bool operator<(const Key& x, const Key& y);
 
 // What a plan costed at one batch says about the larger batches of its group, and
-// of its unit's groups with fewer experts resident or a wider KV dtype: TTFT is the
-// same at every batch (and no shorter for those groups), and the decode step per
-// token does not shrink as the batch grows (nor for those groups).
+// of its unit's groups with fewer experts resident or a wider KV dtype: TTFT and a
+// prompt's share of the steady state (Prediction::prompt_s: its step holds as many
+// prompts as the token budget, whatever the batch) are the same at every batch (and
+// no shorter for those groups), and the decode step per token does not shrink as the
+// batch grows (nor for those groups).
 struct Basis {
-  double step_s = 0, ttft_s = 0;
+  double step_s = 0, ttft_s = 0, prompt_s = 0;
 };
 Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& l, const Scenario& s);
 
 // Bounds on a plan at `batch` from a basis costed at a batch no larger: TPOT = step +
-// (seqs - 1) x TTFT / output_len and throughput = seqs x dp x output_len /
-// (output_len x step + seqs x TTFT) (simulate/steady_state.cpp), with the basis's
-// step and TTFT, which are no larger than the plan's: TPOT from below, throughput
-// per device from above.
+// (seqs - 1) x prompt / output_len and throughput = seqs x dp x output_len /
+// (output_len x step + seqs x prompt) (simulate/steady_state.cpp), with the basis's
+// step, prompt and TTFT, which are no larger than the plan's: TPOT and TTFT from
+// below, throughput per device from above.
 struct Bound {
   double tpot_lo = 0, ttft_lo = 0, thr_hi = std::numeric_limits<double>::infinity();
   int64_t devices = 0;

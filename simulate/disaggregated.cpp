@@ -14,7 +14,7 @@ double kv_transfer_s(const topology::Cluster& c, const plan::Plan& p, double byt
 }
 
 double prefill_prompts_per_s(int64_t replicas, const Prediction& prefill) {
-  return static_cast<double>(replicas) / prefill.ttft_s;
+  return static_cast<double>(replicas) / (prefill.prompt_s > 0 ? prefill.prompt_s : prefill.ttft_s);
 }
 
 double decode_step_per_token_s(const plan::Plan& p, const Prediction& decode) {
@@ -52,6 +52,8 @@ Prediction combine_disaggregated(const plan::Plan& p, const Prediction& prefill,
   out.fullest_rank = decode_fuller ? prefill_world + decode.fullest_rank : prefill.fullest_rank;
   out.fullest_reason = decode_fuller ? decode.fullest_reason : prefill.fullest_reason;
   out.prefill = prefill.prefill;
+  out.prompts_per_step = prefill.prompts_per_step;  // the prefill workers'
+  out.prompt_s = prefill.prompt_s;
   out.decode = decode.decode;
   const DisaggregatedFigures f = disaggregated_figures(p, prefill, decode, transfer_s);
   out.ttft_s = f.ttft_s;

@@ -81,6 +81,8 @@ void to_json(nlohmann::json& j, const Prediction& p) {
        {"fullest_rank", p.fullest_rank},
        {"fullest_reason", p.fullest_reason},
        {"prefill", p.prefill},
+       {"prompts_per_step", p.prompts_per_step},
+       {"prompt_s", p.prompt_s},
        {"decode", p.decode},
        {"ranks", p.ranks}};
   if (p.engine_kv.checked)

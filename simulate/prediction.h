@@ -68,10 +68,17 @@ struct Prediction {
   std::string fullest_reason;  // what dominates the fullest rank
   StepTime prefill;            // one request's prompt per replica (TTFT)
   StepTime decode;             // one token for every sequence (TPOT)
+  // A prompt's share of the replica's time in steady state: a step computing
+  // prompts_per_step prompts (as many whole prompts as the token budget holds, as the
+  // engines batch them), over their number; the prefill's time when one fills it.
+  // The step's weight reads, expert fetches, launches and collectives' latencies are
+  // paid once for them all.
+  int64_t prompts_per_step = 1;
+  double prompt_s = 0;
   double ttft_s = 0;
   double tpot_s = 0;
   // Output tokens/s of the whole plan in steady state: per replica, seqs x output_len
-  // tokens every output_len x TPOT + seqs x TTFT (prefills between decode steps).
+  // tokens every output_len x step + seqs x prompt_s (prefills between decode steps).
   double throughput_tokens_per_s = 0;
   double throughput_tokens_per_s_per_device = 0;
   double request_latency_s = 0;  // TTFT + output_len x TPOT

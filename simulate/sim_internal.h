@@ -128,10 +128,18 @@ HeldStages held_stages(const PlanContext& ctx, const Stage& s);
 KvBudget kv_budget(const PlanContext& ctx, double capacity_bytes, const KvMemoryRule& rule);
 
 // The serving formula (steady_state.cpp): the step TTFT stands for (one new
-// request's prompt per replica, chunked, its cached prefix skipped), the step TPOT
-// stands for (one token for every sequence of a replica at the mean context, as
-// min(pp, sequences) micro-batches), and the steady state they imply.
-StepInputs prefill_inputs(const plan::Plan& p);
+// request's prompt per replica, chunked, its cached prefix skipped; or `prompts` of
+// them in one step), the step TPOT stands for (one token for every sequence of a
+// replica at the mean context, as min(pp, sequences) micro-batches), and the steady
+// state they imply.
+StepInputs prefill_inputs(const plan::Plan& p, int64_t prompts = 1);
+// Prompts one step of the plan's token budget holds: budget / new tokens of a prompt,
+// at least 1 (a longer prompt is chunked over several steps), rounded down to a power
+// of two. Rounded so, a larger budget never charges a prompt more (a step of 2k
+// prompts costs at most twice one of k: whole tiles, weights read once, experts
+// touched and collectives all sub-additive), which the search's bounds rely on
+// (search/bounds.h: a unit's fastest group bounds the others).
+int64_t prompts_per_step(const plan::Plan& p);
 std::pair<StepInputs, int> decode_inputs(const plan::Plan& p, int64_t seqs_per_replica);  // inputs, micro-batches
 // Fills ttft_s, tpot_s, throughput and request latency from pred.prefill and pred.decode.
 void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pred);

@@ -9,15 +9,33 @@
 
 namespace dayzero::simulate::detail {
 
-StepInputs prefill_inputs(const plan::Plan& p) {
-  const auto& w = p.workload;
-  const int64_t prefix = static_cast<int64_t>(std::floor(static_cast<double>(w.input_len) * w.prefix_hit_rate));
-  const int64_t new_per_seq = std::max<int64_t>(1, w.input_len - prefix);
+namespace {
+
+int64_t cached_prefix(const plan::Workload& w) {
+  return static_cast<int64_t>(std::floor(static_cast<double>(w.input_len) * w.prefix_hit_rate));
+}
+int64_t new_tokens(const plan::Workload& w) { return std::max<int64_t>(1, w.input_len - cached_prefix(w)); }
+
+}  // namespace
+
+int64_t prompts_per_step(const plan::Plan& p) {
+  const int64_t fit = p.prefill_chunk_tokens / new_tokens(p.workload);
+  int64_t k = 1;
+  while (k * 2 <= fit) k *= 2;
+  return k;
+}
+
+StepInputs prefill_inputs(const plan::Plan& p, int64_t prompts) {
+  const int64_t new_per_seq = new_tokens(p.workload);
   StepInputs in;
   in.prefill = true;
-  in.seqs = 1;
+  in.seqs = std::max<int64_t>(1, prompts);
   in.new_per_seq = new_per_seq;
-  in.prefix_per_seq = prefix;
+  in.prefix_per_seq = cached_prefix(p.workload);
+  if (in.seqs > 1) {  // whole prompts, one step (prompts_per_step: they fit the budget)
+    in.tokens = in.seqs * new_per_seq;
+    return in;
+  }
   in.chunks = (new_per_seq + p.prefill_chunk_tokens - 1) / p.prefill_chunk_tokens;
   in.tokens = (new_per_seq + in.chunks - 1) / in.chunks;
   return in;
@@ -39,18 +57,20 @@ void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pre
   const double step_per_token_s = pred.decode.time_s / p.speculative.expected_tokens_per_step();
   // A replica's `seqs` requests each need a prefill and output_len decode steps,
   // run one after the other (no overlap of prefill and decode): a cycle in which
-  // every sequence is prefilled once.
+  // every sequence is prefilled once, each prompt charged its share of a step that
+  // computes as many as the token budget holds (Prediction::prompt_s).
   const double out = static_cast<double>(p.workload.output_len);
   const double seqs = static_cast<double>(seqs_per_replica);
-  const double cycle_s = out * step_per_token_s + seqs * pred.ttft_s;
+  const double prompt_s = pred.prompt_s > 0 ? pred.prompt_s : pred.ttft_s;
+  const double cycle_s = out * step_per_token_s + seqs * prompt_s;
   pred.throughput_tokens_per_s = seqs * p.attention.dp * out / cycle_s;
   pred.throughput_tokens_per_s_per_device = pred.throughput_tokens_per_s / p.world_size();
   // While a sequence decodes, the replica's other seqs - 1 sequences each have a
   // prompt computed (inside the decode steps with chunked prefill, or between them):
-  // that time is the sequence's too, so TPOT = step + (seqs - 1) x TTFT / output_len,
-  // and a request's latency, TTFT + output_len x TPOT, is the cycle (Little's law:
-  // seqs in flight, seqs / cycle requests/s). One sequence alone: the step.
-  pred.tpot_s = step_per_token_s + (seqs - 1) * pred.ttft_s / out;
+  // that time is the sequence's too, so TPOT = step + (seqs - 1) x prompt / output_len,
+  // and a request's latency, TTFT + output_len x TPOT, is about the cycle (Little's
+  // law: seqs in flight, seqs / cycle requests/s). One sequence alone: the step.
+  pred.tpot_s = step_per_token_s + (seqs - 1) * prompt_s / out;
   pred.request_latency_s = pred.ttft_s + out * pred.tpot_s;
 }
 

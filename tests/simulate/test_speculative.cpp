@@ -108,7 +108,7 @@ TEST(Speculative, DraftLayerAddsOneLayersWeightsAndCache) {
 // The steady state: a decode step is the verify step of every sequence at the mean
 // context and the drafting after it, and TPOT is that over the tokens a step emits on
 // average (1 + 0.6 + 0.36 for two drafts accepted at 0.6), plus the other 7
-// sequences' prompts spread over the output.
+// sequences' prompts (each its share of a prefill step) spread over the output.
 TEST(Speculative, SteadyStateTpotIsVerifyAndDraftOverExpectedTokens) {
   Llama f;
   f.p.workload.batch = 8;
@@ -118,7 +118,7 @@ TEST(Speculative, SteadyStateTpotIsVerifyAndDraftOverExpectedTokens) {
   const StepBatch verify = decodes(8, f.p.workload.input_len + f.p.workload.output_len / 2, 3);
   const double step = f.sim.step_time(*prepared, verify).time_s + f.sim.draft_time(*prepared, verify).time_s;
   expect_close(pred.decode.time_s, step, 1e-9);
-  expect_close(pred.tpot_s, step / 1.96 + 7 * pred.ttft_s / static_cast<double>(f.p.workload.output_len), 1e-9);
+  expect_close(pred.tpot_s, step / 1.96 + 7 * pred.prompt_s / static_cast<double>(f.p.workload.output_len), 1e-9);
   expect_close(kind(pred.decode, CostKind::draft), f.sim.draft_time(*prepared, verify).time_s, 1e-9);
 }
 

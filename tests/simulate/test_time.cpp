@@ -37,8 +37,8 @@ TEST(SimulateTime, Llama8BDecodeIsWeightStreaming) {
   // LM head: 128,256 x 4096 x 2 B = 1,050,673,152 B streamed + one kernel.
   expect_close(d.at(CostKind::lm_head), 1'050'673'152.0 / (3.35e12 * 0.8) + 3e-6);
   expect_close(pred.tpot_s, pred.decode.time_s);
-  // One sequence: 200 tokens every prefill + 200 decode steps.
-  expect_close(pred.throughput_tokens_per_s, 200 / (pred.ttft_s + 200 * pred.tpot_s));
+  // One sequence: 200 tokens every prompt (its share of a prefill step) + 200 decode steps.
+  expect_close(pred.throughput_tokens_per_s, 200 / (pred.prompt_s + 200 * pred.tpot_s));
 }
 
 TEST(SimulateTime, Llama8BPrefillIsComputeBound) {
@@ -53,6 +53,31 @@ TEST(SimulateTime, Llama8BPrefillIsComputeBound) {
   // x 4 x 32 x 128 FLOPs x 32 layers at 0.5 x 989.5 TFLOP/s.
   expect_close(pf.at(CostKind::attention), 32 * (500'500.0 * 16'384) / (989.5e12 * 0.5));
   EXPECT_EQ(pred.prefill.tokens, 1000);
+}
+
+// The steady state charges a prompt its share of a step of the token budget: 8,192 /
+// 1,000 new tokens -> 8 prompts (a power of two) in one step of 8,000 rows (whole
+// tiles): GEMMs 2 x 6,979,321,856 x 8,000 / (989.5e12 x 0.7) = 161.2 ms, 20.15 ms a
+// prompt against 20.64 ms alone (1,024 rows); each prompt's attention its own; the
+// step's launches (kernel_overhead and the embedding's one) and its LM head (64 rows
+// either way, weight-bound) paid once for the 8. TTFT stays one prompt's prefill.
+TEST(SimulateTime, PromptsShareAPrefillStepOfTheTokenBudget) {
+  const auto m = load_model("Llama-3.1-8B");
+  const auto c = load_cluster("h100x8");
+  const auto pred = run(m, c, plan(1));
+  EXPECT_EQ(pred.prompts_per_step, 8);
+  const auto& pf = pred.prefill.by_kind_s;
+  const double gemm_1 = 2.0 * 6'979'321'856 * 1024 / (989.5e12 * 0.7);
+  const double gemm_8 = 2.0 * 6'979'321'856 * 8000 / (989.5e12 * 0.7);
+  const double once = pf.at(CostKind::kernel_overhead) + pf.at(CostKind::lm_head) + 3e-6;
+  expect_close(pred.prefill.time_s - pred.prompt_s, gemm_1 - gemm_8 / 8 + once * 7 / 8);
+  expect_close(pred.ttft_s, pred.prefill.time_s);
+  // A prompt longer than half the budget fills its step alone.
+  plan::Plan p = plan(1);
+  p.workload.input_len = 5000;
+  const auto alone = run(m, c, p);
+  EXPECT_EQ(alone.prompts_per_step, 1);
+  EXPECT_EQ(alone.prompt_s, alone.prefill.time_s);
 }
 
 // Sliding window in prefill: gpt-oss-20b, 1,000 new tokens, window 128: in a sliding
@@ -166,12 +191,12 @@ TEST(SimulateTime, PipelineMicroBatchesAndBubble) {
   EXPECT_EQ(pred.prefill.micro_batches, 1);
   EXPECT_GT(pred.decode.by_kind_s.at(CostKind::pp_send), 0);
   EXPECT_GE(pred.decode.bubble_s, 0);
-  // 8 sequences x 200 tokens every 200 decode steps and 8 prefills; a sequence's
-  // tokens wait for the other 7 prefills too, and its latency is the whole cycle.
-  const double cycle_s = 200 * pred.decode.time_s + 8 * pred.ttft_s;
+  // 8 sequences x 200 tokens every 200 decode steps and 8 prompts (each its share of a
+  // prefill step); a sequence's tokens wait for the other 7 prompts too.
+  const double cycle_s = 200 * pred.decode.time_s + 8 * pred.prompt_s;
   expect_close(pred.throughput_tokens_per_s, 8 * 200 / cycle_s);
-  expect_close(pred.tpot_s, pred.decode.time_s + 7 * pred.ttft_s / 200);
-  expect_close(pred.request_latency_s, cycle_s);
+  expect_close(pred.tpot_s, pred.decode.time_s + 7 * pred.prompt_s / 200);
+  expect_close(pred.request_latency_s, pred.ttft_s + 200 * pred.tpot_s);
 }
 
 // FP8 weights on a device with an FP8 path run at the FP8 peak (W8A8), and stream half the bytes.
