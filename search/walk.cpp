@@ -70,6 +70,7 @@ struct Walk {
     const LayoutShape& l = space.layout_of(g);
     const GroupChoice choice = choice_of(space, g);
     std::optional<simulate::KvMemoryRule> rule;  // the engine's, for the group's layout (asked once)
+    std::optional<size_t> timed;                 // out.kept's first plan of the group: its prompts' steps for the rest
     for (size_t b = 0; b < l.batches.size(); ++b) {
       const auto rest = static_cast<int64_t>(l.batches.size() - b);
       const Skip why = basis ? skip(*basis, l.batches[b], l) : Skip::none;
@@ -86,6 +87,7 @@ struct Walk {
       if (!rule && engine_memory && *engine_memory) rule = (*engine_memory)(e.plan);
       simulate::SimulateOptions opts{false, false, false};
       opts.engine_memory = rule ? &*rule : nullptr;
+      opts.prompts_of = timed ? &out.kept[*timed].prediction : nullptr;
       e.prediction = sim.simulate(e.plan, opts);
       for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
       if (prune && !e.prediction.fits) {
@@ -101,6 +103,7 @@ struct Walk {
       const bool ttft_miss = sla_rules && s.sla.max_ttft_s > 0 && e.prediction.ttft_s > s.sla.max_ttft_s;
       const bool tpot_miss = sla_rules && s.sla.max_tpot_s > 0 && e.prediction.tpot_s > s.sla.max_tpot_s;
       if (inc) basis = basis_of(e.prediction, l.batches[b], l, s);
+      if (!timed && e.prediction.prefill.time_s > 0) timed = out.kept.size();
       out.kept.push_back(std::move(e));
       if (ttft_miss) return void(out.pruned.ttft += rest - 1);
       if (tpot_miss) return void(out.pruned.tpot += rest - 1);

@@ -368,12 +368,18 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
     if (opts.explain) pred.fullest_reason = explain_memory(pred, im.cluster.config().host.mem_bytes);
   }
   if (!opts.time || (!pred.fits && !opts.time_if_not_fits)) return pred;
-  pred.prefill = im.pipeline_step(ctx, detail::prefill_inputs(p), 1);
-  pred.prompts_per_step = detail::prompts_per_step(p);
-  pred.prompt_s = pred.prompts_per_step == 1
-                      ? pred.prefill.time_s
-                      : im.pipeline_step(ctx, detail::prefill_inputs(p, pred.prompts_per_step), 1).time_s /
-                            static_cast<double>(pred.prompts_per_step);
+  if (opts.prompts_of) {
+    pred.prefill = opts.prompts_of->prefill;
+    pred.prompts_per_step = opts.prompts_of->prompts_per_step;
+    pred.prompt_s = opts.prompts_of->prompt_s;
+  } else {
+    pred.prefill = im.pipeline_step(ctx, detail::prefill_inputs(p), 1);
+    pred.prompts_per_step = detail::prompts_per_step(p);
+    pred.prompt_s = pred.prompts_per_step == 1
+                        ? pred.prefill.time_s
+                        : im.pipeline_step(ctx, detail::prefill_inputs(p, pred.prompts_per_step), 1).time_s /
+                              static_cast<double>(pred.prompts_per_step);
+  }
   const auto [decode, micro_batches] = detail::decode_inputs(p, ctx.seqs_per_replica);
   if (p.speculative.on()) {  // a verify step of every sequence at the mean context, and the drafting after it
     StepBatch verify;

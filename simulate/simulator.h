@@ -41,6 +41,10 @@ struct SimulateOptions {
   // this rule leaves (kv_budget) holds the plan's batch at full length on every stage
   // (Prediction::engine_kv), as `serve` would need to run that batch without queueing.
   const KvMemoryRule* engine_memory = nullptr;
+  // Set: a prediction of the same plan at another batch (the search's group), whose
+  // prefill, prompts_per_step and prompt_s are taken as they are: no step of the
+  // prompts depends on the batch, so they are what costing them again would give.
+  const Prediction* prompts_of = nullptr;
 };
 
 class Simulator {

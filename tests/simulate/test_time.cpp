@@ -80,6 +80,27 @@ TEST(SimulateTime, PromptsShareAPrefillStepOfTheTokenBudget) {
   EXPECT_EQ(alone.prompt_s, alone.prefill.time_s);
 }
 
+// The search reuses a group's prompt steps at its other batches (SimulateOptions::
+// prompts_of): they do not depend on the batch, so the prediction is the same bit for bit.
+TEST(SimulateTime, PromptStepsOfAnotherBatchAreTheSame) {
+  const auto m = load_model("DeepSeek-V3");
+  const auto c = load_cluster("h200-2x8");
+  plan::Plan p = plan(1, 8, 1, 8);
+  p.workload.batch = 16;
+  Simulator sim(m, c);
+  const Prediction at_16 = sim.simulate(p);
+  p.workload.batch = 64;
+  const Prediction own = sim.simulate(p);
+  SimulateOptions o;
+  o.prompts_of = &at_16;
+  const Prediction reused = sim.simulate(p, o);
+  EXPECT_EQ(reused.prefill.time_s, own.prefill.time_s);
+  EXPECT_EQ(reused.prompt_s, own.prompt_s);
+  EXPECT_EQ(reused.tpot_s, own.tpot_s);
+  EXPECT_EQ(reused.throughput_tokens_per_s, own.throughput_tokens_per_s);
+  EXPECT_GT(own.prompts_per_step, 1);
+}
+
 // Sliding window in prefill: gpt-oss-20b, 1,000 new tokens, window 128: in a sliding
 // layer token i sees min(i, 128) keys: 128 x 129 / 2 + 872 x 128 = 119,872 (vs 500,500).
 TEST(SimulateTime, SlidingWindowPrefillAttention) {
