@@ -36,9 +36,10 @@ double kv_transfer_s(const topology::Cluster& c, const plan::Plan& p, double byt
 
 // The rates above, for the search to pair workers by (search/disaggregated.h):
 // prompts per second of `replicas` prefill replicas, each prompt taking its share of
-// a step (prefill.prompt_s: as many prompts as the token budget holds); a decode worker's step per output token (its
-// own step over the tokens a step emits: no prompts, which its single-pool TPOT counts); requests per second of
-// `in_flight` sequences decoding output_len tokens each at that step.
+// a step (prefill.prompt_s: as many prompts as the token budget holds); a decode
+// worker's step per output token (its own step over the tokens a step emits: no
+// prompts, which its single-pool TPOT counts); requests per second of `in_flight`
+// sequences decoding output_len tokens each at that step.
 double prefill_prompts_per_s(int64_t replicas, const Prediction& prefill);
 double decode_step_per_token_s(const plan::Plan& p, const Prediction& decode);
 double decode_requests_per_s(double in_flight, const plan::Plan& p, const Prediction& decode);
