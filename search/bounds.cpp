@@ -11,7 +11,7 @@ Basis basis_of(const simulate::Prediction& p, int64_t batch, const LayoutShape& 
   const auto dp = static_cast<int64_t>(l.dp);
   const double seqs = static_cast<double>((batch + dp - 1) / dp);
   const double out = static_cast<double>(s.workload.output_len);
-  const double prompt_s = p.prompt_s > 0 ? p.prompt_s : p.ttft_s;
+  const double prompt_s = p.prompt_share_s();
   return {std::max(0.0, p.tpot_s - (seqs - 1) * prompt_s / out), p.ttft_s, prompt_s};
 }
 

@@ -14,7 +14,7 @@ double kv_transfer_s(const topology::Cluster& c, const plan::Plan& p, double byt
 }
 
 double prefill_prompts_per_s(int64_t replicas, const Prediction& prefill) {
-  return static_cast<double>(replicas) / (prefill.prompt_s > 0 ? prefill.prompt_s : prefill.ttft_s);
+  return static_cast<double>(replicas) / prefill.prompt_share_s();
 }
 
 double decode_step_per_token_s(const plan::Plan& p, const Prediction& decode) {

@@ -76,6 +76,9 @@ struct Prediction {
   int64_t prompts_per_step = 1;
   double prompt_s = 0;
   double ttft_s = 0;
+  // What the steady state charges a prompt: prompt_s, or TTFT where a prediction was
+  // put together without it (a test's hand-made figures).
+  double prompt_share_s() const { return prompt_s > 0 ? prompt_s : ttft_s; }
   double tpot_s = 0;
   // Output tokens/s of the whole plan in steady state: per replica, seqs x output_len
   // tokens every output_len x step + seqs x prompt_s (prefills between decode steps).

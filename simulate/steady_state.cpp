@@ -61,7 +61,7 @@ void steady_state(const plan::Plan& p, int64_t seqs_per_replica, Prediction& pre
   // computes as many as the token budget holds (Prediction::prompt_s).
   const double out = static_cast<double>(p.workload.output_len);
   const double seqs = static_cast<double>(seqs_per_replica);
-  const double prompt_s = pred.prompt_s > 0 ? pred.prompt_s : pred.ttft_s;
+  const double prompt_s = pred.prompt_share_s();
   const double cycle_s = out * step_per_token_s + seqs * prompt_s;
   pred.throughput_tokens_per_s = seqs * p.attention.dp * out / cycle_s;
   pred.throughput_tokens_per_s_per_device = pred.throughput_tokens_per_s / p.world_size();
