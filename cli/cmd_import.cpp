@@ -60,13 +60,14 @@ search::Session session_for(const ImportCliOptions& o, const std::string& model_
   return search::make_session(std::move(s), core::data_dir(), o.catalog);
 }
 
-std::string ms(double s) { return fixed(s * 1e3, 1) + " ms"; }
+// Seconds as "12.3 ms".
+std::string ms_label(double s) { return fixed(s * 1e3, 1) + " ms"; }
 
 void print_served(std::ostream& out, const std::string& title, const plan::Plan& p, const serve::ServeResult& r) {
   out << "  " << pad_right(title, 16) << pad_left(std::to_string(p.devices_used()), 5) << " GPUs  batch "
-      << pad_left(std::to_string(p.workload.batch), 5) << "   TTFT mean " << pad_left(ms(r.ttft_s.mean), 10) << " p90 "
-      << pad_left(ms(r.ttft_s.p90), 10) << "   TPOT mean " << pad_left(ms(r.tpot_s.mean), 9) << " p90 "
-      << pad_left(ms(r.tpot_s.p90), 9) << "   "
+      << pad_left(std::to_string(p.workload.batch), 5) << "   TTFT mean " << pad_left(ms_label(r.ttft_s.mean), 10)
+      << " p90 " << pad_left(ms_label(r.ttft_s.p90), 10) << "   TPOT mean " << pad_left(ms_label(r.tpot_s.mean), 9)
+      << " p90 " << pad_left(ms_label(r.tpot_s.p90), 9) << "   "
       << fixed(r.output_tokens_per_s / static_cast<double>(p.devices_used()), 0) << " tok/s per GPU\n";
 }
 

@@ -41,7 +41,8 @@ struct PlanOptions {
   bool json = false;
 };
 
-std::string ms(double s) { return fixed(s * 1e3, 1); }
+// Seconds as milliseconds with one decimal (names unique across cli/: a unity build).
+std::string ms_1(double s) { return fixed(s * 1e3, 1); }
 
 std::string csv(const search::SearchResult& r) {
   std::ostringstream o;
@@ -136,7 +137,7 @@ void print_plans(std::ostream& out, const search::SearchResult& r) {
     out << "  " << pad_right(std::to_string(k + 1), 3) << pad_right(search::layout_name(e), width)
         << pad_left(std::to_string(e.plan.workload.batch), 7)
         << pad_left(fixed(static_cast<double>(e.max_memory_bytes) / 1e9, 1), 9) << pad_left(fixed(d.ttft_s, 3), 9)
-        << pad_left(ms(d.tpot_s), 9) << pad_left(fixed(d.throughput_tokens_per_s, 0), 10)
+        << pad_left(ms_1(d.tpot_s), 9) << pad_left(fixed(d.throughput_tokens_per_s, 0), 10)
         << pad_left(fixed(d.throughput_tokens_per_s_per_device, 1), 11) << '\n';
     out << "       " << r.reasons[k] << '\n';
   }
@@ -144,7 +145,7 @@ void print_plans(std::ostream& out, const search::SearchResult& r) {
   out << "  " << pad_left("TPOT ms", 9) << pad_left("tok/s/dev", 11) << "  layout, batch\n";
   for (size_t i : r.pareto) {
     const auto& e = r.all[i];
-    out << "  " << pad_left(ms(e.prediction.tpot_s), 9)
+    out << "  " << pad_left(ms_1(e.prediction.tpot_s), 9)
         << pad_left(fixed(e.prediction.throughput_tokens_per_s_per_device, 1), 11) << "  " << search::layout_name(e)
         << ", batch " << e.plan.workload.batch << '\n';
   }
@@ -172,7 +173,7 @@ void print_text(std::ostream& out, const search::Session& session, const search:
       << " params) on " << c.name() << " (" << c.num_devices() << " x " << c.device_spec().name << ")\n";
   if (!s.description.empty()) out << "  " << s.description << '\n';
   out << "  SLA: TTFT <= " << (s.sla.max_ttft_s > 0 ? fixed(s.sla.max_ttft_s, 2) + " s" : "any")
-      << ", TPOT <= " << (s.sla.max_tpot_s > 0 ? ms(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
+      << ", TPOT <= " << (s.sla.max_tpot_s > 0 ? ms_1(s.sla.max_tpot_s) + " ms" : "any") << "; objective "
       << search::objective_name(s.objective) << '\n';
   out << "  " << with_commas(static_cast<int64_t>(r.candidates)) << " plans in the "
       << search::space_kind_name(s.space.kind) << " space (" << with_commas(r.space_layouts)

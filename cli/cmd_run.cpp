@@ -126,7 +126,8 @@ plan::Plan local_plan(const RunCliOptions& o, const model::Model& m, int64_t pro
   return p;
 }
 
-std::string us(double s) { return fixed(s * 1e6, 1); }
+// Seconds as microseconds with one decimal.
+std::string us_1(double s) { return fixed(s * 1e6, 1); }
 
 void print_table(const plan::Measurements& ms) {
   for (size_t i = 0; i < ms.tokens.size(); ++i) {
@@ -169,7 +170,7 @@ void print_table(const plan::Measurements& ms) {
   for (const auto* o : ops)
     std::cout << pad_right(o->phase, 8) << pad_right(o->name, 22) << pad_right(o->kind + ":" + o->variant, 26)
               << pad_right(executor::shape_string(o->shape), 12) << pad_left(std::to_string(o->calls), 6)
-              << pad_left(us(o->mean_s), 10) << pad_left(us(o->min_s), 10) << pad_left(fixed(o->gflops(), 2), 9)
+              << pad_left(us_1(o->mean_s), 10) << pad_left(us_1(o->min_s), 10) << pad_left(fixed(o->gflops(), 2), 9)
               << pad_left(fixed(o->gbps(), 2), 8) << '\n';
   if (ms.collectives.empty()) return;
   std::cout << "\ncollectives (nccl-tests sizes and bus factors; min of " << ms.timing_iterations
@@ -181,7 +182,7 @@ void print_table(const plan::Measurements& ms) {
     if (c.rank == 0)
       std::cout << pad_right(std::string(core::collective_name(c.collective)), 16)
                 << pad_left(std::to_string(c.ranks), 6) << pad_left(with_commas(c.size_bytes), 12)
-                << pad_left(std::to_string(c.calls), 6) << pad_left(us(c.mean_s), 10) << pad_left(us(c.min_s), 10)
+                << pad_left(std::to_string(c.calls), 6) << pad_left(us_1(c.mean_s), 10) << pad_left(us_1(c.min_s), 10)
                 << pad_left(fixed(c.algbw_GBps(), 3), 12) << pad_left(fixed(c.busbw_GBps(), 3), 12) << '\n';
 }
 

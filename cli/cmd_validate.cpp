@@ -32,13 +32,13 @@ struct ValidateOptions {
   std::string quant, moe_quant;
 };
 
-std::string us(double s) { return fixed(s * 1e6, s < 1e-4 ? 2 : 1); }
-std::string pct(double p) {
+// Seconds as microseconds: two decimals below 100 us, else one.
+std::string us_auto(double s) { return fixed(s * 1e6, s < 1e-4 ? 2 : 1); }
+std::string signed_pct(double p) {
   if (!std::isfinite(p)) return "-";
   if (std::abs(p) < 0.05) return "0.0";  // no "-0.0"
   return (p > 0 ? "+" : "") + fixed(p, 1);
 }
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::string shape(const std::vector<int64_t>& s) {
   std::string out = "[";
@@ -53,7 +53,7 @@ nlohmann::json phase_json(const simulate::PhaseValidation& p) {
           {"measured_s", p.measured_s},
           {"measured_ops_s", p.measured_ops_s},
           {"predicted_s", p.predicted_s},
-          {"error_pct", num(p.error_pct)}};
+          {"error_pct", finite_or_null(p.error_pct)}};
 }
 
 nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs& in) {
@@ -65,7 +65,7 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
                       {"calls", g.calls},
                       {"measured_s", g.measured_s},
                       {"predicted_s", g.predicted_s},
-                      {"error_pct", num(g.error_pct)}});
+                      {"error_pct", finite_or_null(g.error_pct)}});
   for (const auto& o : r.ops)
     ops.push_back({{"rank", o.rank},
                    {"phase", o.phase},
@@ -77,7 +77,7 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
                    {"bound", o.bound},
                    {"measured_s", o.measured_s},
                    {"predicted_s", o.predicted_s},
-                   {"error_pct", num(o.error_pct)}});
+                   {"error_pct", finite_or_null(o.error_pct)}});
   nlohmann::json efficiency = simulate::efficiency_to_json(r.efficiency);
   efficiency["file"] = in.figures.table_file.string();
   efficiency["source"] = in.figures.efficiency_source;
@@ -106,12 +106,12 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
       << pad_left("measured us", 14) << pad_left("predicted us", 14) << pad_left("error %", 10) << '\n';
   for (const auto& g : r.groups)
     out << "  " << pad_right(g.phase, 9) << pad_right(g.kind, 13) << pad_left(std::to_string(g.ops), 5)
-        << pad_left(std::to_string(g.calls), 8) << pad_left(us(g.measured_s), 14) << pad_left(us(g.predicted_s), 14)
-        << pad_left(pct(g.error_pct), 10) << '\n';
+        << pad_left(std::to_string(g.calls), 8) << pad_left(us_auto(g.measured_s), 14)
+        << pad_left(us_auto(g.predicted_s), 14) << pad_left(signed_pct(g.error_pct), 10) << '\n';
   out << "\nEnd to end, one step of the slowest rank by prediction (predicted = the sum of its ops' predictions;\n"
          "measured step = the run's step time, which also holds what no op timing covers; collectives are not\n"
          "predicted: measured "
-      << us(r.collectives_s) << " us on the busiest rank)\n";
+      << us_auto(r.collectives_s) << " us on the busiest rank)\n";
   out << "  " << pad_right("phase", 20) << pad_left("rank", 5) << pad_left("measured step us", 18)
       << pad_left("measured ops us", 17) << pad_left("predicted us", 14) << pad_left("error %", 10) << '\n';
   for (const auto* p : {&r.prefill, &r.decode}) {
@@ -120,9 +120,9 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
       out << "  " << pad_right(label, 20) << "  not run\n";
       continue;
     }
-    out << "  " << pad_right(label, 20) << pad_left(std::to_string(p->rank), 5) << pad_left(us(p->measured_s), 18)
-        << pad_left(us(p->measured_ops_s), 17) << pad_left(us(p->predicted_s), 14) << pad_left(pct(p->error_pct), 10)
-        << '\n';
+    out << "  " << pad_right(label, 20) << pad_left(std::to_string(p->rank), 5) << pad_left(us_auto(p->measured_s), 18)
+        << pad_left(us_auto(p->measured_ops_s), 17) << pad_left(us_auto(p->predicted_s), 14)
+        << pad_left(signed_pct(p->error_pct), 10) << '\n';
   }
   if (!per_op) {
     out << "\n(--ops lists every op)\n";
@@ -136,7 +136,7 @@ void print_report(std::ostream& out, const simulate::ValidationReport& r, const 
     out << "  " << pad_left(std::to_string(o.rank), 4) << "  " << pad_right(o.phase, 8) << pad_right(o.name, 26)
         << pad_right(o.kind, 12) << pad_right(shape(o.shape), 14) << pad_left(std::to_string(o.calls), 6)
         << pad_left(o.bound, 9) << pad_left(fixed(o.measured_s * 1e6, 3), 13)
-        << pad_left(fixed(o.predicted_s * 1e6, 3), 14) << pad_left(pct(o.error_pct), 10) << '\n';
+        << pad_left(fixed(o.predicted_s * 1e6, 3), 14) << pad_left(signed_pct(o.error_pct), 10) << '\n';
 }
 
 void run_validate(const ValidateOptions& o) {

@@ -1,8 +1,13 @@
 #include "cli/format.h"
 
+#include <cmath>
+#include <nlohmann/json.hpp>
+
 #include "core/data_dir.h"
 
 namespace dayzero::cli {
+
+nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::filesystem::path resolve_model_path(const std::string& arg) {
   std::error_code ec;

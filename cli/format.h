@@ -1,8 +1,9 @@
 #pragma once
-// The command line's text: core/text.h's number formatting, and how a model or a
-// cluster argument is found.
+// The command line's text: core/text.h's number formatting, numbers for JSON reports,
+// and how a model or a cluster argument is found.
 
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "core/text.h"
@@ -16,6 +17,9 @@ using core::pad_left;
 using core::pad_right;
 using core::today_utc;
 using core::with_commas;
+
+// A number for a JSON report: null where it is NaN or infinite (no JSON number is).
+nlohmann::json finite_or_null(double v);
 
 // A model argument: an existing path, else the name of a bundled model folder.
 std::filesystem::path resolve_model_path(const std::string& arg);

@@ -15,7 +15,6 @@ std::string pct(double p) {
   if (!std::isfinite(p)) return "-";
   return p > 0 ? std::string(1, '+').append(fixed(p, 1)) : fixed(p, 1);
 }
-nlohmann::json num(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 const char* category_label(simulate::MemoryCategory c) {
   switch (c) {
     case simulate::MemoryCategory::weights: return "weights (with scales)";
@@ -85,7 +84,7 @@ nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
                       {"category", simulate::memory_category_name(m.category)},
                       {"measured_bytes", m.measured_bytes},
                       {"predicted_bytes", m.predicted_bytes},
-                      {"error_pct", num(m.error_pct)}});
+                      {"error_pct", finite_or_null(m.error_pct)}});
   return {{"predicted", true},
           {"batch", p.plan.workload.batch},
           {"input_len", p.plan.workload.input_len},
@@ -96,11 +95,11 @@ nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
           {"prefill",
            {{"measured_s", p.measured_prefill_s},
             {"predicted_s", p.predicted_prefill_s},
-            {"error_pct", num(p.prefill_error_pct)}}},
+            {"error_pct", finite_or_null(p.prefill_error_pct)}}},
           {"decode_step",
            {{"measured_s", p.measured_decode_step_s},
             {"predicted_s", p.predicted_decode_step_s},
-            {"error_pct", num(p.decode_error_pct)}}},
+            {"error_pct", finite_or_null(p.decode_error_pct)}}},
           {"memory", memory}};
 }
 

@@ -74,7 +74,8 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
 }
 
 namespace {
-std::string ms(double s) { return fixed(s * 1e3, 2); }
+// Seconds as milliseconds with two decimals.
+std::string ms_2(double s) { return fixed(s * 1e3, 2); }
 }  // namespace
 
 void print_result(std::ostream& out, const Served& s, const serve::ServeOptions& so, const serve::ServeResult& r) {
@@ -110,14 +111,14 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
       << pad_left("p99", 10) << '\n';
   for (const auto& [name, st] :
        {std::pair{"TTFT", &r.ttft_s}, {"TPOT", &r.tpot_s}, {"ITL", &r.itl_s}, {"E2E", &r.e2e_s}})
-    out << "  " << pad_right(name, 6) << pad_left(ms(st->mean), 10) << pad_left(ms(st->p50), 10)
-        << pad_left(ms(st->p90), 10) << pad_left(ms(st->p99), 10) << '\n';
+    out << "  " << pad_right(name, 6) << pad_left(ms_2(st->mean), 10) << pad_left(ms_2(st->p50), 10)
+        << pad_left(ms_2(st->p90), 10) << pad_left(ms_2(st->p99), 10) << '\n';
   const serve::EngineOverheads band = s.engines.for_engine(e.engine);
   if (band.rows > 0) {
     const auto [t_lo, t_hi] = likely_range(r.ttft_s.mean, band.ttft_band);
     const auto [p_lo, p_hi] = likely_range(r.tpot_s.mean, band.tpot_band);
-    out << "  likely measured: TTFT " << ms(t_lo) << " .. " << ms(t_hi) << " ms, TPOT " << ms(p_lo) << " .. "
-        << ms(p_hi) << " ms (10th-90th percentile of the errors on " << band.rows << " measured "
+    out << "  likely measured: TTFT " << ms_2(t_lo) << " .. " << ms_2(t_hi) << " ms, TPOT " << ms_2(p_lo) << " .. "
+        << ms_2(p_hi) << " ms (10th-90th percentile of the errors on " << band.rows << " measured "
         << serve::engine_name(e.engine) << " runs the calibration was fitted to)\n";
   }
   out << "\n  " << fixed(r.output_tokens_per_s, 0) << " output tokens/s (" << fixed(r.total_tokens_per_s, 0)

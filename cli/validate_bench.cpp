@@ -43,7 +43,8 @@ nlohmann::json rows_json(const std::vector<serve::RowPrediction>& preds) {
   return rows;
 }
 
-std::string pct(double v) { return fixed(v, 1); }
+// A percentage with one decimal.
+std::string pct_1(double v) { return fixed(v, 1); }
 
 void print_text(std::ostream& out, const std::string& file, const std::vector<serve::RowPrediction>& preds,
                 const std::map<std::string, serve::ErrorSummary>& summary, bool per_row) {
@@ -58,9 +59,9 @@ void print_text(std::ostream& out, const std::string& file, const std::vector<se
     for (const auto& p : preds) {
       if (!p.predicted) continue;
       out << "  " << pad_right(p.row->id.substr(0, 60), 62) << pad_left(fixed(p.row->ttft_s * 1e3, 1), 10)
-          << pad_left(fixed(p.ttft_s * 1e3, 1), 10) << pad_left(pct(p.ttft_error_pct()), 8)
+          << pad_left(fixed(p.ttft_s * 1e3, 1), 10) << pad_left(pct_1(p.ttft_error_pct()), 8)
           << pad_left(fixed(p.row->tpot_s * 1e3, 2), 10) << pad_left(fixed(p.tpot_s * 1e3, 2), 10)
-          << pad_left(pct(p.tpot_error_pct()), 8) << '\n';
+          << pad_left(pct_1(p.tpot_error_pct()), 8) << '\n';
     }
   }
   out << "\n|error| in % (serving simulation; steady-state formula in brackets), median and p90\n";
@@ -68,10 +69,10 @@ void print_text(std::ostream& out, const std::string& file, const std::vector<se
       << pad_left("TPOT med", 18) << pad_left("TPOT p90", 18) << '\n';
   for (const auto& [key, s] : summary)
     out << "  " << pad_right(key, 44) << pad_left(std::to_string(s.rows), 6)
-        << pad_left(pct(s.ttft_median) + " (" + pct(s.steady_ttft_median) + ")", 18)
-        << pad_left(pct(s.ttft_p90) + " (" + pct(s.steady_ttft_p90) + ")", 18)
-        << pad_left(pct(s.tpot_median) + " (" + pct(s.steady_tpot_median) + ")", 18)
-        << pad_left(pct(s.tpot_p90) + " (" + pct(s.steady_tpot_p90) + ")", 18) << '\n';
+        << pad_left(pct_1(s.ttft_median) + " (" + pct_1(s.steady_ttft_median) + ")", 18)
+        << pad_left(pct_1(s.ttft_p90) + " (" + pct_1(s.steady_ttft_p90) + ")", 18)
+        << pad_left(pct_1(s.tpot_median) + " (" + pct_1(s.steady_tpot_median) + ")", 18)
+        << pad_left(pct_1(s.tpot_p90) + " (" + pct_1(s.steady_tpot_p90) + ")", 18) << '\n';
   if (!reasons.empty()) {
     out << "\nRejected rows, by reason\n";
     for (const auto& [reason, n] : reasons) out << "  " << pad_left(std::to_string(n), 6) << "  " << reason << '\n';

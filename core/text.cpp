@@ -22,6 +22,15 @@ std::string fixed(double x, int decimals) {
   return buf;
 }
 
+std::string format_double(const char* format, double x) {
+  char buf[128];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  std::snprintf(buf, sizeof buf, format, x);
+#pragma GCC diagnostic pop
+  return buf;
+}
+
 namespace {
 std::string fixed_commas(double x, int decimals) {
   const auto whole = static_cast<int64_t>(x);

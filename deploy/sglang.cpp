@@ -55,7 +55,7 @@ void speculative_flags(const Context& ctx, const plan::SpeculativeDecoding& s, s
   add(f, "--speculative-num-draft-tokens", s.draft_tokens + 1);
 }
 
-std::vector<Flag> worker_flags(const Context& ctx, const Worker& w, const std::string& quant) {
+std::vector<Flag> sglang_worker_flags(const Context& ctx, const Worker& w, const std::string& quant) {
   const plan::Plan& p = w.plan;
   const SglangLayout l = layout_of(ctx, w);
   std::vector<Flag> f;
@@ -99,7 +99,7 @@ void emit_sglang(const Context& ctx, const std::vector<Worker>& workers, Launch&
   for (const Worker& w : workers) {
     if (!w.plan.stage_layers.empty())
       throw Unexpressible(ctx.engine, "stage_layers", "SGLang splits the layers evenly over --pp-size stages");
-    const std::vector<Flag> shared = worker_flags(ctx, w, quant);
+    const std::vector<Flag> shared = sglang_worker_flags(ctx, w, quant);
     for (int k = 0; k < w.nodes; ++k) {
       Command c;
       c.node = w.first_node + k;

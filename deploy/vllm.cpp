@@ -56,7 +56,7 @@ std::string layer_partition(const plan::Plan& p, const model::Model& m) {
 }
 
 // The flags every node of a worker shares.
-std::vector<Flag> worker_flags(const Context& ctx, const Worker& w, const std::string& quant) {
+std::vector<Flag> vllm_worker_flags(const Context& ctx, const Worker& w, const std::string& quant) {
   const plan::Plan& p = w.plan;
   std::vector<Flag> f;
   add(f, "--tensor-parallel-size", p.attention.tp);
@@ -92,7 +92,7 @@ void emit_vllm(const Context& ctx, const std::vector<Worker>& workers, Launch& o
   const int g = ctx.gpus_per_node();
   for (const Worker& w : workers) {
     const plan::Plan& p = w.plan;
-    const std::vector<Flag> shared = worker_flags(ctx, w, quant);
+    const std::vector<Flag> shared = vllm_worker_flags(ctx, w, quant);
     const std::string partition = layer_partition(p, *ctx.model);
     const int stage_ranks = p.attention.tp * p.pp;  // one DP rank's GPUs
     for (int k = 0; k < w.nodes; ++k) {

@@ -5,15 +5,11 @@
 #include <functional>
 #include <set>
 
+#include "core/text.h"
+
 namespace dayzero::search {
 
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // What `a` changes from `b`, the first four differences.
 std::string differences(const Evaluated& a, const Evaluated& b) {
@@ -30,7 +26,7 @@ std::string differences(const Evaluated& a, const Evaluated& b) {
   if (pa.dtypes.kv_cache != pb.dtypes.kv_cache)
     d.push_back(std::string(plan::kv_dtype_name(pa.dtypes.kv_cache)) + " KV");
   if (a.resident_fraction != b.resident_fraction)
-    d.push_back(fmt("%.0f", 100 * a.resident_fraction) + " % experts resident");
+    d.push_back(core::format_double("%.0f", 100 * a.resident_fraction) + " % experts resident");
   if (pa.speculative.on() != pb.speculative.on() || pa.speculative.draft_tokens != pb.speculative.draft_tokens)
     d.push_back(pa.speculative.on() ? std::to_string(pa.speculative.draft_tokens) + " draft tokens" : "no drafts");
   if (pa.moe.dp != pb.moe.dp) d.push_back("moe dp " + std::to_string(pa.moe.dp));
@@ -53,7 +49,7 @@ std::string main_cost(const simulate::StepTime& st) {
       v = t;
       best = simulate::cost_kind_name(k);
     }
-  return best + " " + fmt("%.0f", 100 * v / st.time_s) + " %";
+  return best + " " + core::format_double("%.0f", 100 * v / st.time_s) + " %";
 }
 
 bool better(const Evaluated& a, const Evaluated& b, Objective o) {
@@ -152,8 +148,9 @@ std::vector<std::string> ranking_reasons(const std::vector<Evaluated>& all, cons
     } else {
       const double a = e.prediction.throughput_tokens_per_s_per_device;
       const double b = first.prediction.throughput_tokens_per_s_per_device;
-      why = o == Objective::latency ? fmt("TPOT +%.0f %%", 100 * (e.prediction.tpot_s / first.prediction.tpot_s - 1))
-                                    : fmt("%.0f %% less throughput/device", 100 * (1 - a / b));
+      why = o == Objective::latency
+                ? core::format_double("TPOT +%.0f %%", 100 * (e.prediction.tpot_s / first.prediction.tpot_s - 1))
+                : core::format_double("%.0f %% less throughput/device", 100 * (1 - a / b));
       const std::string diff = differences(e, first);
       if (!diff.empty()) why += " (" + diff + ")";
     }

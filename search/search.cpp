@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/text.h"
 #include "plan/plan_json.h"
 #include "search/disaggregated.h"
 #include "search/ranking.h"
@@ -22,25 +23,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 // Why the plan closest to fitting still does not, beyond its device memory: its experts'
 // share of host memory, or the serving engine's KV room.
 std::string why_not_fits(const simulate::Prediction& p, const topology::Cluster& c) {
   std::string why;
   if (!p.host_fits)
-    why += "; its experts in host memory need " + fmt("%.0f", p.host_bytes_per_node / 1e9) +
-           " GB per node, the host has " + fmt("%.0f", c.config().host.mem_bytes / 1e9) + " GB";
+    why += "; its experts in host memory need " + core::format_double("%.0f", p.host_bytes_per_node / 1e9) +
+           " GB per node, the host has " + core::format_double("%.0f", c.config().host.mem_bytes / 1e9) + " GB";
   if (p.engine_kv.checked && !p.engine_kv.fits)
-    why += "; the serving engine's memory share (" + fmt("%.2f", p.engine_kv.memory_fraction) +
+    why += "; the serving engine's memory share (" + core::format_double("%.2f", p.engine_kv.memory_fraction) +
            (p.engine_kv.share_of_free ? " of the free memory" : " of the device") + ") leaves " +
-           fmt("%.1f", static_cast<double>(p.engine_kv.free_bytes) / 1e9) +
+           core::format_double("%.1f", static_cast<double>(p.engine_kv.free_bytes) / 1e9) +
            " GB of KV room per rank, its batch needs " +
-           fmt("%.1f", static_cast<double>(p.engine_kv.needed_bytes) / 1e9) + " GB (GB = 1e9 bytes)";
+           core::format_double("%.1f", static_cast<double>(p.engine_kv.needed_bytes) / 1e9) + " GB (GB = 1e9 bytes)";
   return why;
 }
 
@@ -59,7 +54,7 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
   }
   if (!fastest) {
     r.suggestions.push_back("nothing fits: the smallest plan (" + (smallest ? layout_name(*smallest) : "-") +
-                            ") needs " + fmt("%.0f", 100 * ratio) + " % of a device's memory" +
+                            ") needs " + core::format_double("%.0f", 100 * ratio) + " % of a device's memory" +
                             (smallest ? why_not_fits(smallest->prediction, c) : ""));
     const int total = static_cast<int>(c.num_devices());
     if (ratio > 1)  // device memory binds (else the host's, or the engine's share: the reason above)
@@ -77,9 +72,10 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
         const auto pred = sim.simulate(p, so);
         int64_t mx = 0;
         for (const auto& rk : pred.ranks) mx = std::max(mx, rk.total_bytes);
-        r.suggestions.push_back(std::string(what) + ": the same layout would need " +
-                                fmt("%.0f", 100.0 * static_cast<double>(mx) / c.device_spec().mem_bytes) +
-                                " % of a device" + (pred.fits ? " and fits" : ""));
+        r.suggestions.push_back(
+            std::string(what) + ": the same layout would need " +
+            core::format_double("%.0f", 100.0 * static_cast<double>(mx) / c.device_spec().mem_bytes) +
+            " % of a device" + (pred.fits ? " and fits" : ""));
       };
       try_variant("lower precision (INT4 weights, FP8 KV cache)", [](plan::Plan& p) {
         p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = model::WeightPrecision::int4;
@@ -99,14 +95,15 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
   for (const auto& e : r.all)
     if (e.prediction.fits && (!quickest || e.prediction.ttft_s < quickest->prediction.ttft_s)) quickest = &e;
   r.suggestions.push_back("no plan meets the SLA; the fastest decode is TPOT " +
-                          fmt("%.3g", fastest->prediction.tpot_s * 1e3) + " ms (" + layout_name(*fastest) + ", batch " +
-                          std::to_string(fastest->plan.workload.batch) + ", TTFT " +
-                          fmt("%.3g", fastest->prediction.ttft_s) + " s)");
-  r.suggestions.push_back("the quickest first token is TTFT " + fmt("%.3g", quickest->prediction.ttft_s) + " s (" +
-                          layout_name(*quickest) + ")");
+                          core::format_double("%.3g", fastest->prediction.tpot_s * 1e3) + " ms (" +
+                          layout_name(*fastest) + ", batch " + std::to_string(fastest->plan.workload.batch) +
+                          ", TTFT " + core::format_double("%.3g", fastest->prediction.ttft_s) + " s)");
+  r.suggestions.push_back("the quickest first token is TTFT " +
+                          core::format_double("%.3g", quickest->prediction.ttft_s) + " s (" + layout_name(*quickest) +
+                          ")");
   if (s.sla.max_tpot_s > 0 || s.sla.max_ttft_s > 0)
-    r.suggestions.push_back("a looser SLA: max_tpot_s >= " + fmt("%.3g", fastest->prediction.tpot_s) +
-                            " with max_ttft_s >= " + fmt("%.3g", fastest->prediction.ttft_s) +
+    r.suggestions.push_back("a looser SLA: max_tpot_s >= " + core::format_double("%.3g", fastest->prediction.tpot_s) +
+                            " with max_ttft_s >= " + core::format_double("%.3g", fastest->prediction.ttft_s) +
                             " admits the plan above; or more or faster devices");
 }
 
@@ -126,13 +123,16 @@ void check_sla(Evaluated& e, const Scenario& s) {
   const double rate = p.throughput_tokens_per_s / static_cast<double>(e.plan.workload.output_len);
   switch (sla_miss(s, p.ttft_s, p.tpot_s, rate)) {
     case SlaMiss::ttft:
-      e.sla_miss = "TTFT " + fmt("%.3g", p.ttft_s) + " s > " + fmt("%.3g", s.sla.max_ttft_s) + " s";
+      e.sla_miss = "TTFT " + core::format_double("%.3g", p.ttft_s) + " s > " +
+                   core::format_double("%.3g", s.sla.max_ttft_s) + " s";
       return;
     case SlaMiss::tpot:
-      e.sla_miss = "TPOT " + fmt("%.3g", p.tpot_s * 1e3) + " ms > " + fmt("%.3g", s.sla.max_tpot_s * 1e3) + " ms";
+      e.sla_miss = "TPOT " + core::format_double("%.3g", p.tpot_s * 1e3) + " ms > " +
+                   core::format_double("%.3g", s.sla.max_tpot_s * 1e3) + " ms";
       return;
     case SlaMiss::rate:
-      e.sla_miss = "serves " + fmt("%.3g", rate) + " requests/s < " + fmt("%.3g", s.request_rate_per_s);
+      e.sla_miss = "serves " + core::format_double("%.3g", rate) + " requests/s < " +
+                   core::format_double("%.3g", s.request_rate_per_s);
       return;
     case SlaMiss::none: break;
   }

@@ -11,9 +11,6 @@ namespace dayzero::serve {
 namespace {
 
 constexpr double kMaxOverheadS = 1.0;  // a host cost beyond a second is a units mistake
-// A frontend that holds a request for more steps than this is not waiting on the
-// engine's loop but broken; the fit's bound (serving_fit.cpp) is the same.
-constexpr double kMaxAdmissionDelaySteps = 100;
 
 double seconds(core::Fields& f, const std::string& key) {
   const double v = f.opt_double(key, 0);

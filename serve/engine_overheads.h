@@ -21,6 +21,10 @@ struct ErrorBand {
   double p10 = 0, p90 = 0;
 };
 
+// A frontend that holds a request for more steps than this is not waiting on the
+// engine's loop but broken: the bound of the table's files and of the fit.
+inline constexpr double kMaxAdmissionDelaySteps = 100;
+
 struct EngineOverheads {
   double step_overhead_s = 0;                  // every engine step
   double request_overhead_s = 0;               // every request's TTFT (and end-to-end latency)

@@ -27,10 +27,9 @@ constexpr size_t kF = simulate::kTimeFigures;
 constexpr double kMinComputeEfficiency = 0.10;
 constexpr double kMinMemoryEfficiency = 0.4;
 constexpr double kMinCollectiveEfficiency = 0.05;
-constexpr double kMaxKernelOverheadS = 1e-3;     // EfficiencyTable's bound
-constexpr double kMaxHostOverheadS = 1.0;        // EngineOverheadTable's bound
-constexpr double kMaxAdmissionDelaySteps = 100;  // EngineOverheadTable's bound
-constexpr double kErrorFloor = 0.02;             // IRLS: errors below 2 % weigh as 2 %
+constexpr double kMaxKernelOverheadS = 1e-3;  // EfficiencyTable's bound
+constexpr double kMaxHostOverheadS = 1.0;     // EngineOverheadTable's bound
+constexpr double kErrorFloor = 0.02;          // IRLS: errors below 2 % weigh as 2 %
 
 size_t fi(TimeFigure f) { return static_cast<size_t>(f); }
 

@@ -15,7 +15,7 @@
 namespace dayzero::simulate {
 
 namespace {
-double error_pct(double predicted, double measured) {
+double error_pct_or_nan(double predicted, double measured) {
   return measured > 0 ? (predicted - measured) / measured * 100 : std::numeric_limits<double>::quiet_NaN();
 }
 }  // namespace
@@ -46,8 +46,8 @@ std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const 
         {MemoryCategory::runtime, {u.runtime_bytes, it->overhead_bytes}},
         {MemoryCategory::total, {u.peak_bytes(), it->total_bytes}}};
     for (const auto& [cat, mp] : rows)
-      out.push_back(
-          {r.rank, cat, mp.first, mp.second, error_pct(static_cast<double>(mp.second), static_cast<double>(mp.first))});
+      out.push_back({r.rank, cat, mp.first, mp.second,
+                     error_pct_or_nan(static_cast<double>(mp.second), static_cast<double>(mp.first))});
   }
   return out;
 }
@@ -108,11 +108,11 @@ RunPrediction predict_run(const plan::Measurements& m, const model::Model& model
   r.prompts_per_replica = (static_cast<int64_t>(m.prompts.size()) + dp - 1) / dp;  // round robin: the fullest
   r.measured_prefill_s = m.prefill_s;
   r.predicted_prefill_s = static_cast<double>(r.prompts_per_replica) * r.prediction.ttft_s;
-  r.prefill_error_pct = error_pct(r.predicted_prefill_s, r.measured_prefill_s);
+  r.prefill_error_pct = error_pct_or_nan(r.predicted_prefill_s, r.measured_prefill_s);
   r.measured_decode_step_s = m.decode_step_mean_s();
   r.predicted_decode_step_s = r.prediction.tpot_s;
   r.decode_error_pct = m.decode_step_s.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                               : error_pct(r.predicted_decode_step_s, r.measured_decode_step_s);
+                                               : error_pct_or_nan(r.predicted_decode_step_s, r.measured_decode_step_s);
   r.memory = compare_memory(m, r.prediction);
   return r;
 }

@@ -12,10 +12,9 @@
 namespace dayzero::serve {
 namespace {
 
+using simulate::testing::expect_close;
 using simulate::testing::load_cluster;
 using simulate::testing::load_model;
-
-void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 struct Fixture {
   model::Model m = load_model("Llama-3.1-8B");
@@ -66,10 +65,10 @@ TEST(Disaggregated, TtftIsThePromptAndExactlyOneKvTransfer) {
     decode += step_s(f, d);
     if (ctx == 1000) first = decode;
   }
-  expect_close(r.ttft_s.mean, step_s(f, prompt) + transfer + first);
-  expect_close(r.kv_transfer_s, transfer);
-  expect_close(r.tpot_s.mean, (decode - first) / 9);
-  expect_close(r.e2e_s.mean, step_s(f, prompt) + transfer + decode);
+  expect_close(r.ttft_s.mean, step_s(f, prompt) + transfer + first, 1e-12);
+  expect_close(r.kv_transfer_s, transfer, 1e-12);
+  expect_close(r.tpot_s.mean, (decode - first) / 9, 1e-12);
+  expect_close(r.e2e_s.mean, step_s(f, prompt) + transfer + decode, 1e-12);
   EXPECT_EQ(r.steps, 9);  // the busiest replica's: the decode replica's nine (the prefill replica ran one)
 }
 

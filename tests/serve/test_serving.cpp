@@ -12,10 +12,9 @@
 namespace dayzero::serve {
 namespace {
 
+using simulate::testing::expect_close;
 using simulate::testing::load_cluster;
 using simulate::testing::load_model;
-
-void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 struct Fixture {
   model::Model m = load_model("Llama-3.1-8B");
@@ -54,12 +53,12 @@ TEST(Serving, OneRequestAloneIsItsPrefillAndDecodeSteps) {
     d.decode_contexts.push_back(ctx);
     decode += step_s(f, d);
   }
-  expect_close(r.ttft_s.mean, ttft);
-  expect_close(r.e2e_s.mean, ttft + decode);
-  expect_close(r.tpot_s.mean, decode / 9);
+  expect_close(r.ttft_s.mean, ttft, 1e-12);
+  expect_close(r.e2e_s.mean, ttft + decode, 1e-12);
+  expect_close(r.tpot_s.mean, decode / 9, 1e-12);
   EXPECT_EQ(r.steps, 10);
   EXPECT_EQ(r.itl_s.count, 9);
-  expect_close(r.output_tokens_per_s, 10 / (ttft + decode));
+  expect_close(r.output_tokens_per_s, 10 / (ttft + decode), 1e-12);
 }
 
 // An admission delay of k steps: the request's TTFT and end-to-end latency grow by
@@ -70,10 +69,10 @@ TEST(Serving, AdmissionDelayAddsThatManyOfTheRequestsOwnSteps) {
   ServeOptions o = options(1, 1, 1000, 10);
   o.engine.admission_delay_steps = 3;
   const ServeResult r = simulate_serving(f.sim, f.p, o);
-  expect_close(r.ttft_s.mean, base.ttft_s.mean + 3 * base.tpot_s.mean);
-  expect_close(r.e2e_s.mean, base.e2e_s.mean + 3 * base.tpot_s.mean);
-  expect_close(r.tpot_s.mean, base.tpot_s.mean);
-  expect_close(r.ttft_parts.request_overhead_s, 3 * base.tpot_s.mean);
+  expect_close(r.ttft_s.mean, base.ttft_s.mean + 3 * base.tpot_s.mean, 1e-12);
+  expect_close(r.e2e_s.mean, base.e2e_s.mean + 3 * base.tpot_s.mean, 1e-12);
+  expect_close(r.tpot_s.mean, base.tpot_s.mean, 1e-12);
+  expect_close(r.ttft_parts.request_overhead_s, 3 * base.tpot_s.mean, 1e-12);
   EXPECT_EQ(r.steps, base.steps);
 }
 
@@ -88,7 +87,7 @@ TEST(Serving, LongPromptIsChunkedByTheTokenBudget) {
     b.prefills.push_back({n, cached, cached + n == 20'000});
     ttft += step_s(f, b);
   }
-  expect_close(r.ttft_s.mean, ttft);
+  expect_close(r.ttft_s.mean, ttft, 1e-12);
   EXPECT_EQ(r.steps, 3);
 }
 
@@ -129,8 +128,8 @@ TEST(Serving, FewRequestsKeepFewReplicasBusy) {
   auto& [m, c, sim, p] = f;
   const ServeResult one = simulate_serving(sim, p, options(1, 40, 512, 32));
   const ServeResult eight = simulate_serving(sim, p, options(8, 320, 512, 32));
-  expect_close(one.ttft_s.mean, eight.ttft_s.mean);  // each busy replica holds one request
-  expect_close(eight.output_tokens_per_s, 8 * one.output_tokens_per_s);
+  expect_close(one.ttft_s.mean, eight.ttft_s.mean, 1e-12);  // each busy replica holds one request
+  expect_close(eight.output_tokens_per_s, 8 * one.output_tokens_per_s, 1e-12);
   const ServeResult twelve = simulate_serving(sim, p, options(12, 480, 512, 32));  // 2 per replica, 6 replicas' worth
   const ServeResult sixteen = simulate_serving(sim, p, options(16, 640, 512, 32));
   expect_close(twelve.output_tokens_per_s, 0.75 * sixteen.output_tokens_per_s, 1e-9);

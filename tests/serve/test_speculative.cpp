@@ -12,10 +12,9 @@
 namespace dayzero::serve {
 namespace {
 
+using simulate::testing::expect_close;
 using simulate::testing::load_cluster;
 using simulate::testing::load_model;
-
-void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 struct Fixture {
   model::Model m = load_model("Llama-3.1-8B");
@@ -67,13 +66,13 @@ TEST(ServingSpeculative, AcceptanceZeroCostsAVerifyStepPerTokenAndGainsNothing) 
   const double ttft = step_s(f, p, prompt(1000));
   double decode = 0;
   for (int64_t ctx = 1000; ctx < 1009; ++ctx) decode += step_s(f, p, verify(ctx, 4));
-  expect_close(r.ttft_s.mean, ttft);
-  expect_close(r.e2e_s.mean, ttft + decode);
-  expect_close(r.tpot_s.mean, decode / 9);
+  expect_close(r.ttft_s.mean, ttft, 1e-12);
+  expect_close(r.e2e_s.mean, ttft + decode, 1e-12);
+  expect_close(r.tpot_s.mean, decode / 9, 1e-12);
   EXPECT_EQ(r.steps, plain.steps);
   EXPECT_EQ(r.itl_s.count, 9);
   EXPECT_GT(r.tpot_s.mean, plain.tpot_s.mean);
-  expect_close(r.tokens_per_decode, 1);
+  expect_close(r.tokens_per_decode, 1, 1e-12);
 }
 
 // 1,000 + 13 tokens, three drafts always accepted: after the prompt's token, 12 more
@@ -89,12 +88,12 @@ TEST(ServingSpeculative, AcceptanceOneYieldsDraftTokensPlusOnePerStep) {
   for (int64_t ctx : {1000, 1004, 1008}) decode += step_s(f, p, verify(ctx, 4));
   EXPECT_EQ(r.steps, 4);
   EXPECT_EQ(r.itl_s.count, 3);
-  expect_close(r.e2e_s.mean, ttft + decode);
-  expect_close(r.tpot_s.mean, decode / 12);
-  expect_close(r.tokens_per_decode, 4);
+  expect_close(r.e2e_s.mean, ttft + decode, 1e-12);
+  expect_close(r.tpot_s.mean, decode / 12, 1e-12);
+  expect_close(r.tokens_per_decode, 4, 1e-12);
   const ServeResult short_one = simulate_serving(f.sim, p, one_request(1000, 12));
   EXPECT_EQ(short_one.steps, 4);
-  expect_close(short_one.tokens_per_decode, 11.0 / 3);
+  expect_close(short_one.tokens_per_decode, 11.0 / 3, 1e-12);
 }
 
 // Under load the drafts accepted match the rate: with one rate a per position over 3

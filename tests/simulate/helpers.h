@@ -1,5 +1,9 @@
 #pragma once
-// Shared fixtures of the simulate tests: bundled models and clusters, and plans.
+// Shared fixtures of the simulate tests: bundled models and clusters, plans, and the
+// hand-computed cases' check.
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <memory>
 #include <string>
 
@@ -22,6 +26,9 @@ inline topology::Cluster load_cluster(const std::string& name) {
 }
 
 using plan::testing::plan;  // tests/plan/helpers.h
+
+// |got - want| within rel x |want|.
+inline void expect_close(double got, double want, double rel = 1e-9) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 // Validates and simulates.
 inline Prediction run(const model::Model& m, const topology::Cluster& c, const plan::Plan& p) {

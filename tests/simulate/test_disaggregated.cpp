@@ -13,10 +13,9 @@
 namespace dayzero::simulate {
 namespace {
 
+using testing::expect_close;
 using testing::load_cluster;
 using testing::load_model;
-
-void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 RankMemory rank(int r, int64_t total) {
   RankMemory m;
@@ -53,21 +52,21 @@ TEST(Disaggregated, PrefillBoundPoolQueuesByLittlesLaw) {
   const Prediction d = combine_disaggregated(h.p, h.prefill, h.decode, 0.01);
   // Prefill: 2 workers x 1 replica / 0.5 s = 4 requests/s; decode: 64 / (200 x 0.04 s)
   // = 8 requests/s. 4 requests/s x 200 tokens over 2 + 2 devices.
-  expect_close(d.throughput_tokens_per_s, 800);
-  expect_close(d.throughput_tokens_per_s_per_device, 200);
-  expect_close(d.tpot_s, 0.04);
+  expect_close(d.throughput_tokens_per_s, 800, 1e-12);
+  expect_close(d.throughput_tokens_per_s_per_device, 200, 1e-12);
+  expect_close(d.tpot_s, 0.04, 1e-12);
   // 64 in flight at 4 requests/s: 16 s per request, 8 s of it decoding.
-  expect_close(d.ttft_s, 64.0 / 4 - 200 * 0.04);
-  expect_close(d.request_latency_s, 16);
+  expect_close(d.ttft_s, 64.0 / 4 - 200 * 0.04, 1e-12);
+  expect_close(d.request_latency_s, 16, 1e-12);
 }
 
 TEST(Disaggregated, DecodeBoundTtftIsPromptTransferAndFirstStep) {
   for (int workers : {4, 5}) {  // 8 and 10 requests/s of prompts against 8 of decode
     Hand h(workers);
     const Prediction d = combine_disaggregated(h.p, h.prefill, h.decode, 0.01);
-    expect_close(d.throughput_tokens_per_s, 8 * 200.0);
-    expect_close(d.ttft_s, 0.5 + 0.01 + 0.04);  // the prompt, one transfer, the step that streams it
-    expect_close(d.throughput_tokens_per_s_per_device, 1600.0 / (workers + 2));
+    expect_close(d.throughput_tokens_per_s, 8 * 200.0, 1e-12);
+    expect_close(d.ttft_s, 0.5 + 0.01 + 0.04, 1e-12);  // the prompt, one transfer, the step that streams it
+    expect_close(d.throughput_tokens_per_s_per_device, 1600.0 / (workers + 2), 1e-12);
   }
 }
 
@@ -92,11 +91,11 @@ TEST(Disaggregated, TransferTakesThePathBetweenThePools) {
   plan::Plan p = testing::plan(8);
   p.disaggregated = {1, 1, {1, {8, 1}, {1, 1, 8}, 1}};
   const topology::DeviceId across[2] = {0, 8};
-  expect_close(kv_transfer_s(c, p, 1e9), links.cost(core::Collective::send_recv, across, 1e9).time_s);
+  expect_close(kv_transfer_s(c, p, 1e9), links.cost(core::Collective::send_recv, across, 1e9).time_s, 1e-12);
   p = testing::plan(4);
   p.disaggregated = {1, 1, {1, {4, 1}, {1, 1, 4}, 1}};
   const topology::DeviceId inside[2] = {0, 4};
-  expect_close(kv_transfer_s(c, p, 1e9), links.cost(core::Collective::send_recv, inside, 1e9).time_s);
+  expect_close(kv_transfer_s(c, p, 1e9), links.cost(core::Collective::send_recv, inside, 1e9).time_s, 1e-12);
   EXPECT_LT(kv_transfer_s(c, p, 1e9), 0.5 * links.cost(core::Collective::send_recv, across, 1e9).time_s);
 }
 
@@ -118,9 +117,9 @@ TEST(Disaggregated, SimulateIsTheWorkersPutTogether) {
   const Prediction want = combine_disaggregated(p, prefill, decode, kv_transfer_s(c, p, kv_bytes));
   EXPECT_EQ(whole.ranks.size(), 16u);
   EXPECT_EQ(whole.ranks.back().device, 15u);
-  expect_close(whole.ttft_s, want.ttft_s);
-  expect_close(whole.tpot_s, decode.decode.time_s);
-  expect_close(whole.throughput_tokens_per_s, want.throughput_tokens_per_s);
+  expect_close(whole.ttft_s, want.ttft_s, 1e-12);
+  expect_close(whole.tpot_s, decode.decode.time_s, 1e-12);
+  expect_close(whole.throughput_tokens_per_s, want.throughput_tokens_per_s, 1e-12);
   EXPECT_GT(whole.ttft_s, prefill.ttft_s + decode.decode.time_s);  // and a transfer
 }
 

@@ -17,13 +17,12 @@ namespace dayzero::simulate {
 namespace {
 
 using model::WeightPrecision;
+using testing::expect_close;
 using testing::load_cluster;
 using testing::load_model;
 using testing::plan;
 using testing::run;
 using topology::ComputeDtype;
-
-void expect_close(double got, double want, double rel = 1e-9) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 TEST(Precisions, GemmComputeDtypePerPrecision) {
   const auto bf16_ckpt = load_model("Llama-3.1-8B");

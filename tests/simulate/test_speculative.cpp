@@ -11,10 +11,9 @@
 namespace dayzero::simulate {
 namespace {
 
+using testing::expect_close;
 using testing::load_cluster;
 using testing::load_model;
-
-void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 double kind(const StepTime& st, CostKind k) { return st.by_kind_s.count(k) ? st.by_kind_s.at(k) : 0; }
 
@@ -48,7 +47,7 @@ TEST(Speculative, VerifyStepIsItsTokensAsChunksButForTheHead) {
   for (int i = 0; i < 4; ++i) chunks.prefills.push_back({4, 1000, true});
   const StepTime as_chunks = f.sim.step_time(*prepared, chunks);
   for (const auto& [k, v] : as_chunks.by_kind_s)
-    if (k != CostKind::lm_head) expect_close(kind(verify, k), v);
+    if (k != CostKind::lm_head) expect_close(kind(verify, k), v, 1e-12);
   EXPECT_GE(kind(verify, CostKind::lm_head), kind(as_chunks, CostKind::lm_head));
   EXPECT_EQ(decodes(4, 1000, 4).tokens(), 16);
   EXPECT_EQ(decodes(4, 1000, 4).sampled(), 16);
@@ -70,7 +69,7 @@ TEST(Speculative, DraftIsOneLayerPerForwardAndAHeadPerSequence) {
   const double want = layers_part(verify) / 32 + kind(first_head, CostKind::lm_head) + layers_part(second) / 32 +
                       kind(second, CostKind::lm_head);
   expect_close(d.time_s, want, 1e-9);
-  expect_close(kind(d, CostKind::draft), d.time_s);
+  expect_close(kind(d, CostKind::draft), d.time_s, 1e-12);
   double figures = 0;
   for (double v : d.by_figure_s) figures += v;
   expect_close(figures, d.time_s, 1e-9);

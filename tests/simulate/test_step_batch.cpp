@@ -11,16 +11,15 @@
 namespace dayzero::simulate {
 namespace {
 
+using testing::expect_close;
 using testing::load_cluster;
 using testing::load_model;
 using testing::plan;
 
-void expect_close(double got, double want, double rel = 1e-12) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
-
 void expect_same_step(const StepTime& got, const StepTime& want) {
-  expect_close(got.time_s, want.time_s);
+  expect_close(got.time_s, want.time_s, 1e-12);
   ASSERT_EQ(got.by_kind_s.size(), want.by_kind_s.size());
-  for (const auto& [k, v] : want.by_kind_s) expect_close(got.by_kind_s.at(k), v);
+  for (const auto& [k, v] : want.by_kind_s) expect_close(got.by_kind_s.at(k), v, 1e-12);
 }
 
 // A whole prompt as one chunk is the prediction's prefill step (one prompt, one
@@ -77,7 +76,7 @@ TEST(StepBatch, FigurePartsAddUpAndScaleWithTheirEfficiency) {
   const StepTime st = sim.step_time(*sim.prepare(p), b);
   double sum = 0;
   for (double v : st.by_figure_s) sum += v;
-  expect_close(sum, st.time_s);
+  expect_close(sum, st.time_s, 1e-12);
   EXPECT_GT(st.by_figure_s[static_cast<size_t>(TimeFigure::communication)], 0);  // pipeline sends, TP all-reduces
 
   StepBatch decode;
@@ -90,8 +89,8 @@ TEST(StepBatch, FigurePartsAddUpAndScaleWithTheirEfficiency) {
   const StepTime z = slow_sim.step_time(*slow_sim.prepare(one), decode);
   const auto part = [](const StepTime& s, TimeFigure f) { return s.by_figure_s[static_cast<size_t>(f)]; };
   EXPECT_GT(part(a, TimeFigure::gemm_memory), 0);
-  expect_close(part(z, TimeFigure::gemm_memory), 2 * part(a, TimeFigure::gemm_memory));
-  expect_close(z.time_s - a.time_s, part(a, TimeFigure::gemm_memory));
+  expect_close(part(z, TimeFigure::gemm_memory), 2 * part(a, TimeFigure::gemm_memory), 1e-12);
+  expect_close(z.time_s - a.time_s, part(a, TimeFigure::gemm_memory), 1e-12);
 }
 
 // A mixed step reads the weights once: it costs less than its prefill and decode
@@ -143,14 +142,14 @@ TEST(StepBatch, KvBudgetHandComputed) {
   const auto prepared = sim.prepare(plan(1));
   const KvBudget b = sim.kv_budget(*prepared, KvMemoryRule{0.9, false, 8192, 256});
   const double used = 16'060'522'496.0 + 905'969'664.0 + 131'334'144.0 + 1'073'741'824.0;
-  expect_close(b.free_bytes, 0.9 * 85'899'345'920.0 - used);
-  expect_close(b.full_bytes_per_token, 131'072.0);
+  expect_close(b.free_bytes, 0.9 * 85'899'345'920.0 - used, 1e-12);
+  expect_close(b.full_bytes_per_token, 131'072.0, 1e-12);
   EXPECT_EQ(b.sliding_bytes_per_token, 0.0);
   // A 1,000-token sequence holds 63 blocks of 16 tokens.
-  expect_close(b.sequence_bytes(1000), 63 * 16 * 131'072.0);
+  expect_close(b.sequence_bytes(1000), 63 * 16 * 131'072.0, 1e-12);
   // TensorRT-LLM's rule: 0.9 of what is free once the rest is placed.
   const KvBudget t = sim.kv_budget(*prepared, KvMemoryRule{0.9, true, 8192, 256});
-  expect_close(t.free_bytes, 0.9 * (85'899'345'920.0 - used));
+  expect_close(t.free_bytes, 0.9 * (85'899'345'920.0 - used), 1e-12);
 }
 
 // A plan is held to the serving engine's KV room when SimulateOptions::engine_memory is
@@ -198,9 +197,9 @@ TEST(StepBatch, KvBudgetSlidingLayersHoldTheirWindow) {
   const KvBudget b = sim.kv_budget(*prepared, KvMemoryRule{});
   EXPECT_EQ(b.window, 128);
   // 12 sliding and 12 full layers of 8 KV heads x 64 x 2 (k, v) x 2 B = 2,048 B each.
-  expect_close(b.full_bytes_per_token, 12 * 2048.0);
-  expect_close(b.sliding_bytes_per_token, 12 * 2048.0);
-  expect_close(b.sequence_bytes(10'000), 10'000 * 12 * 2048.0 + (128 + 16) * 12 * 2048.0);
+  expect_close(b.full_bytes_per_token, 12 * 2048.0, 1e-12);
+  expect_close(b.sliding_bytes_per_token, 12 * 2048.0, 1e-12);
+  expect_close(b.sequence_bytes(10'000), 10'000 * 12 * 2048.0 + (128 + 16) * 12 * 2048.0, 1e-12);
 }
 
 }  // namespace

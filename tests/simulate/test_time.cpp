@@ -11,12 +11,11 @@
 namespace dayzero::simulate {
 namespace {
 
+using testing::expect_close;
 using testing::load_cluster;
 using testing::load_model;
 using testing::plan;
 using testing::run;
-
-void expect_close(double got, double want, double rel = 1e-9) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 // Llama-3.1-8B, one sequence on one H100.
 // Layer GEMM bytes: 16,060,522,496 total - embedding 1,050,673,152 - head 1,050,673,152

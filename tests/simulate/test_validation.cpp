@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "helpers.h"
 #include "simulate/calibration.h"
 #include "simulate/validation.h"
 
 namespace dayzero::simulate {
 namespace {
+
+using testing::expect_close;
 
 topology::DeviceSpec test_device() {
   topology::DeviceSpec d;
@@ -51,8 +54,6 @@ plan::OpMeasurement op(const std::string& phase, const std::string& kind, int64_
   o.bytes = bytes;
   return o;
 }
-
-void expect_close(double got, double want, double rel = 1e-9) { EXPECT_NEAR(got, want, std::abs(want) * rel); }
 
 TEST(SimulateValidation, PredictsOneOpWithTheSimulatorsRoofline) {
   const auto d = test_device();
