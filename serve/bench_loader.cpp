@@ -99,6 +99,16 @@ void record_served(const ServeResult& s, const std::string& device, const model:
   out.predicted = true;
 }
 
+void check_concurrency(const BenchRow& r, const std::string& product) {
+  if (r.concurrency_unnamed)
+    throw Rejected{
+        "concurrency not recorded: the id leaves it empty (\"_c_\") and silicon_data_source has no "
+        "silicon_concurrency, and batch_size is no stand-in for it (docs/FIDELITY.md, session 26)"};
+  if (r.recorded_concurrency > 0 && r.recorded_concurrency != r.concurrency())
+    throw Rejected{"inconsistent concurrency: silicon_data_source records silicon_concurrency=" +
+                   std::to_string(r.recorded_concurrency) + ", " + product + " is " + std::to_string(r.concurrency())};
+}
+
 BenchPool layout_of(const BenchRow& r) {
   BenchPool l;
   l.tp = r.tp, l.pp = r.pp, l.attention_dp = r.attention_dp, l.moe_tp = r.moe_tp, l.moe_ep = r.moe_ep;

@@ -33,10 +33,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
       detail::predict_disaggregated(r, loader, o, out);
       return out;
     }
-    if (r.recorded_concurrency > 0 && r.recorded_concurrency != r.concurrency())
-      throw Rejected{"inconsistent concurrency: silicon_data_source records silicon_concurrency=" +
-                     std::to_string(r.recorded_concurrency) + ", batch_size x pp_size x attention_dp_size is " +
-                     std::to_string(r.concurrency())};
+    detail::check_concurrency(r, "batch_size x pp_size x attention_dp_size");
     const auto engine = parse_engine(r.backend);
     if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
     const model::Model& m = loader.model(r.model_path);

@@ -49,11 +49,7 @@ void check_pool(const BenchPool& p, const char* name) {
 void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions& o, RowPrediction& out) {
   check_pool(r.prefill, "prefill");
   check_pool(r.decode, "decode");
-  if (r.recorded_concurrency > 0 && r.recorded_concurrency != r.concurrency())
-    throw Rejected{"inconsistent concurrency: silicon_data_source records silicon_concurrency=" +
-                   std::to_string(r.recorded_concurrency) +
-                   ", decode_batch_size x decode pp x decode attention_dp x decode workers is " +
-                   std::to_string(r.concurrency())};
+  check_concurrency(r, "decode_batch_size x decode pp x decode attention_dp x decode workers");
   const auto engine = parse_engine(r.backend);
   if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
   const model::Model& m = loader.model(r.model_path);

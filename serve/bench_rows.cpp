@@ -118,6 +118,19 @@ int64_t recorded_concurrency(const RowReader& r) {
   return v;
 }
 
+// The id's "<digits>x<digits>_c_" with nothing between `_c` and the next `_`: the
+// generator names a run's concurrency there ("..._agg_4000x1000_c224_tp4_...") and left
+// it empty where its source did not record one.
+bool id_leaves_concurrency_empty(const std::string& id) {
+  for (size_t at = id.find("_c_"); at != std::string::npos; at = id.find("_c_", at + 1)) {
+    size_t i = at;
+    size_t digits = 0;
+    while (i > 0 && id[i - 1] >= '0' && id[i - 1] <= '9') --i, ++digits;
+    if (digits > 0 && i > 0 && id[i - 1] == 'x') return true;
+  }
+  return false;
+}
+
 // "YYYY-MM-DD": ten characters, digits with dashes at 4 and 7.
 bool is_date(const std::string& d) {
   return d.size() == 10 && d[4] == '-' && d[7] == '-' &&
@@ -209,6 +222,7 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
     b.decode = read_pool(r, "decode_");
   }
   b.recorded_concurrency = recorded_concurrency(r);
+  b.concurrency_unnamed = b.recorded_concurrency == 0 && id_leaves_concurrency_empty(b.id);
   b.deployer = deployer_of(r);
   b.measured_date = measured_date(r);
   b.image = image_of(r);

@@ -65,6 +65,11 @@ struct BenchRow {
   // "silicon_concurrency=N"); 0 = not recorded. A row where it disagrees with
   // concurrency() is rejected: its layout or batch is mislabelled.
   int64_t recorded_concurrency = 0;
+  // The id names the run's concurrency as "<isl>x<osl>_c<N>_" (the CSV's naming); true when
+  // that field is there and empty and silicon_data_source records none either: the client's
+  // concurrency is unknown, and the row is rejected rather than read as batch_size (the
+  // same pipeline's runs that name it kept 2 to 32 times batch_size in flight).
+  bool concurrency_unnamed = false;
   Deployer deployer = Deployer::generator;
   std::string measured_date;  // YYYY-MM-DD from silicon_data_source's "measured=", or ""
   // The engine's container image from silicon_data_source's "image=" ("#" read as "/"), or

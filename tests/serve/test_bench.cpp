@@ -89,6 +89,32 @@ TEST(BenchRows, RecordedConcurrencyMustAgreeWithTheBatch) {
             std::string::npos);
 }
 
+// The generator names a run's concurrency in its id ("_agg_4000x1000_c224_tp4_"); 12 of its
+// aggregated runs leave that field empty and record no silicon_concurrency, and batch_size
+// is no stand-in (the same pipeline's runs that name it kept 2-32x batch_size in flight;
+// these show 17-54 s TTFTs at "batch" 28-384): rejected, not guessed at. A
+// "_c_" elsewhere in an id, or an empty field beside a recorded concurrency, is not that.
+TEST(BenchRows, AnUnnamedConcurrencyIsRejected) {
+  const std::string h = std::string(kHeader) + ",silicon_data_source\n";
+  const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,2,1,1,,,50,10,";
+  const auto rows = read_bench_csv(
+      write_csv("unnamed", h + "m_agg_4000x1000_c_tp2_1" + row + "source_file=x.csv\n" + "m_agg_4000x1000_c4_tp2_2" +
+                               row + "source_file=x.csv\n" + "m_c_agg_4000x1000_c4_tp2_3" + row + "x\n" +
+                               "m_agg_4000x1000_c_tp2_4" + row + "db; silicon_concurrency=4; run=1\n"));
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_TRUE(rows[0].concurrency_unnamed);
+  EXPECT_FALSE(rows[1].concurrency_unnamed);
+  EXPECT_FALSE(rows[2].concurrency_unnamed);
+  EXPECT_FALSE(rows[3].concurrency_unnamed);
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  EXPECT_FALSE(p[0].predicted);
+  EXPECT_EQ(p[0].reason.rfind("concurrency not recorded: the id leaves it empty", 0), 0u) << p[0].reason;
+  for (size_t i = 1; i < 4; ++i) EXPECT_TRUE(p[i].predicted) << i << ": " << p[i].reason;
+}
+
 // Who deployed a run is read from silicon_data_source: InferenceX's database dump and
 // its dated exports; anything else is aiconfigurator's generator. The day comes from
 // "measured=".
