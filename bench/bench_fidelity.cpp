@@ -34,6 +34,7 @@
 namespace {
 
 using namespace dayzero;
+using serve::BenchPool;
 using serve::BenchRow;
 using serve::RowPrediction;
 
@@ -132,7 +133,16 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
   for (const char* which : {"ttft", "tpot"})
     for (const auto fig : simulate::kAllTimeFigures)
       std::fprintf(f, ",%s_%s_s", which, std::string(simulate::time_figure_name(fig)).c_str());
-  std::fprintf(f, ",mode\n");
+  std::fprintf(f, ",ttft_kv_transfer_s,mode,prefill_pool,decode_pool\n");
+  // A disaggregated row's pools: "<workers>x b<batch> tp pp dp | ep etp".
+  const auto pool = [](const BenchPool& q) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%lldx b%lld tp%lld pp%lld dp%lld | ep%lld etp%lld",
+                  static_cast<long long>(q.workers), static_cast<long long>(q.batch_size), static_cast<long long>(q.tp),
+                  static_cast<long long>(q.pp), static_cast<long long>(q.attention_dp),
+                  static_cast<long long>(q.moe_ep), static_cast<long long>(q.moe_tp));
+    return std::string(buf);
+  };
   for (const auto& r : p) {
     if (!r.predicted) continue;
     const BenchRow& b = *r.row;
@@ -147,7 +157,8 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
         std::accumulate(r.tpot_parts.figure_s.begin(), r.tpot_parts.figure_s.end(), 0.0), r.tpot_parts.steps);
     for (const auto* parts : {&r.ttft_parts, &r.tpot_parts})
       for (const double s : parts->figure_s) std::fprintf(f, ",%.6g", s);
-    std::fprintf(f, ",%s\n", b.mode.c_str());
+    std::fprintf(f, ",%.6g,%s,%s,%s\n", r.ttft_parts.kv_transfer_s, b.mode.c_str(),
+                 b.disaggregated() ? pool(b.prefill).c_str() : "", b.disaggregated() ? pool(b.decode).c_str() : "");
   }
   std::fclose(f);
 }

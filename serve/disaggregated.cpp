@@ -63,6 +63,7 @@ class Fabric : public detail::Outlet {
     transfer_sum_s_ += moved_s;
     ++transfers_;
     s->last_token_s = now + moved_s;
+    s->carried.kv_transfer_s += moved_s;
     s->first_token_pending = true;
     TimedQueue& q = decode_in_[next_decode_++ % decode_in_.size()];
     q.push(now + moved_s, std::move(s));

@@ -3,7 +3,7 @@
 namespace dayzero::serve {
 
 double LatencyParts::total_s() const {
-  double t = step_overhead_s + request_overhead_s;
+  double t = step_overhead_s + request_overhead_s + kv_transfer_s;
   for (double v : figure_s) t += v;
   return t;
 }
@@ -12,6 +12,7 @@ LatencyParts& LatencyParts::operator+=(const LatencyParts& o) {
   for (size_t f = 0; f < figure_s.size(); ++f) figure_s[f] += o.figure_s[f];
   step_overhead_s += o.step_overhead_s;
   request_overhead_s += o.request_overhead_s;
+  kv_transfer_s += o.kv_transfer_s;
   inflight += o.inflight;
   steps += o.steps;
   return *this;
@@ -22,6 +23,7 @@ LatencyParts LatencyParts::operator-(const LatencyParts& o) const {
   for (size_t f = 0; f < figure_s.size(); ++f) d.figure_s[f] -= o.figure_s[f];
   d.step_overhead_s -= o.step_overhead_s;
   d.request_overhead_s -= o.request_overhead_s;
+  d.kv_transfer_s -= o.kv_transfer_s;
   d.inflight -= o.inflight;
   d.steps -= o.steps;
   return d;
@@ -32,6 +34,7 @@ LatencyParts LatencyParts::operator*(double k) const {
   for (double& v : d.figure_s) v *= k;
   d.step_overhead_s *= k;
   d.request_overhead_s *= k;
+  d.kv_transfer_s *= k;
   d.inflight *= k;
   d.steps *= k;
   return d;

@@ -100,13 +100,13 @@ void Replica::admit_arrived() {
   const size_t first_new = waiting_.size();
   while (!in_.empty() && in_.next_time() <= now_) {
     std::unique_ptr<Seq> s = in_.pop();
+    s->at_arrival = role_ == Role::decode ? elapsed_ - s->carried : elapsed_at(s->req.arrival_s);
+    if (role_ == Role::decode) s->at_first_token = elapsed_;  // its first token came from the prefill pool
     if (s->generated >= s->req.shape.output_len) {
       if (s->first_token_pending) s->first_token_s = now_;
       finish(*s);
       continue;
     }
-    s->at_arrival = elapsed_at(s->req.arrival_s);
-    if (role_ == Role::decode) s->at_first_token = elapsed_;  // its first token came from the prefill pool
     if (st_.first_arrival_s < 0 || s->req.arrival_s < st_.first_arrival_s) st_.first_arrival_s = s->req.arrival_s;
     waiting_.push_back(std::move(s));
   }
@@ -290,6 +290,7 @@ void Replica::apply_step(double step_s) {
       finish(s);
     } else if (role_ == Role::prefill && s.generated > 0) {  // its prompt is done: on to a decode replica
       release(s);
+      s.carried += elapsed_ - s.at_arrival;
       out_.handoff(std::move(running_[i]), now_);
     } else {
       ++i;

@@ -35,7 +35,10 @@ struct Seq {
   bool first_token_pending = false;  // cached by a prefill pool: its first token reaches the client with the next step
   double kv_bytes = 0;               // reserved in the replica's budget
   LatencyParts at_arrival, at_first_token;  // the replica's running totals then
-  double inflight = 0;                      // requests in flight in the whole plan when it arrived
+  // Disaggregated: its TTFT's parts before this replica (the prefill replica's steps
+  // since its arrival, the KV transfer); at_arrival is set back by them on arrival here.
+  LatencyParts carried;
+  double inflight = 0;  // requests in flight in the whole plan when it arrived
   bool prefilled() const { return kv_tokens >= target; }
 };
 

@@ -184,7 +184,9 @@ void fit_shared(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptio
       if (pass.ttft && !rows[i].fit_ttft) continue;
       const RowEquations e = equations(rows[i], fit.tpot_s(rows[i]));
       const size_t base = engine_index.at(rows[i].engine);
-      if (pass.ttft) step.add(spread(e.ttft, base), rows[i].ttft_s, w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
+      if (pass.ttft)
+        step.add(spread(e.ttft, base), rows[i].ttft_s - rows[i].ttft.kv_transfer_s,
+                 w_ttft[i] / (rows[i].ttft_s * rows[i].ttft_s));
       else step.add(spread(e.tpot, base), rows[i].tpot_s, w_tpot[i] / (rows[i].tpot_s * rows[i].tpot_s));
     }
     step.solve();
@@ -224,7 +226,7 @@ FigureScales fit_group(const std::vector<const FitRow*>& rows, const ServingFit&
       const std::vector<double> ttft(e.ttft.begin(), e.ttft.begin() + kF), tpot(e.tpot.begin(), e.tpot.begin() + kF);
       if (pass.ttft)
         qp.add(ttft,
-               r.ttft_s - eo.step_overhead_s * e.ttft[kF] - eo.request_overhead_s -
+               r.ttft_s - r.ttft.kv_transfer_s - eo.step_overhead_s * e.ttft[kF] - eo.request_overhead_s -
                    eo.request_overhead_per_inflight_s * r.ttft.inflight - eo.admission_delay_steps * e.ttft[kF + 3],
                w_ttft[i] / (r.ttft_s * r.ttft_s));
       else qp.add(tpot, r.tpot_s - eo.step_overhead_s * e.tpot[kF], w_tpot[i] / (r.tpot_s * r.tpot_s));
@@ -263,7 +265,7 @@ std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
     const auto e = parse_engine(p.row->backend);
     if (!e) continue;
     // A disaggregated run's TTFT parts come from two pools' replicas and the transfer
-    // between them; its TPOT's, from the decode pool's steps alone.
+    // between them (serve/latency_parts.h); its TPOT's, from the decode pool's steps alone.
     rows.push_back({p.device, p.row->model_path, *e, p.overlap_scheduling, p.ttft_parts, p.tpot_parts, p.row->ttft_s,
                     p.row->tpot_s, !p.row->disaggregated()});
   }
@@ -287,7 +289,7 @@ const FigureScales& ServingFit::scales_for(const std::string& device) const {
 double ServingFit::ttft_s(const FitRow& r) const {
   const FigureScales& m = scales_for(r.device);
   const auto eo = engines.find(r.engine);
-  double t = 0;
+  double t = r.ttft.kv_transfer_s;
   for (size_t f = 0; f < kF; ++f) t += m[f] * r.ttft.figure_s[f];
   if (eo != engines.end())
     t += eo->second.step_overhead_s * (r.overlap_scheduling ? 0 : r.ttft.steps) + eo->second.request_overhead_s +

@@ -70,6 +70,13 @@ TEST(Disaggregated, TtftIsThePromptAndExactlyOneKvTransfer) {
   expect_close(r.tpot_s.mean, (decode - first) / 9, 1e-12);
   expect_close(r.e2e_s.mean, step_s(f, prompt) + transfer + decode, 1e-12);
   EXPECT_EQ(r.steps, 9);  // the busiest replica's: the decode replica's nine (the prefill replica ran one)
+  // The TTFT's parts (calibrate --bench's features) are the prompt step on the prefill
+  // replica, the one transfer and the decode replica's first step: they add up to it.
+  expect_close(r.ttft_parts.kv_transfer_s, transfer, 1e-12);
+  expect_close(r.ttft_parts.total_s(), r.ttft_s.mean, 1e-12);
+  EXPECT_DOUBLE_EQ(r.ttft_parts.steps, 2.0);
+  expect_close(r.tpot_parts.total_s(), r.tpot_s.mean, 1e-12);
+  EXPECT_DOUBLE_EQ(r.tpot_parts.kv_transfer_s, 0.0);
 }
 
 // A transfer between nodes takes the NICs, inside a node NVLink: slower across.
