@@ -114,7 +114,9 @@ void print_sweep(std::ostream& out, const serve::Sweep& sw, bool best) {
 }
 
 void run_sweep_command(SweepCliOptions& o) {
-  const auto [axis, values] = axis_of(o);
+  const std::pair<serve::SweepAxis, std::vector<double>> axis_values = axis_of(o);  // the lambda captures the axis
+  const serve::SweepAxis axis = axis_values.first;
+  const std::vector<double>& values = axis_values.second;
   if (o.best && (!o.serve.plan.empty()))
     throw std::runtime_error("sweep: --best searches the scenario at each point; it does not take --plan");
   Served s = load_served(o.serve);

@@ -75,7 +75,8 @@ void dequantize_rows(const StoredWeight& w, int64_t index, int64_t r0, int64_t n
 // or [in, out] when input_major), or nullptr to dequantize it block by block
 // ([out, in]) or whole, in parallel (input_major).
 Tensor product(const Tensor& x, const float* wdata, const StoredWeight& w, int64_t index, std::span<const float> bias) {
-  const auto [in, out] = checks::linear(x, w, index, bias);
+  const std::pair<int64_t, int64_t> dims = checks::linear(x, w, index, bias);  // lambdas capture them: no binding
+  const int64_t in = dims.first, out = dims.second;
   std::vector<int64_t> shape = x.shape;
   shape.back() = out;
   Tensor y(shape);

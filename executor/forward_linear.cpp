@@ -86,8 +86,10 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
   Tensor o({h.rows(), p.value_heads * p.value_head_dim});
   for (size_t i = 0; i < b.seqs.size(); ++i) {
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
-    auto [it, fresh] = linear_state_.try_emplace({layer, b.seqs[i]});
-    if (fresh) {
+    // Not a structured binding: the timed lambda below captures `it` (C++20; clang 14 refuses).
+    const auto emplaced = linear_state_.try_emplace({layer, b.seqs[i]});
+    const auto it = emplaced.first;
+    if (emplaced.second) {
       it->second.conv.assign(static_cast<size_t>((p.conv_kernel - 1) * p.conv_dim()), 0.0f);
       it->second.recurrent.assign(static_cast<size_t>(p.value_heads * p.key_head_dim * p.value_head_dim), 0.0f);
     }
