@@ -151,7 +151,8 @@ void print_table(const plan::Measurements& ms) {
               << "); RSS high-water " << with_commas(mem.rss_hwm_bytes) << " bytes\n";
     if (mem.device_pool_peak_bytes > 0 || mem.device_used_bytes > 0)
       std::cout << "  device: pool peak " << with_commas(mem.device_pool_peak_bytes) << " bytes (the run's weights "
-                << "as float32 and the kernels' buffers); in use on the device at the end "
+                << with_commas(mem.device_weights_bytes) << ", the kernels' buffers at most "
+                << with_commas(mem.device_workspace_peak_bytes) << "); in use on the device at the end "
                 << with_commas(mem.device_used_bytes) << " bytes (cudaMemGetInfo)\n";
   }
   if (ms.ops.empty() || ms.timing_iterations == 0) return;

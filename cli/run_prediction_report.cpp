@@ -27,6 +27,29 @@ const char* category_label(simulate::MemoryCategory c) {
   return "?";
 }
 
+// A device run's weights and kernels' buffers on the device beside the ledger's weights
+// and activations for the rank (stage 1 keeps the KV cache on the host).
+void print_device_memory(std::ostream& out, const simulate::RunPrediction& p, const plan::RankMeasurements& r) {
+  const auto predicted = [&](simulate::MemoryCategory c) -> int64_t {
+    for (const auto& m : p.memory)
+      if (m.rank == r.rank && m.category == c) return m.predicted_bytes;
+    return 0;
+  };
+  const auto error = [](int64_t measured, int64_t want) {
+    return want > 0 ? pct(100.0 * (static_cast<double>(measured) / static_cast<double>(want) - 1)) : std::string("-");
+  };
+  const auto& mem = r.memory;
+  const int64_t weights = predicted(simulate::MemoryCategory::weights);
+  const int64_t activations = predicted(simulate::MemoryCategory::activations);
+  out << "  rank " << r.rank << " on the device: weights " << with_commas(mem.device_weights_bytes) << " bytes (ledger "
+      << with_commas(weights) << ", " << error(mem.device_weights_bytes, weights) << " %), kernels' buffers at most "
+      << with_commas(mem.device_workspace_peak_bytes) << " bytes (ledger's "
+      << "activations and workspace " << with_commas(activations) << ", "
+      << error(mem.device_workspace_peak_bytes, activations) << " %); pool peak "
+      << with_commas(mem.device_pool_peak_bytes) << " bytes, in use " << with_commas(mem.device_used_bytes)
+      << " bytes\n";
+}
+
 // The simulator's memory ledger for the run's plan beside what each rank measured.
 void print_memory(std::ostream& out, const simulate::RunPrediction& p, const LoopInputs& in) {
   out << "\nMemory per rank, measured against the simulator's ledger for the same plan (bytes; "
@@ -43,11 +66,9 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
         << fixed(100.0 * static_cast<double>(r.memory.peak_bytes()) /
                      static_cast<double>(std::max<int64_t>(1, r.memory.rss_hwm_bytes)),
                  1)
-        << " %)" + (r.memory.device_pool_peak_bytes > 0
-                        ? "; device pool peak " + with_commas(r.memory.device_pool_peak_bytes) + " bytes, in use " +
-                              with_commas(r.memory.device_used_bytes) + " bytes"
-                        : std::string())
-        << "\n";
+        << " %)\n";
+  for (const auto& r : in.run.measurements.ranks)
+    if (r.memory.device_pool_peak_bytes > 0) print_device_memory(out, p, r);
 }
 }  // namespace
 

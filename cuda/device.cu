@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "cuda/check.cuh"
@@ -85,37 +86,45 @@ double take_kernel_seconds() {
 
 DevicePool::DevicePool(int device) : device_(device) { check(cudaSetDevice(device), "cudaSetDevice"); }
 
-void* DevicePool::allocate(size_t bytes) {
+void* DevicePool::allocate(size_t bytes, DeviceUse use) {
   void* p = nullptr;
   check(cudaSetDevice(device_), "cudaSetDevice");
   if (bytes > 0) check(cudaMalloc(&p, bytes), "cudaMalloc");
-  live_ += static_cast<int64_t>(bytes);
-  if (live_ > peak_) peak_ = live_;
+  const auto n = static_cast<int64_t>(bytes);
+  const auto u = static_cast<size_t>(use);
+  live_ += n;
+  peak_ = std::max(peak_, live_);
+  use_live_[u] += n;
+  use_peak_[u] = std::max(use_peak_[u], use_live_[u]);
   return p;
 }
 
-void DevicePool::release(void* p, size_t bytes) noexcept {
+void DevicePool::release(void* p, size_t bytes, DeviceUse use) noexcept {
   if (p) cudaFree(p);
   live_ -= static_cast<int64_t>(bytes);
+  use_live_[static_cast<size_t>(use)] -= static_cast<int64_t>(bytes);
 }
 
-DeviceBuffer::DeviceBuffer(DevicePool& pool, size_t bytes) : pool_(&pool), ptr_(pool.allocate(bytes)), bytes_(bytes) {}
+DeviceBuffer::DeviceBuffer(DevicePool& pool, size_t bytes, DeviceUse use)
+    : pool_(&pool), ptr_(pool.allocate(bytes, use)), bytes_(bytes), use_(use) {}
 
 DeviceBuffer::~DeviceBuffer() {
-  if (pool_) pool_->release(ptr_, bytes_);
+  if (pool_) pool_->release(ptr_, bytes_, use_);
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
     : pool_(std::exchange(o.pool_, nullptr)),
       ptr_(std::exchange(o.ptr_, nullptr)),
-      bytes_(std::exchange(o.bytes_, 0)) {}
+      bytes_(std::exchange(o.bytes_, 0)),
+      use_(o.use_) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (pool_) pool_->release(ptr_, bytes_);
+    if (pool_) pool_->release(ptr_, bytes_, use_);
     pool_ = std::exchange(o.pool_, nullptr);
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    use_ = o.use_;
   }
   return *this;
 }

@@ -5,6 +5,7 @@
 // runtime statically and never the driver library, so a binary that uses it starts
 // on a machine with no GPU or driver; probe_cuda() then says why there is no device.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -40,7 +41,14 @@ class CudaError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Device allocations of one device, counted: what is live and the most ever live.
+// What a device allocation holds, for the memory the run measures by the simulator's
+// categories: the run's weights (kept on the device for the run) or a kernel's inputs,
+// outputs and workspace (freed when its launcher returns).
+enum class DeviceUse { workspace, weights };
+inline constexpr size_t kDeviceUses = 2;
+
+// Device allocations of one device, counted: what is live and the most ever live, in
+// all and by use.
 class DevicePool {
  public:
   explicit DevicePool(int device = 0);  // throws CudaError when the device cannot be selected
@@ -49,21 +57,27 @@ class DevicePool {
   int device() const { return device_; }
   int64_t live_bytes() const { return live_; }
   int64_t peak_bytes() const { return peak_; }
-  void reset_peak() { peak_ = live_; }
+  int64_t live_bytes(DeviceUse u) const { return use_live_[static_cast<size_t>(u)]; }
+  int64_t peak_bytes(DeviceUse u) const { return use_peak_[static_cast<size_t>(u)]; }
+  void reset_peak() {
+    peak_ = live_;
+    use_peak_ = use_live_;
+  }
 
  private:
   friend class DeviceBuffer;
-  void* allocate(size_t bytes);
-  void release(void* p, size_t bytes) noexcept;
+  void* allocate(size_t bytes, DeviceUse use);
+  void release(void* p, size_t bytes, DeviceUse use) noexcept;
   int device_;
   int64_t live_ = 0, peak_ = 0;
+  std::array<int64_t, kDeviceUses> use_live_{}, use_peak_{};
 };
 
 // One device allocation, freed when the buffer goes; moves, never copies.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  DeviceBuffer(DevicePool& pool, size_t bytes);
+  DeviceBuffer(DevicePool& pool, size_t bytes, DeviceUse use = DeviceUse::workspace);
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
@@ -71,7 +85,8 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   void* data() const { return ptr_; }
   size_t bytes() const { return bytes_; }
-  DevicePool* pool() const { return pool_; }      // null for an empty buffer
+  DevicePool* pool() const { return pool_; }  // null for an empty buffer
+  DeviceUse use() const { return use_; }
   void upload(const void* host, size_t bytes);    // host -> device, synchronous; bytes <= bytes()
   void download(void* host, size_t bytes) const;  // device -> host, synchronous
 
@@ -79,6 +94,7 @@ class DeviceBuffer {
   DevicePool* pool_ = nullptr;
   void* ptr_ = nullptr;
   size_t bytes_ = 0;
+  DeviceUse use_ = DeviceUse::workspace;
 };
 
 }  // namespace dayzero::cuda

@@ -51,17 +51,19 @@ void begin_run() {
 executor::Backend::DeviceMemory device_memory() {
   executor::Backend::DeviceMemory m;
   m.pool_peak_bytes = context().pool.peak_bytes();
+  m.weights_bytes = context().pool.live_bytes(DeviceUse::weights);
+  m.workspace_peak_bytes = context().pool.peak_bytes(DeviceUse::workspace);
   m.used_bytes = device_used_bytes(context().pool.device());
   return m;
 }
 
-DeviceBuffer upload(const void* host, size_t bytes) {
-  DeviceBuffer b = scratch(bytes);
+DeviceBuffer upload(const void* host, size_t bytes, DeviceUse use) {
+  DeviceBuffer b = scratch(bytes, use);
   if (bytes > 0) b.upload(host, bytes);
   return b;
 }
 
-DeviceBuffer scratch(size_t bytes) { return DeviceBuffer(pool(), std::max<size_t>(bytes, 4)); }
+DeviceBuffer scratch(size_t bytes, DeviceUse use) { return DeviceBuffer(pool(), std::max<size_t>(bytes, 4), use); }
 
 void download(const DeviceBuffer& b, executor::Tensor& t) {
   if (t.numel() > 0) b.download(t.data.data(), static_cast<size_t>(t.numel()) * sizeof(float));
@@ -82,7 +84,7 @@ const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index
       for (int64_t c = 0; c < m.cols(); ++c) t.row(c)[r] = m.row(r)[c];
     m = std::move(t);
   }
-  return cache.emplace(key, upload(m)).first->second;
+  return cache.emplace(key, upload(m, DeviceUse::weights)).first->second;
 }
 
 const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t index) {
@@ -95,7 +97,7 @@ const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t 
       std::make_tuple(static_cast<const void*>(w.data.data()), w.data.size(), index, w.input_major, w.rows(), true);
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
   const int64_t rows = w.rows(), cols = w.cols(), n = rows * cols;
-  DeviceBuffer out = scratch(static_cast<size_t>(n) * 2);
+  DeviceBuffer out = scratch(static_cast<size_t>(n) * 2, DeviceUse::weights);
   const auto* src = reinterpret_cast<const uint16_t*>(w.data.data()) + index * n;
   std::vector<uint16_t> m(src, src + n);
   if (w.input_major)  // stored [in, out]: transposed to [out, in]
@@ -121,8 +123,8 @@ const DeviceFp8Weight* device_weight_fp8(const executor::StoredWeight& w, int64_
   const int64_t n = d.rows * d.cols;
   const int64_t scale_count = (d.rows + w.block_rows - 1) / w.block_rows * ((d.cols + w.block_cols - 1) / w.block_cols);
   const size_t scale_bytes = static_cast<size_t>(scale_count) * sizeof(float);
-  d.codes = upload(w.data.data() + index * n, static_cast<size_t>(n));
-  d.scales = upload(w.scales.data() + static_cast<size_t>(index) * scale_bytes, scale_bytes);
+  d.codes = upload(w.data.data() + index * n, static_cast<size_t>(n), DeviceUse::weights);
+  d.scales = upload(w.scales.data() + static_cast<size_t>(index) * scale_bytes, scale_bytes, DeviceUse::weights);
   return &cache.emplace(key, std::move(d)).first->second;
 }
 

@@ -23,19 +23,22 @@ Blas& blas();
 // A run begins: drops the last run's device weights (a new mapping may reuse an
 // address); fails early without a device.
 void begin_run();
-// This thread's pool's high-water mark since begin_run, and the device's memory in use.
+// This thread's pool's high-water mark since begin_run (in all, and the kernels' buffers
+// alone), the run's weights on the device, and the device's memory in use.
 executor::Backend::DeviceMemory device_memory();
 
-DeviceBuffer upload(const void* host, size_t bytes);  // never a zero-byte allocation
-inline DeviceBuffer upload(const executor::Tensor& t) {
-  return upload(t.data.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+// Never a zero-byte allocation; `use` counts it as a kernel's (freed with the buffer) or
+// as the run's weights (cuda/device.h).
+DeviceBuffer upload(const void* host, size_t bytes, DeviceUse use = DeviceUse::workspace);
+inline DeviceBuffer upload(const executor::Tensor& t, DeviceUse use = DeviceUse::workspace) {
+  return upload(t.data.data(), static_cast<size_t>(t.numel()) * sizeof(float), use);
 }
 template <class T>
 DeviceBuffer upload(std::span<const T> v) {
   return upload(v.data(), v.size() * sizeof(T));
 }
-DeviceBuffer scratch(size_t bytes);                         // uninitialized, at least 4 bytes
-void download(const DeviceBuffer& b, executor::Tensor& t);  // t.numel() floats
+DeviceBuffer scratch(size_t bytes, DeviceUse use = DeviceUse::workspace);  // uninitialized, at least 4 bytes
+void download(const DeviceBuffer& b, executor::Tensor& t);                 // t.numel() floats
 
 // Matrix `index` of `w` as float32 [out, in] on the device, made once per run: a
 // quantized checkpoint's dequantized on the host (as the CPU backend multiplies it),

@@ -102,8 +102,10 @@ struct Backend {
   double (*device_seconds)() = nullptr;
   // What the device holds for this thread's run, or null (the CPU): read at the run's end.
   struct DeviceMemory {
-    int64_t pool_peak_bytes = 0;  // the most the backend's pool held at once
-    int64_t used_bytes = 0;       // the device's memory in use (every process's, contexts included)
+    int64_t pool_peak_bytes = 0;       // the most the backend's pool held at once
+    int64_t weights_bytes = 0;         // of it, the run's weights on the device (held for the run)
+    int64_t workspace_peak_bytes = 0;  // the most the kernels' inputs, outputs and workspace held at once
+    int64_t used_bytes = 0;            // the device's memory in use (every process's, contexts included)
   };
   DeviceMemory (*device_memory)() = nullptr;
   // Rotary embedding in place, apply_rope's contract (executor/rope.h) for every rope

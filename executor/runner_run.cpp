@@ -230,6 +230,8 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   if (backend_->device_memory) {
     const Backend::DeviceMemory d = backend_->device_memory();
     rm.memory.device_pool_peak_bytes = d.pool_peak_bytes;
+    rm.memory.device_weights_bytes = d.weights_bytes;
+    rm.memory.device_workspace_peak_bytes = d.workspace_peak_bytes;
     rm.memory.device_used_bytes = d.used_bytes;
   }
   ms.ranks = {rm};

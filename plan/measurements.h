@@ -79,6 +79,11 @@ struct MemoryUse {
   // at the run's end (cudaMemGetInfo: every process's, the CUDA context's included).
   int64_t device_pool_peak_bytes = 0;
   int64_t device_used_bytes = 0;
+  // Of the pool, by the simulator's categories: the run's weights on the device (weights),
+  // and the most the kernels' inputs, outputs and workspace held at once (activations and
+  // workspace). Stage 1 keeps the KV cache on the host: none of it is on the device.
+  int64_t device_weights_bytes = 0;
+  int64_t device_workspace_peak_bytes = 0;
 };
 
 // The run's logits against the full-precision run of the same weights and prompts

@@ -110,6 +110,8 @@ json memory_to_json(const MemoryUse& m) {
   if (m.device_pool_peak_bytes > 0 || m.device_used_bytes > 0) {  // a device backend's run
     j["device_pool_peak_bytes"] = m.device_pool_peak_bytes;
     j["device_used_bytes"] = m.device_used_bytes;
+    j["device_weights_bytes"] = m.device_weights_bytes;
+    j["device_workspace_peak_bytes"] = m.device_workspace_peak_bytes;
   }
   return j;
 }
@@ -175,6 +177,16 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   m.rss_hwm_bytes = f.opt_int("rss_hwm_bytes", 0, 0, kMaxMemoryBytes);
   m.device_pool_peak_bytes = f.opt_int("device_pool_peak_bytes", 0, 0, kMaxMemoryBytes);
   m.device_used_bytes = f.opt_int("device_used_bytes", 0, 0, kMaxMemoryBytes);
+  m.device_weights_bytes = f.opt_int("device_weights_bytes", 0, 0, kMaxMemoryBytes);
+  m.device_workspace_peak_bytes = f.opt_int("device_workspace_peak_bytes", 0, 0, kMaxMemoryBytes);
+  // Both are parts of the pool: neither can exceed its peak.
+  if (m.device_weights_bytes > m.device_pool_peak_bytes)
+    f.fail("device_weights_bytes", "exceeds device_pool_peak_bytes (" + std::to_string(m.device_pool_peak_bytes) +
+                                       "): the weights on the device are part of the pool");
+  if (m.device_workspace_peak_bytes > m.device_pool_peak_bytes)
+    f.fail("device_workspace_peak_bytes", "exceeds device_pool_peak_bytes (" +
+                                              std::to_string(m.device_pool_peak_bytes) +
+                                              "): the kernels' buffers are part of the pool");
   allow(f, {"peak_bytes"});
   f.reject_unknown();
   return m;

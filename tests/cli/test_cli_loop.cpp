@@ -25,6 +25,16 @@ using dayzero::cli::testing::slurp;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// 1234567 -> "1,234,567", as validate prints byte counts.
+std::string with_commas_for_test(int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 // A fresh directory per test with one measured run of the tiny Llama.
 class CliLoop : public ::testing::Test {
  protected:
@@ -222,6 +232,31 @@ TEST_F(CliLoop, ValidateComparesMemoryPerCategory) {
 #endif
   const Result text = run("validate " + measurements_);
   EXPECT_NE(text.out.find("Memory per rank, measured against the simulator's ledger"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("on the device:"), std::string::npos) << "a CPU run has no device line";
+}
+
+// A device backend's run (its Measurements carry the pool's weights and kernels' buffers)
+// gets a line per rank setting them beside the ledger's weights and activations: the
+// same run's file with device figures written in (weights exactly the ledger's: +0.0 %).
+TEST_F(CliLoop, ValidateSetsTheDevicesWeightsBesideTheLedger) {
+  const json ledger = validate_json().at("run_prediction").at("memory");
+  int64_t weights = 0;
+  for (const auto& row : ledger)
+    if (row.at("category") == "weights") weights = row.at("predicted_bytes").get<int64_t>();
+  ASSERT_GT(weights, 0);
+  json m = json::parse(slurp(measurements_));
+  json& mem = m.at("ranks").at(0).at("memory");
+  mem["device_pool_peak_bytes"] = weights + 4096;
+  mem["device_used_bytes"] = weights + (int64_t{1} << 30);
+  mem["device_weights_bytes"] = weights;
+  mem["device_workspace_peak_bytes"] = 4096;
+  const std::string device_file = (dir_ / "m-device.json").string();
+  std::ofstream(device_file) << m.dump(1);
+  const Result text = run("validate " + device_file);
+  ASSERT_EQ(text.status, 0) << text.err;
+  const std::string want = "rank 0 on the device: weights " + with_commas_for_test(weights) + " bytes (ledger " +
+                           with_commas_for_test(weights) + ", 0.0 %), kernels' buffers at most 4,096 bytes";
+  EXPECT_NE(text.out.find(want), std::string::npos) << text.out;
 }
 
 // --check-precision: a plan with FP8 weights and an FP8 KV cache against the

@@ -334,6 +334,10 @@ TEST_P(CudaGolden, MatchesReferenceGoldensAndRepeatsBitForBit) {
   const auto& mem = a.measurements.ranks.at(0).memory;  // the device's side of the run
   EXPECT_GT(mem.device_pool_peak_bytes, 0);
   EXPECT_GE(mem.device_used_bytes, mem.device_pool_peak_bytes);
+  EXPECT_GT(mem.device_weights_bytes, 0);  // the run's weights stay on the device for the run
+  EXPECT_GT(mem.device_workspace_peak_bytes, 0);
+  EXPECT_LE(mem.device_weights_bytes, mem.device_pool_peak_bytes);  // parts of the pool
+  EXPECT_LE(mem.device_workspace_peak_bytes, mem.device_pool_peak_bytes);
   EXPECT_EQ(a.measurements.op_clock, plan::OpClock::device);
   std::printf("%s on cuda: prefill max |diff| %.3g, decode max |diff| %.3g\n", GetParam(), prefill, decode);
 }

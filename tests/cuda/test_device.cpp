@@ -42,5 +42,28 @@ TEST(CudaDevice, PoolCountsLiveAndPeakBytes) {
   EXPECT_EQ(pool.peak_bytes(), 4 << 20);
 }
 
+// Weights and kernels' buffers are counted apart (the run's memory by the simulator's
+// categories); a move keeps what a buffer holds, and reset_peak starts every count over.
+TEST(CudaDevice, PoolCountsWeightsAndWorkspaceApart) {
+  DAYZERO_NEED_GPU();
+  DevicePool pool;
+  DeviceBuffer w(pool, 2 << 20, DeviceUse::weights);
+  {
+    DeviceBuffer k1(pool, 1 << 20);
+    DeviceBuffer k2(pool, 1 << 20);
+    EXPECT_EQ(pool.live_bytes(DeviceUse::workspace), 2 << 20);
+  }
+  DeviceBuffer moved = std::move(w);
+  EXPECT_EQ(moved.use(), DeviceUse::weights);
+  EXPECT_EQ(pool.live_bytes(DeviceUse::weights), 2 << 20);
+  EXPECT_EQ(pool.live_bytes(DeviceUse::workspace), 0);
+  EXPECT_EQ(pool.peak_bytes(DeviceUse::workspace), 2 << 20);
+  EXPECT_EQ(pool.peak_bytes(), 4 << 20);
+  pool.reset_peak();
+  EXPECT_EQ(pool.peak_bytes(DeviceUse::workspace), 0);
+  EXPECT_EQ(pool.peak_bytes(DeviceUse::weights), 2 << 20);
+  EXPECT_EQ(pool.peak_bytes(), 2 << 20);
+}
+
 }  // namespace
 }  // namespace dayzero::cuda

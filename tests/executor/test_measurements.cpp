@@ -108,10 +108,24 @@ TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
   EXPECT_FALSE(cpu["ranks"][0]["memory"].contains("device_pool_peak_bytes"));
   m.ranks[0].memory.device_pool_peak_bytes = 1'234'567;
   m.ranks[0].memory.device_used_bytes = 600'000'000;
+  m.ranks[0].memory.device_weights_bytes = 1'000'000;
+  m.ranks[0].memory.device_workspace_peak_bytes = 234'567;
   const auto back = plan::measurements_from_json(measurements_to_json(m), "m.json");
   EXPECT_EQ(back.ranks[0].memory.device_pool_peak_bytes, 1'234'567);
   EXPECT_EQ(back.ranks[0].memory.device_used_bytes, 600'000'000);
+  EXPECT_EQ(back.ranks[0].memory.device_weights_bytes, 1'000'000);
+  EXPECT_EQ(back.ranks[0].memory.device_workspace_peak_bytes, 234'567);
   EXPECT_EQ(back.ranks[0].memory.peak_bytes(), 0);  // the host's categories, not the device's
+  // The parts of the pool cannot exceed it: an error naming the field.
+  nlohmann::json bad = measurements_to_json(m);
+  bad["ranks"][0]["memory"]["device_weights_bytes"] = 2'000'000;
+  try {
+    (void)plan::measurements_from_json(bad, "m.json");
+    ADD_FAILURE() << "accepted weights above the pool's peak";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("device_weights_bytes"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exceeds device_pool_peak_bytes (1234567)"), std::string::npos) << e.what();
+  }
 }
 
 // Rank 0 of an in-process two-rank world whose peer always contributes what rank 0 does.

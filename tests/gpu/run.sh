@@ -134,9 +134,10 @@ fp8_plan() {
   sed 's/"checkpoint"/"fp8"/; s/"kv_cache": "fp32"/"kv_cache": "fp8"/' "$out/llama-cpu.plan.json" >"$out/llama-fp8.plan.json"
 }
 # validate's headline lines into the summary: each phase's step error, the whole run's,
-# and the memory totals, so that gpu-summary.txt alone carries the figures.
+# the memory totals and the device's weights and kernels' buffers against the ledger, so
+# that gpu-summary.txt alone carries the figures.
 digest() {  # FILE
-  while IFS= read -r line; do note "    $line"; done < <(grep -E "^  (prefill|decode)|^  [0-9]+ +(weights|KV cache|total)" "$1")
+  while IFS= read -r line; do note "    $line"; done < <(grep -E "^  (prefill|decode)|^  [0-9]+ +(weights|KV cache|total)|^  rank [0-9]+ on the device" "$1")
 }
 validate_h200() { "$dz" validate "$out/llama-cuda.json" --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
 validate_v3() { "$dz" validate "$out/deepseek-v3-cuda.json" --device H200-SXM >"$out/validate-v3-h200.txt"; }
