@@ -63,12 +63,12 @@ Client bench_client(const BenchRow& r, const BenchOptions& o);
 void record_served(const ServeResult& s, const std::string& device, const model::Model& m, bool overlap_scheduling,
                    RowPrediction& out);
 
-// A `disagg` row served by the disaggregated simulation (bench_predict_disagg.cpp):
 // Rejected when the client's concurrency is unknown (the id leaves it empty and no tool
 // recorded it) or when the recorded one disagrees with concurrency(); `product` says
 // what concurrency() multiplies ("batch_size x pp_size x attention_dp_size").
 void check_concurrency(const BenchRow& r, const std::string& product);
 
+// A `disagg` row served by the disaggregated simulation (bench_predict_disagg.cpp):
 // fills `out`, or throws Rejected.
 void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions& o, RowPrediction& out);
 
