@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/format.h"
+#include "simulate/validation.h"
 #include "topology/cluster.h"
 
 namespace dayzero::cli {
@@ -30,17 +31,18 @@ const char* category_label(simulate::MemoryCategory c) {
 // A device run's weights and kernels' buffers on the device beside the ledger's weights
 // and activations for the rank (stage 1 keeps the KV cache on the host).
 void print_device_memory(std::ostream& out, const simulate::RunPrediction& p, const plan::RankMeasurements& r) {
-  const auto predicted = [&](simulate::MemoryCategory c) -> int64_t {
+  const auto ledger = [&](simulate::MemoryCategory c) -> int64_t {
     for (const auto& m : p.memory)
       if (m.rank == r.rank && m.category == c) return m.predicted_bytes;
     return 0;
   };
-  const auto error = [](int64_t measured, int64_t want) {
-    return want > 0 ? pct(100.0 * (static_cast<double>(measured) / static_cast<double>(want) - 1)) : std::string("-");
+  // The ledger's table's sign: predicted against measured (simulate::error_pct).
+  const auto error = [](int64_t measured, int64_t predicted) {
+    return pct(simulate::error_pct(static_cast<double>(predicted), static_cast<double>(measured)));
   };
   const auto& mem = r.memory;
-  const int64_t weights = predicted(simulate::MemoryCategory::weights);
-  const int64_t activations = predicted(simulate::MemoryCategory::activations);
+  const int64_t weights = ledger(simulate::MemoryCategory::weights);
+  const int64_t activations = ledger(simulate::MemoryCategory::activations);
   out << "  rank " << r.rank << " on the device: weights " << with_commas(mem.device_weights_bytes) << " bytes (ledger "
       << with_commas(weights) << ", " << error(mem.device_weights_bytes, weights) << " %), kernels' buffers at most "
       << with_commas(mem.device_workspace_peak_bytes) << " bytes (ledger's "
