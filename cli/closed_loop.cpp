@@ -10,8 +10,16 @@ namespace dayzero::cli {
 LoopInputs load_loop_inputs(const std::string& measurements_file, const std::string& device,
                             const std::string& catalog_file, const std::string& calibration_file) {
   LoopInputs in{simulate::load_measured_run(measurements_file, core::data_dir(), catalog_file), {}};
+  // The host CPU is the default only for a run on the CPU backend: a GPU run's ops
+  // re-costed on the host's figures would be compared with the wrong device.
+  std::string on = device;
+  if (on.empty() && in.run.measurements.backend != "cpu")
+    throw std::runtime_error("option '--device': " + measurements_file + " ran on backend '" +
+                             in.run.measurements.backend +
+                             "': name the catalog device it ran on (--device H200-SXM, for instance)");
+  if (on.empty()) on = "cpu-host";
   try {
-    in.figures = simulate::device_figures(in.run, device, calibration_file);
+    in.figures = simulate::device_figures(in.run, on, calibration_file);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(std::string("option '--device': ") + e.what());
   }

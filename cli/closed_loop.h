@@ -16,8 +16,9 @@ struct LoopInputs {
 
 // Loads the Measurements (strict), the device from the shipped catalog plus
 // `catalog_file` (when not empty), and the efficiency table: `calibration_file`
-// when not empty, else scenarios/devices/efficiency.json. Errors name the file
-// and the field (an unknown device names --device and the catalog's devices).
+// when not empty, else scenarios/devices/efficiency.json. `device` empty: the host
+// (cpu-host) for a run on the CPU backend, an error for any other backend. Errors
+// name the file and the field (an unknown device names --device and the catalog's).
 LoopInputs load_loop_inputs(const std::string& measurements_file, const std::string& device,
                             const std::string& catalog_file, const std::string& calibration_file);
 

@@ -17,7 +17,7 @@ namespace dayzero::cli {
 namespace {
 
 struct CalibrateOptions {
-  std::string measurements, bench, device = "cpu-host", catalog, out;
+  std::string measurements, bench, device, catalog, out;
 };
 
 std::string figure(const std::string& name, double v) {
@@ -78,7 +78,8 @@ void add_calibrate_command(CLI::App& app) {
                   "Measured serving runs (the aiconfigurator CSV, vLLM or SGLang result files): fit every device's "
                   "figures and every engine's overheads to them; --out is then a directory")
       ->excludes(measurements);
-  cmd->add_option("--device", opts->device, "Catalog device the run ran on (default: cpu-host)");
+  cmd->add_option("--device", opts->device,
+                  "Catalog device the run ran on (default: cpu-host for a CPU run; a GPU run must name it)");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");
   cmd->add_option("--out", opts->out,
                   "Calibration JSON to write (efficiency.json format); with --bench, the directory for "

@@ -24,7 +24,7 @@ namespace dayzero::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string measurements, bench, device = "cpu-host", catalog, calibration;
+  std::string measurements, bench, device, catalog, calibration;
   bool ops = false, json = false;
   // --bench: what a vLLM or SGLang result file does not say (0 / not given: the file's or the default).
   serve::BenchDefaults bench_defaults;
@@ -215,7 +215,8 @@ void add_validate_command(CLI::App& app) {
                       "engine")
           ->excludes(measurements);
   add_bench_options(cmd, *opts, bench);
-  cmd->add_option("--device", opts->device, "Catalog device to predict on (default: cpu-host)");
+  cmd->add_option("--device", opts->device,
+                  "Catalog device to predict on (default: cpu-host for a CPU run; a GPU run must name it)");
   cmd->add_option("--calibration", opts->calibration,
                   "Efficiency table from `dayzero calibrate` (default: scenarios/devices/efficiency.json)");
   cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file (adds or replaces devices)");

@@ -11,7 +11,9 @@
 namespace dayzero::cuda {
 
 namespace {
-constexpr int kThreads = 128;  // one block per (query, head); a power of two for the tree sums
+constexpr int kThreads = 128;      // one block per (query, head); a power of two for the tree sums
+constexpr int kWeightTile = 1024;  // softmax weights (doubles) computed once per key, a tile at a time
+constexpr int kOutsPerThread = 4;  // output features a thread sums over a tile: v_dim up to 512 in one pass
 
 // Block-wide reduction of one double per thread in a fixed tree order: the same
 // result run to run. `op` 0: sum, 1: max.
@@ -33,13 +35,16 @@ __device__ double block_reduce(double* scratch, double v, int op) {
 // Block (t, h): scores of query t's head h against keys [first, pos] into shared
 // memory (dot products in double, stored as float as the CPU does), their max, the
 // softmax denominator (a sink adds exp(sink - max)), then each output feature d as
-// the sum over keys in ascending order of w_j v_j[d], in double.
+// the sum over keys in ascending order of w_j v_j[d], in double, w_j = exp(s_j - max)
+// / denom computed once per key into a tile of shared memory (the first GPU run spent
+// 2 ms a decode call recomputing it for each of MLA's 512 features).
 __global__ void attention_kernel(const float* q, const int64_t* positions, const float* k, const float* v,
                                  const float* sinks, const float* keep, int64_t context, float* out, int heads,
                                  int group, int qk_dim, int v_dim, double scale, int64_t window) {
-  extern __shared__ double shared[];  // kThreads doubles of scratch, then the scores (floats)
+  extern __shared__ double shared[];  // kThreads doubles of scratch, a tile of weights, then the scores (floats)
   double* scratch = shared;
-  float* score = reinterpret_cast<float*>(shared + kThreads);
+  double* weight = shared + kThreads;
+  float* score = reinterpret_cast<float*>(shared + kThreads + kWeightTile);
   const int64_t t = blockIdx.x;
   const int h = static_cast<int>(blockIdx.y), kvh = h / group, kv_heads = heads / group;
   const int64_t pos = positions[t];
@@ -66,11 +71,29 @@ __global__ void attention_kernel(const float* q, const int64_t* positions, const
   double denom = block_reduce(scratch, part, 0);
   if (sinks) denom += exp(static_cast<double>(sinks[h]) - max_s);
   float* oh = out + (t * heads + h) * v_dim;
-  for (int d = threadIdx.x; d < v_dim; d += kThreads) {
-    double acc = 0.0;
-    for (int64_t j = first; j <= pos; ++j)
-      acc += exp(static_cast<double>(score[j - first]) - max_s) / denom * v[(j * kv_heads + kvh) * v_dim + d];
-    oh[d] = static_cast<float>(acc);
+  for (int d0 = 0; d0 < v_dim; d0 += kThreads * kOutsPerThread) {  // block-uniform bounds: the syncs below
+    double acc[kOutsPerThread] = {};
+    for (int64_t j0 = first; j0 <= pos; j0 += kWeightTile) {
+      const int64_t n = min(static_cast<int64_t>(kWeightTile), pos - j0 + 1);
+      __syncthreads();  // the last tile's weights are read
+      for (int64_t i = threadIdx.x; i < n; i += kThreads)
+        weight[i] = exp(static_cast<double>(score[j0 + i - first]) - max_s) / denom;
+      __syncthreads();
+      for (int64_t i = 0; i < n; ++i) {
+        const double w = weight[i];
+        const float* vj = v + ((j0 + i) * kv_heads + kvh) * v_dim;
+#pragma unroll
+        for (int u = 0; u < kOutsPerThread; ++u) {
+          const int d = d0 + u * kThreads + static_cast<int>(threadIdx.x);
+          if (d < v_dim) acc[u] += w * vj[d];
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kOutsPerThread; ++u) {
+      const int d = d0 + u * kThreads + static_cast<int>(threadIdx.x);
+      if (d < v_dim) oh[d] = static_cast<float>(acc[u]);
+    }
   }
 }
 
@@ -97,7 +120,7 @@ void attention_f32(const DeviceBuffer& q, const DeviceBuffer& positions, int64_t
   if (queries == 0) return;
   // Every score of one (query, head) sits in shared memory: the context is bounded by
   // what one block may hold (Hopper: 227 KiB, opted into below 48 KiB's default).
-  const size_t shared_bytes = kThreads * sizeof(double) + static_cast<size_t>(context) * sizeof(float);
+  const size_t shared_bytes = (kThreads + kWeightTile) * sizeof(double) + static_cast<size_t>(context) * sizeof(float);
   int device = 0, most = 0;
   detail::check(cudaGetDevice(&device), "cudaGetDevice");
   detail::check(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),

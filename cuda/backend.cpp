@@ -232,8 +232,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 }
 
 void register_cuda_backend() {
-  executor::register_backend(
-      {"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds, &staging::device_memory, &rope});
+  executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
+                              &staging::device_memory, &rope, &staging::weight_placement_seconds});
 }
 
 }  // namespace dayzero::cuda

@@ -69,8 +69,11 @@ struct NcclCommunicator::Impl {
     cudaError_t stream_state = cudaErrorNotReady;
     const bool done = executor::poll_until(
         [&] {
+          // A non-blocking communicator may still be enqueueing the group (ncclInProgress):
+          // its stream is empty until then, so it is queried only once NCCL says success.
           lib->get_async_error(comm, &nccl_state);
-          if (nccl_state != ncclSuccess && nccl_state != ncclInProgress) return true;
+          if (nccl_state == ncclInProgress) return false;
+          if (nccl_state != ncclSuccess) return true;
           stream_state = cudaStreamQuery(stream);
           return stream_state != cudaErrorNotReady;
         },
@@ -80,7 +83,7 @@ struct NcclCommunicator::Impl {
                std::to_string(size) + ") did not complete within " + std::to_string(timeout_s) +
                " s: a peer rank hung or died",
            true);
-    if (nccl_state != ncclSuccess && nccl_state != ncclInProgress)
+    if (nccl_state != ncclSuccess)
       fail(std::string("NCCL ") + what + " in " + name + ": " + lib->error_string(nccl_state), false);
     if (stream_state != cudaSuccess)
       fail(std::string("NCCL ") + what + " in " + name + ": " + cudaGetErrorString(stream_state), false);

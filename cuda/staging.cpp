@@ -1,6 +1,7 @@
 #include "cuda/staging.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@ struct Context {
   // float32 (or BF16) [out, in] copies, by (stored bytes, size, matrix index, layout, rows, BF16).
   std::map<std::tuple<const void*, size_t, int64_t, bool, int64_t, bool>, DeviceBuffer> weights;
   std::map<std::tuple<const void*, size_t, int64_t>, DeviceFp8Weight> fp8_weights;  // by (codes, size, matrix)
+  double placement_s = 0;  // host seconds spent making the entries above since begin_run
   explicit Context(int device) : pool(device), blas(pool) {}
 };
 thread_local std::unique_ptr<Context> t_context;
@@ -38,13 +40,29 @@ Context& context() {
   }
   return *t_context;
 }
+// Host seconds from construction to destruction into the context's placement_s:
+// one weight made on the device (its uploads are synchronous cudaMemcpy calls).
+class PlacementClock {
+ public:
+  PlacementClock() : start_(std::chrono::steady_clock::now()) {}
+  ~PlacementClock() {
+    context().placement_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  PlacementClock(const PlacementClock&) = delete;
+  PlacementClock& operator=(const PlacementClock&) = delete;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+};
 }  // namespace
 
 DevicePool& pool() { return context().pool; }
+double weight_placement_seconds() { return context().placement_s; }
 Blas& blas() { return context().blas; }
 void begin_run() {
   context().weights.clear();
   context().fp8_weights.clear();
+  context().placement_s = 0;
   context().pool.reset_peak();
 }
 
@@ -77,6 +95,7 @@ const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index
   const auto key =
       std::make_tuple(static_cast<const void*>(w.data.data()), w.data.size(), index, w.input_major, w.rows(), false);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const PlacementClock clock;
   executor::Tensor m = executor::dequantize_matrix(w, index);  // as stored: [in, out] when input-major
   if (w.input_major) {
     executor::Tensor t({m.cols(), m.rows()});
@@ -96,6 +115,7 @@ const DeviceBuffer* device_weight_bf16(const executor::StoredWeight& w, int64_t 
   const auto key =
       std::make_tuple(static_cast<const void*>(w.data.data()), w.data.size(), index, w.input_major, w.rows(), true);
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
+  const PlacementClock clock;
   const int64_t rows = w.rows(), cols = w.cols(), n = rows * cols;
   DeviceBuffer out = scratch(static_cast<size_t>(n) * 2, DeviceUse::weights);
   const auto* src = reinterpret_cast<const uint16_t*>(w.data.data()) + index * n;
@@ -115,6 +135,7 @@ const DeviceFp8Weight* device_weight_fp8(const executor::StoredWeight& w, int64_
   auto& cache = context().fp8_weights;
   const auto key = std::make_tuple(static_cast<const void*>(w.data.data()), w.data.size(), index);
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
+  const PlacementClock clock;
   DeviceFp8Weight d;
   d.rows = w.rows();
   d.cols = w.cols();

@@ -26,6 +26,9 @@ void begin_run();
 // This thread's pool's high-water mark since begin_run (in all, and the kernels' buffers
 // alone), the run's weights on the device, and the device's memory in use.
 executor::Backend::DeviceMemory device_memory();
+// Host seconds this thread spent placing the run's weights on the device (the
+// device_weight* calls below that made one) since begin_run.
+double weight_placement_seconds();
 
 // Never a zero-byte allocation; `use` counts it as a kernel's (freed with the buffer) or
 // as the run's weights (cuda/device.h).

@@ -114,6 +114,11 @@ struct Backend {
   using RopeApplyFn = void (*)(Tensor&, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t>,
                                const RopeTable&, RopeLayout);
   RopeApplyFn rope = &apply_rope;
+  // Seconds this thread has spent since begin_run placing the run's weights on the
+  // device, or null (the CPU reads them in place): the CUDA backend uploads a weight at
+  // its first use. The runner leaves them out of the step times and counts them in
+  // load_s, as an engine loads its weights before it serves.
+  double (*weight_placement_seconds)() = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

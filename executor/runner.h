@@ -127,8 +127,11 @@ class Runner {
   Measurements measurements(const std::vector<std::vector<int64_t>>& prompts, const Replica& rep,
                             const std::vector<SequenceResult>& sequences, double prefill_s,
                             const std::vector<double>& decode_s) const;
-  // Seconds spent timing (op repeats, collective repeats), taken out of the phases' wall times.
-  double timing_overhead_s() const;
+  // Seconds taken out of the phases' wall times: timing (op repeats, collective
+  // repeats) and placing weights on the device (placement_s).
+  double excluded_s() const;
+  // Seconds the backend spent placing this run's weights on the device (counted in load_s).
+  double placement_s() const;
   // One step of this replica: `tokens` (first stage) at the next positions of
   // `seqs` (counts each); on the last stage the logits of the rows `keep` (all
   // when null; no head at all when empty).

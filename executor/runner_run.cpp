@@ -103,15 +103,20 @@ int64_t Runner::check_prompts(const std::vector<std::vector<int64_t>>& prompts, 
   return n_chunks;
 }
 
-double Runner::timing_overhead_s() const {
-  return timer_.overhead_s() + timed_world_->overhead_s() + timed_tp_->overhead_s() + timed_stage_->overhead_s();
+double Runner::placement_s() const {
+  return backend_->weight_placement_seconds ? backend_->weight_placement_seconds() : 0.0;
+}
+
+double Runner::excluded_s() const {
+  return timer_.overhead_s() + timed_world_->overhead_s() + timed_tp_->overhead_s() + timed_stage_->overhead_s() +
+         placement_s();
 }
 
 double Runner::prefill(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, Replica& rep,
                        std::vector<SequenceResult>& out) {
   timer_.set_phase("prefill");
   const auto t0 = Clock::now();
-  const double o0 = timing_overhead_s();
+  const double o0 = excluded_s();
   for (const Chunk& c : chunks_of(prompts, rep.sequences, n_chunks)) {
     std::vector<int> seqs;
     for (int j : c.seqs) seqs.push_back(rep.kv_ids[static_cast<size_t>(j)]);
@@ -131,7 +136,7 @@ double Runner::prefill(const std::vector<std::vector<int64_t>>& prompts, int64_t
   }
   if (par_.last_stage) send_tokens(rep.next);
   else recv_tokens(rep.next);
-  const double prefill_s = since(t0) - (timing_overhead_s() - o0);
+  const double prefill_s = since(t0) - (excluded_s() - o0);
   for (size_t j = 0; j < rep.sequences.size(); ++j) out[j].tokens.push_back(rep.next[j]);
   return prefill_s;
 }
@@ -158,7 +163,7 @@ std::vector<double> Runner::decode(int64_t n_seq, int64_t decode_steps, Replica&
   };
   for (int64_t s = 0; s < decode_steps; ++s) {
     const auto t0 = Clock::now();
-    const double o0 = timing_overhead_s();
+    const double o0 = excluded_s();
     for (const auto& [lo, hi] : groups) {
       const std::span<int64_t> tok(rep.next.data() + lo, hi - lo);
       if (!par_.last_stage && s > 0) {  // the micro-batch's tokens of step s - 1
@@ -179,7 +184,7 @@ std::vector<double> Runner::decode(int64_t n_seq, int64_t decode_steps, Replica&
       send_tokens(tok);
       record(lo, hi);
     }
-    decode_s.push_back(since(t0) - (timing_overhead_s() - o0));
+    decode_s.push_back(since(t0) - (excluded_s() - o0));
   }
   if (!par_.last_stage && decode_steps > 0)  // the last step's tokens
     for (const auto& [lo, hi] : groups) {
@@ -214,7 +219,7 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   rm.attn_dp = plan_.attn_dp_index(r);
   rm.ep = par_.ep_rank;
   rm.sequences = rep.sequences;
-  rm.load_s = load_s_;
+  rm.load_s = load_s_ + placement_s();  // the weights' placement on the device, at their first use
   rm.prefill_s = prefill_s;
   rm.decode_step_s = decode_s;
   // Resident weights: what the kernels read in place (a rank's shards and unsplit

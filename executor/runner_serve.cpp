@@ -63,6 +63,7 @@ ServeResult Runner::serve(const std::vector<ServeRequest>& requests, const Serve
   const auto start = Clock::now();
   for (int64_t s = 0; !batcher.done(); ++s) {
     const auto t0 = Clock::now();
+    const double placed0 = placement_s();  // a weight's first upload is load time, not the step's
     const std::vector<StepRows> rows = batcher.next_step();
     for (int64_t i : batcher.admitted()) kv_id[static_cast<size_t>(i)] = forward_->add_sequence();
     std::vector<int> seqs;
@@ -96,7 +97,7 @@ ServeResult Runner::serve(const std::vector<ServeRequest>& requests, const Serve
     smp.kv_blocks_used = forward_->kv().used_blocks();
     smp.kv_blocks_allocated = forward_->kv().allocated_blocks();
     smp.rss_bytes = rss_current_bytes();
-    smp.step_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    smp.step_s = std::chrono::duration<double>(Clock::now() - t0).count() - (placement_s() - placed0);
     if (options.on_step) options.on_step(smp);
     else res.samples.push_back(smp);
   }

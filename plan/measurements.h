@@ -102,7 +102,7 @@ struct RankMeasurements {
   int rank = 0;
   int stage = 0, attn_tp = 0, attn_dp = 0, ep = 0;  // Plan rank arithmetic
   std::vector<int64_t> sequences;                   // the sequences (indices into prompts) its replica served
-  double load_s = 0;  // opening, paging in and sharding its weights (before the first step)
+  double load_s = 0;  // opening, paging in and sharding its weights, and placing them on a device (not in the steps)
   double prefill_s = 0;
   std::vector<double> decode_step_s;
   MemoryUse memory;

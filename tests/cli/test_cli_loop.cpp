@@ -162,6 +162,11 @@ TEST_F(CliLoop, BadInputsAreOneLineErrorsNamingFileAndField) {
   expect_one_line_error(run("calibrate " + bad_kind + " --out " + (dir_ / "c.json").string()),
                         {"bad_kind.json", "ops[2].kind"});
   expect_one_line_error(run("validate " + measurements_ + " --device no-such-device"), {"--device", "no-such-device"});
+  // A GPU run names its device: the host's figures (the CPU run's default) would be the wrong one.
+  const auto on_gpu = edited("on_gpu.json", [](json& j) { j["backend"] = "cuda"; });
+  expect_one_line_error(run("validate " + on_gpu), {"on_gpu.json", "'cuda'", "--device"});
+  expect_one_line_error(run("calibrate " + on_gpu + " --out " + (dir_ / "c.json").string()),
+                        {"on_gpu.json", "'cuda'", "--device"});
 
   const auto bad_cal = (dir_ / "bad_cal.json").string();
   std::ofstream(bad_cal)

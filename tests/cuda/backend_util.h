@@ -35,4 +35,18 @@ inline void expect_close(const Tensor& got, const Tensor& want, double rel, cons
     EXPECT_NEAR(got.data[i], want.data[i], rel * std::abs(want.data[i]) + 1e-6) << what << " " << i;
 }
 
+// Two float32 sums of the same k products in different orders (the device's and the
+// CPU's) differ by at most 2 k u times the sum of the products' magnitudes (u = 2^-24;
+// Higham, Accuracy and Stability of Numerical Algorithms, 3.1: |error| <= k u sum|t|
+// each). `magnitude` holds that sum per element: the product of |x| and |W|.
+inline void expect_within_sum_bound(const Tensor& got, const Tensor& want, const Tensor& magnitude, int64_t k,
+                                    const char* what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  ASSERT_EQ(magnitude.shape, want.shape) << what;
+  const double u = std::ldexp(1.0, -24);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    EXPECT_NEAR(got.data[i], want.data[i], 2.0 * static_cast<double>(k) * u * magnitude.data[i] + 1e-6)
+        << what << " " << i;
+}
+
 }  // namespace dayzero::cuda::testing

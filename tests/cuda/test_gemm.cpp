@@ -25,9 +25,10 @@ DeviceBuffer upload(DevicePool& pool, const std::vector<T>& v) {
 float value(size_t i, float scale) { return scale * std::sin(0.37f * static_cast<float>(i) + 0.1f); }
 
 // want[r][c] = scale * sum_j x[r][j] w[c][j] in double, within `rel` of the sum of
-// |terms|: float32 accumulation's k ulps for BF16; 2^-13 for FP8, whose Hopper tensor
+// |terms|: float32 accumulation's k ulps for BF16; 2^-11 for FP8, whose Hopper tensor
 // cores keep about 14 bits of the sum before cuBLASLt promotes it to float32
-// (DeepSeek-V3 technical report, 3.3.2).
+// (DeepSeek-V3 technical report, 3.3.2): a few roundings of 2^-13 each (the H200
+// measured 2.5e-4 of the sum of |terms| at k = 64, two of them).
 void expect_product(const std::vector<float>& got, const std::vector<double>& xs, const std::vector<double>& ws,
                     int64_t m, int64_t n, int64_t k, double scale, double rel) {
   for (int64_t r = 0; r < m; ++r)
@@ -77,7 +78,7 @@ TEST(CudaGemm, Fp8AppliesBothScales) {
   blas.gemm_fp8(dx, sx, dw, sw, dy, m, n, k);
   std::vector<float> y(static_cast<size_t>(m * n));
   dy.download(y.data(), dy.bytes());
-  expect_product(y, xs, ws, m, n, k, 0.125, 1.0 / 8192);
+  expect_product(y, xs, ws, m, n, k, 0.125, 1.0 / 2048);
 }
 
 TEST(CudaGemm, ShapesTheBuffersCannotHoldAreErrors) {

@@ -3,7 +3,9 @@
 // that do not fit.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "core/error.h"
 #include "executor/precision.h"
@@ -216,6 +218,38 @@ TEST(Runner, RotatesThroughTheBackendsRope) {
     EXPECT_EQ(g_rope_interleaved > 0, m.config.rope.interleaved) << family;
     EXPECT_EQ(got.sequences.at(0).tokens, want.sequences.at(0).tokens) << family;
   }
+}
+
+// A device backend's weight placement (its first uploads, inside the steps) is load
+// time: each step here "places" for 200 ms (before_step sleeps and reports it), and the
+// step times leave it out while load_s takes it in.
+double g_placed_s = 0;
+double placed_seconds() { return g_placed_s; }
+
+TEST(Runner, WeightPlacementIsLoadTimeNotStepTime) {
+  Backend placing{"placing", cpu_kernel_table()};
+  placing.weight_placement_seconds = &placed_seconds;
+  register_backend(placing);
+  const std::string dir = tiny_dir("llama");
+  const model::Model m = model::load_model(dir);
+  SelfCommunicator one;
+  RunnerOptions o;
+  o.backend = "placing";
+  constexpr double kPlace_s = 0.2;
+  o.before_step = [&](int64_t) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kPlace_s));
+    g_placed_s += kPlace_s;
+  };
+  g_placed_s = 0;
+  Runner runner(m, plan_for(m), one, dir, o);
+  const std::vector<int64_t> prompt{1, 5, 9, 2, 7};
+  const RunResult r = runner.run(prompt, 3);
+  const auto& rm = r.measurements.ranks.at(0);
+  EXPECT_DOUBLE_EQ(g_placed_s, 4 * kPlace_s);  // the prefill step and 3 decode steps
+  EXPECT_LT(rm.prefill_s, kPlace_s) << "placement left in the prefill step";
+  ASSERT_EQ(rm.decode_step_s.size(), 3u);
+  for (const double s : rm.decode_step_s) EXPECT_LT(s, kPlace_s) << "placement left in a decode step";
+  EXPECT_GE(rm.load_s, 4 * kPlace_s);
 }
 
 TEST(RunnerErrors, PlanForMoreRanksThanRun) {

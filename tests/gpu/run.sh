@@ -12,7 +12,8 @@
 # (CMAKE_CUDA_ARCHITECTURES=native); then the whole dayzero command, for the closed
 # loop on the GPU (run --backend cuda, calibrate, validate; DAYZERO_GPU_CLI=0 skips).
 # DAYZERO_REQUIRE_GPU=1 makes a check that finds no GPU fail instead of skipping.
-# Results under $OUT when set: gpu-checks.xml, the tests' printout, cuda-limits.json,
+# Results under $OUT when set (results.tgz, and gpu-summary.txt): gpu-checks.xml, the
+# tests' printout, cuda-limits.json,
 # the runs' Measurements, the calibrations, validate's reports (the 8B calibration
 # predicting another shape: out of sample), the ops against the GPU's limits
 # (roofline.py) and the side-by-side with PyTorch eager (torch_eager.py,
@@ -24,7 +25,12 @@ root=$(pwd)
 work=${DAYZERO_GPU_WORK:-/tmp/dayzero-gpu}
 prefix="$work/prefix"
 build="$work/build"
-mkdir -p "$prefix" "$build"
+# Results (Measurements, reports, every step's log) go under $OUT/r as they are made;
+# finish packs them into $OUT/results.tgz (the device run brings back 8 files at most).
+# gpu-summary.txt stays beside it, written line by line.
+out="${OUT:-$work}/r"
+logs="$out/logs"
+mkdir -p "$prefix" "$build" "$logs"
 summary=()
 # Each step's line also goes to $OUT/gpu-summary.txt as it ends, so a run cut short by
 # the device's time limit still brings back what it got that far.
@@ -34,15 +40,15 @@ note() {
   summary+=("$1")
   echo "$1" >>"$live_summary"
 }
-step() {  # step NAME COMMAND...: runs it, logs to $work/NAME.log, records PASS/FAIL
+step() {  # step NAME COMMAND...: runs it, logs to $logs/NAME.log, records PASS/FAIL
   local name=$1
   shift
   local t0=$SECONDS
-  if "$@" >"$work/$name.log" 2>&1; then
+  if "$@" >"$logs/$name.log" 2>&1; then
     note "PASS  $name ($((SECONDS - t0)) s)"
     return 0
   fi
-  note "FAIL  $name ($((SECONDS - t0)) s): $(tail -n 3 "$work/$name.log" | tr '\n' ' ')"
+  note "FAIL  $name ($((SECONDS - t0)) s): $(tail -n 3 "$logs/$name.log" | tr '\n' ' ')"
   return 1
 }
 # The optional long steps run only while the script is within its budget (seconds
@@ -61,6 +67,7 @@ finish() {
   local failed
   failed=$(printf '%s\n' "${summary[@]}" | grep -c '^FAIL' || true)
   echo "== $failed failed of ${#summary[@]}"
+  [ -n "${OUT:-}" ] && tar czf "$OUT/results.tgz" -C "$OUT" r && rm -rf "$OUT/r"
   [ "$failed" -eq 0 ]
   exit $?
 }
@@ -95,21 +102,20 @@ step unpack-deps unpack || finish
 step configure configure || finish
 step build cmake --build "$build" -j "$(nproc)" || finish
 xml=()
-[ -n "${OUT:-}" ] && xml=(--output-junit "$OUT/gpu-checks.xml")
+[ -n "${OUT:-}" ] && xml=(--output-junit "$out/gpu-checks.xml")
 export DAYZERO_REQUIRE_GPU=${DAYZERO_REQUIRE_GPU:-1}
 step cuda-tests ctest --test-dir "$build" --output-on-failure "${xml[@]}"
 # Each test's own line (passed, failed, skipped) in the summary.
-while IFS= read -r line; do note "  $line"; done < <(grep -E "Test +#[0-9]+:" "$work/cuda-tests.log" | sed 's/^ *[0-9]*\/[0-9]* //')
+while IFS= read -r line; do note "  $line"; done < <(grep -E "Test +#[0-9]+:" "$logs/cuda-tests.log" | sed 's/^ *[0-9]*\/[0-9]* //')
 # What this GPU reaches (HBM copy, the reference GEMM): the limits the ops are set against.
 limits() {  # exit status 2 (no GPU) is a skip unless a GPU is required
-  "$build/cuda/cuda-limits" --json "${OUT:-$work}/cuda-limits.json"
+  "$build/cuda/cuda-limits" --json "$out/cuda-limits.json"
   local rc=$?
   [ "$rc" -eq 2 ] && [ "$DAYZERO_REQUIRE_GPU" != 1 ] && return 0
   return "$rc"
 }
 step cuda-limits limits
-while IFS= read -r line; do note "  $line"; done < <(grep -E "^  " "$work/cuda-limits.log")
-out=${OUT:-$work}
+while IFS= read -r line; do note "  $line"; done < <(grep -E "^  " "$logs/cuda-limits.log")
 cp "$build/Testing/Temporary/LastTest.log" "$out/gpu-tests-output.log" 2>/dev/null  # every test's printout
 
 # The closed loop through the dayzero binary on this GPU: the tiny Llama on the CUDA
@@ -139,7 +145,7 @@ fp8_plan() {
 digest() {  # FILE
   while IFS= read -r line; do note "    $line"; done < <(grep -E "^  (prefill|decode)|^  [0-9]+ +(weights|KV cache|total)|^  rank [0-9]+ on the device" "$1")
 }
-validate_h200() { "$dz" validate "$out/llama-cuda.json" --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
+validate_h200() { "$dz" validate "$out/llama-cuda.json" --device H200-SXM --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
 validate_v3() { "$dz" validate "$out/deepseek-v3-cuda.json" --device H200-SXM >"$out/validate-v3-h200.txt"; }
 # PyTorch eager on the same checkpoint, prompts and steps (torch_eager.py; exit status 2:
 # no torch or no device, a skip unless a GPU is required), then the side-by-side table,
@@ -160,7 +166,7 @@ validate_8b() { "$dz" validate "$out/llama8b-cuda.json" --device H200-SXM >"$out
 # Out of sample: the calibration fitted on the 8B run at 1 x 1,024 tokens predicts a run
 # of another shape (4 sequences x 512 tokens), op by op and end to end.
 validate_8b_other() {
-  "$dz" validate "$out/llama8b-other-cuda.json" --calibration "$out/calibration-8b.json" >"$out/validate-8b-other.txt"
+  "$dz" validate "$out/llama8b-other-cuda.json" --device H200-SXM --calibration "$out/calibration-8b.json" >"$out/validate-8b-other.txt"
 }
 # The ops against this GPU's limits (roofline.py: decode GEMMs >= 70 % of the HBM copy
 # rate, prefill GEMMs >= 60 % of the BF16 GEMM peak), the table in the summary too.
@@ -191,7 +197,6 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
     # Real shapes against the H200's limits: Llama-3.1-8B's first 2 layers (random BF16
     # weights, 2.9 GB) on the CUDA backend, its ops (CUDA-event times, GB/s, GFLOP/s) set
     # against the shipped H200-SXM figures by validate.
-    for f in cli-run-cuda cli-validate cli-precision-fp8; do cp "$work/$f.log" "$out/$f.log" 2>/dev/null; done
     if within_budget llama-8b; then
       step cli-synth-8b "$dz" synth Llama-3.1-8B --layers 2 --out "$work/llama-8b-2l"
       step cli-8b-cuda "$dz" run --weights "$work/llama-8b-2l" --backend cuda --prompt-len 1024 --decode-steps 8 \
@@ -203,7 +208,6 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
         --decode-steps 8 --iterations 3 --out "$out/llama8b-other-cuda.json"
       step cli-8b-validate-other validate_8b_other && digest "$out/validate-8b-other.txt"
       within_budget torch-8b && step torch-8b torch_side_by_side llama8b
-      cp "$work/cli-8b-cuda.log" "$out/" 2>/dev/null
     fi
     # DeepSeek-V3's first 4 layers (3 dense, 1 MoE of 256 FP8 experts; no MTP layer, which
     # would double what synth writes), the issue's real-shape bench: FP8 weights stay FP8
@@ -215,7 +219,6 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-v3-validate validate_v3 && digest "$out/validate-v3-h200.txt"
       step roofline-v3 roofline deepseek-v3
       within_budget torch-v3 && step torch-v3 torch_side_by_side deepseek-v3
-      cp "$work/cli-v3-cuda.log" "$out/" 2>/dev/null
     fi
   fi
 fi

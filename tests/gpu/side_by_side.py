@@ -38,7 +38,8 @@ def main():
     ]
     print(f"{dz['weights']}: {batch} sequence(s) x {prompt_len} prompt tokens, {steps} decode steps; "
           f"DayZero backend {dz['backend']} (op clock: {dz['timing']['clock']}), "
-          f"PyTorch {pt['torch']} eager {pt['dtype']} ({pt['attention']} attention) on {pt['device']}")
+          f"PyTorch {pt['torch']} eager {pt['dtype']} ({pt['attention']} attention) on {pt['device']}, "
+          f"weights {pt.get('weights_as', 'as the checkpoint stores them')}")
     print(f"{'phase':<12} {'DayZero step ms':>16} {'DayZero kernels ms':>19} {'PyTorch ms':>11} "
           f"{'PyTorch 1st ms':>15} {'PyTorch/DayZero':>16}")
     faster = True

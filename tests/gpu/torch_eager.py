@@ -7,7 +7,9 @@ Reads a `dayzero run` Measurements file for what to run: the weights directory i
 (`weights`, a checkpoint `dayzero synth` wrote or a real one), the prompts' token ids
 (`prompts`, one sequence per row) and the number of decode steps (`decode_step_s`).
 Loads that checkpoint with transformers' AutoModelForCausalLM (an FP8 checkpoint keeps
-its FP8 weights through transformers' own quantizer, as its config.json says), then
+its FP8 weights through transformers' own quantizer, as its config.json says; where
+that quantizer's kernels are not installed, the weights dequantized to BF16 at load,
+said in `weights_as`), then
 runs prefill of every prompt at once and greedy decode steps with the KV cache:
 one untimed run first (CUDA context, kernel loading, allocator), then `--repeats`
 timed runs, each step bracketed by device synchronisations. Writes the first run's
@@ -33,12 +35,25 @@ def parse_args():
     return p.parse_args()
 
 
-def load_model(weights, device, dtype, transformers, torch):
+def load_model(weights, device, dtype, transformers, torch, dequantize_fp8=False):
     torch_dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
     major = int(transformers.__version__.split(".")[0])
     kwargs = {"dtype": torch_dtype} if major >= 5 else {"torch_dtype": torch_dtype}
+    if dequantize_fp8:
+        # transformers' FineGrainedFP8Config(dequantize=True): the FP8 blocks times their
+        # scales, as BF16 weights, at load
+        config = json.load(open(os.path.join(weights, "config.json"))).get("quantization_config", {})
+        block = tuple(config.get("weight_block_size", (128, 128)))
+        kwargs["quantization_config"] = transformers.FineGrainedFP8Config(weight_block_size=block, dequantize=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(weights, **kwargs)
     return model.to(device).eval()
+
+
+def can_dequantize_fp8(transformers):
+    """Whether this transformers can load an FP8 checkpoint as BF16 (FineGrainedFP8Config's dequantize)."""
+    import inspect
+    config = getattr(transformers, "FineGrainedFP8Config", None)
+    return config is not None and "dequantize" in inspect.signature(config.__init__).parameters
 
 
 def one_run(model, prompts, decode_steps, sync, torch):
@@ -96,9 +111,21 @@ def main():
     sync = torch.cuda.synchronize if a.device == "cuda" else (lambda: None)
 
     t0 = time.perf_counter()
-    model = load_model(m["weights"], a.device, dtype, transformers, torch)
-    load_s = time.perf_counter() - t0
-    first = one_run(model, prompts, decode_steps, sync, torch)
+    weights_as = "as the checkpoint stores them"
+    try:
+        model = load_model(m["weights"], a.device, dtype, transformers, torch)
+        first = one_run(model, prompts, decode_steps, sync, torch)
+    except ImportError as e:
+        # An FP8 checkpoint whose kernels transformers cannot load (the `kernels`
+        # package missing, as on the GPU machine): the same weights dequantized to BF16.
+        if "fp8" not in str(e).lower() or not can_dequantize_fp8(transformers):
+            raise
+        print(f"torch_eager: FP8 kernels unavailable ({e}); loading the FP8 weights as BF16", file=sys.stderr)
+        weights_as = "FP8 weights dequantized to BF16 at load (transformers' FP8 kernels not installed)"
+        t0 = time.perf_counter()
+        model = load_model(m["weights"], a.device, dtype, transformers, torch, dequantize_fp8=True)
+        first = one_run(model, prompts, decode_steps, sync, torch)
+    load_s = time.perf_counter() - t0  # with the first run
     runs = [one_run(model, prompts, decode_steps, sync, torch) for _ in range(a.repeats)]
     mean = lambda xs: sum(xs) / len(xs) if xs else 0.0  # noqa: E731
     agree, compared = token_agreement(m["tokens"], first[2])
@@ -114,7 +141,8 @@ def main():
         "batch": len(m["prompts"]),
         "prompt_len": len(m["prompts"][0]),
         "decode_steps": decode_steps,
-        "load_s": load_s,
+        "weights_as": weights_as,
+        "load_and_first_run_s": load_s,
         "first_prefill_s": first[0],
         "first_decode_step_mean_s": mean(first[1]),
         "prefill_s": min(r[0] for r in runs) if runs else first[0],
