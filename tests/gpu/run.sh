@@ -152,7 +152,10 @@ validate_v3() { "$dz" validate "$out/deepseek-v3-cuda.json" --device H200-SXM >"
 # in the summary too; FAIL when DayZero's executor is not the faster in both phases.
 torch_side_by_side() {  # NAME: $out/NAME-cuda.json against $out/NAME-torch.json
   local name=$1 rc
-  python3 "$root/tests/gpu/torch_eager.py" "$out/$name-cuda.json" --out "$out/$name-torch.json"
+  # Bounded (DAYZERO_TORCH_TIMEOUT_S, default 150 s): loading a large checkpoint in
+  # transformers must not take the run's remaining device time with it.
+  timeout "${DAYZERO_TORCH_TIMEOUT_S:-150}" python3 "$root/tests/gpu/torch_eager.py" "$out/$name-cuda.json" \
+    --out "$out/$name-torch.json"
   rc=$?
   [ "$rc" -eq 2 ] && [ "$DAYZERO_REQUIRE_GPU" != 1 ] && return 0
   [ "$rc" -eq 0 ] || return "$rc"
