@@ -1,7 +1,7 @@
 // The CUDA backend's attention over host tensors (stage 1, cuda/backend.h): GQA
-// (window, sinks, keep mask), MLA (absorbed for decode, expanded for prompts, as the CPU picks), the sparse-attention indexer and
-// the gated delta-net (its state a host LinearState, uploaded and read back each call), inputs checked as the CPU
-// kernels check them, uploaded, run, results downloaded.
+// (window, sinks, keep mask), MLA (absorbed for decode, expanded for prompts, as the CPU picks), the sparse-attention
+// indexer and the gated delta-net (its state a host LinearState, uploaded and read back each call), inputs checked as
+// the CPU kernels check them, uploaded, run, results downloaded.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -81,32 +81,31 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
   if (q.rows() == 0) return Tensor({0, p.heads * p.v_dim});
   if (executor::mla_absorbed(q.rows(), cache.tokens, p.nope_dim, p.rope_dim, p.kv_lora_rank, p.v_dim))
     return mla_absorbed(q, q_positions, cache, kv_b, p);
-  const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens, hw = p.nope_dim + p.v_dim;
-  Tensor latent({C, p.kv_lora_rank});
-  for (int64_t j = 0; j < C; ++j) std::copy_n(cache.k_row(j), p.kv_lora_rank, latent.row(j));
-  Tensor kv({C, p.heads * hw});
-  if (C > 0) {
-    DeviceBuffer dkv = staging::scratch(static_cast<size_t>(kv.numel()) * sizeof(float));
-    staging::blas().gemm_f32(upload(latent), staging::device_weight(kv_b, 0), dkv, C, p.heads * hw, p.kv_lora_rank);
-    download(dkv, kv);
+  // On the device: the latents through kv_b (cuBLASLt), expanded per head beside the
+  // shared rope key (mla_expand_kv_f32), then attention; only the latents, rope keys
+  // and queries go up (the first GPU run moved the expanded context through the host:
+  // ~300 MB a layer at 1,024 tokens).
+  const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens, T = q.rows();
+  Tensor latent({C, p.kv_lora_rank}), rope_keys({C, p.rope_dim});
+  for (int64_t j = 0; j < C; ++j) {
+    std::copy_n(cache.k_row(j), p.kv_lora_rank, latent.row(j));
+    std::copy_n(cache.v_row(j), p.rope_dim, rope_keys.row(j));
   }
-  Tensor keys({C, p.heads * qk}), values({C, p.heads * p.v_dim});
-  for (int64_t j = 0; j < C; ++j)
-    for (int64_t h = 0; h < p.heads; ++h) {
-      const float* src = kv.row(j) + h * hw;
-      float* kd = keys.row(j) + h * qk;
-      std::copy_n(src, p.nope_dim, kd);
-      std::copy_n(cache.v_row(j), p.rope_dim, kd + p.nope_dim);  // the rope key, shared by all heads
-      std::copy_n(src + p.nope_dim, p.v_dim, values.row(j) + h * p.v_dim);
-    }
-  executor::AttentionParams a;
-  a.heads = a.kv_heads = p.heads;
-  a.qk_dim = qk;
-  a.v_dim = p.v_dim;
-  a.scale = p.scale;
-  a.keep = p.keep;
-  std::vector<int32_t> one_block;
-  return staged::attention(q, q_positions, executor::KvPages::contiguous(keys, values, one_block), a);
+  const DeviceMla dm{p.heads, p.nope_dim, p.rope_dim, p.v_dim, p.kv_lora_rank};
+  DeviceBuffer dkv = staging::scratch(static_cast<size_t>(C * p.heads * (p.nope_dim + p.v_dim)) * sizeof(float));
+  if (C > 0)
+    staging::blas().gemm_f32(upload(latent), staging::device_weight(kv_b, 0), dkv, C, p.heads * (p.nope_dim + p.v_dim),
+                             p.kv_lora_rank);
+  DeviceBuffer keys = staging::scratch(static_cast<size_t>(C * p.heads * qk) * sizeof(float)),
+               values = staging::scratch(static_cast<size_t>(C * p.heads * p.v_dim) * sizeof(float));
+  mla_expand_kv_f32(dkv, upload(rope_keys), C, dm, keys, values);
+  Tensor out({T, p.heads * p.v_dim});
+  DeviceBuffer o = staging::scratch(static_cast<size_t>(out.numel()) * sizeof(float));
+  const DeviceBuffer keep = upload(p.keep);
+  attention_f32(upload(q), upload(q_positions), T, keys, values, C, nullptr, p.keep.empty() ? nullptr : &keep,
+                DeviceAttention{p.heads, p.heads, qk, p.v_dim, p.scale, 0}, o);
+  download(o, out);
+  return out;
 }
 
 Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const executor::KvPages& keys,

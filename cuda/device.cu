@@ -84,12 +84,55 @@ double take_kernel_seconds() {
   return s;
 }
 
+namespace {
+// A workspace block's size class: 512-byte steps up to 1 MiB, 2 MiB steps above (a
+// block serves any request of its class, wasting less than a step).
+size_t size_class(size_t bytes) {
+  constexpr size_t kSmall = 512, kLarge = size_t{2} << 20, kSmallLimit = size_t{1} << 20;
+  const size_t step = bytes <= kSmallLimit ? kSmall : kLarge;
+  return (bytes + step - 1) / step * step;
+}
+}  // namespace
+
 DevicePool::DevicePool(int device) : device_(device) { check(cudaSetDevice(device), "cudaSetDevice"); }
+
+DevicePool::~DevicePool() { trim(); }
+
+void DevicePool::trim() noexcept {
+  if (cache_.empty()) return;
+  int current = 0;
+  const bool had = cudaGetDevice(&current) == cudaSuccess;
+  cudaSetDevice(device_);
+  for (const auto& [size, p] : cache_) cudaFree(p);
+  cache_.clear();
+  cached_ = 0;
+  if (had) cudaSetDevice(current);
+}
 
 void* DevicePool::allocate(size_t bytes, DeviceUse use) {
   void* p = nullptr;
-  check(cudaSetDevice(device_), "cudaSetDevice");
-  if (bytes > 0) check(cudaMalloc(&p, bytes), "cudaMalloc");
+  if (bytes > 0 && use == DeviceUse::workspace) {
+    const size_t block = size_class(bytes);
+    if (const auto it = cache_.find(block); it != cache_.end()) {
+      p = it->second;
+      cache_.erase(it);
+      cached_ -= static_cast<int64_t>(block);
+    } else {
+      check(cudaSetDevice(device_), "cudaSetDevice");
+      if (cudaMalloc(&p, block) != cudaSuccess) {  // out of memory: the cache back to the device, once more
+        (void)cudaGetLastError();
+        trim();
+        check(cudaMalloc(&p, block), "cudaMalloc");
+      }
+    }
+  } else if (bytes > 0) {
+    check(cudaSetDevice(device_), "cudaSetDevice");
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      trim();
+      check(cudaMalloc(&p, bytes), "cudaMalloc");
+    }
+  }
   const auto n = static_cast<int64_t>(bytes);
   const auto u = static_cast<size_t>(use);
   live_ += n;
@@ -100,7 +143,16 @@ void* DevicePool::allocate(size_t bytes, DeviceUse use) {
 }
 
 void DevicePool::release(void* p, size_t bytes, DeviceUse use) noexcept {
-  if (p) cudaFree(p);
+  if (p && use == DeviceUse::workspace) {
+    try {
+      cache_.emplace(size_class(bytes), p);
+      cached_ += static_cast<int64_t>(size_class(bytes));
+    } catch (...) {  // no room on the host for the entry: the block goes back
+      cudaFree(p);
+    }
+  } else if (p) {
+    cudaFree(p);
+  }
   live_ -= static_cast<int64_t>(bytes);
   use_live_[static_cast<size_t>(use)] -= static_cast<int64_t>(bytes);
 }

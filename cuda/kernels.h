@@ -97,6 +97,12 @@ void mla_absorb_q_f32(const DeviceBuffer& q, int64_t queries, const DeviceMla& p
                       DeviceBuffer& q_abs);
 void mla_unabsorb_f32(const DeviceBuffer& lat, int64_t queries, const DeviceMla& p, const DeviceBuffer& kv_b,
                       DeviceBuffer& out);
+// MLA's expanded form: the context's latents through kv_b (kv [context, heads x (nope
+// + v)]) and its rope keys ([context, rope], shared by every head) into per-head keys
+// [context, heads x (nope + rope)] = [k_nope | k_rope] and values [context, heads x v],
+// for attention_f32 with as many KV heads as heads. Copies only.
+void mla_expand_kv_f32(const DeviceBuffer& kv, const DeviceBuffer& rope_keys, int64_t context, const DeviceMla& p,
+                       DeviceBuffer& keys, DeviceBuffer& values);
 
 // DeepSeek sparse attention's indexer (executor/kernels.h dsa_topk): q [queries, heads x
 // head_dim], w [queries, heads], one sequence's indexer keys contiguous [context,

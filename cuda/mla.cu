@@ -51,6 +51,20 @@ __global__ void unabsorb_kernel(const float* lat, int heads, int rank, const flo
   }
 }
 
+// Block (j, h): context row j's head h, [k_nope | v] of kv, into keys [k_nope |
+// k_rope (row j's, every head's)] and values [v].
+__global__ void expand_kv_kernel(const float* kv, const float* rope_keys, int heads, int nope, int rope, int v,
+                                 float* keys, float* values) {
+  const int64_t j = blockIdx.x;
+  const int h = static_cast<int>(blockIdx.y);
+  const float* src = kv + (j * heads + h) * (nope + v);
+  float* k = keys + (j * heads + h) * (nope + rope);
+  float* o = values + (j * heads + h) * v;
+  for (int i = threadIdx.x; i < nope; i += kThreads) k[i] = src[i];
+  for (int i = threadIdx.x; i < rope; i += kThreads) k[nope + i] = rope_keys[j * rope + i];
+  for (int i = threadIdx.x; i < v; i += kThreads) o[i] = src[nope + i];
+}
+
 void need(const DeviceBuffer& b, int64_t floats, const char* fn, const char* which) {
   if (floats < 0 || b.bytes() < static_cast<size_t>(floats) * sizeof(float))
     throw CudaError(std::string(fn) + ": " + which + " holds " + std::to_string(b.bytes()) + " bytes, not " +
@@ -91,6 +105,22 @@ void mla_unabsorb_f32(const DeviceBuffer& lat, int64_t queries, const DeviceMla&
       static_cast<const float*>(kv_b.data()), static_cast<int>(p.nope_dim), static_cast<int>(p.v_dim),
       static_cast<float*>(out.data()));
   detail::check_launch("mla_unabsorb_f32");
+}
+
+void mla_expand_kv_f32(const DeviceBuffer& kv, const DeviceBuffer& rope_keys, int64_t context, const DeviceMla& p,
+                       DeviceBuffer& keys, DeviceBuffer& values) {
+  check_shape("mla_expand_kv_f32", p.heads, p.nope_dim, p.rope_dim, p.v_dim, p.kv_lora_rank);
+  need(kv, context * p.heads * (p.nope_dim + p.v_dim), "mla_expand_kv_f32", "kv");
+  need(rope_keys, context * p.rope_dim, "mla_expand_kv_f32", "rope_keys");
+  need(keys, context * p.heads * (p.nope_dim + p.rope_dim), "mla_expand_kv_f32", "keys");
+  need(values, context * p.heads * p.v_dim, "mla_expand_kv_f32", "values");
+  if (context == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
+  expand_kv_kernel<<<dim3(static_cast<unsigned>(context), static_cast<unsigned>(p.heads)), kThreads>>>(
+      static_cast<const float*>(kv.data()), static_cast<const float*>(rope_keys.data()), static_cast<int>(p.heads),
+      static_cast<int>(p.nope_dim), static_cast<int>(p.rope_dim), static_cast<int>(p.v_dim),
+      static_cast<float*>(keys.data()), static_cast<float*>(values.data()));
+  detail::check_launch("mla_expand_kv_f32");
 }
 
 }  // namespace dayzero::cuda

@@ -62,6 +62,7 @@ Blas& blas() { return context().blas; }
 void begin_run() {
   context().weights.clear();
   context().fp8_weights.clear();
+  context().pool.trim();  // the last run's cached blocks: this run's memory starts from its own
   context().placement_s = 0;
   context().pool.reset_peak();
 }

@@ -65,5 +65,36 @@ TEST(CudaDevice, PoolCountsWeightsAndWorkspaceApart) {
   EXPECT_EQ(pool.peak_bytes(), 2 << 20);
 }
 
+// A freed kernel's buffer stays with the pool for the next request of its size class
+// (same block, no cudaMalloc); weights go back to the device; trim returns the rest.
+TEST(CudaDevice, PoolReusesFreedWorkspaceBlocks) {
+  DAYZERO_NEED_GPU();
+  DevicePool pool;
+  void* first = nullptr;
+  {
+    DeviceBuffer a(pool, 1000);
+    first = a.data();
+  }
+  EXPECT_EQ(pool.cached_bytes(), 1024);  // 1,000 bytes in a 512-byte step's block
+  EXPECT_EQ(pool.live_bytes(), 0);
+  {
+    DeviceBuffer b(pool, 700);  // the same class: the same block
+    EXPECT_EQ(b.data(), first);
+    EXPECT_EQ(b.bytes(), 700u);
+    EXPECT_EQ(pool.cached_bytes(), 0);
+    EXPECT_EQ(pool.live_bytes(), 700);
+    DeviceBuffer c(pool, 3000);  // another class: a block of its own
+    EXPECT_NE(c.data(), first);
+  }
+  EXPECT_EQ(pool.cached_bytes(), 1024 + 3072);
+  { DeviceBuffer w(pool, 5 << 20, DeviceUse::weights); }
+  EXPECT_EQ(pool.cached_bytes(), 1024 + 3072);  // weights are not kept
+  { DeviceBuffer big(pool, (3 << 20) + 1); }    // above 1 MiB: 2 MiB steps
+  EXPECT_EQ(pool.cached_bytes(), 1024 + 3072 + (4 << 20));
+  pool.trim();
+  EXPECT_EQ(pool.cached_bytes(), 0);
+  EXPECT_EQ(pool.peak_bytes(), 5 << 20);
+}
+
 }  // namespace
 }  // namespace dayzero::cuda
