@@ -147,7 +147,7 @@ void run_validate(const ValidateOptions& o) {
   std::ostringstream out;
   if (o.json) {
     nlohmann::json j = report_json(v.report, in);
-    j["run_prediction"] = run_prediction_json(v);
+    j["run_prediction"] = run_prediction_json(v, in);
     out << j.dump(2) << '\n';
   } else {
     print_report(out, v.report, in, o.ops);

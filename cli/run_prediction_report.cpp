@@ -29,27 +29,42 @@ const char* category_label(simulate::MemoryCategory c) {
 }
 
 // A device run's weights and kernels' buffers on the device beside the ledger's weights
-// and activations for the rank (stage 1 keeps the KV cache on the host).
-void print_device_memory(std::ostream& out, const simulate::RunPrediction& p, const plan::RankMeasurements& r) {
+// and activations for the rank (stage 1 keeps the KV cache on the host); errors take the
+// ledger table's sign: predicted against measured (simulate::error_pct).
+struct DeviceMemoryRow {
+  int rank = 0;
+  int64_t weights_bytes = 0, ledger_weights_bytes = 0, workspace_peak_bytes = 0, ledger_activations_bytes = 0,
+          pool_peak_bytes = 0, used_bytes = 0;
+  double weights_error_pct = 0, workspace_error_pct = 0;
+};
+DeviceMemoryRow device_memory_row(const simulate::RunPrediction& p, const plan::RankMeasurements& r) {
   const auto ledger = [&](simulate::MemoryCategory c) -> int64_t {
     for (const auto& m : p.memory)
       if (m.rank == r.rank && m.category == c) return m.predicted_bytes;
     return 0;
   };
-  // The ledger's table's sign: predicted against measured (simulate::error_pct).
   const auto error = [](int64_t measured, int64_t predicted) {
-    return pct(simulate::error_pct(static_cast<double>(predicted), static_cast<double>(measured)));
+    return simulate::error_pct(static_cast<double>(predicted), static_cast<double>(measured));
   };
   const auto& mem = r.memory;
-  const int64_t weights = ledger(simulate::MemoryCategory::weights);
-  const int64_t activations = ledger(simulate::MemoryCategory::activations);
-  out << "  rank " << r.rank << " on the device: weights " << with_commas(mem.device_weights_bytes) << " bytes (ledger "
-      << with_commas(weights) << ", " << error(mem.device_weights_bytes, weights) << " %), kernels' buffers at most "
-      << with_commas(mem.device_workspace_peak_bytes) << " bytes (ledger's "
-      << "activations and workspace " << with_commas(activations) << ", "
-      << error(mem.device_workspace_peak_bytes, activations) << " %); pool peak "
-      << with_commas(mem.device_pool_peak_bytes) << " bytes, in use " << with_commas(mem.device_used_bytes)
-      << " bytes\n";
+  DeviceMemoryRow d;
+  d.rank = r.rank;
+  d.weights_bytes = mem.device_weights_bytes;
+  d.ledger_weights_bytes = ledger(simulate::MemoryCategory::weights);
+  d.workspace_peak_bytes = mem.device_workspace_peak_bytes;
+  d.ledger_activations_bytes = ledger(simulate::MemoryCategory::activations);
+  d.pool_peak_bytes = mem.device_pool_peak_bytes;
+  d.used_bytes = mem.device_used_bytes;
+  d.weights_error_pct = error(d.weights_bytes, d.ledger_weights_bytes);
+  d.workspace_error_pct = error(d.workspace_peak_bytes, d.ledger_activations_bytes);
+  return d;
+}
+void print_device_memory(std::ostream& out, const DeviceMemoryRow& d) {
+  out << "  rank " << d.rank << " on the device: weights " << with_commas(d.weights_bytes) << " bytes (ledger "
+      << with_commas(d.ledger_weights_bytes) << ", " << pct(d.weights_error_pct) << " %), kernels' buffers at most "
+      << with_commas(d.workspace_peak_bytes) << " bytes (ledger's activations and workspace "
+      << with_commas(d.ledger_activations_bytes) << ", " << pct(d.workspace_error_pct) << " %); pool peak "
+      << with_commas(d.pool_peak_bytes) << " bytes, in use " << with_commas(d.used_bytes) << " bytes\n";
 }
 
 // The simulator's memory ledger for the run's plan beside what each rank measured.
@@ -70,7 +85,7 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
                  1)
         << " %)\n";
   for (const auto& r : in.run.measurements.ranks)
-    if (r.memory.device_pool_peak_bytes > 0) print_device_memory(out, p, r);
+    if (r.memory.device_pool_peak_bytes > 0) print_device_memory(out, device_memory_row(p, r));
 }
 }  // namespace
 
@@ -98,9 +113,23 @@ void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, c
   print_memory(out, p, in);
 }
 
-nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
+nlohmann::json run_prediction_json(const simulate::RunValidation& v, const LoopInputs& in) {
   if (!v.whole_run) return {{"predicted", false}, {"skipped", v.whole_run_skipped}};
   const auto& p = *v.whole_run;
+  nlohmann::json device_memory = nlohmann::json::array();  // the text's "on the device" lines
+  for (const auto& r : in.run.measurements.ranks) {
+    if (r.memory.device_pool_peak_bytes <= 0) continue;
+    const DeviceMemoryRow d = device_memory_row(p, r);
+    device_memory.push_back({{"rank", d.rank},
+                             {"weights_bytes", d.weights_bytes},
+                             {"ledger_weights_bytes", d.ledger_weights_bytes},
+                             {"weights_error_pct", finite_or_null(d.weights_error_pct)},
+                             {"workspace_peak_bytes", d.workspace_peak_bytes},
+                             {"ledger_activations_bytes", d.ledger_activations_bytes},
+                             {"workspace_error_pct", finite_or_null(d.workspace_error_pct)},
+                             {"pool_peak_bytes", d.pool_peak_bytes},
+                             {"used_bytes", d.used_bytes}});
+  }
   nlohmann::json memory = nlohmann::json::array();
   for (const auto& m : p.memory)
     memory.push_back({{"rank", m.rank},
@@ -123,7 +152,8 @@ nlohmann::json run_prediction_json(const simulate::RunValidation& v) {
            {{"measured_s", p.measured_decode_step_s},
             {"predicted_s", p.predicted_decode_step_s},
             {"error_pct", finite_or_null(p.decode_error_pct)}}},
-          {"memory", memory}};
+          {"memory", memory},
+          {"device_memory", device_memory}};
 }
 
 }  // namespace dayzero::cli

@@ -13,8 +13,9 @@
 namespace dayzero::cli {
 
 // The whole-run part of a validation (simulate::validate_measured_run): printed,
-// or as JSON.
+// or as JSON (`device_memory`: a device run's ranks, their weights and kernels'
+// buffers on the device beside the ledger's, as the text's "on the device" lines).
 void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, const LoopInputs& in);
-nlohmann::json run_prediction_json(const simulate::RunValidation& v);
+nlohmann::json run_prediction_json(const simulate::RunValidation& v, const LoopInputs& in);
 
 }  // namespace dayzero::cli

@@ -262,6 +262,19 @@ TEST_F(CliLoop, ValidateSetsTheDevicesWeightsBesideTheLedger) {
   const std::string want = "rank 0 on the device: weights " + with_commas_for_test(weights) + " bytes (ledger " +
                            with_commas_for_test(weights) + ", 0.0 %), kernels' buffers at most 4,096 bytes";
   EXPECT_NE(text.out.find(want), std::string::npos) << text.out;
+  // --json carries the same line's figures.
+  const Result j = run("validate " + device_file + " --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const json dev = json::parse(j.out).at("run_prediction").at("device_memory");
+  ASSERT_EQ(dev.size(), 1u) << dev.dump();
+  EXPECT_EQ(dev[0].at("rank"), 0);
+  EXPECT_EQ(dev[0].at("weights_bytes").get<int64_t>(), weights);
+  EXPECT_EQ(dev[0].at("ledger_weights_bytes").get<int64_t>(), weights);
+  EXPECT_DOUBLE_EQ(dev[0].at("weights_error_pct").get<double>(), 0.0);
+  EXPECT_EQ(dev[0].at("workspace_peak_bytes").get<int64_t>(), 4096);
+  EXPECT_EQ(dev[0].at("pool_peak_bytes").get<int64_t>(), weights + 4096);
+  EXPECT_EQ(dev[0].at("used_bytes").get<int64_t>(), weights + (int64_t{1} << 30));
+  EXPECT_TRUE(json::parse(validate_json().dump()).at("run_prediction").at("device_memory").empty());  // a CPU run
 }
 
 // --check-precision: a plan with FP8 weights and an FP8 KV cache against the
