@@ -77,13 +77,19 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
     out << "  " << pad_right(std::to_string(m.rank), 6) << pad_right(category_label(m.category), 24)
         << pad_left(with_commas(m.measured_bytes), 16) << pad_left(with_commas(m.predicted_bytes), 16)
         << pad_left(pct(m.error_pct), 10) << '\n';
-  for (const auto& r : in.run.measurements.ranks)
+  for (const auto& r : in.run.measurements.ranks) {
+    if (r.memory.on_device()) {  // compare_memory took the device's figures
+      out << "  rank " << r.rank << " ran on a device: its weights, activations and runtime above are the "
+          << "device's (runtime: in use beyond the pool's blocks), its KV cache the host's (stage 1)\n";
+      continue;
+    }
     out << "  rank " << r.rank << ": resident set high-water " << with_commas(r.memory.rss_hwm_bytes)
         << " bytes, as the OS saw it (the measured total covers "
         << fixed(100.0 * static_cast<double>(r.memory.peak_bytes()) /
                      static_cast<double>(std::max<int64_t>(1, r.memory.rss_hwm_bytes)),
                  1)
         << " %)\n";
+  }
   for (const auto& r : in.run.measurements.ranks)
     if (r.memory.device_pool_peak_bytes > 0) print_device_memory(out, device_memory_row(p, r));
 }

@@ -106,6 +106,10 @@ struct Backend {
     int64_t weights_bytes = 0;         // of it, the run's weights on the device (held for the run)
     int64_t workspace_peak_bytes = 0;  // the most the kernels' inputs, outputs and workspace held at once
     int64_t used_bytes = 0;            // the device's memory in use (every process's, contexts included)
+    int64_t cached_bytes = 0;          // freed kernel buffers the pool keeps for reuse
+    // In use beyond the pool's live and cached blocks: the CUDA context, the libraries'
+    // kernels and handles (the run's runtime on the device).
+    int64_t runtime_bytes = 0;
   };
   DeviceMemory (*device_memory)() = nullptr;
   // Rotary embedding in place, apply_rope's contract (executor/rope.h) for every rope

@@ -238,6 +238,8 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
     rm.memory.device_weights_bytes = d.weights_bytes;
     rm.memory.device_workspace_peak_bytes = d.workspace_peak_bytes;
     rm.memory.device_used_bytes = d.used_bytes;
+    rm.memory.device_cached_bytes = d.cached_bytes;
+    rm.memory.device_runtime_bytes = d.runtime_bytes;
   }
   ms.ranks = {rm};
   ms.plan = plan_;

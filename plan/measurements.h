@@ -9,6 +9,7 @@
 // per-collective timings (each entry names its rank). Times are timed as
 // nccl-tests does: one untimed warm-up, then N timed iterations, mean and min.
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json_fwd.hpp>
@@ -84,6 +85,20 @@ struct MemoryUse {
   // workspace). Stage 1 keeps the KV cache on the host: none of it is on the device.
   int64_t device_weights_bytes = 0;
   int64_t device_workspace_peak_bytes = 0;
+  // At the run's end: the freed kernel buffers the pool keeps for reuse, and what the
+  // device had in use beyond the pool's live and cached blocks (the CUDA context, the
+  // libraries' kernels and handles: the runtime on the device). 0 in runs before 2026-12-04.
+  int64_t device_cached_bytes = 0;
+  int64_t device_runtime_bytes = 0;
+  // The categories as the device holds them, for a device run: the weights and kernels'
+  // buffers from the pool, the runtime from the device (device_runtime_bytes; in runs
+  // without it, in use less the weights), and the KV cache, communication buffers as
+  // measured on the host (stage 1 keeps the KV cache there).
+  bool on_device() const { return device_pool_peak_bytes > 0; }
+  int64_t device_runtime_or_estimate() const {
+    return device_runtime_bytes > 0 ? device_runtime_bytes
+                                    : std::max<int64_t>(0, device_used_bytes - device_weights_bytes);
+  }
 };
 
 // The run's logits against the full-precision run of the same weights and prompts

@@ -112,6 +112,8 @@ json memory_to_json(const MemoryUse& m) {
     j["device_used_bytes"] = m.device_used_bytes;
     j["device_weights_bytes"] = m.device_weights_bytes;
     j["device_workspace_peak_bytes"] = m.device_workspace_peak_bytes;
+    j["device_cached_bytes"] = m.device_cached_bytes;
+    j["device_runtime_bytes"] = m.device_runtime_bytes;
   }
   return j;
 }
@@ -179,6 +181,8 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   m.device_used_bytes = f.opt_int("device_used_bytes", 0, 0, kMaxMemoryBytes);
   m.device_weights_bytes = f.opt_int("device_weights_bytes", 0, 0, kMaxMemoryBytes);
   m.device_workspace_peak_bytes = f.opt_int("device_workspace_peak_bytes", 0, 0, kMaxMemoryBytes);
+  m.device_cached_bytes = f.opt_int("device_cached_bytes", 0, 0, kMaxMemoryBytes);    // absent before 2026-12-04
+  m.device_runtime_bytes = f.opt_int("device_runtime_bytes", 0, 0, kMaxMemoryBytes);  // absent before 2026-12-04
   // Both are parts of the pool: neither can exceed its peak.
   if (m.device_weights_bytes > m.device_pool_peak_bytes)
     f.fail("device_weights_bytes", "exceeds device_pool_peak_bytes (" + std::to_string(m.device_pool_peak_bytes) +

@@ -34,6 +34,7 @@ StageWeights stage_weights(const PlanContext& ctx, const Stage& s) {
     if (n == 0) continue;
     const auto& lc = mc.classes[c];
     double layer = static_cast<double>(ceil_div(lc.bytes[idx(WeightClass::attn_sharded)][ctx.p_attn], tp)) +
+                   static_cast<double>(ceil_div(lc.mla_absorbed_copy_bytes[ctx.p_attn], tp)) +
                    static_cast<double>(lc.bytes[idx(WeightClass::attn_kv)][ctx.p_attn]) * ctx.kv_frac +
                    static_cast<double>(lc.bytes[idx(WeightClass::attn_replicated)][ctx.p_attn]) +
                    static_cast<double>(lc.bytes[idx(WeightClass::norms)][ctx.p_attn]);

@@ -124,6 +124,16 @@ LayerClassCosts layer_class(const model::Model& m, const model::Layer& layer,
     const auto b = op_bytes(m, op, by_name);
     const int64_t div = op.kind == OpKind::expert_gemm ? op.experts : 1;
     for (size_t p = 0; p < kPrecisions; ++p) lc.bytes[cls][p] += b[p] / div;
+    // MLA's absorbed decode multiplies by kv_b's halves W_UK and W_UV in 16 bits: the
+    // engines keep them as BF16 copies beside a quantized kv_b (vLLM's MLA
+    // process_weights_after_loading: "we just store fp16/bf16 copies"; SGLang's w_kc /
+    // w_vc after block_quant_dequant) and as views of a 16-bit one (no copy).
+    // Memory only: a decode step reads the copies in place of kv_b.
+    if (op.name == "kv_b_proj") {
+      const int64_t bf16 = b[static_cast<size_t>(model::WeightPrecision::bf16)];
+      for (size_t p = 0; p < kPrecisions; ++p)
+        if (b[p] < bf16) lc.mla_absorbed_copy_bytes[p] += bf16;
+    }
     if (op.kind != OpKind::norm)  // norms are costed with the element-wise ops
       lc.flops_per_token[cls] += op.kind == OpKind::expert_gemm ? 2 * op.n * op.k : op.flops_per_token();
   }

@@ -34,6 +34,9 @@ struct LayerClassCosts {
   int64_t window = 0;  // sliding window, 0 = full
   int64_t count = 0;   // decoder layers of this class in the whole model
   std::array<BytesByPrecision, kWeightClasses> bytes{};
+  // MLA: the BF16 copies of a quantized kv_b's halves (W_UK, W_UV) the engines keep for
+  // the absorbed decode, split over attention TP as kv_b is; held, not read beside kv_b.
+  BytesByPrecision mla_absorbed_copy_bytes{};
   std::array<int64_t, kWeightClasses> flops_per_token{};  // expert: one expert
   int64_t attn_ctx_flops = 0;                             // per query token per context token (all heads)
   int64_t attn_ctx_flops_absorbed = 0;                    // MLA decode form

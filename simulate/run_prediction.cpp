@@ -38,13 +38,20 @@ std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const 
     const auto it = std::find_if(p.ranks.begin(), p.ranks.end(), [&](const RankMemory& x) { return x.rank == r.rank; });
     if (it == p.ranks.end()) continue;
     const auto& u = r.memory;
+    // A device run's categories as the device holds them (MemoryUse::on_device); the
+    // host's resident set for a CPU run.
+    const bool dev = u.on_device();
+    const int64_t weights = dev ? u.device_weights_bytes : u.weights_bytes,
+                  activations = dev ? u.device_workspace_peak_bytes : u.workspace_bytes,
+                  runtime = dev ? u.device_runtime_or_estimate() : u.runtime_bytes;
+    const int64_t total = weights + u.kv_bytes + activations + u.comm_buffer_bytes + runtime;
     const std::pair<MemoryCategory, std::pair<int64_t, int64_t>> rows[] = {
-        {MemoryCategory::weights, {u.weights_bytes, it->weights_bytes}},
+        {MemoryCategory::weights, {weights, it->weights_bytes}},
         {MemoryCategory::kv_cache, {u.kv_bytes, it->kv_cache_bytes}},
-        {MemoryCategory::activations, {u.workspace_bytes, it->activation_bytes}},
+        {MemoryCategory::activations, {activations, it->activation_bytes}},
         {MemoryCategory::comm_buffers, {u.comm_buffer_bytes, it->buffer_bytes}},
-        {MemoryCategory::runtime, {u.runtime_bytes, it->overhead_bytes}},
-        {MemoryCategory::total, {u.peak_bytes(), it->total_bytes}}};
+        {MemoryCategory::runtime, {runtime, it->overhead_bytes}},
+        {MemoryCategory::total, {total, it->total_bytes}}};
     for (const auto& [cat, mp] : rows)
       out.push_back({r.rank, cat, mp.first, mp.second,
                      error_pct_or_nan(static_cast<double>(mp.second), static_cast<double>(mp.first))});

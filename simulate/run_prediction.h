@@ -32,7 +32,9 @@ struct MemoryComparison {
   double error_pct = 0;  // (predicted - measured) / measured x 100; NaN when measured is 0
 };
 // Every rank the run measured, each category and the total, in rank order; a rank
-// the prediction does not hold is left out.
+// the prediction does not hold is left out. A device run's weights, activations and
+// runtime are the device's (plan::MemoryUse::on_device), its KV cache and
+// communication buffers the host's (stage 1 keeps the cache there).
 std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const Prediction& p);
 
 struct RunPrediction {

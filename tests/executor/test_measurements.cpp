@@ -110,11 +110,15 @@ TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
   m.ranks[0].memory.device_used_bytes = 600'000'000;
   m.ranks[0].memory.device_weights_bytes = 1'000'000;
   m.ranks[0].memory.device_workspace_peak_bytes = 234'567;
+  m.ranks[0].memory.device_cached_bytes = 4'096;
+  m.ranks[0].memory.device_runtime_bytes = 550'000'000;
   const auto back = plan::measurements_from_json(measurements_to_json(m), "m.json");
   EXPECT_EQ(back.ranks[0].memory.device_pool_peak_bytes, 1'234'567);
   EXPECT_EQ(back.ranks[0].memory.device_used_bytes, 600'000'000);
   EXPECT_EQ(back.ranks[0].memory.device_weights_bytes, 1'000'000);
   EXPECT_EQ(back.ranks[0].memory.device_workspace_peak_bytes, 234'567);
+  EXPECT_EQ(back.ranks[0].memory.device_cached_bytes, 4'096);
+  EXPECT_EQ(back.ranks[0].memory.device_runtime_bytes, 550'000'000);
   EXPECT_EQ(back.ranks[0].memory.peak_bytes(), 0);  // the host's categories, not the device's
   // The parts of the pool cannot exceed it: an error naming the field.
   nlohmann::json bad = measurements_to_json(m);

@@ -157,6 +157,44 @@ TEST(SimulateMemory, CompareMemoryPerRankAndCategory) {
   EXPECT_EQ(memory_category_name(MemoryCategory::kv_cache), "kv_cache");
 }
 
+// A device run is set beside the ledger as the device holds it: weights and kernels'
+// buffers from the pool, the runtime from the device (in use beyond the pool's live and
+// cached blocks), the KV cache and communication buffers from the host; the host's
+// resident-set figures are left out. Hand-made figures.
+TEST(SimulateMemory, CompareMemoryOfADeviceRun) {
+  plan::Measurements ms;
+  ms.ranks.resize(1);
+  auto& u = ms.ranks[0].memory;
+  u = {100, 50, 10, 4, 1000, 0};  // the host's: weights 100, KV 50, workspace 10, comm 4, runtime 1000
+  u.device_pool_peak_bytes = 300;
+  u.device_weights_bytes = 200;
+  u.device_workspace_peak_bytes = 80;
+  u.device_used_bytes = 900;
+  u.device_cached_bytes = 40;
+  u.device_runtime_bytes = 600;
+  Prediction p;
+  p.ranks.resize(1);
+  p.ranks[0].weights_bytes = 220;
+  p.ranks[0].kv_cache_bytes = 50;
+  p.ranks[0].activation_bytes = 60;
+  p.ranks[0].buffer_bytes = 4;
+  p.ranks[0].overhead_bytes = 500;
+  p.ranks[0].total_bytes = 834;
+  const auto rows = compare_memory(ms, p);
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_EQ(rows[0].measured_bytes, 200);  // the device's weights
+  EXPECT_DOUBLE_EQ(rows[0].error_pct, 10.0);
+  EXPECT_EQ(rows[1].measured_bytes, 50);  // the host's KV cache (stage 1)
+  EXPECT_EQ(rows[2].measured_bytes, 80);  // the kernels' buffers at most
+  EXPECT_DOUBLE_EQ(rows[2].error_pct, -25.0);
+  EXPECT_EQ(rows[3].measured_bytes, 4);
+  EXPECT_EQ(rows[4].measured_bytes, 600);  // the device's runtime
+  EXPECT_EQ(rows[5].measured_bytes, 200 + 50 + 80 + 4 + 600);
+  EXPECT_NEAR(rows[5].error_pct, (834.0 - 934.0) / 934.0 * 100, 1e-12);
+  u.device_runtime_bytes = 0;  // a run from before 2026-12-04: in use less the weights
+  EXPECT_EQ(compare_memory(ms, p)[4].measured_bytes, 900 - 200);
+}
+
 // GQA beyond kv_heads: Llama-3.1-70B (8 KV heads) at TP=16 keeps one KV head per
 // rank (replicated twice), not half of one: 2 x 1 x 128 x 80 layers x 2 B = 40,960
 // B per token, and the k/v projections are 1/8 of the full ones.
