@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "helpers.h"
+#include "simulate/model_costs.h"
 #include "simulate/run_prediction.h"
 #include "topology/device.h"
 
@@ -193,6 +194,26 @@ TEST(SimulateMemory, CompareMemoryOfADeviceRun) {
   EXPECT_NEAR(rows[5].error_pct, (834.0 - 934.0) / 934.0 * 100, 1e-12);
   u.device_runtime_bytes = 0;  // a run from before 2026-12-04: in use less the weights
   EXPECT_EQ(compare_memory(ms, p)[4].measured_bytes, 900 - 200);
+}
+
+// MLA's absorbed decode: the engines keep W_UK and W_UV as BF16 copies of a quantized
+// kv_b (vLLM, SGLang). DeepSeek-V3's kv_b is 128 heads x (128 + 128) x 512 =
+// 16,777,216 parameters: 33,554,432 bytes of copies a layer beside its FP8 checkpoint
+// (and beside FP8 or INT8 weights), none beside BF16 ones (views); a GQA model has none.
+TEST(SimulateMemory, MlaKeepsBf16CopiesOfAQuantizedKvB) {
+  const ModelCosts mc = model_costs(load_model("DeepSeek-V3"));
+  ASSERT_FALSE(mc.classes.empty());
+  const auto at = [](const LayerClassCosts& lc, model::WeightPrecision p) {
+    return lc.mla_absorbed_copy_bytes[static_cast<size_t>(p)];
+  };
+  for (const auto& lc : mc.classes) {
+    EXPECT_EQ(at(lc, model::WeightPrecision::checkpoint), 33'554'432);
+    EXPECT_EQ(at(lc, model::WeightPrecision::fp8), 33'554'432);
+    EXPECT_EQ(at(lc, model::WeightPrecision::int8), 33'554'432);
+    EXPECT_EQ(at(lc, model::WeightPrecision::bf16), 0);
+  }
+  for (const auto& lc : model_costs(load_model("Llama-3.1-70B")).classes)
+    for (const int64_t b : lc.mla_absorbed_copy_bytes) EXPECT_EQ(b, 0);
 }
 
 // GQA beyond kv_heads: Llama-3.1-70B (8 KV heads) at TP=16 keeps one KV head per
