@@ -215,9 +215,12 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
     # DeepSeek-V3's first 4 layers (3 dense, 1 MoE of 256 FP8 experts; no MTP layer, which
     # would double what synth writes), the issue's real-shape bench: FP8 weights stay FP8
     # on the device (decode: the GEMV over the codes; prefill: BF16 per call, tensor cores).
+    # One prefill step of 8,192 tokens (4 x 2,048: the plan's prefill_chunk_tokens, the
+    # engines' chunk size), ~256 tokens an expert; at 1 x 1,024 (the first GPU run) each
+    # expert saw ~32 rows, too few for any kernel to leave the HBM bound.
     if within_budget deepseek-v3; then
       step cli-synth-v3 "$dz" synth DeepSeek-V3 --layers 4 --no-mtp --out "$work/deepseek-v3-4l"
-      step cli-v3-cuda "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda --prompt-len 1024 \
+      step cli-v3-cuda "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda --prompt-len 2048 --batch 4 \
         --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-cuda.json"
       step cli-v3-validate validate_v3 && digest "$out/validate-v3-h200.txt"
       step roofline-v3 roofline deepseek-v3
