@@ -261,10 +261,19 @@ std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string
 }
 
 namespace {
+void put_pool(std::ostringstream& o, const char* name, const BenchPool& p) {
+  o << " " << name << " " << p.workers << "x b" << p.batch_size << " tp" << p.tp << " pp" << p.pp << " dp"
+    << p.attention_dp << " moe_tp" << p.moe_tp << " ep" << p.moe_ep;
+}
 std::string layout_label(const BenchRow& r) {
   std::ostringstream o;
-  o << "tp" << r.tp << " pp" << r.pp << " dp" << r.attention_dp << " moe_tp" << r.moe_tp << " ep" << r.moe_ep << " "
-    << (r.gemm_quant.empty() ? "bf16" : r.gemm_quant) << "/" << (r.moe_quant.empty() ? "bf16" : r.moe_quant);
+  if (r.disaggregated()) {
+    put_pool(o, "prefill", r.prefill);
+    put_pool(o, "decode", r.decode);
+  } else {
+    o << "tp" << r.tp << " pp" << r.pp << " dp" << r.attention_dp << " moe_tp" << r.moe_tp << " ep" << r.moe_ep;
+  }
+  o << " " << (r.gemm_quant.empty() ? "bf16" : r.gemm_quant) << "/" << (r.moe_quant.empty() ? "bf16" : r.moe_quant);
   return o.str();
 }
 }  // namespace
@@ -284,7 +293,21 @@ std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows) 
   for (const auto& [key, idx] : by_measurement) {
     std::set<std::string> labels;
     for (size_t i : idx) labels.insert(layout_label(rows[i]));
-    if (labels.size() < 2) continue;
+    if (labels.size() < 2) {  // one layout: the same run imported more than once, counted once
+      // The first import that names its concurrency is kept (one that does not is rejected anyway).
+      size_t keep = idx[0];
+      for (size_t i : idx)
+        if (!rows[i].concurrency_unnamed) {
+          keep = i;
+          break;
+        }
+      for (size_t i : idx)
+        if (i != keep && rows[i].recorded_concurrency == rows[keep].recorded_concurrency)  // else one is mislabelled
+          reasons[i] = "the same measurement as " + rows[keep].id + " (" + rows[keep].file + ":" +
+                       std::to_string(rows[keep].line) +
+                       "): one run imported twice (same layout, lengths, concurrency, TTFT and TPOT), counted once";
+      continue;
+    }
     std::string list;
     for (const auto& l : labels) list += (list.empty() ? "" : "; ") + l;
     for (size_t i : idx)

@@ -103,8 +103,13 @@ std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string
 // version, lengths and concurrency, and exactly the same TTFT and TPOT, labelled with
 // different parallel layouts or quantizations (the public CSV has 82: the same Qwen3.5-
 // 397B run filed as TP 16 and as TP 4 EP 4, and so on). At most one label is true and
-// the rows do not say which, so all of them are refused. Returns, per row, the reason
-// (empty for a row without such a twin).
+// the rows do not say which, so all of them are refused. Rows that repeat an earlier
+// one under the same layout too are one run imported twice (the public CSV holds three
+// dumps of the publisher's data: 219 repeats among the rows predicted before 2026-12-04,
+// e.g. `dsr1_b200_sglang_fp4_agg_1024x1024_c4_cfg88` and
+// `2026_04_06_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x1024_c4_tp4_ep1_38`): the first
+// is kept and the others refused, so that each run weighs once in the fit and the
+// medians. Returns, per row, the reason (empty for a row kept).
 std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows);
 
 }  // namespace dayzero::serve

@@ -96,11 +96,15 @@ TEST(BenchRows, RecordedConcurrencyMustAgreeWithTheBatch) {
 // "_c_" elsewhere in an id, or an empty field beside a recorded concurrency, is not that.
 TEST(BenchRows, AnUnnamedConcurrencyIsRejected) {
   const std::string h = std::string(kHeader) + ",silicon_data_source\n";
-  const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,2,1,1,,,50,10,";
-  const auto rows = read_bench_csv(
-      write_csv("unnamed", h + "m_agg_4000x1000_c_tp2_1" + row + "source_file=x.csv\n" + "m_agg_4000x1000_c4_tp2_2" +
-                               row + "source_file=x.csv\n" + "m_c_agg_4000x1000_c4_tp2_3" + row + "x\n" +
-                               "m_agg_4000x1000_c_tp2_4" + row + "db; silicon_concurrency=4; run=1\n"));
+  // Four runs (their TTFTs differ: none repeats another).
+  const auto row = [](int ttft_ms) {
+    return ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,2,1,1,,," + std::to_string(ttft_ms) +
+           ",10,";
+  };
+  const auto rows = read_bench_csv(write_csv(
+      "unnamed", h + "m_agg_4000x1000_c_tp2_1" + row(50) + "source_file=x.csv\n" + "m_agg_4000x1000_c4_tp2_2" +
+                     row(51) + "source_file=x.csv\n" + "m_c_agg_4000x1000_c4_tp2_3" + row(52) + "x\n" +
+                     "m_agg_4000x1000_c_tp2_4" + row(53) + "db; silicon_concurrency=4; run=1\n"));
   ASSERT_EQ(rows.size(), 4u);
   EXPECT_TRUE(rows[0].concurrency_unnamed);
   EXPECT_FALSE(rows[1].concurrency_unnamed);
@@ -209,12 +213,13 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
                  "lay,sglang,,deepseek-ai/DeepSeek-V3,h100_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,3,1,50,10\n"
                  "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,52,10\n"
                  "tw1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,60,12\n"
-                 "tw2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,2,1,1,,,60,12\n"));
+                 "tw2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,2,1,1,,,60,12\n"
+                 "rep,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"));
   BenchOptions o;
   o.data_dir = DAYZERO_DATA_DIR;
   o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
   const auto p = predict_bench(rows, o);
-  ASSERT_EQ(p.size(), 9u);
+  ASSERT_EQ(p.size(), 10u);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_GT(p[0].ttft_s, 0);
   EXPECT_GT(p[0].tpot_s, 0);
@@ -233,6 +238,9 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
     EXPECT_NE(p[i].reason.find("one measurement under 2 layouts"), std::string::npos) << p[i].reason;
     EXPECT_NE(p[i].reason.find("tp2 pp1"), std::string::npos) << p[i].reason;
   }
+  // "ok" again, same layout and figures: one run imported twice, counted once (the first).
+  EXPECT_FALSE(p[9].predicted);
+  EXPECT_EQ(p[9].reason.rfind("the same measurement as ok (", 0), 0u) << p[9].reason;
   const auto s = summarize(p);
   EXPECT_EQ(s.at("all").rows, 1);
   EXPECT_EQ(s.count("engine:vllm"), 1u);
