@@ -91,7 +91,7 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
         << " %)\n";
   }
   for (const auto& r : in.run.measurements.ranks)
-    if (r.memory.device_pool_peak_bytes > 0) print_device_memory(out, device_memory_row(p, r));
+    if (r.memory.on_device()) print_device_memory(out, device_memory_row(p, r));
 }
 }  // namespace
 
@@ -124,7 +124,7 @@ nlohmann::json run_prediction_json(const simulate::RunValidation& v, const LoopI
   const auto& p = *v.whole_run;
   nlohmann::json device_memory = nlohmann::json::array();  // the text's "on the device" lines
   for (const auto& r : in.run.measurements.ranks) {
-    if (r.memory.device_pool_peak_bytes <= 0) continue;
+    if (!r.memory.on_device()) continue;
     const DeviceMemoryRow d = device_memory_row(p, r);
     device_memory.push_back({{"rank", d.rank},
                              {"weights_bytes", d.weights_bytes},

@@ -111,26 +111,19 @@ void DevicePool::trim() noexcept {
 
 void* DevicePool::allocate(size_t bytes, DeviceUse use) {
   void* p = nullptr;
-  if (bytes > 0 && use == DeviceUse::workspace) {
-    const size_t block = size_class(bytes);
-    if (const auto it = cache_.find(block); it != cache_.end()) {
-      p = it->second;
-      cache_.erase(it);
-      cached_ -= static_cast<int64_t>(block);
-    } else {
-      check(cudaSetDevice(device_), "cudaSetDevice");
-      if (cudaMalloc(&p, block) != cudaSuccess) {  // out of memory: the cache back to the device, once more
-        (void)cudaGetLastError();
-        trim();
-        check(cudaMalloc(&p, block), "cudaMalloc");
-      }
-    }
+  const bool cached = use == DeviceUse::workspace;
+  const size_t block = cached ? size_class(bytes) : bytes;
+  const auto it = cached && bytes > 0 ? cache_.find(block) : cache_.end();
+  if (it != cache_.end()) {  // a freed block of the same class
+    p = it->second;
+    cache_.erase(it);
+    cached_ -= static_cast<int64_t>(block);
   } else if (bytes > 0) {
     check(cudaSetDevice(device_), "cudaSetDevice");
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    if (cudaMalloc(&p, block) != cudaSuccess) {  // out of memory: the cache back to the device, once more
       (void)cudaGetLastError();
       trim();
-      check(cudaMalloc(&p, bytes), "cudaMalloc");
+      check(cudaMalloc(&p, block), "cudaMalloc");
     }
   }
   const auto n = static_cast<int64_t>(bytes);
@@ -145,8 +138,9 @@ void* DevicePool::allocate(size_t bytes, DeviceUse use) {
 void DevicePool::release(void* p, size_t bytes, DeviceUse use) noexcept {
   if (p && use == DeviceUse::workspace) {
     try {
-      cache_.emplace(size_class(bytes), p);
-      cached_ += static_cast<int64_t>(size_class(bytes));
+      const size_t block = size_class(bytes);
+      cache_.emplace(block, p);
+      cached_ += static_cast<int64_t>(block);
     } catch (...) {  // no room on the host for the entry: the block goes back
       cudaFree(p);
     }
