@@ -52,11 +52,10 @@ serve::BenchOptions start_options() {
 }
 
 // The fit's options: each catalog device's architecture, so that a held-out GPU takes
-// its measured siblings' figures (serve/serving_fit.h, step 3).
+// its measured siblings' figures, and the copy bandwidths measured on devices
+// (serve/serving_fit.h, steps 3 and 4).
 serve::FitOptions fit_options() {
-  serve::FitOptions o;
-  o.architectures = serve::architectures_of(topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR));
-  return o;
+  return serve::fit_options_from(topology::DeviceCatalog::load_builtin(DAYZERO_DATA_DIR));
 }
 
 void print_fit(const serve::ServingFit& fit) {

@@ -68,8 +68,8 @@ void run_calibrate_bench(const std::string& file, const serve::BenchDefaults& de
   const std::vector<serve::FitRow> fit_rows = serve::fit_rows(before);
   serve::ServingFit fit;
   try {
-    serve::FitOptions fo;  // a device without runs takes the figures of its architecture's (serving_fit.h)
-    fo.architectures = serve::architectures_of(topology::DeviceCatalog::load_builtin(start.data_dir));
+    // A device without runs takes the figures of its architecture's, and its measured copy rate (serving_fit.h).
+    const serve::FitOptions fo = serve::fit_options_from(topology::DeviceCatalog::load_builtin(start.data_dir));
     fit = serve::fit_serving(fit_rows, simulate::Efficiency{}, fo);
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(file + ": " + e.what());

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <numeric>
 #include <set>
 #include <stdexcept>
 
@@ -279,8 +281,17 @@ std::map<std::string, topology::DeviceArchitecture> architectures_of(const topol
   return out;
 }
 
+FitOptions fit_options_from(const topology::DeviceCatalog& catalog) {
+  FitOptions o;
+  o.architectures = architectures_of(catalog);
+  for (const auto& d : catalog.devices())
+    if (d.measured_copy && d.mem_bw_Bps > 0) o.measured_copy_fraction[d.name] = d.measured_copy->bw_Bps / d.mem_bw_Bps;
+  return o;
+}
+
 const FigureScales& ServingFit::scales_for(const std::string& device) const {
   if (const auto it = devices.find(device); it != devices.end()) return it->second;
+  if (const auto it = measured_priors.find(device); it != measured_priors.end()) return it->second;
   if (const auto a = device_architecture.find(device); a != device_architecture.end())
     if (const auto f = architectures.find(a->second); f != architectures.end()) return f->second.scales;
   return shared;
@@ -318,20 +329,40 @@ simulate::Efficiency ServingFit::efficiency(const FigureScales& m) const {
   return e;
 }
 
+namespace {
+
+// Where the figures of a device without runs come from, in words (ServingFit::table).
+std::string prior_words(const ServingFit& fit, const std::string& device) {
+  const auto a = fit.device_architecture.find(device);
+  const auto f = a == fit.device_architecture.end() ? fit.architectures.end() : fit.architectures.find(a->second);
+  if (f == fit.architectures.end()) return "the shared figures";
+  std::string from;
+  for (const auto& [d, n] : f->second.device_rows)
+    from += (from.empty() ? "" : ", ") + d + " " + std::to_string(n) + " runs";
+  return "the figures fitted to the " + std::string(topology::architecture_name(a->second)) + " devices' runs (" +
+         from + ")";
+}
+
+}  // namespace
+
 simulate::EfficiencyTable ServingFit::table(simulate::EfficiencyTable base, const std::string& source) const {
   base.set_default(efficiency(shared), source + " Shared by every device (the default for one without measured runs).");
   for (const auto& [device, m] : devices)
     base.set_device(device, efficiency(m),
                     source + " " + device + ": " + std::to_string(device_rows.at(device)) + " measured runs.");
   for (const auto& [device, arch] : device_architecture) {
-    const auto f = architectures.find(arch);
-    if (devices.count(device) || f == architectures.end()) continue;
-    std::string from;
-    for (const auto& [d, n] : f->second.device_rows)
-      from += (from.empty() ? "" : ", ") + d + " " + std::to_string(n) + " runs";
-    base.set_device(device, efficiency(f->second.scales),
-                    source + " " + device + ": no measured runs; the figures fitted to the " +
-                        std::string(topology::architecture_name(arch)) + " devices' runs (" + from + ").");
+    if (devices.count(device) || measured_priors.count(device) || !architectures.count(arch)) continue;
+    base.set_device(device, efficiency(architectures.at(arch).scales),
+                    source + " " + device + ": no measured runs; " + prior_words(*this, device) + ".");
+  }
+  for (const auto& [device, m] : measured_priors) {
+    char frac[32];
+    std::snprintf(frac, sizeof frac, "%.3f", prior_copy_fraction.at(device));
+    base.set_device(device, efficiency(m),
+                    source + " " + device + ": no measured runs; " + prior_words(*this, device) +
+                        ", with gemm_memory " + frac + ", the copy bandwidth measured on " +
+                        (measured_copy_own.count(device) ? "this device" : "its architecture's devices") +
+                        " over mem_bw_Bps (catalog measured_copy).");
   }
   return base;
 }
@@ -344,6 +375,41 @@ EngineOverheadTable ServingFit::overheads(const std::string& source) const {
   }
   return t;
 }
+
+namespace {
+
+// Step 4 (serving_fit.h), after step 3: a measured copy sets gemm_memory of a device
+// without rows, from its own measurement or, where its architecture has no rows, from
+// the mean of its architecture's measured devices.
+void set_measured_priors(ServingFit& fit, const FitOptions& o) {
+  std::map<topology::DeviceArchitecture, std::vector<double>> by_arch;
+  for (const auto& [device, frac] : o.measured_copy_fraction)
+    if (const auto a = o.architectures.find(device); a != o.architectures.end()) by_arch[a->second].push_back(frac);
+  std::set<std::string> names;
+  for (const auto& [device, arch] : o.architectures) names.insert(device);
+  for (const auto& [device, frac] : o.measured_copy_fraction) names.insert(device);
+  const size_t g = fi(TimeFigure::gemm_memory);
+  const auto [lo, hi] = scale_bounds(fit.start, TimeFigure::gemm_memory);
+  for (const std::string& device : names) {
+    if (fit.devices.count(device)) continue;
+    double frac = 0;
+    if (const auto m = o.measured_copy_fraction.find(device); m != o.measured_copy_fraction.end()) {
+      frac = m->second;
+      fit.measured_copy_own.insert(device);
+    } else if (const auto a = o.architectures.find(device);
+               a != o.architectures.end() && !fit.architectures.count(a->second) && by_arch.count(a->second)) {
+      const std::vector<double>& f = by_arch.at(a->second);
+      frac = std::accumulate(f.begin(), f.end(), 0.0) / static_cast<double>(f.size());
+    }
+    if (!(frac > 0)) continue;
+    FigureScales m = fit.scales_for(device);
+    m[g] = std::clamp(fit.start.gemm_memory / frac, lo, hi);
+    fit.measured_priors[device] = m;
+    fit.prior_copy_fraction[device] = frac;
+  }
+}
+
+}  // namespace
 
 ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficiency& start, const FitOptions& o) {
   std::vector<FitRow> usable;
@@ -375,6 +441,7 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
     fit.architectures[arch] = a;
   }
   fit.device_architecture = o.architectures;
+  set_measured_priors(fit, o);
   return fit;
 }
 

@@ -40,9 +40,17 @@
 //     shared m only where no device of its architecture was measured. Kernels are
 //     built per architecture, so a sibling's share of peak is a better guess than the
 //     mean over architectures (docs/FIDELITY.md: leave one GPU out).
+//  4. A device without rows whose catalog entry holds a copy bandwidth measured on it
+//     (DeviceSpec::measured_copy) takes, from step 3's or step 1's figures, the GEMMs'
+//     streaming share (gemm_memory) measured: copy / mem_bw_Bps, as a decode GEMV streams
+//     its weights at the copy rate (DayZero's measured 99 % on H200: docs/GPU.md). So does
+//     a device of an architecture that has no rows where another of its devices was
+//     measured so (the mean of their fractions): a held-out H100 takes H200's measured
+//     0.888 instead of the other architectures' fitted shares (docs/FIDELITY.md, session 28).
 
 #include <array>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,10 +91,14 @@ struct FitOptions {
   // Each catalog device's architecture (architectures_of): step 3's groups, and the
   // devices without rows that ServingFit::table writes the figures of.
   std::map<std::string, topology::DeviceArchitecture> architectures;
+  // Step 4: each catalog device's measured copy bandwidth over its mem_bw_Bps, in (0, 1].
+  std::map<std::string, double> measured_copy_fraction;
 };
 
 // The catalog's devices that name their architecture.
 std::map<std::string, topology::DeviceArchitecture> architectures_of(const topology::DeviceCatalog& catalog);
+// FitOptions with the catalog's architectures and measured copy fractions (steps 3, 4).
+FitOptions fit_options_from(const topology::DeviceCatalog& catalog);
 
 // Step 3's figures of one architecture, and the measured devices they are fitted to.
 struct ArchitectureFit {
@@ -102,8 +114,13 @@ struct ServingFit {
   std::map<Engine, EngineOverheads> engines;  // step and request overheads, rows
   std::map<topology::DeviceArchitecture, ArchitectureFit> architectures;
   std::map<std::string, topology::DeviceArchitecture> device_architecture;  // FitOptions::architectures
+  // Step 4: the figures of each device without rows that a measured copy sets, and
+  // the fraction it was given (its own, or its architecture's measured devices' mean).
+  std::map<std::string, FigureScales> measured_priors;
+  std::map<std::string, double> prior_copy_fraction;
+  std::set<std::string> measured_copy_own;  // of those, the devices measured themselves
 
-  // The device's own figures, else its architecture's, else the shared ones.
+  // The device's own figures, else step 4's, else its architecture's, else the shared ones.
   const FigureScales& scales_for(const std::string& device) const;
   double ttft_s(const FitRow& r) const;  // the model's prediction
   double tpot_s(const FitRow& r) const;

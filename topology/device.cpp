@@ -113,6 +113,17 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
   d.comm_buffer_bytes_per_group = r.maybe_int("comm_buffer_bytes_per_group", 0, kMaxOverheadBytes);
   d.comm_library_bytes = r.maybe_int("comm_library_bytes", 0, kMaxOverheadBytes);
   d.comm_library_bytes_pair = r.maybe_int("comm_library_bytes_pair", 0, kMaxOverheadBytes);
+  if (const nlohmann::json* m = r.opt_object("measured_copy")) {
+    Fields mr(*m, file, path + "measured_copy.");
+    DeviceSpec::MeasuredCopy c;
+    c.bw_Bps = mr.req_positive("bw_Bps");
+    if (c.bw_Bps > d.mem_bw_Bps)
+      mr.fail("bw_Bps", "is above the device's mem_bw_Bps (" + std::to_string(d.mem_bw_Bps) +
+                            "): a copy cannot beat the memory it reads and writes");
+    c.source = mr.req_string("source");
+    mr.reject_unknown();
+    d.measured_copy = c;
+  }
   d.source = r.req_string("source");
   d.notes = r.opt_string("notes", "");
   r.reject_unknown();
@@ -138,6 +149,8 @@ void to_json(nlohmann::json& j, const DeviceSpec& d) {
   if (d.comm_buffer_bytes_per_group) j["comm_buffer_bytes_per_group"] = *d.comm_buffer_bytes_per_group;
   if (d.comm_library_bytes) j["comm_library_bytes"] = *d.comm_library_bytes;
   if (d.comm_library_bytes_pair) j["comm_library_bytes_pair"] = *d.comm_library_bytes_pair;
+  if (d.measured_copy)
+    j["measured_copy"] = nlohmann::json{{"bw_Bps", d.measured_copy->bw_Bps}, {"source", d.measured_copy->source}};
   if (!d.notes.empty()) j["notes"] = d.notes;
 }
 

@@ -72,6 +72,15 @@ struct DeviceSpec {
   // (unset: comm_library_bytes). Unset: 0 (a GPU runtime's is in runtime_overhead_bytes).
   std::optional<int64_t> comm_library_bytes;
   std::optional<int64_t> comm_library_bytes_pair;
+  // A copy bandwidth measured on the device itself (device to device, read + written),
+  // where one was: what a kernel that streams its bytes once reaches. A device
+  // without measured serving runs takes it as its GEMMs' share of mem_bw_Bps
+  // (serve/serving_fit.h). Never above mem_bw_Bps.
+  struct MeasuredCopy {
+    double bw_Bps = 0;
+    std::string source;  // the tool, the device and where its printout is kept
+  };
+  std::optional<MeasuredCopy> measured_copy;
   std::string source;  // datasheet(s) every figure is from, or the stated assumption
   std::string notes;   // how marketing figures were converted (optional)
 

@@ -143,6 +143,62 @@ TEST(ServingFit, ADeviceWithoutRunsTakesItsArchitecturesFigures) {
   EXPECT_EQ(t.source_for("MI300X"), t.default_source());
 }
 
+// Step 4: a device without runs whose copy bandwidth was measured takes gemm_memory =
+// copy / mem_bw_Bps; a device of an architecture without runs takes its measured
+// siblings' mean; a device whose architecture has runs and that was not measured keeps
+// the architecture's figures; a measured device with runs keeps its own fit.
+TEST(ServingFit, AMeasuredCopySetsTheStreamingShareOfADeviceWithoutRuns) {
+  std::vector<FitRow> rows;
+  for (int i = 1; i <= 60; ++i) {
+    FitRow r = row("B200", Engine::vllm, 0.01 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+    r.tpot_s = 1.5 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)] + 1e-3;
+    r.ttft_s = 1.5 * r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + 2e-3 + 0.03;
+    rows.push_back(r);
+  }
+  using topology::DeviceArchitecture;
+  FitOptions o;
+  o.architectures = {{"H100-SXM", DeviceArchitecture::hopper},
+                     {"H200-SXM", DeviceArchitecture::hopper},
+                     {"B200", DeviceArchitecture::blackwell},
+                     {"GB200", DeviceArchitecture::blackwell},
+                     {"B300", DeviceArchitecture::blackwell}};
+  o.measured_copy_fraction = {{"H200-SXM", 0.9}, {"B300", 0.7}, {"B200", 0.5}};
+  const simulate::Efficiency start;
+  const ServingFit fit = fit_serving(rows, start, o);
+  const size_t g = fi(TimeFigure::gemm_memory);
+  // Measured, no runs: 0.9 of the bandwidth, every other figure the shared one's
+  // (hopper has no runs).
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("H200-SXM")).gemm_memory, 0.9, 1e-12);
+  for (size_t f = 0; f < simulate::kTimeFigures; ++f) {
+    if (f != g) EXPECT_EQ(fit.scales_for("H200-SXM")[f], fit.shared[f]) << f;
+  }
+  // Hopper's other device: no runs, not measured, its architecture unmeasured by runs:
+  // the measured sibling's fraction.
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("H100-SXM")).gemm_memory, 0.9, 1e-12);
+  // B300 measured, no runs: its own 0.7 over blackwell's fitted figures.
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("B300")).gemm_memory, 0.7, 1e-12);
+  EXPECT_EQ(fit.scales_for("B300")[fi(TimeFigure::kernel_overhead)],
+            fit.architectures.at(DeviceArchitecture::blackwell).scales[fi(TimeFigure::kernel_overhead)]);
+  // GB200: blackwell has runs, GB200 unmeasured: blackwell's figures, no copy.
+  EXPECT_EQ(&fit.scales_for("GB200"), &fit.architectures.at(DeviceArchitecture::blackwell).scales);
+  // B200 has runs: its fit (1.5x the start's time), not its measured 0.5.
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("B200")).gemm_memory, start.gemm_memory / 1.5, 0.01);
+  // The table says where each came from.
+  const simulate::EfficiencyTable t = fit.table(simulate::EfficiencyTable{}, "test.");
+  EXPECT_NEAR(t.for_device("H100-SXM").gemm_memory, 0.9, 1e-12);
+  EXPECT_NE(t.source_for("H200-SXM")
+                .find("the shared figures, with gemm_memory 0.900, the copy bandwidth measured on "
+                      "this device"),
+            std::string::npos)
+      << t.source_for("H200-SXM");
+  EXPECT_NE(t.source_for("H100-SXM").find("measured on its architecture's devices"), std::string::npos)
+      << t.source_for("H100-SXM");
+  EXPECT_NE(t.source_for("B300").find("the figures fitted to the blackwell devices' runs (B200 60 runs), with "
+                                      "gemm_memory 0.700"),
+            std::string::npos)
+      << t.source_for("B300");
+}
+
 // An efficiency never exceeds the peak: rows faster than the start figures at peak
 // clamp the figure at 1, and the fit still explains what it can with the overheads.
 TEST(ServingFit, EfficienciesStayWithinThePeak) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 #include "helpers.h"
 
 namespace dayzero::topology {
@@ -56,6 +58,39 @@ TEST(TopologyCatalog, GpusNameTheirArchitecture) {
                                      DeviceArchitecture::blackwell, DeviceArchitecture::cdna3})
     EXPECT_EQ(parse_architecture(architecture_name(a)), a);
   EXPECT_FALSE(parse_architecture("Hopper"));
+}
+
+// A copy bandwidth measured on the device (H200: cuda-limits, docs/gpu-runs): kept with
+// its source, never above the datasheet's, and an unknown field inside it is an error.
+TEST(TopologyCatalog, MeasuredCopyBandwidthIsSourcedAndBounded) {
+  const DeviceSpec& h200 = *catalog().find("H200-SXM");
+  ASSERT_TRUE(h200.measured_copy);
+  EXPECT_DOUBLE_EQ(h200.measured_copy->bw_Bps, 4.2645e12);  // 2 GiB moved in 0.504 ms
+  EXPECT_NE(h200.measured_copy->source.find("cuda-limits"), std::string::npos);
+  EXPECT_FALSE(catalog().find("B200")->measured_copy);  // none measured: no figure
+  const auto entry = [](const std::string& copy) {
+    return R"({"devices": [{"name": "c", "vendor": "x", "mem_bytes": 1e9, "mem_bw_Bps": 1e12,
+      "peak_flops_per_s": {"bf16": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9},
+      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "measured_copy": )" +
+           copy + R"(, "source": "s"}]})";
+  };
+  DeviceCatalog ok;
+  ok.add_file(write_temp(entry(R"({"bw_Bps": 0.9e12, "source": "our copy benchmark"})")));
+  EXPECT_DOUBLE_EQ(ok.find("c")->measured_copy->bw_Bps, 0.9e12);
+  nlohmann::json round_trip;
+  to_json(round_trip, *ok.find("c"));
+  EXPECT_DOUBLE_EQ(device_spec_from_json(round_trip, "f", "").measured_copy->bw_Bps, 0.9e12);
+  for (const std::string& bad :
+       {std::string(R"({"bw_Bps": 1.1e12, "source": "s"})"), std::string(R"({"bw_Bps": 0.9e12})"),
+        std::string(R"({"bw_Bps": 0.9e12, "source": "s", "when": "today"})")}) {
+    DeviceCatalog c;
+    try {
+      c.add_file(write_temp(entry(bad)));
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("measured_copy."), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
