@@ -349,9 +349,12 @@ TEST(EfficiencyTable, ShippedTableAndOverrides) {
   const auto t = EfficiencyTable::load_builtin(DAYZERO_DATA_DIR);
   const Efficiency def;
   // H200 has no measured serving runs: the figures fitted to its architecture's (H100's),
-  // not the fit's shared ones (serve/serving_fit.h, step 3).
-  EXPECT_EQ(t.for_device("H200-SXM").gemm_memory, t.for_device("H100-SXM").gemm_memory);
-  EXPECT_NE(t.for_device("H200-SXM").gemm_memory, t.default_efficiency().gemm_memory);
+  // not the fit's shared ones (serve/serving_fit.h, step 3), with its GEMMs' streaming
+  // share its measured copy bandwidth over the datasheet's (step 4: 4.2645 / 4.8 TB/s).
+  EXPECT_EQ(t.for_device("H200-SXM").attention_memory, t.for_device("H100-SXM").attention_memory);
+  EXPECT_NE(t.for_device("H200-SXM").attention_memory, t.default_efficiency().attention_memory);
+  EXPECT_NEAR(t.for_device("H200-SXM").gemm_memory, 4.2645 / 4.8, 1e-9);
+  EXPECT_NE(t.source_for("H200-SXM").find("copy bandwidth measured on this device"), std::string::npos);
   EXPECT_NE(t.source_for("H200-SXM").find("calibrate --bench"), std::string::npos);
   EXPECT_NE(t.source_for("H200-SXM").find("hopper devices' runs (H100-SXM"), std::string::npos);
   EXPECT_NE(t.source_for("H100-SXM").find("calibrate --bench"), std::string::npos);
