@@ -1,6 +1,7 @@
-// The CUDA backend's kernel table: the executor's kernel signatures over host
-// tensors, each kernel uploading its inputs, running on the device and downloading
-// its result (stage 1, cuda/backend.h). Checks mirror the CPU kernels' so a bad
+// The CUDA backend's kernel table: the executor's kernel signatures, each kernel
+// reading its tensor inputs where they lie (on the device after an earlier kernel,
+// else uploaded once and kept with the tensor) and leaving its result on the device
+// (stage 2, executor/tensor_values.h; cuda/backend.h). Checks mirror the CPU kernels' so a bad
 // call fails the same way on both backends.
 #include "cuda/backend.h"
 
@@ -26,31 +27,26 @@ using executor::Tensor;
 using model::OpKind;
 
 using staging::device_weight;
-using staging::download;
 using staging::upload;
 DeviceBuffer scratch(int64_t floats) { return staging::scratch(static_cast<size_t>(floats) * sizeof(float)); }
 
 Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
   executor::checks::embedding(table, tokens);
   const int64_t vocab = table.rows(), hidden = table.cols(), T = static_cast<int64_t>(tokens.size());
-  Tensor out({T, hidden});
-  if (T == 0) return out;
+  if (T == 0) return Tensor({0, hidden});
   DeviceBuffer y = scratch(T * hidden);
   // A BF16 table stays BF16 on the device (the one copy a tied LM head reads too).
   if (const DeviceBuffer* wb = table.input_major ? nullptr : staging::device_weight_bf16(table, 0))
     embedding_bf16(*wb, vocab, hidden, upload(tokens), T, y);
   else embedding_f32(device_weight(table, 0), vocab, hidden, upload(tokens), T, y);
-  download(y, out);
-  return out;
+  return staging::result({T, hidden}, std::move(y));
 }
 
 void rms_norm(Tensor& x, std::span<const float> weight, double eps) {
   executor::checks::rms_norm(x, weight);
   const auto n = static_cast<int64_t>(weight.size());
   if (x.numel() == 0) return;
-  DeviceBuffer d = upload(x);
-  rms_norm_f32(d, upload(weight), x.numel() / n, n, eps);
-  download(d, x);
+  rms_norm_f32(staging::writable(x), upload(weight), x.numel() / n, n, eps);
 }
 
 void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps) {
@@ -62,18 +58,14 @@ void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps
 void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq) {
   executor::checks::rms_norm_given_mean(x, weight, mean_sq);
   if (x.numel() == 0) return;
-  DeviceBuffer d = upload(x);
-  rms_norm_given_mean_f32(d, upload(weight), upload(mean_sq), x.rows(), x.cols(), eps);
-  download(d, x);
+  rms_norm_given_mean_f32(staging::writable(x), upload(weight), upload(mean_sq), x.rows(), x.cols(), eps);
 }
 
 void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float> bias, double eps) {
   executor::checks::layer_norm(x, weight, bias);
   const int64_t n = x.cols();
   if (x.numel() == 0) return;
-  DeviceBuffer d = upload(x);
-  layer_norm_f32(d, upload(weight), upload(bias), x.rows(), n, eps);
-  download(d, x);
+  layer_norm_f32(staging::writable(x), upload(weight), upload(bias), x.rows(), n, eps);
 }
 
 // The table's frequencies go up with each call (rot_dim / 2 doubles): cos and sin are
@@ -82,23 +74,21 @@ void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<co
           const executor::RopeTable& table, executor::RopeLayout layout) {
   executor::checks::rope(x, heads, stride, offset, positions, table);
   if (x.numel() == 0 || table.inv_freq.empty()) return;
-  DeviceBuffer d = upload(x);
   const DeviceRopeTable t = rope_table_on_device(staging::pool(), table.inv_freq.data(),
                                                  static_cast<int64_t>(table.inv_freq.size()), table.attention_factor);
-  rope_f32(d, x.rows(), heads, stride, offset, upload(positions), t, layout == executor::RopeLayout::interleaved);
-  download(d, x);
+  rope_f32(staging::writable(x), x.rows(), heads, stride, offset, upload(positions), t,
+           layout == executor::RopeLayout::interleaved);
 }
 
 Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   const auto [in, out] = executor::checks::linear(x, w, index, bias);
   std::vector<int64_t> shape = x.shape;
   shape.back() = out;
-  Tensor y(shape);
-  if (y.numel() == 0) return y;
-  DeviceBuffer dy = scratch(y.numel());
+  if (x.rows() * out == 0) return Tensor(shape);
+  DeviceBuffer dy = scratch(x.rows() * out);
   const auto bf16_x = [&] {  // the activations rounded to BF16 (the plan's compute dtype)
     DeviceBuffer xb = staging::scratch(static_cast<size_t>(x.numel()) * 2);
-    f32_to_bf16(upload(x), xb, x.numel());
+    f32_to_bf16(staging::on_device(x), xb, x.numel());
     return xb;
   };
   // BF16 weights stay 2 bytes an element and block-scaled FP8 ones 1 byte on the
@@ -121,41 +111,41 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
   } else if (wb) {
     staging::blas().gemm_bf16(bf16_x(), *wb, dy, x.rows(), out, in);
   } else {  // any other storage, or sizes cuBLASLt's BF16 kernels do not take: float32
-    staging::blas().gemm_f32(upload(x), device_weight(w, index), dy, x.rows(), out, in);
+    staging::blas().gemm_f32(staging::on_device(x), device_weight(w, index), dy, x.rows(), out, in);
   }
   if (!bias.empty() && !bias_added) add_bias_f32(dy, upload(bias), x.rows(), out);
-  download(dy, y);
-  return y;
+  return staging::result(std::move(shape), std::move(dy));
+}
+
+void add(Tensor& x, const Tensor& y) {
+  executor::checks::same_shape(x, y, "add", "x", "y");
+  if (x.numel() == 0) return;
+  const DeviceBuffer& dy = staging::on_device(y);
+  add_f32(staging::writable(x), dy, x.numel());
 }
 
 Tensor swiglu(const Tensor& gate, const Tensor& up, const executor::ActivationParams&) {
   executor::checks::same_shape(gate, up, "swiglu", "gate", "up");
-  Tensor out(gate.shape);
-  if (out.numel() == 0) return out;
-  DeviceBuffer d = scratch(out.numel());
-  swiglu_f32(upload(gate), upload(up), d, out.numel());
-  download(d, out);
-  return out;
+  if (gate.numel() == 0) return Tensor(gate.shape);
+  DeviceBuffer d = scratch(gate.numel());
+  swiglu_f32(staging::on_device(gate), staging::on_device(up), d, gate.numel());
+  return staging::result(gate.shape, std::move(d));
 }
 
 Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const executor::ActivationParams& p) {
   executor::checks::same_shape(gate, up, "swiglu_clamped", "gate", "up");
-  Tensor out(gate.shape);
-  if (out.numel() == 0) return out;
-  DeviceBuffer d = scratch(out.numel());
-  swiglu_clamped_f32(upload(gate), upload(up), d, out.numel(), p.alpha, p.limit);
-  download(d, out);
-  return out;
+  if (gate.numel() == 0) return Tensor(gate.shape);
+  DeviceBuffer d = scratch(gate.numel());
+  swiglu_clamped_f32(staging::on_device(gate), staging::on_device(up), d, gate.numel(), p.alpha, p.limit);
+  return staging::result(gate.shape, std::move(d));
 }
 
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const executor::ActivationParams&) {
   executor::checks::same_shape(gate, x, "sigmoid_gate", "gate", "input");
-  Tensor y(x.shape);
-  if (y.numel() == 0) return y;
-  DeviceBuffer d = scratch(y.numel());
-  sigmoid_gate_f32(upload(gate), upload(x), d, y.numel());
-  download(d, y);
-  return y;
+  if (x.numel() == 0) return Tensor(x.shape);
+  DeviceBuffer d = scratch(x.numel());
+  sigmoid_gate_f32(staging::on_device(gate), staging::on_device(x), d, x.numel());
+  return staging::result(x.shape, std::move(d));
 }
 
 }  // namespace
@@ -233,7 +223,7 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
-                              &staging::device_memory, &rope, &staging::weight_placement_seconds});
+                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add});
 }
 
 }  // namespace dayzero::cuda

@@ -1,7 +1,9 @@
-// The CUDA backend's attention over host tensors (stage 1, cuda/backend.h): GQA
-// (window, sinks, keep mask), MLA (absorbed for decode, expanded for prompts, as the CPU picks), the sparse-attention
-// indexer and the gated delta-net (its state a host LinearState, uploaded and read back each call), inputs checked as
-// the CPU kernels check them, uploaded, run, results downloaded.
+// The CUDA backend's attention (cuda/backend.h): GQA (window, sinks, keep mask), MLA
+// (absorbed for decode, expanded for prompts, as the CPU picks), the sparse-attention
+// indexer and the gated delta-net (its state a host LinearState, uploaded and read back
+// each call), inputs checked as the CPU kernels check them. Queries are read where they
+// lie and results stay on the device (staging::on_device, staging::result); the KV
+// cache is the host's (its pages go up each call).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -14,14 +16,12 @@
 namespace dayzero::cuda::staged {
 
 using executor::Tensor;
-using staging::download;
 using staging::upload;
 
 Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& kv,
                  const executor::AttentionParams& p) {
   executor::checks::attention(q, q_positions, kv, p);
-  Tensor out({q.rows(), p.heads * p.v_dim});
-  if (q.rows() == 0) return out;
+  if (q.rows() == 0) return Tensor({0, p.heads * p.v_dim});
   // The sequence's keys and values out of their pages, contiguous (the kernel reads
   // them so; paged reads on the device come with device-resident caches).
   const int64_t C = kv.tokens;
@@ -32,12 +32,11 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const ex
   }
   DeviceAttention da{p.heads, p.kv_heads, p.qk_dim, p.v_dim, p.scale, p.window};
   const DeviceBuffer sinks = upload(p.sinks);
-  DeviceBuffer o = staging::scratch(static_cast<size_t>(out.numel()) * sizeof(float));
+  DeviceBuffer o = staging::scratch(static_cast<size_t>(q.rows() * p.heads * p.v_dim) * sizeof(float));
   const DeviceBuffer keep = upload(p.keep);
-  attention_f32(upload(q), upload(q_positions), q.rows(), upload(k), upload(v), C, p.sinks.empty() ? nullptr : &sinks,
-                p.keep.empty() ? nullptr : &keep, da, o);
-  download(o, out);
-  return out;
+  attention_f32(staging::on_device(q), upload(q_positions), q.rows(), upload(k), upload(v), C,
+                p.sinks.empty() ? nullptr : &sinks, p.keep.empty() ? nullptr : &keep, da, o);
+  return staging::result({q.rows(), p.heads * p.v_dim}, std::move(o));
 }
 
 namespace {
@@ -57,16 +56,14 @@ Tensor mla_absorbed(const Tensor& q, std::span<const int64_t> q_positions, const
   const DeviceMla dm{p.heads, p.nope_dim, p.rope_dim, p.v_dim, R};
   const DeviceBuffer& w = staging::device_weight(kv_b, 0);  // float32 [heads * (nope + v), rank]
   DeviceBuffer q_abs = staging::scratch(static_cast<size_t>(T * p.heads * wide) * sizeof(float));
-  mla_absorb_q_f32(upload(q), T, dm, w, q_abs);
+  mla_absorb_q_f32(staging::on_device(q), T, dm, w, q_abs);
   DeviceBuffer lat = staging::scratch(static_cast<size_t>(T * p.heads * R) * sizeof(float));
   const DeviceBuffer keep = upload(p.keep);
   attention_f32(q_abs, upload(q_positions), T, upload(keys), upload(values), C, nullptr,
                 p.keep.empty() ? nullptr : &keep, DeviceAttention{p.heads, 1, wide, R, p.scale, 0}, lat);
-  Tensor out({T, p.heads * p.v_dim});
-  DeviceBuffer o = staging::scratch(static_cast<size_t>(out.numel()) * sizeof(float));
+  DeviceBuffer o = staging::scratch(static_cast<size_t>(T * p.heads * p.v_dim) * sizeof(float));
   mla_unabsorb_f32(lat, T, dm, w, o);
-  download(o, out);
-  return out;
+  return staging::result({T, p.heads * p.v_dim}, std::move(o));
 }
 }  // namespace
 
@@ -99,13 +96,11 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
   DeviceBuffer keys = staging::scratch(static_cast<size_t>(C * p.heads * qk) * sizeof(float)),
                values = staging::scratch(static_cast<size_t>(C * p.heads * p.v_dim) * sizeof(float));
   mla_expand_kv_f32(dkv, upload(rope_keys), C, dm, keys, values);
-  Tensor out({T, p.heads * p.v_dim});
-  DeviceBuffer o = staging::scratch(static_cast<size_t>(out.numel()) * sizeof(float));
+  DeviceBuffer o = staging::scratch(static_cast<size_t>(T * p.heads * p.v_dim) * sizeof(float));
   const DeviceBuffer keep = upload(p.keep);
-  attention_f32(upload(q), upload(q_positions), T, keys, values, C, nullptr, p.keep.empty() ? nullptr : &keep,
-                DeviceAttention{p.heads, p.heads, qk, p.v_dim, p.scale, 0}, o);
-  download(o, out);
-  return out;
+  attention_f32(staging::on_device(q), upload(q_positions), T, keys, values, C, nullptr,
+                p.keep.empty() ? nullptr : &keep, DeviceAttention{p.heads, p.heads, qk, p.v_dim, p.scale, 0}, o);
+  return staging::result({T, p.heads * p.v_dim}, std::move(o));
 }
 
 Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const executor::KvPages& keys,
@@ -117,9 +112,9 @@ Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_pos
   Tensor k({C, D});
   for (int64_t j = 0; j < C; ++j) std::copy_n(keys.k_row(j), D, k.row(j));
   DeviceBuffer dkeep = staging::scratch(static_cast<size_t>(keep.numel()) * sizeof(float));
-  dsa_topk_f32(upload(q), upload(w), upload(q_positions), T, upload(k), C, DeviceIndexer{H, D, p.topk}, dkeep);
-  download(dkeep, keep);
-  return keep;
+  dsa_topk_f32(staging::on_device(q), staging::on_device(w), upload(q_positions), T, upload(k), C,
+               DeviceIndexer{H, D, p.topk}, dkeep);
+  return staging::result(keep.shape, std::move(dkeep));
 }
 
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
@@ -127,13 +122,14 @@ Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, cons
                        const executor::LinearAttentionParams& p) {
   executor::checks::gated_delta_net(qkv, z, b, a, w, p, state);
   const int64_t T = qkv.rows(), Hv = p.value_heads, dv = p.value_head_dim;
-  Tensor o({T, Hv * dv});
-  if (T == 0) return o;
+  const std::vector<int64_t> shape{T, Hv * dv};
+  if (T == 0) return Tensor(shape);
   DeviceBuffer conv_state = upload(std::span<const float>(state.conv)),
                recurrent = upload(std::span<const float>(state.recurrent)),
-               out = staging::scratch(static_cast<size_t>(o.numel()) * sizeof(float));
-  const DeviceBuffer dq = upload(qkv), dz = upload(z), db = upload(b), da = upload(a), dconv = upload(w.conv),
-                     ddt = upload(w.dt_bias), dlog = upload(w.a_log), dnorm = upload(w.norm);
+               out = staging::scratch(static_cast<size_t>(T * Hv * dv) * sizeof(float));
+  const DeviceBuffer &dq = staging::on_device(qkv), &dz = staging::on_device(z), &db = staging::on_device(b),
+                     &da = staging::on_device(a);
+  const DeviceBuffer dconv = upload(w.conv), ddt = upload(w.dt_bias), dlog = upload(w.a_log), dnorm = upload(w.norm);
   DeltaNetState ds{conv_state, recurrent};
   const DeviceDeltaNet dp{static_cast<int>(p.key_heads),
                           static_cast<int>(Hv),
@@ -143,10 +139,9 @@ Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, cons
                           p.l2_eps,
                           p.norm_eps};
   gated_delta_net_f32({dq, dz, db, da, dconv, ddt, dlog, dnorm}, ds, dp, T, out);
-  download(out, o);
   if (!state.conv.empty()) conv_state.download(state.conv.data(), state.conv.size() * sizeof(float));
   recurrent.download(state.recurrent.data(), state.recurrent.size() * sizeof(float));
-  return o;
+  return staging::result(shape, std::move(out));
 }
 
 }  // namespace dayzero::cuda::staged

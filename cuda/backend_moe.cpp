@@ -12,7 +12,6 @@
 namespace dayzero::cuda::staged {
 
 using executor::Tensor;
-using staging::download;
 using staging::upload;
 
 namespace {
@@ -36,7 +35,7 @@ executor::Routing route(const Tensor& logits, const executor::RouterParams& p, R
   DeviceBuffer experts = staging::scratch(n * sizeof(int64_t)), weights = staging::scratch(n * sizeof(float));
   const DeviceBuffer bias = upload(p.correction_bias);
   const bool biased = rule == RouteRule::sigmoid_group_topk && !p.correction_bias.empty();
-  route_f32(upload(logits), r.tokens, logits.cols(), dr, biased ? &bias : nullptr, experts, weights);
+  route_f32(staging::on_device(logits), r.tokens, logits.cols(), dr, biased ? &bias : nullptr, experts, weights);
   experts.download(r.experts.data(), n * sizeof(int64_t));
   weights.download(r.weights.data(), n * sizeof(float));
   return r;
@@ -56,9 +55,9 @@ executor::Routing route_sigmoid_group_topk(const Tensor& logits, const executor:
 void moe_combine(Tensor& out, const Tensor& expert_out, std::span<const int64_t> rows, std::span<const float> weights) {
   executor::checks::moe_combine(out, expert_out, rows, weights);
   if (rows.empty() || out.numel() == 0) return;
-  DeviceBuffer d = upload(out);
-  moe_combine_f32(d, upload(expert_out), upload(rows), upload(weights), static_cast<int64_t>(rows.size()), out.cols());
-  download(d, out);
+  const DeviceBuffer& y = staging::on_device(expert_out);
+  moe_combine_f32(staging::writable(out), y, upload(rows), upload(weights), static_cast<int64_t>(rows.size()),
+                  out.cols());
 }
 
 }  // namespace dayzero::cuda::staged

@@ -187,4 +187,12 @@ void DeviceBuffer::download(void* host, size_t bytes) const {
   check(cudaMemcpy(host, ptr_, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy (device to host)");
 }
 
+void DeviceBuffer::copy_from(const DeviceBuffer& src, size_t bytes) {
+  if (bytes > bytes_ || bytes > src.bytes_)
+    throw CudaError("DeviceBuffer::copy_from: " + std::to_string(bytes) + " bytes from " + std::to_string(src.bytes_) +
+                    " into " + std::to_string(bytes_));
+  // The legacy default stream, as every kernel: in order with the kernels before and after.
+  check(cudaMemcpyAsync(ptr_, src.ptr_, bytes, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync (device to device)");
+}
+
 }  // namespace dayzero::cuda

@@ -101,8 +101,9 @@ class DeviceBuffer {
   size_t bytes() const { return bytes_; }
   DevicePool* pool() const { return pool_; }  // null for an empty buffer
   DeviceUse use() const { return use_; }
-  void upload(const void* host, size_t bytes);    // host -> device, synchronous; bytes <= bytes()
-  void download(void* host, size_t bytes) const;  // device -> host, synchronous
+  void upload(const void* host, size_t bytes);            // host -> device, synchronous; bytes <= bytes()
+  void download(void* host, size_t bytes) const;          // device -> host, synchronous
+  void copy_from(const DeviceBuffer& src, size_t bytes);  // device -> device, in stream order
 
  private:
   DevicePool* pool_ = nullptr;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace dayzero::cuda::staging {
@@ -30,13 +31,15 @@ struct Context {
   double placement_s = 0;  // host seconds spent making the entries above since begin_run
   explicit Context(int device) : pool(device), blas(pool) {}
 };
-thread_local std::unique_ptr<Context> t_context;
+// Shared: a tensor's device values keep it (and its pool) until they go, even past
+// the thread's end.
+thread_local std::shared_ptr<Context> t_context;
 
 Context& context() {
   if (!t_context) {
     const CudaDevices d = probe_cuda();
     if (d.count == 0) throw CudaError("backend 'cuda': no CUDA device (" + d.why_none + ")");
-    t_context = std::make_unique<Context>(local_rank() % d.count);
+    t_context = std::make_shared<Context>(local_rank() % d.count);
   }
   return *t_context;
 }
@@ -88,6 +91,55 @@ DeviceBuffer scratch(size_t bytes, DeviceUse use) { return DeviceBuffer(pool(), 
 
 void download(const DeviceBuffer& b, executor::Tensor& t) {
   if (t.numel() > 0) b.download(t.data.data(), static_cast<size_t>(t.numel()) * sizeof(float));
+}
+
+void CudaValues::download(float* host, size_t count) const {
+  if (count > 0) buffer.download(host, count * sizeof(float));
+}
+
+namespace {
+// `t`'s device values when they are this thread's.
+CudaValues* own_values(const executor::Tensor& t) {
+  auto* v = dynamic_cast<CudaValues*>(t.data.device_ptr().get());
+  return v && v->buffer.pool() == &pool() ? v : nullptr;
+}
+std::shared_ptr<CudaValues> values(DeviceBuffer b) { return std::make_shared<CudaValues>(std::move(b), t_context); }
+}  // namespace
+
+const DeviceBuffer& on_device(const executor::Tensor& t) {
+  if (CudaValues* v = own_values(t)) return v->buffer;
+  const size_t bytes = static_cast<size_t>(t.numel()) * sizeof(float);
+  auto v = values(upload(t.data.data(), bytes));  // const: the host's copy stays valid
+  t.data.share_device(v);
+  return v->buffer;
+}
+
+DeviceBuffer& writable(executor::Tensor& t) {
+  const size_t bytes = static_cast<size_t>(t.numel()) * sizeof(float);
+  if (CudaValues* v = own_values(t); v && !t.data.device_shared()) {
+    t.data.set_device(t.data.device_ptr());  // the device's values are the tensor's now
+    return v->buffer;
+  }
+  std::shared_ptr<CudaValues> mine;
+  if (const CudaValues* v = own_values(t)) {
+    mine = values(scratch(bytes));
+    mine->buffer.copy_from(v->buffer, bytes);
+  } else {
+    mine = values(upload(std::as_const(t).data.data(), bytes));
+  }
+  t.data.set_device(mine);
+  return mine->buffer;
+}
+
+executor::Tensor result(std::vector<int64_t> shape, DeviceBuffer b) {
+  executor::Tensor t;
+  t.shape = std::move(shape);
+  const auto n = static_cast<size_t>(executor::shape_elems(t.shape));
+  if (b.bytes() < n * sizeof(float))
+    throw std::logic_error("staging::result: " + std::to_string(b.bytes()) + " bytes for " + std::to_string(n) +
+                           " floats");
+  t.data.set_device(values(std::move(b)), n);
+  return t;
 }
 
 const DeviceBuffer& device_weight(const executor::StoredWeight& w, int64_t index) {

@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <vector>
 
 #include "cuda/device.h"
 #include "cuda/gemm.h"
@@ -42,6 +44,28 @@ DeviceBuffer upload(std::span<const T> v) {
 }
 DeviceBuffer scratch(size_t bytes, DeviceUse use = DeviceUse::workspace);  // uninitialized, at least 4 bytes
 void download(const DeviceBuffer& b, executor::Tensor& t);                 // t.numel() floats
+
+// Stage 2: a tensor's values on this thread's device, held by the tensor
+// (executor/tensor_values.h), so that the next kernel reads them where they lie.
+class CudaValues final : public executor::DeviceValues {
+ public:
+  CudaValues(DeviceBuffer b, std::shared_ptr<void> keep_alive) : buffer(std::move(b)), owner_(std::move(keep_alive)) {}
+  void download(float* host, size_t count) const override;
+  DeviceBuffer buffer;
+
+ private:
+  std::shared_ptr<void> owner_;  // the thread's device context, kept while its buffers are
+};
+// The device copy of `t`'s values in this thread's pool: its own where it holds one;
+// else uploaded now and kept with `t` (both copies valid), so the next kernel that reads
+// `t` finds it there.
+const DeviceBuffer& on_device(const executor::Tensor& t);
+// `t`'s values to write in place on the device: its own device copy where no other
+// tensor shares it, else a copy of its values made its own. Its host copy goes.
+DeviceBuffer& writable(executor::Tensor& t);
+// A kernel's result of `shape`: `b` (at least as many floats) becomes the tensor's
+// values, on the device only.
+executor::Tensor result(std::vector<int64_t> shape, DeviceBuffer b);
 
 // Matrix `index` of `w` as float32 [out, in] on the device, made once per run: a
 // quantized checkpoint's dequantized on the host (as the CPU backend multiplies it),

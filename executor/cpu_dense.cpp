@@ -154,8 +154,17 @@ void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams&) {
   checks::same_shape(gate, x, "sigmoid_gate", "gate", "input");
   Tensor y(x.shape);
-  for (int64_t i = 0; i < x.numel(); ++i) y.data[i] = x.data[i] / (1.0f + std::exp(-gate.data[i]));
+  const float *xs = x.data.data(), *gs = gate.data.data();
+  float* ys = y.data.data();
+  for (int64_t i = 0; i < x.numel(); ++i) ys[i] = xs[i] / (1.0f + std::exp(-gs[i]));
   return y;
+}
+
+void add_in_place(Tensor& x, const Tensor& y) {
+  checks::same_shape(x, y, "add", "x", "y");
+  const float* ys = y.data.data();
+  float* xs = x.data.data();
+  for (int64_t i = 0; i < x.numel(); ++i) xs[i] += ys[i];
 }
 
 Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
@@ -174,9 +183,11 @@ Tensor linear_dequant(const Tensor& x, const StoredWeight& w, int64_t index, std
 Tensor swiglu(const Tensor& gate, const Tensor& up, const ActivationParams&) {
   checks::same_shape(gate, up, "swiglu", "gate", "up");
   Tensor out(gate.shape);
+  const float *gs = gate.data.data(), *us = up.data.data();
+  float* os = out.data.data();
   for (int64_t i = 0; i < gate.numel(); ++i) {
-    const float g = gate.data[i];
-    out.data[i] = g / (1.0f + std::exp(-g)) * up.data[i];  // silu(g) = g * sigmoid(g)
+    const float g = gs[i];
+    os[i] = g / (1.0f + std::exp(-g)) * us[i];  // silu(g) = g * sigmoid(g)
   }
   return out;
 }
@@ -185,10 +196,12 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationPara
   checks::same_shape(gate, up, "swiglu_clamped", "gate", "up");
   const auto limit = static_cast<float>(p.limit), alpha = static_cast<float>(p.alpha);
   Tensor out(gate.shape);
+  const float *gs = gate.data.data(), *us = up.data.data();
+  float* os = out.data.data();
   for (int64_t i = 0; i < gate.numel(); ++i) {
-    const float g = std::min(gate.data[i], limit);
-    const float u = std::clamp(up.data[i], -limit, limit);
-    out.data[i] = (u + 1.0f) * (g / (1.0f + std::exp(-alpha * g)));  // (up + 1) * gate * sigmoid(alpha * gate)
+    const float g = std::min(gs[i], limit);
+    const float u = std::clamp(us[i], -limit, limit);
+    os[i] = (u + 1.0f) * (g / (1.0f + std::exp(-alpha * g)));  // (up + 1) * gate * sigmoid(alpha * gate)
   }
   return out;
 }

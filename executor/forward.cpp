@@ -189,11 +189,11 @@ void Forward::layer(int64_t l, Tensor& x, const Batch& b) {
   const model::Layer& L = m_.layers.at(static_cast<size_t>(l));
   Tensor h = x;
   norm(op(L, "input_layernorm"), h);
-  if (L.attention == model::LayerAttention::linear) add(x, linear_attention(L, h, b));
-  else add(x, m_.config.attention == model::AttentionKind::mla ? mla(L, h, b) : attention(L, h, b));
+  if (L.attention == model::LayerAttention::linear) be_.add(x, linear_attention(L, h, b));
+  else be_.add(x, m_.config.attention == model::AttentionKind::mla ? mla(L, h, b) : attention(L, h, b));
   h = x;
   norm(op(L, "post_attention_layernorm"), h);
-  add(x, L.moe ? moe(L, h) : mlp(L, h, ""));
+  be_.add(x, L.moe ? moe(L, h) : mlp(L, h, ""));
 }
 
 Tensor Forward::head(Tensor x) {
@@ -212,15 +212,20 @@ template <class Kernel>
 Tensor Forward::per_sequence(const model::Op& a_op, const std::string& variant, const Tensor& q, const Batch& b,
                              int64_t out_cols, Kernel&& kernel) {
   const KernelEntry& ke = be_.kernel(OpKind::attention, variant);
-  Tensor o({q.rows(), out_cols});
-  for (size_t i = 0; i < b.seqs.size(); ++i) {
+  const auto call = [&](size_t i, const Tensor& qs) {
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
-    const Tensor qs = rows_of(q, lo, hi);
     const std::span<const int64_t> pos(b.positions.data() + lo, static_cast<size_t>(hi - lo));
     const int64_t C = pos.back() + 1;
-    const Tensor os = timer_.run(OpKey{&a_op, variant, {hi - lo, C}, ke.cost(attention_cost_op_, {hi - lo, C})},
-                                 [&] { return kernel(ke, qs, pos, b.seqs[i]); });
-    std::copy(os.data.begin(), os.data.end(), o.row(lo));
+    return timer_.run(OpKey{&a_op, variant, {hi - lo, C}, ke.cost(attention_cost_op_, {hi - lo, C})},
+                      [&] { return kernel(ke, qs, pos, b.seqs[i]); });
+  };
+  // One sequence (a decode step of one, a prompt): its rows are q's, and the result
+  // is o as the kernel left it (on a device backend, where it lies).
+  if (b.seqs.size() == 1 && q.rows() > 0) return call(0, q);
+  Tensor o({q.rows(), out_cols});
+  for (size_t i = 0; i < b.seqs.size(); ++i) {
+    const Tensor os = call(i, rows_of(q, b.offsets[i], b.offsets[i + 1]));
+    std::copy(os.data.begin(), os.data.end(), o.row(b.offsets[i]));
   }
   return o;
 }

@@ -23,9 +23,6 @@ inline model::Op one_expert(const model::Op& op) {
   o.experts = o.active_experts = 1;
   return o;
 }
-inline void add(Tensor& x, const Tensor& y) {
-  for (int64_t i = 0; i < x.numel(); ++i) x.data[i] += y.data[i];
-}
 // Rows [lo, hi) of x as a tensor of their own.
 inline Tensor rows_of(const Tensor& x, int64_t lo, int64_t hi) {
   std::vector<int64_t> shape = x.shape;

@@ -105,7 +105,7 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
       for (int64_t j = 0; j < shared.cols(); ++j) shared.row(t)[j] *= s;
     }
   }
-  add(out, shared);
+  be_.add(out, shared);
   return out;
 }
 

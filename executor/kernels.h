@@ -51,6 +51,9 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationPara
 // gpt-oss's fused gate_up ([tokens, 2n]) is interleaved: gate = [..., 0::2], up = [..., 1::2].
 // Qwen3.5's attention output gate: x * sigmoid(gate), element by element.
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams& p);
+// x += y, element by element (the residual adds between a layer's blocks; the same
+// shape, else std::invalid_argument).
+void add_in_place(Tensor& x, const Tensor& y);
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV

@@ -123,6 +123,10 @@ struct Backend {
   // its first use. The runner leaves them out of the step times and counts them in
   // load_s, as an engine loads its weights before it serves.
   double (*weight_placement_seconds)() = nullptr;
+  // x += y in place (the residual adds): the host's for the CPU, the device's for a
+  // device backend, so that the residual stream stays where the kernels left it.
+  using AddFn = void (*)(Tensor&, const Tensor&);
+  AddFn add = &add_in_place;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

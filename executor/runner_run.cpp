@@ -49,7 +49,7 @@ std::vector<Chunk> chunks_of(const std::vector<std::vector<int64_t>>& prompts, c
 
 void append_rows(Tensor& all, const Tensor& rows, int64_t lo, int64_t n) {
   if (all.shape.empty()) all.shape = {0, rows.cols()};
-  all.data.insert(all.data.end(), rows.row(lo), rows.row(lo) + n * rows.cols());
+  all.data.append(rows.row(lo), rows.row(lo) + n * rows.cols());
   all.shape[0] += n;
 }
 }  // namespace

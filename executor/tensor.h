@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <span>
@@ -72,14 +73,18 @@ struct CountingAllocator {
   }
 };
 using TensorStorage = std::vector<float, CountingAllocator<float>>;
-// Tensor storage against plain values (tests, comparisons with a reference).
-inline bool operator==(const TensorStorage& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
-}
+
+}  // namespace dayzero::executor
+
+#include "executor/tensor_values.h"
+
+namespace dayzero::executor {
 
 struct Tensor {
   std::vector<int64_t> shape;
-  TensorStorage data;
+  // The values: on the host, or held by a device backend between its kernels
+  // (tensor_values.h); reading them here brings them back.
+  TensorValues data;
 
   Tensor() = default;
   explicit Tensor(std::vector<int64_t> s);                      // zeros

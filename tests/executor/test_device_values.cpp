@@ -1,0 +1,157 @@
+// Tensors whose values live on a device between kernels (executor/tensor_values.h):
+// the class's rules, and whole runs of every tiny fixture through "cpu-mirror" (the
+// CPU's kernels behind a device backend's contract, mirror_backend.h), which must give
+// the CPU backend's logits bit for bit.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "executor/registry.h"
+#include "executor/runner.h"
+#include "golden.h"
+#include "mirror_backend.h"
+#include "sharded.h"
+
+namespace dayzero::executor {
+namespace {
+
+using testing::HostMirror;
+
+std::shared_ptr<HostMirror> mirror(std::vector<float> v) { return std::make_shared<HostMirror>(std::move(v)); }
+
+TEST(TensorValues, AResultOnTheDeviceComesBackOnceWhenReadAndGoesWhenWritten) {
+  Tensor t({2, 2});
+  const int64_t live = tensor_bytes_live();
+  t.data.set_device(mirror({1, 2, 3, 4}));
+  EXPECT_FALSE(t.data.host_valid());
+  EXPECT_EQ(tensor_bytes_live(), live - 16);  // the host's copy is freed
+  EXPECT_EQ(t.numel(), 4);                    // the size stays
+  const int64_t downloads = TensorValues::downloads();
+  const Tensor& c = t;
+  EXPECT_EQ(c.data[2], 3.0f);  // read: brought back once, the device copy kept
+  EXPECT_EQ(c.row(1)[1], 4.0f);
+  EXPECT_EQ(TensorValues::downloads(), downloads + 1);
+  EXPECT_NE(t.data.device(), nullptr);
+  t.row(0)[0] = 9;  // written on the host: the device's copy is stale and dropped
+  EXPECT_EQ(t.data.device(), nullptr);
+  EXPECT_EQ(t.data, (std::vector<float>{9, 2, 3, 4}));
+  EXPECT_EQ(TensorValues::downloads(), downloads + 1);
+}
+
+TEST(TensorValues, CopiesShareTheDeviceCopyAndMovesTakeIt) {
+  Tensor a({3});
+  a.data.set_device(mirror({1, 2, 3}));
+  Tensor b = a;  // no download: both hold the device copy
+  EXPECT_FALSE(b.data.host_valid());
+  EXPECT_TRUE(a.data.device_shared());
+  const int64_t downloads = TensorValues::downloads();
+  b.data[0] = 7;  // b's own host values; a's device copy is untouched
+  EXPECT_FALSE(a.data.device_shared());
+  EXPECT_EQ(std::as_const(a).data, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(b.data, (std::vector<float>{7, 2, 3}));
+  EXPECT_EQ(TensorValues::downloads(), downloads + 2);
+  Tensor m = std::move(a);
+  EXPECT_NE(m.data.device(), nullptr);
+  EXPECT_EQ(a.numel(), 0);  // NOLINT(bugprone-use-after-move): a moved-from tensor is empty
+  // Assigning host values drops the device copy; an input shared with the device keeps
+  // both valid.
+  m.data.assign(2, 5.0f);
+  EXPECT_EQ(m.data.device(), nullptr);
+  EXPECT_EQ(m.data, (std::vector<float>{5, 5}));
+  m.data.share_device(mirror({5, 5}));
+  EXPECT_TRUE(m.data.host_valid());
+  EXPECT_NE(m.data.device(), nullptr);
+  m.data.append(b.data.data(), b.data.data() + 1);
+  EXPECT_EQ(m.data.device(), nullptr);
+  EXPECT_EQ(m.data, (std::vector<float>{5, 5, 7}));
+  EXPECT_THROW(m.data.set_device(nullptr), std::logic_error);
+}
+
+// Kernels chained on a device backend leave every intermediate on the device: nothing
+// comes back to the host until the last result is read.
+TEST(TensorValues, KernelsChainedOnTheDeviceBringNothingBack) {
+  const Backend& be = testing::mirror_backend();
+  const Backend& cpu = find_backend("cpu");
+  Tensor x({2, 8});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data[static_cast<size_t>(i)] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  const std::vector<float> gamma(8, 1.5f);
+  std::vector<float> w(8 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+  StoredWeight sw;
+  sw.name = "w";
+  sw.shape = {8, 8};
+  sw.dtype = model::DType::f32;
+  sw.data = std::as_bytes(std::span<const float>(w));
+  const auto chain = [&](const Backend& b) {
+    Tensor h = x;
+    b.fn<NormFn>(model::OpKind::norm, "rms")(h, gamma, 1e-6);
+    const Tensor g = b.fn<GemmFn>(model::OpKind::gemm, "f32")(h, sw, 0, {});
+    const Tensor u = b.fn<GemmFn>(model::OpKind::gemm, "f32")(g, sw, 0, {});
+    return b.fn<ActivationFn>(model::OpKind::activation, "swiglu")(g, u, {});
+  };
+  const int64_t downloads = TensorValues::downloads();
+  const testing::MirrorCounts before = testing::mirror_counts();
+  const Tensor on_device = chain(be);
+  EXPECT_EQ(TensorValues::downloads(), downloads);
+  EXPECT_EQ(testing::mirror_counts().uploads, before.uploads + 1);  // x, once
+  EXPECT_EQ(testing::mirror_counts().results, before.results + 4);
+  EXPECT_FALSE(on_device.data.host_valid());
+  EXPECT_EQ(on_device.data, chain(cpu).data);  // read: the same bits as the CPU's
+  EXPECT_EQ(TensorValues::downloads(), downloads + 1);
+}
+
+RunResult run_on(const std::string& backend, const std::string& family) {
+  const std::string dir = testing::tiny_dir(family);
+  const model::Model m = model::load_model(dir);
+  const auto g = testing::read_golden(dir);
+  SelfCommunicator comm;
+  RunnerOptions o;
+  o.backend = backend;
+  plan::Plan p;
+  p.model = m.config.source;
+  p.dtypes.kv_cache = plan::KvDtype::fp32;
+  Runner runner(m, p, comm, dir, o);
+  return runner.run(g.prompt, static_cast<int64_t>(g.generated.size()) - 1);
+}
+
+class MirrorGolden : public ::testing::TestWithParam<const char*> {};
+
+// The forward on tensors that live on a device between kernels gives the CPU's bits.
+TEST_P(MirrorGolden, TensorsOnTheDeviceGiveTheCpusLogits) {
+  testing::mirror_backend();
+  const RunResult cpu = run_on("cpu", GetParam());
+  const int64_t downloads = TensorValues::downloads();
+  const testing::MirrorCounts before = testing::mirror_counts();
+  const RunResult dev = run_on("cpu-mirror", GetParam());
+  const testing::MirrorCounts after = testing::mirror_counts();
+  const SequenceResult &a = cpu.sequences.at(0), &b = dev.sequences.at(0);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.prefill_logits.data, b.prefill_logits.data);
+  ASSERT_EQ(a.decode_logits.size(), b.decode_logits.size());
+  for (size_t i = 0; i < a.decode_logits.size(); ++i) EXPECT_EQ(a.decode_logits[i].data, b.decode_logits[i].data);
+  EXPECT_GT(after.results, before.results);
+  std::printf("%s on cpu-mirror: %lld kernel results on the device, %lld inputs uploaded, %lld brought back\n",
+              GetParam(), static_cast<long long>(after.results - before.results),
+              static_cast<long long>(after.uploads - before.uploads),
+              static_cast<long long>(TensorValues::downloads() - downloads));
+}
+
+INSTANTIATE_TEST_SUITE_P(TinyFixtures, MirrorGolden,
+                         ::testing::Values("llama", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "gpt_oss",
+                                           "qwen3_5_moe", "glm_moe_dsa", "minimax_m2", "kimi_k2_5"));
+
+// Sharded over ranks (threads) with device tensors: the collectives read and write
+// the host's values, which the rules bring back and send up.
+TEST(MirrorGolden, ShardedRunsOnTheDeviceEqualOneRank) {
+  testing::mirror_backend();
+  for (const auto& [family, tp, ep] : {std::tuple{"llama", 2, 1}, std::tuple{"deepseek_v3", 2, 2},
+                                       std::tuple{"gpt_oss", 2, 2}, std::tuple{"qwen3_5_moe", 2, 2}}) {
+    const auto c = testing::sharded_vs_one_rank(family, tp, ep, "cpu-mirror");
+    EXPECT_TRUE(c.tokens_equal) << family;
+    EXPECT_LE(c.max_logit_diff, testing::kShardTolerance) << family;
+    EXPECT_TRUE(c.repeat_identical) << family;
+  }
+}
+
+}  // namespace
+}  // namespace dayzero::executor
