@@ -1,0 +1,73 @@
+// Stage 2 on the GPU (executor/tensor_values.h, cuda/staging.h): kernels chained on the
+// CUDA backend leave their results on the device and bring nothing back until the host
+// reads, an in-place kernel on a tensor whose device copy is shared writes a copy of its
+// own, and the device memory of a tensor's values goes with the tensor.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "backend_util.h"
+#include "cuda/staging.h"
+#include "executor/kernels.h"
+#include "executor/registry.h"
+#include "gpu.h"
+
+namespace dayzero::cuda {
+namespace {
+
+using executor::Tensor;
+using executor::TensorValues;
+using model::OpKind;
+
+executor::StoredWeight f32_weight(const std::vector<float>& w, int64_t rows, int64_t cols) {
+  executor::StoredWeight sw;
+  sw.name = "w";
+  sw.shape = {rows, cols};
+  sw.dtype = model::DType::f32;
+  sw.data = std::as_bytes(std::span<const float>(w));
+  return sw;
+}
+
+Tensor chain(const executor::Backend& b, const Tensor& x, const executor::StoredWeight& w) {
+  const std::vector<float> gamma(static_cast<size_t>(x.cols()), 1.25f);
+  Tensor h = x;
+  b.fn<executor::NormFn>(OpKind::norm, "rms")(h, gamma, 1e-6);
+  const Tensor g = b.fn<executor::GemmFn>(OpKind::gemm, "f32")(h, w, 0, {});
+  const Tensor u = b.fn<executor::GemmFn>(OpKind::gemm, "f32")(g, w, 0, {});
+  Tensor y = b.fn<executor::ActivationFn>(OpKind::activation, "swiglu")(g, u, {});
+  b.add(y, g);  // a residual add, in place
+  return y;
+}
+
+TEST(CudaDeviceValues, KernelsChainedOnTheDeviceBringNothingBack) {
+  DAYZERO_NEED_GPU();
+  const executor::Backend& be = testing::fresh_cuda_backend();
+  const executor::Backend& cpu = executor::find_backend("cpu");
+  constexpr int64_t kRows = 3, kCols = 64;
+  Tensor x({kRows, kCols});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data[static_cast<size_t>(i)] = 0.01f * static_cast<float>(i % 17) - 0.08f;
+  std::vector<float> w(static_cast<size_t>(kCols * kCols));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.002f * static_cast<float>(i % 29) - 0.03f;
+  const executor::StoredWeight sw = f32_weight(w, kCols, kCols);
+  const int64_t live = staging::pool().live_bytes(DeviceUse::workspace);
+  {
+    const int64_t downloads = TensorValues::downloads();
+    const Tensor on_device = chain(be, x, sw);
+    EXPECT_EQ(TensorValues::downloads(), downloads) << "an intermediate came back to the host";
+    EXPECT_FALSE(on_device.data.host_valid());
+    EXPECT_GT(staging::pool().live_bytes(DeviceUse::workspace), live);   // held by the tensors
+    testing::expect_close(on_device, chain(cpu, x, sw), 1e-4, "chain");  // read: brought back once
+    EXPECT_EQ(TensorValues::downloads(), downloads + 1);
+    // An in-place kernel on a tensor whose device copy another shares writes its own.
+    const Tensor a = on_device;
+    Tensor b = a;
+    be.add(b, a);
+    for (int64_t i = 0; i < a.numel(); ++i)
+      EXPECT_FLOAT_EQ(b.data[static_cast<size_t>(i)], 2 * a.data[static_cast<size_t>(i)]) << i;
+  }
+  // The tensors are gone, and with them their device values (back in the pool's cache).
+  EXPECT_EQ(staging::pool().live_bytes(DeviceUse::workspace), live);
+}
+
+}  // namespace
+}  // namespace dayzero::cuda
