@@ -11,6 +11,7 @@
 
 #include "cuda/dequant.h"
 #include "cuda/kernels.h"
+#include "cuda/kv_store.h"
 #include "cuda/staging.h"
 #ifdef DAYZERO_HAVE_NCCL
 #include "cuda/nccl_communicator.h"
@@ -223,7 +224,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
-                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add});
+                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add,
+                              &make_kv_store});
 }
 
 }  // namespace dayzero::cuda

@@ -5,11 +5,13 @@
 // lie and results stay on the device (staging::on_device, staging::result); the KV
 // cache is the host's (its pages go up each call).
 #include <algorithm>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cuda/kernels.h"
+#include "cuda/kv_store.h"
 #include "cuda/staging.h"
 #include "executor/kernel_checks.h"
 
@@ -18,24 +20,53 @@ namespace dayzero::cuda::staged {
 using executor::Tensor;
 using staging::upload;
 
+namespace {
+// Whole cached rows of one store (keys, or values) at a column offset of a wider row.
+struct Piece {
+  bool values = false;
+  int64_t offset = 0;
+};
+// The sequence's cached rows as float32 [C, wide] on the device: gathered through its
+// slots where this backend holds the cache (cuda/kv_store.h), else copied out of the
+// host's pages and sent up.
+DeviceBuffer context_rows(const executor::KvPages& kv, std::initializer_list<Piece> pieces, int64_t wide) {
+  const int64_t C = kv.tokens;
+  DeviceBuffer out = staging::scratch(static_cast<size_t>(C * wide) * sizeof(float));
+  if (C == 0) return out;
+  if (!kv.on_host()) {
+    const DeviceBuffer slots = upload(std::span<const int64_t>(kv.slots()));
+    for (const Piece& p : pieces) {
+      const auto* store = dynamic_cast<const CudaKvStore*>(p.values ? kv.v_store : kv.k_store);
+      if (!store) throw std::logic_error("attention: the KV cache is not in this backend's memory");
+      store->gather(slots, C, out, wide, p.offset);
+    }
+    return out;
+  }
+  std::vector<float> host(static_cast<size_t>(C * wide));
+  for (const Piece& p : pieces) {
+    const int64_t width = p.values ? kv.v_width : kv.k_width;
+    for (int64_t j = 0; j < C; ++j)
+      std::copy_n(p.values ? kv.v_row(j) : kv.k_row(j), width, host.data() + j * wide + p.offset);
+  }
+  out.upload(host.data(), host.size() * sizeof(float));
+  return out;
+}
+}  // namespace
+
 Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& kv,
                  const executor::AttentionParams& p) {
   executor::checks::attention(q, q_positions, kv, p);
   if (q.rows() == 0) return Tensor({0, p.heads * p.v_dim});
   // The sequence's keys and values out of their pages, contiguous (the kernel reads
-  // them so; paged reads on the device come with device-resident caches).
+  // them so).
   const int64_t C = kv.tokens;
-  Tensor k({C, kv.k_width}), v({C, kv.v_width});
-  for (int64_t j = 0; j < C; ++j) {
-    std::copy_n(kv.k_row(j), kv.k_width, k.row(j));
-    std::copy_n(kv.v_row(j), kv.v_width, v.row(j));
-  }
+  const DeviceBuffer k = context_rows(kv, {{false, 0}}, kv.k_width), v = context_rows(kv, {{true, 0}}, kv.v_width);
   DeviceAttention da{p.heads, p.kv_heads, p.qk_dim, p.v_dim, p.scale, p.window};
   const DeviceBuffer sinks = upload(p.sinks);
   DeviceBuffer o = staging::scratch(static_cast<size_t>(q.rows() * p.heads * p.v_dim) * sizeof(float));
   const DeviceBuffer keep = upload(p.keep);
-  attention_f32(staging::on_device(q), upload(q_positions), q.rows(), upload(k), upload(v), C,
-                p.sinks.empty() ? nullptr : &sinks, p.keep.empty() ? nullptr : &keep, da, o);
+  attention_f32(staging::on_device(q), upload(q_positions), q.rows(), k, v, C, p.sinks.empty() ? nullptr : &sinks,
+                p.keep.empty() ? nullptr : &keep, da, o);
   return staging::result({q.rows(), p.heads * p.v_dim}, std::move(o));
 }
 
@@ -47,20 +78,16 @@ namespace {
 Tensor mla_absorbed(const Tensor& q, std::span<const int64_t> q_positions, const executor::KvPages& cache,
                     const executor::StoredWeight& kv_b, const executor::MlaParams& p) {
   const int64_t T = q.rows(), C = cache.tokens, R = p.kv_lora_rank, wide = R + p.rope_dim;
-  Tensor keys({C, wide}), values({C, R});
-  for (int64_t j = 0; j < C; ++j) {
-    std::copy_n(cache.k_row(j), R, keys.row(j));
-    std::copy_n(cache.v_row(j), p.rope_dim, keys.row(j) + R);
-    std::copy_n(cache.k_row(j), R, values.row(j));
-  }
+  const DeviceBuffer keys = context_rows(cache, {{false, 0}, {true, R}}, wide),
+                     values = context_rows(cache, {{false, 0}}, R);
   const DeviceMla dm{p.heads, p.nope_dim, p.rope_dim, p.v_dim, R};
   const DeviceBuffer& w = staging::device_weight(kv_b, 0);  // float32 [heads * (nope + v), rank]
   DeviceBuffer q_abs = staging::scratch(static_cast<size_t>(T * p.heads * wide) * sizeof(float));
   mla_absorb_q_f32(staging::on_device(q), T, dm, w, q_abs);
   DeviceBuffer lat = staging::scratch(static_cast<size_t>(T * p.heads * R) * sizeof(float));
   const DeviceBuffer keep = upload(p.keep);
-  attention_f32(q_abs, upload(q_positions), T, upload(keys), upload(values), C, nullptr,
-                p.keep.empty() ? nullptr : &keep, DeviceAttention{p.heads, 1, wide, R, p.scale, 0}, lat);
+  attention_f32(q_abs, upload(q_positions), T, keys, values, C, nullptr, p.keep.empty() ? nullptr : &keep,
+                DeviceAttention{p.heads, 1, wide, R, p.scale, 0}, lat);
   DeviceBuffer o = staging::scratch(static_cast<size_t>(T * p.heads * p.v_dim) * sizeof(float));
   mla_unabsorb_f32(lat, T, dm, w, o);
   return staging::result({T, p.heads * p.v_dim}, std::move(o));
@@ -83,19 +110,16 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
   // and queries go up (the first GPU run moved the expanded context through the host:
   // ~300 MB a layer at 1,024 tokens).
   const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens, T = q.rows();
-  Tensor latent({C, p.kv_lora_rank}), rope_keys({C, p.rope_dim});
-  for (int64_t j = 0; j < C; ++j) {
-    std::copy_n(cache.k_row(j), p.kv_lora_rank, latent.row(j));
-    std::copy_n(cache.v_row(j), p.rope_dim, rope_keys.row(j));
-  }
+  const DeviceBuffer latent = context_rows(cache, {{false, 0}}, p.kv_lora_rank),
+                     rope_keys = context_rows(cache, {{true, 0}}, p.rope_dim);
   const DeviceMla dm{p.heads, p.nope_dim, p.rope_dim, p.v_dim, p.kv_lora_rank};
   DeviceBuffer dkv = staging::scratch(static_cast<size_t>(C * p.heads * (p.nope_dim + p.v_dim)) * sizeof(float));
   if (C > 0)
-    staging::blas().gemm_f32(upload(latent), staging::device_weight(kv_b, 0), dkv, C, p.heads * (p.nope_dim + p.v_dim),
+    staging::blas().gemm_f32(latent, staging::device_weight(kv_b, 0), dkv, C, p.heads * (p.nope_dim + p.v_dim),
                              p.kv_lora_rank);
   DeviceBuffer keys = staging::scratch(static_cast<size_t>(C * p.heads * qk) * sizeof(float)),
                values = staging::scratch(static_cast<size_t>(C * p.heads * p.v_dim) * sizeof(float));
-  mla_expand_kv_f32(dkv, upload(rope_keys), C, dm, keys, values);
+  mla_expand_kv_f32(dkv, rope_keys, C, dm, keys, values);
   DeviceBuffer o = staging::scratch(static_cast<size_t>(T * p.heads * p.v_dim) * sizeof(float));
   const DeviceBuffer keep = upload(p.keep);
   attention_f32(staging::on_device(q), upload(q_positions), T, keys, values, C, nullptr,
@@ -109,11 +133,10 @@ Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_pos
   const int64_t T = q.rows(), C = keys.tokens, H = p.heads, D = p.head_dim;
   Tensor keep({T, C});
   if (T == 0 || C == 0) return keep;
-  Tensor k({C, D});
-  for (int64_t j = 0; j < C; ++j) std::copy_n(keys.k_row(j), D, k.row(j));
+  const DeviceBuffer k = context_rows(keys, {{false, 0}}, D);
   DeviceBuffer dkeep = staging::scratch(static_cast<size_t>(keep.numel()) * sizeof(float));
-  dsa_topk_f32(staging::on_device(q), staging::on_device(w), upload(q_positions), T, upload(k), C,
-               DeviceIndexer{H, D, p.topk}, dkeep);
+  dsa_topk_f32(staging::on_device(q), staging::on_device(w), upload(q_positions), T, k, C, DeviceIndexer{H, D, p.topk},
+               dkeep);  // k: the cached keys, gathered above
   return staging::result(keep.shape, std::move(dkeep));
 }
 

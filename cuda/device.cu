@@ -195,4 +195,11 @@ void DeviceBuffer::copy_from(const DeviceBuffer& src, size_t bytes) {
   check(cudaMemcpyAsync(ptr_, src.ptr_, bytes, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync (device to device)");
 }
 
+void DeviceBuffer::zero(size_t from, size_t bytes) {
+  if (from + bytes > bytes_)
+    throw CudaError("DeviceBuffer::zero: bytes [" + std::to_string(from) + ", " + std::to_string(from + bytes) +
+                    ") of " + std::to_string(bytes_));
+  if (bytes > 0) check(cudaMemsetAsync(static_cast<char*>(ptr_) + from, 0, bytes, 0), "cudaMemsetAsync");
+}
+
 }  // namespace dayzero::cuda

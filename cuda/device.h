@@ -43,10 +43,11 @@ class CudaError : public std::runtime_error {
 };
 
 // What a device allocation holds, for the memory the run measures by the simulator's
-// categories: the run's weights (kept on the device for the run) or a kernel's inputs,
-// outputs and workspace (freed when its launcher returns).
-enum class DeviceUse { workspace, weights };
-inline constexpr size_t kDeviceUses = 2;
+// categories: the run's weights (kept on the device for the run), its KV cache
+// (cuda/kv_store.h), or a kernel's inputs, outputs and workspace and the tensors' values
+// between kernels (executor/tensor_values.h).
+enum class DeviceUse { workspace, weights, kv_cache };
+inline constexpr size_t kDeviceUses = 3;
 
 // Device allocations of one device, counted: what is live and the most ever live, in
 // all and by use. A freed workspace block is kept for the next of its size class
@@ -104,6 +105,7 @@ class DeviceBuffer {
   void upload(const void* host, size_t bytes);            // host -> device, synchronous; bytes <= bytes()
   void download(void* host, size_t bytes) const;          // device -> host, synchronous
   void copy_from(const DeviceBuffer& src, size_t bytes);  // device -> device, in stream order
+  void zero(size_t from, size_t bytes);                   // bytes [from, from + bytes) to 0, in stream order
 
  private:
   DevicePool* pool_ = nullptr;

@@ -63,4 +63,28 @@ DAYZERO_HOST_DEVICE inline uint16_t bf16_bits(float x) {
 }
 DAYZERO_HOST_DEVICE inline float bf16_value(uint16_t bits) { return from_bits(static_cast<uint32_t>(bits) << 16); }
 
+// float32 to the nearest FP8 E4M3 code, ties to the even code, saturated at +-448, NaN
+// to 0x7F (executor/quantize.cpp float_to_fp8_e4m3: the same search over the codes'
+// increasing values, so the device stores the host's bits).
+DAYZERO_HOST_DEVICE inline uint8_t e4m3_code(float x) {
+  if (x != x) return 0x7F;
+  const auto sign = static_cast<uint8_t>((to_bits(x) >> 24) & 0x80);
+  const float a = from_bits(to_bits(x) & 0x7FFFFFFFu);
+  constexpr int kMaxFinite = 0x7E;  // S.1111.110 = 448
+  if (a >= e4m3_value(kMaxFinite)) return static_cast<uint8_t>(sign | kMaxFinite);
+  int lo = 0, hi = kMaxFinite;  // the first code whose value is >= a
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (e4m3_value(static_cast<uint8_t>(mid)) < a) lo = mid + 1;
+    else hi = mid;
+  }
+  int code = lo;
+  const float at = e4m3_value(static_cast<uint8_t>(code));
+  if (code > 0 && at != a) {
+    const float up = at - a, down = a - e4m3_value(static_cast<uint8_t>(code - 1));
+    if (down < up || (down == up && (code & 1) != 0)) --code;
+  }
+  return static_cast<uint8_t>(sign | code);
+}
+
 }  // namespace dayzero::cuda::fp8

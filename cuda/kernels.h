@@ -134,6 +134,15 @@ struct DeltaNetState {
 void gated_delta_net_f32(const DeltaNetInputs& in, DeltaNetState& state, const DeviceDeltaNet& p, int64_t T,
                          DeviceBuffer& out);
 
+// The KV cache's rows (cuda/kv_store.h), `dtype` 0 float32, 1 BF16, 2 FP8 E4M3 (rounded
+// as executor/quantize.cpp rounds): rows [first, first + n) of `src` ([.., width] floats)
+// into `pool`'s rows `slots` (n int64), and `pool`'s rows `slots` back as floats into
+// `out` at out[i * stride + offset + e] (a row's place in a wider row).
+void kv_scatter(const DeviceBuffer& src, int64_t first, int64_t width, const DeviceBuffer& slots, int64_t n, int dtype,
+                DeviceBuffer& pool, int64_t pool_rows);
+void kv_gather(const DeviceBuffer& pool, int64_t pool_rows, int64_t width, int dtype, const DeviceBuffer& slots,
+               int64_t n, DeviceBuffer& out, int64_t stride, int64_t offset);
+
 // MoE routing of `tokens` rows of router logits [tokens, experts] (executor/kernels.h
 // route_softmax_topk, route_topk_softmax, route_sigmoid_group_topk; ties to the lower
 // index): out_experts (int64) and out_weights (float) [tokens, top_k], best first.

@@ -12,8 +12,11 @@
 
 namespace dayzero::executor {
 
-Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p) {
-  checks::attention(q, q_positions, kv, p);
+Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv_in,
+                 const AttentionParams& p) {
+  checks::attention(q, q_positions, kv_in, p);
+  KvRows host_rows;  // a device's cache: its rows on the host
+  const KvPages kv = to_host(kv_in, host_rows);
   const int64_t C = kv.tokens, group = p.heads / p.kv_heads;
   Tensor out({q.rows(), p.heads * p.v_dim});
   // One item per (query row, head): its output is computed by one thread, by the
@@ -68,8 +71,10 @@ bool mla_absorbed(int64_t queries, int64_t context, int64_t nope, int64_t rope, 
 // Q_lat L^T + Q_rope K_rope^T over the context's latents L, and the output is
 // (P L) W_uv_h^T: the same attention without expanding the context into keys and
 // values. Each head is float32 Eigen products (one thread per head), softmax in double.
-Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
+Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache_in,
                               const StoredWeight& kv_b, const MlaParams& p) {
+  KvRows host_rows;  // a device's cache: its rows on the host
+  const KvPages cache = to_host(cache_in, host_rows);
   using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   using Strided = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
   const int64_t qk = p.nope_dim + p.rope_dim, R = p.kv_lora_rank, hw = p.nope_dim + p.v_dim;
@@ -124,9 +129,11 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
   return out;
 }
 
-Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
+Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache_in,
                      const StoredWeight& kv_b, const MlaParams& p) {
-  checks::mla_attention(q, q_positions, cache, kv_b, p);
+  checks::mla_attention(q, q_positions, cache_in, kv_b, p);
+  KvRows host_rows;  // a device's cache: its rows on the host
+  const KvPages cache = to_host(cache_in, host_rows);
   const int64_t qk = p.nope_dim + p.rope_dim, C = cache.tokens;
   if (mla_absorbed(q.rows(), C, p.nope_dim, p.rope_dim, p.kv_lora_rank, p.v_dim))
     return mla_absorbed_attention(q, q_positions, cache, kv_b, p);

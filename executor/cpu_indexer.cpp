@@ -26,10 +26,12 @@ void layer_norm(Tensor& x, std::span<const float> weight, std::span<const float>
   }
 }
 
-Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const KvPages& keys,
+Tensor dsa_topk(const Tensor& q, const Tensor& w, std::span<const int64_t> q_positions, const KvPages& keys_in,
                 const IndexerParams& p) {
-  const int64_t T = q.rows(), C = keys.tokens, H = p.heads, D = p.head_dim;
-  checks::dsa_topk(q, w, q_positions, keys, p);
+  const int64_t T = q.rows(), C = keys_in.tokens, H = p.heads, D = p.head_dim;
+  checks::dsa_topk(q, w, q_positions, keys_in, p);
+  KvRows host_rows;  // a device's cache: its rows on the host
+  const KvPages keys = to_host(keys_in, host_rows);
   Tensor keep({T, C});
   const double head_scale = 1.0 / std::sqrt(static_cast<double>(H)),
                dot_scale = 1.0 / std::sqrt(static_cast<double>(D));

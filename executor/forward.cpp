@@ -61,9 +61,10 @@ Forward::Forward(const model::Model& m, const Backend& backend, WeightStore& w, 
   std::vector<bool> cached;  // the stage's layers that attend (not Qwen3.5's linear-attention ones)
   for (int64_t l = par.first_layer; l < par.end_layer; ++l)
     cached.push_back(m.layers.at(static_cast<size_t>(l)).attention != model::LayerAttention::linear);
-  kv_ = std::make_unique<KvCache>(std::move(cached), kv_block_tokens, k_width, v_width, kv_storage);
+  kv_ = std::make_unique<KvCache>(std::move(cached), kv_block_tokens, k_width, v_width, kv_storage, be_.make_kv_store);
   if (mla && c.indexer.heads > 0)
-    index_kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, c.indexer.head_dim, 0);
+    index_kv_ = std::make_unique<KvCache>(par.end_layer - par.first_layer, kv_block_tokens, c.indexer.head_dim, 0,
+                                          plan::KvDtype::fp32, be_.make_kv_store);
 }
 
 const model::Op& Forward::op(const model::Layer& layer, std::string_view name) const {
@@ -253,8 +254,8 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
                      });
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)
-    kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], qk[1].row(b.offsets[i]),
-               v.row(b.offsets[i]), b.offsets[i + 1] - b.offsets[i]);
+    kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], qk[1], &v, b.offsets[i],
+               b.offsets[i + 1] - b.offsets[i]);
   AttentionParams p;
   p.heads = heads;
   p.kv_heads = kv_heads;
@@ -309,8 +310,8 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
       });
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)
-    kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], latent.row(b.offsets[i]),
-               qr[1].row(b.offsets[i]), b.offsets[i + 1] - b.offsets[i]);
+    kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], latent, &qr[1], b.offsets[i],
+               b.offsets[i + 1] - b.offsets[i]);
   MlaParams p{heads, md.qk_nope_head_dim, md.qk_rope_head_dim, md.kv_lora_rank, md.v_head_dim, mla_softmax_scale(c),
               {}};
   // Sparse attention: each sequence's rows read only the tokens its indexer keeps.

@@ -39,7 +39,7 @@ std::vector<Tensor> Forward::sparse_keep(const model::Layer& L, const Tensor& h,
   be_.rope(k, 1, x.head_dim, 0, b.positions, rope_, layout);
   const int64_t layer = L.index - par_.first_layer;
   for (size_t i = 0; i < b.seqs.size(); ++i)
-    index_kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], k.row(b.offsets[i]), nullptr,
+    index_kv_->write(layer, b.seqs[i], b.positions[static_cast<size_t>(b.offsets[i])], k, nullptr, b.offsets[i],
                      b.offsets[i + 1] - b.offsets[i]);
   const model::Op& ix = op(L, "indexer");
   const KernelEntry& ke = be_.kernel(OpKind::indexer, "dsa_topk");

@@ -25,62 +25,70 @@ KvPages KvPages::contiguous(const Tensor& k, const Tensor& v, std::vector<int32_
   return p;
 }
 
-void KvCache::Pool::resize(plan::KvDtype s, size_t n) {
-  switch (s) {
-    case plan::KvDtype::fp32: f32.resize(n); return;
-    case plan::KvDtype::bf16: bf16.resize(n); return;
-    case plan::KvDtype::fp8: fp8.resize(n); return;
-  }
+std::vector<int64_t> KvPages::slots() const {
+  std::vector<int64_t> out(static_cast<size_t>(tokens));
+  for (int64_t j = 0; j < tokens; ++j) out[static_cast<size_t>(j)] = slot(j);
+  return out;
 }
 
-void KvCache::Pool::store(plan::KvDtype s, size_t at, const float* x, int64_t n) {
-  switch (s) {
-    case plan::KvDtype::fp32: std::copy_n(x, n, f32.data() + at); return;
-    case plan::KvDtype::bf16:
-      for (int64_t i = 0; i < n; ++i) bf16[at + static_cast<size_t>(i)] = float_to_bf16(x[i]);
-      return;
-    case plan::KvDtype::fp8:
-      for (int64_t i = 0; i < n; ++i) fp8[at + static_cast<size_t>(i)] = float_to_fp8_e4m3(x[i]);
-      return;
-  }
+KvPages to_host(const KvPages& p, KvRows& scratch) {
+  if (p.on_host()) return p;
+  if (!p.k_store) throw std::logic_error("KvPages: neither host rows nor a store");
+  const std::vector<int64_t> slots = p.slots();
+  scratch.k = Tensor({p.tokens, p.k_width});
+  scratch.v = Tensor({p.tokens, p.v_width});
+  p.k_store->load(slots, scratch.k.data.data());
+  if (p.v_store && p.v_width > 0) p.v_store->load(slots, scratch.v.data.data());
+  scratch.one_block.assign(1, 0);
+  KvPages h;  // one block of every row (a keys-only cache's values are 0 wide)
+  h.k = scratch.k.data.data();
+  h.v = scratch.v.data.data();
+  h.k_width = p.k_width;
+  h.v_width = p.v_width;
+  h.tokens = p.tokens;
+  h.block_tokens = std::max<int64_t>(1, p.tokens);
+  h.blocks = scratch.one_block;
+  return h;
 }
 
-void KvCache::Pool::load(plan::KvDtype s, size_t at, float* out, int64_t n) const {
-  switch (s) {
-    case plan::KvDtype::fp32: std::copy_n(f32.data() + at, n, out); return;
-    case plan::KvDtype::bf16:
-      for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(bf16[at + static_cast<size_t>(i)]);
-      return;
-    case plan::KvDtype::fp8: {
-      const auto& table = fp8_e4m3_table();
-      for (int64_t i = 0; i < n; ++i) out[i] = table[fp8[at + static_cast<size_t>(i)]];
-      return;
-    }
-  }
-}
-
-KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, plan::KvDtype storage)
+KvCache::KvCache(int64_t layers, int64_t block_tokens, int64_t k_width, int64_t v_width, plan::KvDtype storage,
+                 KvStoreMaker make_store)
     : layers_(layers), block_tokens_(block_tokens), k_width_(k_width), v_width_(v_width), storage_(storage) {
   if (layers < 0 || block_tokens <= 0 || k_width <= 0 || v_width < 0)
     throw std::invalid_argument("KvCache: " + std::to_string(layers) + " layers, blocks of " +
                                 std::to_string(block_tokens) + " tokens, rows of " + std::to_string(k_width) + " / " +
                                 std::to_string(v_width) + " floats: each must be positive (values may be 0)");
-  k_pool_.resize(static_cast<size_t>(layers));
-  v_pool_.resize(static_cast<size_t>(layers));
   cached_.assign(static_cast<size_t>(layers), true);
+  make_store_ = make_store;
+  make_pools();
 }
 
 KvCache::KvCache(std::vector<bool> cached_layers, int64_t block_tokens, int64_t k_width, int64_t v_width,
-                 plan::KvDtype storage)
-    : KvCache(static_cast<int64_t>(cached_layers.size()), block_tokens, k_width, v_width, storage) {
+                 plan::KvDtype storage, KvStoreMaker make_store)
+    : KvCache(static_cast<int64_t>(cached_layers.size()), block_tokens, k_width, v_width, storage, make_store) {
   cached_ = std::move(cached_layers);
+  make_pools();
+}
+
+void KvCache::make_pools() {
+  const auto make = [&](int64_t width) -> std::unique_ptr<KvStore> {
+    if (make_store_) return make_store_(storage_, width);
+    return std::make_unique<HostKvStore>(storage_, width);
+  };
+  k_pool_.clear();
+  v_pool_.clear();
+  for (int64_t l = 0; l < layers_; ++l) {
+    const bool cached = cached_[static_cast<size_t>(l)];
+    k_pool_.push_back(cached ? make(k_width_) : nullptr);
+    v_pool_.push_back(cached && v_width_ > 0 ? make(v_width_) : nullptr);
+  }
 }
 
 void KvCache::grow_pools() {
   for (int64_t l = 0; l < layers_; ++l) {
     if (!cached_[static_cast<size_t>(l)]) continue;
-    k_pool_[static_cast<size_t>(l)].resize(storage_, static_cast<size_t>(blocks_ * block_tokens_ * k_width_));
-    v_pool_[static_cast<size_t>(l)].resize(storage_, static_cast<size_t>(blocks_ * block_tokens_ * v_width_));
+    k_pool_[static_cast<size_t>(l)]->resize(blocks_ * block_tokens_);
+    if (v_pool_[static_cast<size_t>(l)]) v_pool_[static_cast<size_t>(l)]->resize(blocks_ * block_tokens_);
   }
 }
 
@@ -146,31 +154,65 @@ const std::vector<int32_t>& KvCache::table_of(int64_t layer, int seq) const {
   return tables_.at(static_cast<size_t>(seq));
 }
 
-void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows) {
-  const auto& table = table_of(layer, seq);
+std::vector<int64_t> KvCache::slots_of(int seq, int64_t pos, int64_t rows) const {
+  const auto& table = tables_.at(static_cast<size_t>(seq));
   const int64_t tokens = lengths_[static_cast<size_t>(seq)];
-  if (pos < 0 || pos + rows > tokens)
+  if (pos < 0 || rows < 0 || pos + rows > tokens)
     throw std::out_of_range("KvCache::write: positions [" + std::to_string(pos) + ", " + std::to_string(pos + rows) +
                             ") of a sequence with " + std::to_string(tokens) + " reserved");
-  auto& kp = k_pool_[static_cast<size_t>(layer)];
-  auto& vp = v_pool_[static_cast<size_t>(layer)];
+  std::vector<int64_t> slots(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t j = pos + i;
-    const auto s =
-        static_cast<size_t>(table[static_cast<size_t>(j / block_tokens_)] * block_tokens_ + j % block_tokens_);
-    kp.store(storage_, s * static_cast<size_t>(k_width_), k_rows + i * k_width_, k_width_);
-    vp.store(storage_, s * static_cast<size_t>(v_width_), v_rows + i * v_width_, v_width_);
+    slots[static_cast<size_t>(i)] = table[static_cast<size_t>(j / block_tokens_)] * block_tokens_ + j % block_tokens_;
+  }
+  return slots;
+}
+
+void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows) {
+  table_of(layer, seq);
+  const std::vector<int64_t> slots = slots_of(seq, pos, rows);
+  KvStore& kp = *k_pool_[static_cast<size_t>(layer)];
+  KvStore* vp = v_pool_[static_cast<size_t>(layer)].get();
+  if (auto* hk = dynamic_cast<HostKvStore*>(&kp)) {  // the host's: row by row, no copy
+    auto* hv = dynamic_cast<HostKvStore*>(vp);
+    for (int64_t i = 0; i < rows; ++i) {
+      hk->store_row(slots[static_cast<size_t>(i)], k_rows + i * k_width_);
+      if (hv) hv->store_row(slots[static_cast<size_t>(i)], v_rows + i * v_width_);
+    }
+    return;
+  }
+  const Tensor k({rows, k_width_}, std::vector<float>(k_rows, k_rows + rows * k_width_));
+  kp.store(slots, k, 0);
+  if (vp) vp->store(slots, Tensor({rows, v_width_}, std::vector<float>(v_rows, v_rows + rows * v_width_)), 0);
+}
+
+void KvCache::write(int64_t layer, int seq, int64_t pos, const Tensor& k, const Tensor* v, int64_t first,
+                    int64_t rows) {
+  table_of(layer, seq);
+  const std::vector<int64_t> slots = slots_of(seq, pos, rows);
+  k_pool_[static_cast<size_t>(layer)]->store(slots, k, first);
+  if (KvStore* vp = v_pool_[static_cast<size_t>(layer)].get()) {
+    if (!v) throw std::invalid_argument("KvCache::write: no values for a cache that holds them");
+    vp->store(slots, *v, first);
   }
 }
 
 KvPages KvCache::pages(int64_t layer, int seq) const {
   const auto& table = table_of(layer, seq);
-  if (storage_ != plan::KvDtype::fp32)
+  const KvStore* kp = k_pool_[static_cast<size_t>(layer)].get();
+  const KvStore* vp = v_pool_[static_cast<size_t>(layer)].get();
+  const bool host = dynamic_cast<const HostKvStore*>(kp) != nullptr;
+  if (host && storage_ != plan::KvDtype::fp32)
     throw std::logic_error("KvCache::pages: a " + std::string(plan::kv_dtype_name(storage_)) +
                            " cache is read through a scratch of float32 rows");
   KvPages p;
-  p.k = k_pool_[static_cast<size_t>(layer)].f32.data();
-  p.v = v_pool_[static_cast<size_t>(layer)].f32.data();
+  if (host) {
+    p.k = kp->host_f32();
+    p.v = vp ? vp->host_f32() : nullptr;  // a keys-only cache: no values
+  } else {
+    p.k_store = kp;
+    p.v_store = vp;
+  }
   p.k_width = k_width_;
   p.v_width = v_width_;
   p.block_tokens = block_tokens_;
@@ -180,28 +222,22 @@ KvPages KvCache::pages(int64_t layer, int seq) const {
 }
 
 KvPages KvCache::pages(int64_t layer, int seq, KvRows& scratch) const {
-  if (storage_ == plan::KvDtype::fp32) return pages(layer, seq);
-  const auto& table = table_of(layer, seq);
-  const int64_t tokens = lengths_[static_cast<size_t>(seq)];
-  scratch.k = Tensor({tokens, k_width_});
-  scratch.v = Tensor({tokens, v_width_});
-  const Pool& kp = k_pool_[static_cast<size_t>(layer)];
-  const Pool& vp = v_pool_[static_cast<size_t>(layer)];
-  for (int64_t j = 0; j < tokens; ++j) {
-    const auto s =
-        static_cast<size_t>(table[static_cast<size_t>(j / block_tokens_)] * block_tokens_ + j % block_tokens_);
-    kp.load(storage_, s * static_cast<size_t>(k_width_), scratch.k.row(j), k_width_);
-    if (v_width_ > 0) vp.load(storage_, s * static_cast<size_t>(v_width_), scratch.v.row(j), v_width_);
-  }
-  scratch.one_block.assign(1, 0);
+  const bool host = dynamic_cast<const HostKvStore*>(k_pool_.at(static_cast<size_t>(layer)).get()) != nullptr;
+  if (storage_ == plan::KvDtype::fp32 || !host) return pages(layer, seq);
+  table_of(layer, seq);
+  KvPages stores = pages_of_stores(layer, seq);
+  return to_host(stores, scratch);
+}
+
+KvPages KvCache::pages_of_stores(int64_t layer, int seq) const {
   KvPages p;
-  p.k = scratch.k.data.data();
-  p.v = scratch.v.data.data();
+  p.k_store = k_pool_[static_cast<size_t>(layer)].get();
+  p.v_store = v_pool_[static_cast<size_t>(layer)].get();
   p.k_width = k_width_;
   p.v_width = v_width_;
-  p.tokens = tokens;
-  p.block_tokens = std::max<int64_t>(1, tokens);
-  p.blocks = scratch.one_block;
+  p.block_tokens = block_tokens_;
+  p.tokens = lengths_.at(static_cast<size_t>(seq));
+  p.blocks = table_of(layer, seq);
   return p;
 }
 

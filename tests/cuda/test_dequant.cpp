@@ -69,6 +69,21 @@ TEST(CudaDequant, DeviceDecodersAreTheCpusOnTheHost) {
   }
 }
 
+// The device's FP8 E4M3 rounding (a KV cache written on the device: cuda/kv.cu) gives the
+// CPU's codes: every code's value and the midpoints between neighbours (ties to the even
+// code), values past 448 (saturated), subnormals, signs, NaN; run here on the host.
+TEST(CudaDequant, DeviceFp8RoundingIsTheCpus) {
+  std::vector<float> values = {0.0f,         -0.0f, 448.0f, 449.0f,  464.0f,
+                               1e6f,         -1e6f, 1e-12f, -1e-12f, std::numeric_limits<float>::infinity(),
+                               std::nanf("")};
+  for (int c = 0; c < 0x7F; ++c) {
+    const float v = executor::fp8_e4m3_to_float(static_cast<uint8_t>(c));
+    const float next = executor::fp8_e4m3_to_float(static_cast<uint8_t>(c + 1));
+    values.insert(values.end(), {v, -v, (v + next) / 2, -(v + next) / 2, v * 1.01f, v * 0.99f});
+  }
+  for (const float v : values) EXPECT_EQ(fp8::e4m3_code(v), executor::float_to_fp8_e4m3(v)) << v;
+}
+
 // The decode GEMV reads the codes where they lie: 1 to 8 rows of BF16-rounded
 // activations against the CPU's linear of the same rounded values (dequantized weights,
 // float32 sums in another order: within their rounding bound), with and without a bias; 300 x 384

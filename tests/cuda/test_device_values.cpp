@@ -1,12 +1,14 @@
-// Stage 2 on the GPU (executor/tensor_values.h, cuda/staging.h): kernels chained on the
-// CUDA backend leave their results on the device and bring nothing back until the host
-// reads, an in-place kernel on a tensor whose device copy is shared writes a copy of its
-// own, and the device memory of a tensor's values goes with the tensor.
+// Stage 2 on the GPU (executor/tensor_values.h, cuda/staging.h, cuda/kv_store.h): kernels
+// chained on the CUDA backend leave their results on the device and bring nothing back
+// until the host reads, an in-place kernel on a tensor whose device copy is shared writes
+// a copy of its own, the device memory of a tensor's values goes with the tensor, and the
+// KV cache on the device holds the host's bits.
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "backend_util.h"
+#include "cuda/kv_store.h"
 #include "cuda/staging.h"
 #include "executor/kernels.h"
 #include "executor/registry.h"
@@ -67,6 +69,34 @@ TEST(CudaDeviceValues, KernelsChainedOnTheDeviceBringNothingBack) {
   }
   // The tensors are gone, and with them their device values (back in the pool's cache).
   EXPECT_EQ(staging::pool().live_bytes(DeviceUse::workspace), live);
+}
+
+// The KV cache on the device holds the host's bits in every dtype: rows written at
+// slots (before and after the pool grows), read back, unwritten rows zero.
+TEST(CudaDeviceValues, KvStoreOnTheDeviceHoldsTheHostsBits) {
+  DAYZERO_NEED_GPU();
+  testing::fresh_cuda_backend();
+  constexpr int64_t kWidth = 5;
+  Tensor rows({4, kWidth});
+  for (int64_t i = 0; i < rows.numel(); ++i) rows.data[static_cast<size_t>(i)] = 0.37f * static_cast<float>(i) - 3.1f;
+  for (const plan::KvDtype dtype : {plan::KvDtype::fp32, plan::KvDtype::bf16, plan::KvDtype::fp8}) {
+    CudaKvStore dev(dtype, kWidth);
+    executor::HostKvStore host(dtype, kWidth);
+    for (executor::KvStore* s : {static_cast<executor::KvStore*>(&dev), static_cast<executor::KvStore*>(&host)}) {
+      s->resize(7);
+      const std::vector<int64_t> first{3, 0, 6};
+      s->store(first, rows, 1);  // rows 1..3
+      s->resize(12);             // grown: the rows written stay
+      const std::vector<int64_t> second{11};
+      s->store(second, rows, 0);
+    }
+    const std::vector<int64_t> slots{0, 3, 6, 11, 5};
+    std::vector<float> got(slots.size() * kWidth), want(got.size());
+    dev.load(slots, got.data());
+    host.load(slots, want.data());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i]) << plan::kv_dtype_name(dtype) << " " << i;
+    EXPECT_EQ(got[4 * kWidth], 0.0f);  // slot 5: never written
+  }
 }
 
 }  // namespace

@@ -124,6 +124,25 @@ void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<co
 
 void add(Tensor& x, const Tensor& y) { Stager<Backend::AddFn>::invoke(&add_in_place, x, y); }
 
+// The KV cache on the "device": rows in a store of their own, written from where the
+// tensors' values lie, never offered as host rows (host_f32 null), so the attention
+// kernels are given the stores and bring the rows over themselves (executor/kv_cache.h).
+class MirrorKvStore final : public KvStore {
+ public:
+  MirrorKvStore(plan::KvDtype dtype, int64_t width) : rows_(dtype, width) {}
+  void resize(int64_t rows) override { rows_.resize(rows); }
+  void store(std::span<const int64_t> slots, const Tensor& src, int64_t first) override {
+    rows_.store(slots, device_read(src), first);
+  }
+  void load(std::span<const int64_t> slots, float* out) const override { rows_.load(slots, out); }
+
+ private:
+  HostKvStore rows_;
+};
+std::unique_ptr<KvStore> make_kv_store(plan::KvDtype dtype, int64_t width) {
+  return std::make_unique<MirrorKvStore>(dtype, width);
+}
+
 }  // namespace
 
 void HostMirror::download(float* host, size_t count) const {
@@ -142,6 +161,7 @@ const Backend& mirror_backend() {
     b.kernels = table;
     b.rope = &rope;
     b.add = &add;
+    b.make_kv_store = &make_kv_store;
     register_backend(b);
     return true;
   }();

@@ -6,7 +6,8 @@
 // an input that has none up once and keeping it with the tensor; its results and the
 // tensors it writes in place are left on the "device" only (the host copy freed). The
 // forward's host glue then brings values back through TensorValues, as it does from a
-// GPU. A forward that held a host pointer across a kernel, or wrote a tensor's host
+// GPU; its KV cache is a store of its own that the attention kernels read through
+// their pages (executor/kv_store.h). A forward that held a host pointer across a kernel, or wrote a tensor's host
 // values without dropping its device copy, gives wrong logits here (and a use after
 // free under ASan).
 #include <cstdint>
