@@ -224,8 +224,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
-                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add,
-                              &make_kv_store});
+                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &make_kv_store,
+                              &set_kernel_clock});
 }
 
 }  // namespace dayzero::cuda

@@ -21,7 +21,8 @@ inline void check_launch(const char* what) { check(cudaGetLastError(), (std::str
 // Device time of one launcher's work: CUDA events on the default stream around its
 // kernels (after its inputs are on the device, before its results leave), waited for
 // when it goes and added to this thread's take_kernel_seconds() (cuda/device.h).
-// Every launcher declares one after checking its arguments.
+// Every launcher declares one after checking its arguments. Inert while the thread's
+// kernel clock is off (set_kernel_clock): the launcher returns without waiting.
 class KernelClock {
  public:
   KernelClock();

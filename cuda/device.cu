@@ -60,9 +60,11 @@ struct ClockEvents {
   }
 };
 thread_local ClockEvents t_events;
+thread_local bool t_clock_on = true;  // set_kernel_clock
 }  // namespace
 
 KernelClock::KernelClock() {
+  if (!t_clock_on) return;  // not timing: the launch runs asynchronously
   if (!t_events.start &&
       (cudaEventCreate(&t_events.start) != cudaSuccess || cudaEventCreate(&t_events.stop) != cudaSuccess))
     return;  // no clock: the launch itself reports the error
@@ -77,6 +79,8 @@ KernelClock::~KernelClock() {
     t_kernel_seconds += static_cast<double>(ms) * 1e-3;
 }
 }  // namespace detail
+
+void set_kernel_clock(bool on) { detail::t_clock_on = on; }
 
 double take_kernel_seconds() {
   const double s = detail::t_kernel_seconds;

@@ -35,6 +35,11 @@ int64_t device_used_bytes(int device);
 // its inputs' uploads and its results' downloads are outside. The CUDA backend's
 // op clock (executor Backend::device_seconds).
 double take_kernel_seconds();
+// Whether this thread's launchers time their kernels (on by default). Timing waits for
+// each launcher's kernels; off, they run asynchronously in stream order and the host
+// queues the next while the device works. A run turns it on only for the op timer's
+// timed repeats (executor Backend::device_clock).
+void set_kernel_clock(bool on);
 
 // A CUDA runtime call that failed: the call and the runtime's message.
 class CudaError : public std::runtime_error {

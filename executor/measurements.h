@@ -57,7 +57,12 @@ class OpTimer {
   void set_recording(bool on) { recording_ = on; }
   // Times repeats by the backend's device clock (Backend::device_seconds) instead of
   // the host's steady clock; null: the host's.
-  void set_device_clock(double (*device_seconds)()) { device_seconds_ = device_seconds; }
+  // `clock_switch` (or null) turns that clock on for the timed repeats only.
+  void set_device_clock(double (*device_seconds)(), void (*clock_switch)(bool) = nullptr) {
+    device_seconds_ = device_seconds;
+    clock_switch_ = clock_switch;
+    if (clock_switch_) clock_switch_(false);
+  }
   bool device_clock() const { return device_seconds_ != nullptr; }
 
   template <class Fn>
@@ -97,6 +102,7 @@ class OpTimer {
   template <class Body, class Reset>
   void time(OpMeasurement& m, Body&& body, Reset&& reset) {
     const auto start = std::chrono::steady_clock::now();
+    if (clock_switch_) clock_switch_(true);
     double sum = 0, best = 0;
     for (int i = 0; i < iterations_; ++i) {
       reset();
@@ -108,6 +114,7 @@ class OpTimer {
       sum += s;
       best = i == 0 ? s : std::min(best, s);
     }
+    if (clock_switch_) clock_switch_(false);
     m.iterations = iterations_;
     m.min_s = best;
     m.mean_s = std::max(best, sum / iterations_);  // equal times can average a rounding below their min
@@ -117,6 +124,7 @@ class OpTimer {
   int iterations_ = 0;
   bool recording_ = true;
   double (*device_seconds_)() = nullptr;
+  void (*clock_switch_)(bool) = nullptr;
   double overhead_s_ = 0;
   std::string phase_ = "prefill";
   std::map<std::string, OpMeasurement> ops_;

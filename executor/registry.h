@@ -130,6 +130,10 @@ struct Backend {
   // Makes the KV cache's stores (executor/kv_store.h), or null: the host's. A device
   // backend keeps the cache where its attention kernels read it.
   KvStoreMaker make_kv_store = nullptr;
+  // Turns the op clock on and off for this thread, or null: timing waits for each
+  // kernel, so a run keeps it off but for the timer's repeats (the device's kernels run
+  // asynchronously, the host queueing the next while one runs).
+  void (*device_clock)(bool on) = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

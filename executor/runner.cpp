@@ -90,7 +90,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
     for (const auto& v : required_ops(m))  // before reading weights: a missing kernel is a clear error up front
       backend_->kernel(v.kind, v.variant);
     if (backend_->begin_run) backend_->begin_run();  // e.g. no GPU: fails here, on every rank alike
-    timer_.set_device_clock(backend_->device_seconds);
+    timer_.set_device_clock(backend_->device_seconds, backend_->device_clock);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -97,6 +97,28 @@ TEST(OpTimer, ADeviceClockTimesTheRepeats) {
   EXPECT_EQ(plan::measurements_from_json(bad, "m.json").op_clock, plan::OpClock::host);
 }
 
+// The device's clock is on only for the timed repeats: timing waits for each kernel, so
+// the real call (and every later one) runs asynchronously.
+bool g_clock_on = true;
+void fake_clock_switch(bool on) { g_clock_on = on; }
+
+TEST(OpTimer, TheDeviceClockIsOnOnlyForTheTimedRepeats) {
+  model::Op op;
+  op.name = "o_proj";
+  OpTimer t(3);
+  t.set_device_clock(&fake_device_clock, &fake_clock_switch);
+  EXPECT_FALSE(g_clock_on);  // off from the start
+  std::vector<bool> seen;
+  const auto call = [&] {
+    seen.push_back(g_clock_on);
+    return 0;
+  };
+  t.run(OpKey{&op, "f32", {1, 8}, {}}, call);  // the real call, then 3 timed repeats
+  t.run(OpKey{&op, "f32", {1, 8}, {}}, call);  // timed already: once, untimed
+  EXPECT_EQ(seen, (std::vector<bool>{false, true, true, true, false}));
+  EXPECT_FALSE(g_clock_on);
+}
+
 // A device backend's memory (pool peak, device in use) travels with the rank's memory;
 // a CPU run's file has no such keys.
 TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
