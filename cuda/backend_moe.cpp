@@ -1,6 +1,6 @@
-// The CUDA backend's routing and MoE combine over host tensors (stage 1,
-// cuda/backend.h): inputs checked as the CPU kernels check them, uploaded, run,
-// results downloaded.
+// The CUDA backend's routing and MoE combine (cuda/backend.h): inputs checked as the
+// CPU kernels check them and read where they lie; the routing comes back to the host
+// (the forward packs the expert exchange there), the combine stays on the device.
 #include <stdexcept>
 #include <string>
 #include <vector>

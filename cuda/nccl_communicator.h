@@ -12,8 +12,9 @@
 // its NCCL communicator (ncclCommAbort) and throws CollectiveTimeout (a peer hung)
 // or CudaError (NCCL's message), and every later call throws.
 //
-// Stage 1 (cuda/backend.h): buffers are host float32; each call copies them to the
-// device, runs NCCL on the communicator's stream and copies the result back.
+// Buffers are host float32 (the Communicator interface takes spans: a tensor the
+// backend holds on the device comes back for a collective); each call copies them to
+// the device, runs NCCL on the communicator's stream and copies the result back.
 // all_reduce_sum and reduce_scatter_sum gather every rank's buffer and sum in rank
 // order on the host, as MpiCommunicator does, so results are bit-identical to the
 // MPI communicator's (NCCL's own reductions follow its ring or tree order).

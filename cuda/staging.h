@@ -1,7 +1,8 @@
 #pragma once
-// The CUDA backend's stage-1 staging (cuda/backend.h), shared by its kernel files:
-// the calling thread's device context, host-to-device copies of a kernel's inputs,
-// and the run's weights kept on the device. Not an interface beyond cuda/backend*.
+// The CUDA backend's staging (cuda/backend.h), shared by its kernel files: the calling
+// thread's device context, tensors' values on the device (stage 2), host-to-device
+// copies of the other inputs, and the run's weights kept on the device. Not an
+// interface beyond cuda/backend* and cuda/kv_store.
 
 #include <cstddef>
 #include <cstdint>
