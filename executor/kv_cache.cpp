@@ -169,21 +169,9 @@ std::vector<int64_t> KvCache::slots_of(int seq, int64_t pos, int64_t rows) const
 }
 
 void KvCache::write(int64_t layer, int seq, int64_t pos, const float* k_rows, const float* v_rows, int64_t rows) {
-  table_of(layer, seq);
-  const std::vector<int64_t> slots = slots_of(seq, pos, rows);
-  KvStore& kp = *k_pool_[static_cast<size_t>(layer)];
-  KvStore* vp = v_pool_[static_cast<size_t>(layer)].get();
-  if (auto* hk = dynamic_cast<HostKvStore*>(&kp)) {  // the host's: row by row, no copy
-    auto* hv = dynamic_cast<HostKvStore*>(vp);
-    for (int64_t i = 0; i < rows; ++i) {
-      hk->store_row(slots[static_cast<size_t>(i)], k_rows + i * k_width_);
-      if (hv) hv->store_row(slots[static_cast<size_t>(i)], v_rows + i * v_width_);
-    }
-    return;
-  }
   const Tensor k({rows, k_width_}, std::vector<float>(k_rows, k_rows + rows * k_width_));
-  kp.store(slots, k, 0);
-  if (vp) vp->store(slots, Tensor({rows, v_width_}, std::vector<float>(v_rows, v_rows + rows * v_width_)), 0);
+  const Tensor v = v_rows ? Tensor({rows, v_width_}, std::vector<float>(v_rows, v_rows + rows * v_width_)) : Tensor();
+  write(layer, seq, pos, k, v_rows ? &v : nullptr, 0, rows);
 }
 
 void KvCache::write(int64_t layer, int seq, int64_t pos, const Tensor& k, const Tensor* v, int64_t first,
@@ -197,48 +185,39 @@ void KvCache::write(int64_t layer, int seq, int64_t pos, const Tensor& k, const 
   }
 }
 
-KvPages KvCache::pages(int64_t layer, int seq) const {
-  const auto& table = table_of(layer, seq);
-  const KvStore* kp = k_pool_[static_cast<size_t>(layer)].get();
-  const KvStore* vp = v_pool_[static_cast<size_t>(layer)].get();
-  const bool host = dynamic_cast<const HostKvStore*>(kp) != nullptr;
-  if (host && storage_ != plan::KvDtype::fp32)
-    throw std::logic_error("KvCache::pages: a " + std::string(plan::kv_dtype_name(storage_)) +
-                           " cache is read through a scratch of float32 rows");
-  KvPages p;
-  if (host) {
-    p.k = kp->host_f32();
-    p.v = vp ? vp->host_f32() : nullptr;  // a keys-only cache: no values
-  } else {
-    p.k_store = kp;
-    p.v_store = vp;
-  }
-  p.k_width = k_width_;
-  p.v_width = v_width_;
-  p.block_tokens = block_tokens_;
-  p.tokens = lengths_.at(static_cast<size_t>(seq));
-  p.blocks = table;
-  return p;
-}
-
-KvPages KvCache::pages(int64_t layer, int seq, KvRows& scratch) const {
-  const bool host = dynamic_cast<const HostKvStore*>(k_pool_.at(static_cast<size_t>(layer)).get()) != nullptr;
-  if (storage_ == plan::KvDtype::fp32 || !host) return pages(layer, seq);
-  table_of(layer, seq);
-  KvPages stores = pages_of_stores(layer, seq);
-  return to_host(stores, scratch);
-}
-
+// The view through the stores, any storage (a device's cache is read so).
 KvPages KvCache::pages_of_stores(int64_t layer, int seq) const {
   KvPages p;
+  p.blocks = table_of(layer, seq);
   p.k_store = k_pool_[static_cast<size_t>(layer)].get();
   p.v_store = v_pool_[static_cast<size_t>(layer)].get();
   p.k_width = k_width_;
   p.v_width = v_width_;
   p.block_tokens = block_tokens_;
   p.tokens = lengths_.at(static_cast<size_t>(seq));
-  p.blocks = table_of(layer, seq);
   return p;
+}
+
+bool KvCache::on_host() const {
+  const auto it = std::find_if(k_pool_.begin(), k_pool_.end(), [](const auto& s) { return s != nullptr; });
+  return it == k_pool_.end() || dynamic_cast<const HostKvStore*>(it->get()) != nullptr;
+}
+
+KvPages KvCache::pages(int64_t layer, int seq) const {
+  KvPages p = pages_of_stores(layer, seq);
+  if (!on_host()) return p;
+  if (storage_ != plan::KvDtype::fp32)
+    throw std::logic_error("KvCache::pages: a " + std::string(plan::kv_dtype_name(storage_)) +
+                           " cache is read through a scratch of float32 rows");
+  p.k = p.k_store->host_f32();
+  p.v = p.v_store ? p.v_store->host_f32() : nullptr;  // a keys-only cache: no values
+  p.k_store = p.v_store = nullptr;
+  return p;
+}
+
+KvPages KvCache::pages(int64_t layer, int seq, KvRows& scratch) const {
+  if (storage_ == plan::KvDtype::fp32 || !on_host()) return pages(layer, seq);
+  return to_host(pages_of_stores(layer, seq), scratch);  // a host BF16 / FP8 cache's rows as float32
 }
 
 int64_t KvCache::bytes() const {

@@ -108,7 +108,8 @@ class KvCache {
   void make_pools();
   void grow_pools();
   std::vector<int64_t> slots_of(int seq, int64_t pos, int64_t rows) const;
-  KvPages pages_of_stores(int64_t layer, int seq) const;               // the stores' view, any storage
+  KvPages pages_of_stores(int64_t layer, int seq) const;
+  bool on_host() const;                                                // the stores are the host's (HostKvStore)
   const std::vector<int32_t>& table_of(int64_t layer, int seq) const;  // checks both
   int64_t layers_, block_tokens_, k_width_, v_width_;
   plan::KvDtype storage_;

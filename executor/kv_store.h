@@ -37,10 +37,9 @@ class HostKvStore final : public KvStore {
   void store(std::span<const int64_t> slots, const Tensor& src, int64_t first) override;
   void load(std::span<const int64_t> slots, float* out) const override;
   const float* host_f32() const override { return dtype_ == plan::KvDtype::fp32 ? f32_.data() : nullptr; }
-  // One row from host floats (KvCache::write's pointer form).
-  void store_row(int64_t slot, const float* x);
 
  private:
+  void store_row(int64_t slot, const float* x);
   plan::KvDtype dtype_;
   int64_t width_;
   std::vector<float> f32_;
