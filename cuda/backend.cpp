@@ -118,6 +118,14 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
   return staging::result(std::move(shape), std::move(dy));
 }
 
+Tensor columns(const Tensor& x, int64_t first, int64_t count) {
+  executor::checks::columns(x, first, count);
+  if (x.rows() * count == 0) return Tensor({x.rows(), count});
+  DeviceBuffer out = scratch(x.rows() * count);
+  columns_f32(staging::on_device(x), x.rows(), x.cols(), first, count, out);
+  return staging::result({x.rows(), count}, std::move(out));
+}
+
 void add(Tensor& x, const Tensor& y) {
   executor::checks::same_shape(x, y, "add", "x", "y");
   if (x.numel() == 0) return;
@@ -224,8 +232,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
-                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &make_kv_store,
-                              &set_kernel_clock});
+                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
+                              &make_kv_store, &set_kernel_clock});
 }
 
 }  // namespace dayzero::cuda

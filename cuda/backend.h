@@ -15,7 +15,7 @@
 // cuda/dequant.h); any other storage as float32
 // (dequantized on the host as the CPU backend dequantizes it), multiplied in
 // float32. RoPE rotates on the device too (executor::Backend::rope); the MoE exchange's
-// packing and MLA's latent split are the forward's host glue, as on CPU (what it reads
+// packing is the forward's host glue, as on CPU (what it reads
 // comes back). Results match the CPU kernels within their summation order (BF16 GEMMs:
 // the CPU's product of the BF16-rounded activations). Op times come from CUDA events
 // around the kernels (take_kernel_seconds) during the op timer's repeats; otherwise

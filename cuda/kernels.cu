@@ -124,6 +124,21 @@ void swiglu_clamped_f32(const DeviceBuffer& gate, const DeviceBuffer& up, Device
   check_launch("swiglu_clamped_f32");
 }
 
+void columns_f32(const DeviceBuffer& x, int64_t rows, int64_t cols, int64_t first, int64_t count, DeviceBuffer& out) {
+  need(x, rows * cols, "columns_f32", "x");
+  need(out, rows * count, "columns_f32", "out");
+  if (first < 0 || count < 0 || first + count > cols)
+    throw CudaError("columns_f32: columns [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " +
+                    std::to_string(cols));
+  if (rows * count == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
+  detail::check(cudaMemcpy2DAsync(out.data(), static_cast<size_t>(count) * sizeof(float),
+                                  static_cast<const float*>(x.data()) + first,
+                                  static_cast<size_t>(cols) * sizeof(float), static_cast<size_t>(count) * sizeof(float),
+                                  static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, nullptr),
+                "cudaMemcpy2DAsync (columns)");
+}
+
 void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n) {
   need(x, n, "add_f32", "x");
   need(y, n, "add_f32", "y");

@@ -23,6 +23,8 @@ void swiglu_clamped_f32(const DeviceBuffer& gate, const DeviceBuffer& up, Device
                         double limit);
 // x += y over `n` floats (the residual adds).
 void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n);
+// out [rows, count] = columns [first, first + count) of x [rows, cols] (a strided copy).
+void columns_f32(const DeviceBuffer& x, int64_t rows, int64_t cols, int64_t first, int64_t count, DeviceBuffer& out);
 // Rows `tokens[t]` of a float32 [vocab, hidden] table into out [tokens, hidden]; the
 // token ids live on the device (int64). A token outside [0, vocab) gives a zero row
 // (the host checks ids before the launch, as the CPU kernel throws on them).

@@ -167,6 +167,13 @@ void add_in_place(Tensor& x, const Tensor& y) {
   for (int64_t i = 0; i < x.numel(); ++i) xs[i] += ys[i];
 }
 
+Tensor columns(const Tensor& x, int64_t first, int64_t count) {
+  checks::columns(x, first, count);
+  Tensor out({x.rows(), count});
+  for (int64_t r = 0; r < x.rows(); ++r) std::copy_n(x.row(r) + first, count, out.row(r));
+  return out;
+}
+
 Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   if (w.kind != model::StorageKind::plain || w.dtype != model::DType::f32)
     throw std::invalid_argument("linear_f32 '" + w.name + "': weight is not plain F32");

@@ -292,11 +292,8 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
     q = gemm(op(L, "q_proj"), h);
   }
   const Tensor ckv = gemm(op(L, "kv_a_proj_with_mqa"), h);
-  Tensor latent({ckv.rows(), md.kv_lora_rank}), k_rope({ckv.rows(), md.qk_rope_head_dim});
-  for (int64_t t = 0; t < ckv.rows(); ++t) {
-    std::copy(ckv.row(t), ckv.row(t) + md.kv_lora_rank, latent.row(t));
-    std::copy(ckv.row(t) + md.kv_lora_rank, ckv.row(t) + ckv.cols(), k_rope.row(t));
-  }
+  Tensor latent = be_.columns(ckv, 0, md.kv_lora_rank);
+  Tensor k_rope = be_.columns(ckv, md.kv_lora_rank, md.qk_rope_head_dim);
   norm(op(L, "kv_a_layernorm"), latent, kMlaLatentNormEps);
   const auto layout = c.rope.interleaved ? RopeLayout::interleaved : RopeLayout::half;
   const int64_t qk = md.qk_nope_head_dim + md.qk_rope_head_dim, heads = c.num_heads / par_.tp_size;

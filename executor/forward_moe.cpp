@@ -51,12 +51,8 @@ Tensor Forward::expert(const model::Layer& L, const Tensor& xe, int64_t e) {
       deinterleave_gate_up(gu, gate, up);
     } else {
       const int64_t I = gu.cols() / 2;
-      gate = Tensor({gu.rows(), I});
-      up = Tensor({gu.rows(), I});
-      for (int64_t t = 0; t < gu.rows(); ++t) {
-        std::copy_n(gu.row(t), I, gate.row(t));
-        std::copy_n(gu.row(t) + I, I, up.row(t));
-      }
+      gate = be_.columns(gu, 0, I);
+      up = be_.columns(gu, I, I);
     }
     return gemm(*ops[1], activation(act, gate, up), e);
   }

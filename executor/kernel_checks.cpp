@@ -82,6 +82,12 @@ void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_
                                 b.shape_string() + " differ");
 }
 
+void columns(const Tensor& x, int64_t first, int64_t count) {
+  if (first < 0 || count < 0 || first + count > x.cols())
+    throw std::invalid_argument("columns: [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " +
+                                x.shape_string());
+}
+
 void attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p) {
   if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
     throw std::invalid_argument("attention: " + dims(p) + ": kv heads must divide heads");

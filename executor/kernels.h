@@ -54,6 +54,10 @@ Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams&
 // x += y, element by element (the residual adds between a layer's blocks; the same
 // shape, else std::invalid_argument).
 void add_in_place(Tensor& x, const Tensor& y);
+// Columns [first, first + count) of every row of x, as a tensor of their own (MLA's
+// latent and rope key out of kv_a's output, a fused [gate | up] split); a range past
+// x's columns is std::invalid_argument.
+Tensor columns(const Tensor& x, int64_t first, int64_t count);
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV

@@ -127,6 +127,9 @@ struct Backend {
   // device backend, so that the residual stream stays where the kernels left it.
   using AddFn = void (*)(Tensor&, const Tensor&);
   AddFn add = &add_in_place;
+  // executor::columns' contract: on the device for a device backend (the split stays there).
+  using ColumnsFn = Tensor (*)(const Tensor&, int64_t, int64_t);
+  ColumnsFn columns = &executor::columns;
   // Makes the KV cache's stores (executor/kv_store.h), or null: the host's. A device
   // backend keeps the cache where its attention kernels read it.
   KvStoreMaker make_kv_store = nullptr;

@@ -123,6 +123,9 @@ void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<co
 }
 
 void add(Tensor& x, const Tensor& y) { Stager<Backend::AddFn>::invoke(&add_in_place, x, y); }
+Tensor columns(const Tensor& x, int64_t first, int64_t count) {
+  return Stager<Backend::ColumnsFn>::invoke(&executor::columns, x, first, count);
+}
 
 // The KV cache on the "device": rows in a store of their own, written from where the
 // tensors' values lie, never offered as host rows (host_f32 null), so the attention
@@ -161,6 +164,7 @@ const Backend& mirror_backend() {
     b.kernels = table;
     b.rope = &rope;
     b.add = &add;
+    b.columns = &columns;
     b.make_kv_store = &make_kv_store;
     register_backend(b);
     return true;

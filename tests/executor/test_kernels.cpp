@@ -296,4 +296,16 @@ TEST(Kernels, MoeCombineWeightedSum) {
 }
 
 }  // namespace
+// Columns of every row as a tensor of their own (MLA's latent and rope key out of
+// kv_a's output): hand-computed, and a range past the row is an error naming it.
+TEST(Kernels, ColumnsCopiesARangeOfEveryRow) {
+  const Tensor x({2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor c = columns(x, 1, 2);
+  EXPECT_EQ(c.shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(c.data, (std::vector<float>{2, 3, 6, 7}));
+  EXPECT_EQ(columns(x, 4, 0).numel(), 0);
+  EXPECT_THROW(columns(x, 3, 2), std::invalid_argument);
+  EXPECT_THROW(columns(x, -1, 1), std::invalid_argument);
+}
+
 }  // namespace dayzero::executor
