@@ -116,12 +116,13 @@ const DeviceBuffer& on_device(const executor::Tensor& t) {
 
 DeviceBuffer& writable(executor::Tensor& t) {
   const size_t bytes = static_cast<size_t>(t.numel()) * sizeof(float);
-  if (CudaValues* v = own_values(t); v && !t.data.device_shared()) {
+  CudaValues* v = own_values(t);
+  if (v && !t.data.device_shared()) {
     t.data.set_device(t.data.device_ptr());  // the device's values are the tensor's now
     return v->buffer;
   }
   std::shared_ptr<CudaValues> mine;
-  if (const CudaValues* v = own_values(t)) {
+  if (v) {
     mine = values(scratch(bytes));
     mine->buffer.copy_from(v->buffer, bytes);
   } else {

@@ -291,7 +291,7 @@ FitOptions fit_options_from(const topology::DeviceCatalog& catalog) {
 
 const FigureScales& ServingFit::scales_for(const std::string& device) const {
   if (const auto it = devices.find(device); it != devices.end()) return it->second;
-  if (const auto it = measured_priors.find(device); it != measured_priors.end()) return it->second;
+  if (const auto it = measured_priors.find(device); it != measured_priors.end()) return it->second.scales;
   if (const auto a = device_architecture.find(device); a != device_architecture.end())
     if (const auto f = architectures.find(a->second); f != architectures.end()) return f->second.scales;
   return shared;
@@ -355,13 +355,13 @@ simulate::EfficiencyTable ServingFit::table(simulate::EfficiencyTable base, cons
     base.set_device(device, efficiency(architectures.at(arch).scales),
                     source + " " + device + ": no measured runs; " + prior_words(*this, device) + ".");
   }
-  for (const auto& [device, m] : measured_priors) {
+  for (const auto& [device, prior] : measured_priors) {
     char frac[32];
-    std::snprintf(frac, sizeof frac, "%.3f", prior_copy_fraction.at(device));
-    base.set_device(device, efficiency(m),
+    std::snprintf(frac, sizeof frac, "%.3f", prior.copy_fraction);
+    base.set_device(device, efficiency(prior.scales),
                     source + " " + device + ": no measured runs; " + prior_words(*this, device) +
                         ", with gemm_memory " + frac + ", the copy bandwidth measured on " +
-                        (measured_copy_own.count(device) ? "this device" : "its architecture's devices") +
+                        (prior.own ? "this device" : "its architecture's devices") +
                         " over mem_bw_Bps (catalog measured_copy).");
   }
   return base;
@@ -393,19 +393,18 @@ void set_measured_priors(ServingFit& fit, const FitOptions& o) {
   for (const std::string& device : names) {
     if (fit.devices.count(device)) continue;
     double frac = 0;
-    if (const auto m = o.measured_copy_fraction.find(device); m != o.measured_copy_fraction.end()) {
-      frac = m->second;
-      fit.measured_copy_own.insert(device);
+    const auto own = o.measured_copy_fraction.find(device);
+    if (own != o.measured_copy_fraction.end()) {
+      frac = own->second;
     } else if (const auto a = o.architectures.find(device);
                a != o.architectures.end() && !fit.architectures.count(a->second) && by_arch.count(a->second)) {
       const std::vector<double>& f = by_arch.at(a->second);
       frac = std::accumulate(f.begin(), f.end(), 0.0) / static_cast<double>(f.size());
     }
     if (!(frac > 0)) continue;
-    FigureScales m = fit.scales_for(device);
-    m[g] = std::clamp(fit.start.gemm_memory / frac, lo, hi);
-    fit.measured_priors[device] = m;
-    fit.prior_copy_fraction[device] = frac;
+    ServingFit::MeasuredPrior prior{fit.scales_for(device), frac, own != o.measured_copy_fraction.end()};
+    prior.scales[g] = std::clamp(fit.start.gemm_memory / frac, lo, hi);
+    fit.measured_priors[device] = prior;
   }
 }
 

@@ -50,7 +50,6 @@
 
 #include <array>
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -114,11 +113,13 @@ struct ServingFit {
   std::map<Engine, EngineOverheads> engines;  // step and request overheads, rows
   std::map<topology::DeviceArchitecture, ArchitectureFit> architectures;
   std::map<std::string, topology::DeviceArchitecture> device_architecture;  // FitOptions::architectures
-  // Step 4: the figures of each device without rows that a measured copy sets, and
-  // the fraction it was given (its own, or its architecture's measured devices' mean).
-  std::map<std::string, FigureScales> measured_priors;
-  std::map<std::string, double> prior_copy_fraction;
-  std::set<std::string> measured_copy_own;  // of those, the devices measured themselves
+  // Step 4: the figures of each device without rows that a measured copy sets.
+  struct MeasuredPrior {
+    FigureScales scales{};
+    double copy_fraction = 0;  // the fraction given: its own, or its architecture's measured devices' mean
+    bool own = false;          // measured on the device itself
+  };
+  std::map<std::string, MeasuredPrior> measured_priors;
 
   // The device's own figures, else step 4's, else its architecture's, else the shared ones.
   const FigureScales& scales_for(const std::string& device) const;
