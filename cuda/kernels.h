@@ -73,9 +73,10 @@ void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuf
 // positions[t] - j < window when window > 0; query head h reads KV head h / (heads /
 // kv_heads). `sinks` (heads floats, gpt-oss) join the softmax's denominator; null for
 // none. `keep` ([queries, context] floats, sparse attention's top-k): a query reads only
-// the keys whose entry is nonzero; null for all. One block per (query, head): dot products, softmax and the weighted
-// sum in double, sums in a fixed order (attention.cu). Throws CudaError when the context's scores do not fit one
-// block's shared memory (about 57,000 tokens on Hopper).
+// the keys whose entry is nonzero; null for all. Tiled with an online softmax in float32
+// (attention.cu: 64 (query, head) rows against 64 keys a tile, a long context split across
+// blocks when the rows are few, the splits combined in a fixed order: the same result run
+// to run on one GPU). No bound on the context but the device's memory.
 struct DeviceAttention {
   int64_t heads = 0, kv_heads = 0, qk_dim = 0, v_dim = 0;
   double scale = 0.0;

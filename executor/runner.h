@@ -41,6 +41,11 @@ struct RunnerOptions {
   std::string plan_source = "plan";  // the plan's file, for messages
   bool keep_logits = true;           // keep every row's logits (else only what picks the tokens)
   std::string backend = "cpu";       // executor/registry.h find_backend
+  // Untimed passes (prefill of the same prompts and one decode step, their KV blocks
+  // released) before the measured run, as the engines warm up before serving: a GPU
+  // library's first call (cuBLASLt's algorithm choice, the allocator's first blocks)
+  // is start-up, not a step. 0: the first call is measured.
+  int warmup_passes = 0;
   // Called before each forward step with its index on this rank (0: the first
   // prefill chunk). For tests: `dayzero run`'s test-only hang hook (cli/test_hooks.h).
   std::function<void(int64_t step)> before_step = nullptr;
@@ -123,6 +128,9 @@ class Runner {
                  std::vector<SequenceResult>& out);
   // `decode_steps` greedy steps in micro-batches (`n_seq`: the run's sequences); each step's seconds (timing excluded).
   std::vector<double> decode(int64_t n_seq, int64_t decode_steps, Replica& rep, std::vector<SequenceResult>& out);
+  // RunnerOptions::warmup_passes: the run's prefill and a decode step, unrecorded, on
+  // sequences of their own that are released after.
+  void warm_up(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, int64_t decode_steps);
   // This rank's Measurements of the finished run (one entry in `ranks`).
   Measurements measurements(const std::vector<std::vector<int64_t>>& prompts, const Replica& rep,
                             const std::vector<SequenceResult>& sequences, double prefill_s,

@@ -67,10 +67,30 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
     rep.kv_ids.push_back(forward_->add_sequence());
   }
   rep.next.assign(rep.sequences.size(), 0);
+  for (int pass = 0; pass < options_.warmup_passes; ++pass) warm_up(prompts, n_chunks, decode_steps);
   const double prefill_s = prefill(prompts, n_chunks, rep, res.sequences);
   const std::vector<double> decode_s = decode(n_seq, decode_steps, rep, res.sequences);
   res.measurements = measurements(prompts, rep, res.sequences, prefill_s, decode_s);
   return res;
+}
+
+void Runner::warm_up(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, int64_t decode_steps) {
+  timer_.set_recording(false);
+  for (TimedCommunicator* c : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()}) c->set_recording(false);
+  Replica w;
+  w.sequences =
+      replica_sequences(static_cast<int64_t>(prompts.size()), plan_.attention.dp, plan_.attn_dp_index(comm_.rank()));
+  std::vector<SequenceResult> scratch;
+  for (int64_t i : w.sequences) {
+    scratch.push_back(SequenceResult{i, {}, {}, {}});
+    w.kv_ids.push_back(forward_->add_sequence());
+  }
+  w.next.assign(w.sequences.size(), 0);
+  prefill(prompts, n_chunks, w, scratch);
+  if (decode_steps > 0) decode(static_cast<int64_t>(prompts.size()), 1, w, scratch);
+  for (int id : w.kv_ids) forward_->release_sequence(id);
+  timer_.set_recording(true);
+  for (TimedCommunicator* c : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()}) c->set_recording(true);
 }
 
 int64_t Runner::check_prompts(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps) const {

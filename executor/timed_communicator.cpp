@@ -56,7 +56,7 @@ void TimedCommunicator::all_reduce_sum(std::span<float> data) {
   bool repeat = false;
   const int64_t bytes = float_bytes(data.size());
   CollectiveMeasurement* m =
-      size() > 1 ? &note(core::Collective::all_reduce, size(), bytes, "ar|" + std::to_string(bytes), repeat) : nullptr;
+      counted() ? &note(core::Collective::all_reduce, size(), bytes, "ar|" + std::to_string(bytes), repeat) : nullptr;
   std::vector<float> scratch;
   if (repeat) scratch.assign(data.begin(), data.end());  // the input, before the real call overwrites it
   inner_.all_reduce_sum(data);
@@ -71,7 +71,7 @@ void TimedCommunicator::all_gather(std::span<const float> in, std::span<float> o
   bool repeat = false;
   const int64_t bytes = float_bytes(out.size());  // nccl-tests: the gathered output
   CollectiveMeasurement* m =
-      size() > 1 ? &note(core::Collective::all_gather, size(), bytes, "ag|" + std::to_string(bytes), repeat) : nullptr;
+      counted() ? &note(core::Collective::all_gather, size(), bytes, "ag|" + std::to_string(bytes), repeat) : nullptr;
   inner_.all_gather(in, out);
   if (repeat) {
     std::vector<float> work(out.size());
@@ -84,8 +84,8 @@ void TimedCommunicator::reduce_scatter_sum(std::span<const float> in, std::span<
   bool repeat = false;
   const int64_t bytes = float_bytes(in.size());  // nccl-tests: the full input (size() x the output)
   CollectiveMeasurement* m =
-      size() > 1 ? &note(core::Collective::reduce_scatter, size(), bytes, "rs|" + std::to_string(bytes), repeat)
-                 : nullptr;
+      counted() ? &note(core::Collective::reduce_scatter, size(), bytes, "rs|" + std::to_string(bytes), repeat)
+                : nullptr;
   inner_.reduce_scatter_sum(in, out);
   if (repeat) {
     std::vector<float> work(out.size());
@@ -100,8 +100,8 @@ void TimedCommunicator::all_to_all_v(std::span<const float> send, std::span<cons
   // This rank's send buffer (nccl-tests: the per-rank buffer; with uneven counts it differs by rank).
   const int64_t sent = std::accumulate(send_counts.begin(), send_counts.end(), int64_t{0});
   CollectiveMeasurement* m =
-      size() > 1 ? &note(core::Collective::all_to_all, size(), float_bytes(static_cast<size_t>(sent)), "", repeat)
-                 : nullptr;
+      counted() ? &note(core::Collective::all_to_all, size(), float_bytes(static_cast<size_t>(sent)), "", repeat)
+                : nullptr;
   inner_.all_to_all_v(send, send_counts, recv, recv_counts);
   if (repeat) {
     std::vector<float> work(recv.size());
@@ -113,9 +113,9 @@ void TimedCommunicator::all_to_all_v(std::span<const float> send, std::span<cons
 void TimedCommunicator::send(std::span<const float> data, int dest) {
   bool repeat = false;
   const int64_t bytes = float_bytes(data.size());
-  CollectiveMeasurement* m = size() > 1 ? &note(core::Collective::send_recv, 2, bytes,
-                                                "s|" + std::to_string(dest) + "|" + std::to_string(bytes), repeat)
-                                        : nullptr;
+  CollectiveMeasurement* m = counted() ? &note(core::Collective::send_recv, 2, bytes,
+                                               "s|" + std::to_string(dest) + "|" + std::to_string(bytes), repeat)
+                                       : nullptr;
   inner_.send(data, dest);
   if (repeat)
     time(
@@ -125,9 +125,9 @@ void TimedCommunicator::send(std::span<const float> data, int dest) {
 void TimedCommunicator::recv(std::span<float> data, int source) {
   bool repeat = false;
   const int64_t bytes = float_bytes(data.size());
-  CollectiveMeasurement* m = size() > 1 ? &note(core::Collective::send_recv, 2, bytes,
-                                                "r|" + std::to_string(source) + "|" + std::to_string(bytes), repeat)
-                                        : nullptr;
+  CollectiveMeasurement* m = counted() ? &note(core::Collective::send_recv, 2, bytes,
+                                               "r|" + std::to_string(source) + "|" + std::to_string(bytes), repeat)
+                                       : nullptr;
   inner_.recv(data, source);
   if (repeat) {
     std::vector<float> work(data.size());

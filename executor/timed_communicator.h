@@ -51,6 +51,8 @@ class TimedCommunicator final : public Communicator {
   }
   void set_name(const std::string& name) override { inner_.set_name(name); }
 
+  // Off: calls pass through neither counted nor timed (a run's warm-up pass).
+  void set_recording(bool on) { recording_ = on; }
   // In first-seen order.
   std::vector<CollectiveMeasurement> results() const;
   double overhead_s() const { return overhead_s_; }  // seconds spent in timed repeats (and their copies, barriers)
@@ -63,7 +65,10 @@ class TimedCommunicator final : public Communicator {
   template <class Body, class Reset>
   void time(CollectiveMeasurement& m, Body&& body, Reset&& reset, bool align = true);
 
+  bool counted() const { return recording_ && size() > 1; }
+
   Communicator& inner_;
+  bool recording_ = true;
   int iterations_ = 0;
   double overhead_s_ = 0;
   std::map<std::tuple<core::Collective, int, int64_t>, CollectiveMeasurement> entries_;

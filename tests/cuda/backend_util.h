@@ -29,23 +29,28 @@ inline const executor::Backend& fresh_cuda_backend() {
   be.begin_run();
   return be;
 }
-inline void expect_close(const Tensor& got, const Tensor& want, double rel, const char* what) {
+// |got - want| <= rel |want| + floor, element by element.
+inline void expect_close(const Tensor& got, const Tensor& want, double rel, const char* what, double floor = 1e-6) {
   ASSERT_EQ(got.shape, want.shape) << what;
   for (int64_t i = 0; i < got.numel(); ++i)
-    EXPECT_NEAR(got.data[i], want.data[i], rel * std::abs(want.data[i]) + 1e-6) << what << " " << i;
+    EXPECT_NEAR(got.data[i], want.data[i], rel * std::abs(want.data[i]) + floor) << what << " " << i;
 }
 
 // Two float32 sums of the same k products in different orders (the device's and the
 // CPU's) differ by at most 2 k u times the sum of the products' magnitudes (u = 2^-24;
 // Higham, Accuracy and Stability of Numerical Algorithms, 3.1: |error| <= k u sum|t|
 // each). `magnitude` holds that sum per element: the product of |x| and |W|.
+// `weight_rounding` is the relative error of each weight as the device multiplies it
+// (0: the CPU's own values; 2^-8: dequantized to BF16 first), which adds at most that
+// fraction of the same sum.
 inline void expect_within_sum_bound(const Tensor& got, const Tensor& want, const Tensor& magnitude, int64_t k,
-                                    const char* what) {
+                                    const char* what, double weight_rounding = 0.0) {
   ASSERT_EQ(got.shape, want.shape) << what;
   ASSERT_EQ(magnitude.shape, want.shape) << what;
   const double u = std::ldexp(1.0, -24);
   for (int64_t i = 0; i < got.numel(); ++i)
-    EXPECT_NEAR(got.data[i], want.data[i], 2.0 * static_cast<double>(k) * u * magnitude.data[i] + 1e-6)
+    EXPECT_NEAR(got.data[i], want.data[i],
+                (2.0 * static_cast<double>(k) * u + weight_rounding) * magnitude.data[i] + 1e-6)
         << what << " " << i;
 }
 

@@ -53,7 +53,9 @@ TEST(CudaBackend, Bf16WeightsMultiplyInBf16) {
 // Block-scaled FP8 weights stay 1 byte an element on the device (the pool grows by the
 // codes and scales, not a BF16 copy): decode rows go through the GEMV over the codes,
 // more rows through the tensor cores; both the CPU's product of the BF16-rounded
-// activations, within float32 summation order (expect_within_sum_bound).
+// activations, within float32 summation order (expect_within_sum_bound); on the tensor
+// cores each dequantized weight is also rounded to BF16 (relative error 2^-8; the first
+// GPU run of this test, session 29, found the bound without it too tight by ~10 %).
 TEST(CudaBackend, Fp8WeightsStayFp8OnTheDevice) {
   DAYZERO_NEED_GPU();
   const executor::Backend& be = fresh_cuda_backend();
@@ -79,7 +81,8 @@ TEST(CudaBackend, Fp8WeightsStayFp8OnTheDevice) {
     Tensor x_abs = x_rounded;  // every code above is positive: |W| is W
     for (float& v : x_abs.data) v = std::abs(v);
     const Tensor magnitude = cpu.fn<executor::GemmFn>(OpKind::gemm, "fp8_block")(x_abs, w, 0, {});
-    expect_within_sum_bound(got, want, magnitude, in, rows <= 8 ? "fp8 gemv" : "fp8 on the tensor cores");
+    if (rows <= 8) expect_within_sum_bound(got, want, magnitude, in, "fp8 gemv");
+    else expect_within_sum_bound(got, want, magnitude, in, "fp8 on the tensor cores", std::ldexp(1.0, -8));
     if (rows == 4) {  // the decode calls held the codes, the scales and a few rows' activations
       EXPECT_LT(be.device_memory().pool_peak_bytes - before, out * in + (int64_t{64} << 10));
     }

@@ -252,6 +252,46 @@ TEST(Runner, WeightPlacementIsLoadTimeNotStepTime) {
   EXPECT_GE(rm.load_s, 4 * kPlace_s);
 }
 
+// A warm-up pass (RunnerOptions::warmup_passes) runs the prompts' prefill and one
+// decode step before the measured run, unrecorded, and gives its KV blocks back: the
+// run's tokens, logits, ops and their call counts are the single pass's.
+TEST(Runner, AWarmUpPassChangesNeitherTheResultsNorTheCounts) {
+  for (const char* family : {"llama", "deepseek_v3", "qwen3_5_moe"}) {
+    const std::string dir = tiny_dir(family);
+    const model::Model m = model::load_model(dir);
+    const Golden g = testing::read_golden(dir);
+    const auto run = [&](int warmup, int64_t& steps) {
+      SelfCommunicator one;
+      RunnerOptions o;
+      o.timing_iterations = 1;
+      o.warmup_passes = warmup;
+      o.before_step = [&](int64_t) { ++steps; };
+      Runner runner(m, plan_for(m), one, dir, o);
+      return runner.run(g.prompt, 3);
+    };
+    int64_t cold_steps = 0, warm_steps = 0;
+    const RunResult cold = run(0, cold_steps), warm = run(1, warm_steps);
+    EXPECT_EQ(cold_steps, 4) << family;      // the prefill and 3 decode steps
+    EXPECT_EQ(warm_steps, 4 + 2) << family;  // and the warm-up's prefill and decode step
+    const SequenceResult &a = cold.sequences.at(0), &b = warm.sequences.at(0);
+    EXPECT_EQ(a.tokens, b.tokens) << family;
+    EXPECT_EQ(a.prefill_logits.data, b.prefill_logits.data) << family;
+    ASSERT_EQ(a.decode_logits.size(), b.decode_logits.size()) << family;
+    for (size_t i = 0; i < a.decode_logits.size(); ++i)
+      EXPECT_EQ(a.decode_logits[i].data, b.decode_logits[i].data) << family << " step " << i;
+    const auto &ca = cold.measurements.ops, &wa = warm.measurements.ops;
+    ASSERT_EQ(ca.size(), wa.size()) << family;
+    for (size_t i = 0; i < ca.size(); ++i) {
+      EXPECT_EQ(ca[i].name, wa[i].name) << family;
+      EXPECT_EQ(ca[i].phase, wa[i].phase) << family;
+      EXPECT_EQ(ca[i].calls, wa[i].calls) << family << " " << ca[i].name;
+    }
+    EXPECT_EQ(warm.measurements.ranks.at(0).decode_step_s.size(), 3u) << family;
+    EXPECT_EQ(cold.measurements.ranks.at(0).memory.kv_bytes, warm.measurements.ranks.at(0).memory.kv_bytes)
+        << family << ": the warm-up's blocks are reused";
+  }
+}
+
 TEST(RunnerErrors, PlanForMoreRanksThanRun) {
   const model::Model m = model::load_model(tiny_dir("llama"));
   plan::Plan p = plan_for(m);
