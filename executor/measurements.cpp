@@ -67,6 +67,7 @@ OpMeasurement* OpTimer::note(const OpKey& key) {
   const std::string id = phase_ + "|" + key.op->name + "|" + key.variant + "|" + shape_string(key.shape);
   auto [it, fresh] = ops_.try_emplace(id);
   OpMeasurement& m = it->second;
+  last_ = &m;
   ++m.calls;
   if (!fresh) return nullptr;
   order_.push_back(id);

@@ -67,9 +67,13 @@ class OpTimer {
 
   template <class Fn>
   auto run(const OpKey& key, Fn&& fn) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto result = fn();
     if (!recording_) return result;
-    if (OpMeasurement* m = note(key)) {
+    const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    OpMeasurement* m = note(key);
+    last_->host_s += host_s;
+    if (m) {
       const TensorPeakExcluded timing;
       time(*m, [&] {
         auto r = fn();
@@ -88,13 +92,15 @@ class OpTimer {
       time(
           *m, [&] { fn(copy); }, [&] { copy = x; });
     }
+    const auto t0 = std::chrono::steady_clock::now();
     fn(x);
+    if (recording_) last_->host_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   std::vector<OpMeasurement> results() const;
   double overhead_s() const { return overhead_s_; }  // seconds spent in timed repeats (and their copies)
 
  private:
-  OpMeasurement* note(const OpKey& key);  // nullptr unless this key is to be timed now
+  OpMeasurement* note(const OpKey& key);  // nullptr unless this key is to be timed now; last_ either way
   template <class Body>
   void time(OpMeasurement& m, Body&& body) {
     time(m, body, [] {});
@@ -128,6 +134,7 @@ class OpTimer {
   double overhead_s_ = 0;
   std::string phase_ = "prefill";
   std::map<std::string, OpMeasurement> ops_;
+  OpMeasurement* last_ = nullptr;  // the entry note() counted last (map nodes stay put)
   std::vector<std::string> order_;
 };
 

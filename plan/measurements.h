@@ -35,6 +35,10 @@ struct OpMeasurement {
   int64_t calls = 0;           // times the forward ran it with this key (layers, experts, steps)
   int iterations = 0;          // timed iterations (after one untimed warm-up)
   double mean_s = 0, min_s = 0;
+  // The host's wall seconds in the op's real calls, summed over `calls`: launches, uploads
+  // and whatever wait for the device the op makes (timed repeats not counted). Beside a
+  // step's time, where its host time goes. 0 in runs before 2026-12-04.
+  double host_s = 0;
   int64_t flops = 0, bytes = 0;  // one call, from the backend's cost function
   double gflops() const { return min_s > 0 ? static_cast<double>(flops) / min_s / 1e9 : 0; }
   double gbps() const { return min_s > 0 ? static_cast<double>(bytes) / min_s / 1e9 : 0; }

@@ -1,5 +1,6 @@
 // Measurements <-> JSON (schema 2), merging the ranks of one run, atomic writes.
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -130,6 +131,7 @@ json op_to_json(const OpMeasurement& o) {
           {"iterations", o.iterations},
           {"mean_s", o.mean_s},
           {"min_s", o.min_s},
+          {"host_s", o.host_s},
           {"flops", o.flops},
           {"bytes", o.bytes},
           {"gflops_per_s", o.gflops()},
@@ -227,6 +229,8 @@ OpMeasurement op_from_json(const json& j, const std::string& file, size_t i) {
   o.iterations = static_cast<int>(f.req_int("iterations", 0, kMaxInt));
   o.mean_s = req_double(j, f, "mean_s");
   o.min_s = req_double(j, f, "min_s");
+  o.host_s = f.opt_double("host_s", 0);
+  if (!(o.host_s >= 0) || !std::isfinite(o.host_s)) f.fail_value("host_s", std::to_string(o.host_s), "seconds >= 0");
   o.flops = f.req_int("flops", 0);
   o.bytes = f.req_int("bytes", 0);
   if (o.name.empty() || o.kind.empty()) f.fail("name", "an op needs a name and a kind");

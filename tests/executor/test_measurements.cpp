@@ -1,9 +1,11 @@
 // SelfCommunicator, the OpTimer, and the Measurements JSON of a timed run.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/error.h"
 #include "executor/communicator.h"
@@ -60,6 +62,30 @@ TEST(OpTimer, TimesEachKeyOnceAndCountsCalls) {
   EXPECT_LE(r[0].min_s, r[0].mean_s);
   EXPECT_EQ(r[0].flops, 100);
   EXPECT_GT(t.overhead_s(), 0.0);
+}
+
+// host_s is the host's wall time of the real calls alone: here the real call sleeps
+// 10 ms and each of its 3 timed repeats 100 ms; an in-place op's real call (after its
+// repeats) counts too.
+TEST(OpTimer, HostSecondsAreTheRealCallsOnly) {
+  model::Op op;
+  op.name = "o_proj";
+  OpTimer t(3);
+  int calls = 0;
+  const auto nap = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  t.run(OpKey{&op, "f32", {4, 8}, {}}, [&] { return nap(++calls == 1 ? 10 : 100), calls; });
+  Tensor x({1, 2}, {1, 2});
+  int inplace = 0;
+  t.run_inplace(OpKey{&op, "f32", {1, 2}, {}}, x, [&](Tensor&) { nap(++inplace == 4 ? 10 : 100); });
+  const auto r = t.results();
+  ASSERT_EQ(r.size(), 2u);
+  for (const OpMeasurement& m : r) {
+    EXPECT_GE(m.host_s, 0.010);
+    EXPECT_LT(m.host_s, 0.200) << "a timed repeat counted as a real call";
+  }
+  t.set_recording(false);
+  t.run(OpKey{&op, "f32", {4, 8}, {}}, [&] { return nap(50), 0; });
+  EXPECT_EQ(t.results()[0].host_s, r[0].host_s) << "an unrecorded call counted";
 }
 
 // A backend's device clock (the CUDA backend's events) times the repeats instead of the
@@ -280,9 +306,10 @@ TEST(Measurements, JsonHasTheKeysAndIsWrittenAtomically) {
   bool saw_gemm = false;
   for (const auto& op : j.at("ops")) {
     for (const char* k : {"phase", "name", "kind", "variant", "shape", "calls", "iterations", "mean_s", "min_s",
-                          "flops", "bytes", "gflops_per_s", "gbytes_per_s"})
+                          "host_s", "flops", "bytes", "gflops_per_s", "gbytes_per_s"})
       ASSERT_TRUE(op.contains(k)) << k;
     EXPECT_EQ(op.at("iterations"), 3);
+    EXPECT_GT(op.at("host_s").get<double>(), 0.0) << op.at("name");  // the real calls, on the host's clock
     EXPECT_LE(op.at("min_s").get<double>(), op.at("mean_s").get<double>());
     if (op.at("name") == "q_proj" && op.at("phase") == "prefill") {
       saw_gemm = true;

@@ -7,7 +7,10 @@ MEASUREMENTS.json is `dayzero run --out`; TORCH.json is torch_eager.py's on the 
 weights, prompts and decode steps. Prints, per phase, DayZero's step time (prefill_s,
 decode_step_mean_s: the run's own steps, host staging included), the sum of its ops'
 kernel times (ops[].mean_s x calls, per decode step; CUDA events when timing.clock is
-`device`), and PyTorch's fastest repeat and first run. Exit status 0 when DayZero's
+`device`), and PyTorch's fastest repeat and first run; then where DayZero's step
+time beyond its kernels goes: the host's wall time inside its ops' real calls
+(ops[].host_s: launches, uploads, waits; 0 in files before 2026-12-04), the ops that
+took the most of it, and what is left between the ops (the forward's own host work). Exit status 0 when DayZero's
 step times are both below PyTorch's fastest repeat, 1 when not (the table says by how
 much), 2 when the two files are not the same run.
 """
@@ -17,6 +20,19 @@ import sys
 
 def kernel_seconds(m, phase):
     return sum(op["mean_s"] * op["calls"] for op in m["ops"] if op["phase"] == phase)
+
+
+def host_seconds(m, phase):
+    return sum(op.get("host_s", 0.0) for op in m["ops"] if op["phase"] == phase)
+
+
+def host_breakdown(dz, phase, step_s, per):
+    """One line: the phase's step, its ops' host time, the top ops by it, the rest."""
+    ops = sorted((op for op in dz["ops"] if op["phase"] == phase), key=lambda o: -o.get("host_s", 0.0))
+    inside = host_seconds(dz, phase) / per
+    top = ", ".join(f"{o['name']} {o.get('host_s', 0.0) / per * 1e3:.3f}" for o in ops[:4])
+    return (f"{phase}: step {step_s * 1e3:.3f} ms, in its ops' real calls {inside * 1e3:.3f} ms "
+            f"(most: {top}), between ops {(step_s - inside) * 1e3:.3f} ms")
 
 
 def main():
@@ -48,6 +64,8 @@ def main():
         faster = faster and step < torch_s
         print(f"{name:<12} {step * 1e3:>16.3f} {kernels * 1e3:>19.3f} {torch_s * 1e3:>11.3f} "
               f"{torch_first * 1e3:>15.3f} {ratio:>15.2f}x")
+    print("host time: " + host_breakdown(dz, "prefill", dz["prefill_s"], 1))
+    print("host time: " + host_breakdown(dz, "decode", dz["decode_step_mean_s"], max(1, steps)))
     print(f"greedy tokens agreeing with DayZero's (leading, per sequence): "
           f"{pt['tokens_agreeing']} of {pt['tokens_compared']}")
     print("DayZero is faster in both phases" if faster else "DayZero is NOT faster in both phases")
