@@ -126,6 +126,31 @@ Tensor columns(const Tensor& x, int64_t first, int64_t count) {
   return staging::result({x.rows(), count}, std::move(out));
 }
 
+// A batch's sequences apart and back together on the device: contiguous rows, copied
+// in stream order (device to device).
+Tensor rows(const Tensor& x, int64_t first, int64_t count) {
+  executor::checks::rows(x, first, count);
+  if (count * x.cols() == 0) return Tensor({count, x.cols()});
+  DeviceBuffer out = scratch(count * x.cols());
+  const auto row_bytes = static_cast<size_t>(x.cols()) * sizeof(float);
+  out.copy_range(staging::on_device(x), static_cast<size_t>(first) * row_bytes, 0,
+                 static_cast<size_t>(count) * row_bytes);
+  return staging::result({count, x.cols()}, std::move(out));
+}
+
+Tensor stack_rows(std::span<const Tensor> parts) {
+  const int64_t total = executor::checks::stack_rows(parts), cols = parts.front().cols();
+  if (total * cols == 0) return Tensor({total, cols});
+  DeviceBuffer out = scratch(total * cols);
+  size_t at = 0;
+  for (const Tensor& p : parts) {
+    const auto bytes = static_cast<size_t>(p.numel()) * sizeof(float);
+    if (bytes > 0) out.copy_range(staging::on_device(p), 0, at, bytes);
+    at += bytes;
+  }
+  return staging::result({total, cols}, std::move(out));
+}
+
 void add(Tensor& x, const Tensor& y) {
   executor::checks::same_shape(x, y, "add", "x", "y");
   if (x.numel() == 0) return;
@@ -233,7 +258,7 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
                               &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
-                              &make_kv_store, &set_kernel_clock});
+                              &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows});
 }
 
 }  // namespace dayzero::cuda

@@ -199,6 +199,17 @@ void DeviceBuffer::copy_from(const DeviceBuffer& src, size_t bytes) {
   check(cudaMemcpyAsync(ptr_, src.ptr_, bytes, cudaMemcpyDeviceToDevice, 0), "cudaMemcpyAsync (device to device)");
 }
 
+void DeviceBuffer::copy_range(const DeviceBuffer& src, size_t src_at, size_t at, size_t bytes) {
+  if (src_at > src.bytes_ || bytes > src.bytes_ - src_at || at > bytes_ || bytes > bytes_ - at)
+    throw CudaError("DeviceBuffer::copy_range: bytes [" + std::to_string(src_at) + ", +" + std::to_string(bytes) +
+                    ") of " + std::to_string(src.bytes_) + " into [" + std::to_string(at) + ", +" +
+                    std::to_string(bytes) + ") of " + std::to_string(bytes_));
+  if (bytes == 0) return;
+  check(cudaMemcpyAsync(static_cast<char*>(ptr_) + at, static_cast<const char*>(src.ptr_) + src_at, bytes,
+                        cudaMemcpyDeviceToDevice, 0),
+        "cudaMemcpyAsync (device to device)");
+}
+
 void DeviceBuffer::zero(size_t from, size_t bytes) {
   if (from + bytes > bytes_)
     throw CudaError("DeviceBuffer::zero: bytes [" + std::to_string(from) + ", " + std::to_string(from + bytes) +

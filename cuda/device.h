@@ -110,7 +110,9 @@ class DeviceBuffer {
   void upload(const void* host, size_t bytes);            // host -> device, synchronous; bytes <= bytes()
   void download(void* host, size_t bytes) const;          // device -> host, synchronous
   void copy_from(const DeviceBuffer& src, size_t bytes);  // device -> device, in stream order
-  void zero(size_t from, size_t bytes);                   // bytes [from, from + bytes) to 0, in stream order
+  // Bytes [src_at, src_at + bytes) of src into [at, at + bytes) of this: device to device, in stream order.
+  void copy_range(const DeviceBuffer& src, size_t src_at, size_t at, size_t bytes);
+  void zero(size_t from, size_t bytes);  // bytes [from, from + bytes) to 0, in stream order
 
  private:
   DevicePool* pool_ = nullptr;

@@ -174,6 +174,18 @@ Tensor columns(const Tensor& x, int64_t first, int64_t count) {
   return out;
 }
 
+Tensor rows(const Tensor& x, int64_t first, int64_t count) {
+  checks::rows(x, first, count);
+  return Tensor({count, x.cols()}, std::vector<float>(x.row(first), x.row(first) + count * x.cols()));
+}
+
+Tensor stack_rows(std::span<const Tensor> parts) {
+  Tensor out({checks::stack_rows(parts), parts.front().cols()});
+  float* at = out.data.data();
+  for (const Tensor& p : parts) at = std::copy(p.data.begin(), p.data.end(), at);
+  return out;
+}
+
 Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   if (w.kind != model::StorageKind::plain || w.dtype != model::DType::f32)
     throw std::invalid_argument("linear_f32 '" + w.name + "': weight is not plain F32");

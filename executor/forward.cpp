@@ -223,12 +223,13 @@ Tensor Forward::per_sequence(const model::Op& a_op, const std::string& variant, 
   // One sequence (a decode step of one, a prompt): its rows are q's, and the result
   // is o as the kernel left it (on a device backend, where it lies).
   if (b.seqs.size() == 1 && q.rows() > 0) return call(0, q);
-  Tensor o({q.rows(), out_cols});
-  for (size_t i = 0; i < b.seqs.size(); ++i) {
-    const Tensor os = call(i, rows_of(q, b.offsets[i], b.offsets[i + 1]));
-    std::copy(os.data.begin(), os.data.end(), o.row(b.offsets[i]));
-  }
-  return o;
+  if (q.rows() == 0) return Tensor({0, out_cols});
+  // Several: each sequence's rows apart and the results stacked back, by the backend
+  // (where the tensors lie).
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < b.seqs.size(); ++i)
+    parts.push_back(call(i, be_.rows(q, b.offsets[i], b.offsets[i + 1] - b.offsets[i])));
+  return be_.stack_rows(parts);
 }
 
 Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {

@@ -23,12 +23,6 @@ inline model::Op one_expert(const model::Op& op) {
   o.experts = o.active_experts = 1;
   return o;
 }
-// Rows [lo, hi) of x as a tensor of their own.
-inline Tensor rows_of(const Tensor& x, int64_t lo, int64_t hi) {
-  std::vector<int64_t> shape = x.shape;
-  shape.front() = hi - lo;
-  return Tensor(shape, std::vector<float>(x.row(lo), x.row(lo) + (hi - lo) * x.cols()));
-}
 
 // The MLA latents' RMSNorms (q_a_layernorm, kv_a_layernorm) use 1e-6 whatever the config's
 // rms_norm_eps: the RMSNorm default in DeepSeek-V3's reference and in transformers'

@@ -83,7 +83,8 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
   const KernelEntry& ke = be_.kernel(OpKind::linear_attention, "gated_delta_net");
   const auto fn = std::get<LinearAttentionFn>(ke.fn);
   const int64_t layer = L.index - par_.first_layer;
-  Tensor o({h.rows(), p.value_heads * p.value_head_dim});
+  std::vector<Tensor> parts;  // each sequence's output rows, stacked by the backend
+  const bool one = b.seqs.size() == 1;
   for (size_t i = 0; i < b.seqs.size(); ++i) {
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
     // Not a structured binding: the timed lambda below captures `it` (C++20; clang 14 refuses).
@@ -96,16 +97,18 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
     LinearAttentionParams pi = p;
     LinearState next;
     pi.chunk = hi - lo > 1 ? 64 : 0;  // the reference: chunks of 64 for prompts, the recurrence for decode
-    const Tensor os = timer_.run(OpKey{&la, "gated_delta_net", {hi - lo, costed.n}, ke.cost(costed, {hi - lo})},
-                                 [&] {  // from the step's starting state each time: timing repeats the call
-                                   next = it->second;
-                                   return fn(rows_of(qkv, lo, hi), rows_of(z, lo, hi), rows_of(beta_in, lo, hi),
-                                             rows_of(a, lo, hi), w, next, pi);
-                                 });
+    const auto slice = [&](const Tensor& x) { return one ? Tensor() : be_.rows(x, lo, hi - lo); };
+    const Tensor qkv_s = slice(qkv), z_s = slice(z), beta_s = slice(beta_in), a_s = slice(a);
+    parts.push_back(timer_.run(OpKey{&la, "gated_delta_net", {hi - lo, costed.n}, ke.cost(costed, {hi - lo})},
+                               [&] {  // from the step's starting state each time: timing repeats the call
+                                 next = it->second;
+                                 return one ? fn(qkv, z, beta_in, a, w, next, pi)
+                                            : fn(qkv_s, z_s, beta_s, a_s, w, next, pi);
+                               }));
     it->second = std::move(next);
-    std::copy(os.data.begin(), os.data.end(), o.row(lo));
   }
-  return gemm(op(L, "out_proj"), o);
+  if (h.rows() == 0) return gemm(op(L, "out_proj"), Tensor({0, p.value_heads * p.value_head_dim}));
+  return gemm(op(L, "out_proj"), one ? parts.front() : be_.stack_rows(parts));
 }
 
 }  // namespace dayzero::executor

@@ -88,6 +88,23 @@ void columns(const Tensor& x, int64_t first, int64_t count) {
                                 x.shape_string());
 }
 
+void rows(const Tensor& x, int64_t first, int64_t count) {
+  if (x.shape.size() != 2 || first < 0 || count < 0 || first + count > x.rows())
+    throw std::invalid_argument("rows: [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " +
+                                x.shape_string());
+}
+
+int64_t stack_rows(std::span<const Tensor> parts) {
+  if (parts.empty()) throw std::invalid_argument("stack_rows: no parts");
+  int64_t total = 0;
+  for (const Tensor& p : parts) {
+    if (p.shape.size() != 2 || p.cols() != parts.front().cols())
+      throw std::invalid_argument("stack_rows: part " + p.shape_string() + " beside " + parts.front().shape_string());
+    total += p.rows();
+  }
+  return total;
+}
+
 void attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p) {
   if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
     throw std::invalid_argument("attention: " + dims(p) + ": kv heads must divide heads");

@@ -27,6 +27,8 @@ void rope(const Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::s
           const RopeTable& table);
 void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_name, const char* b_name);
 void columns(const Tensor& x, int64_t first, int64_t count);
+void rows(const Tensor& x, int64_t first, int64_t count);
+int64_t stack_rows(std::span<const Tensor> parts);  // the stacked rows
 void attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 void mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                    const StoredWeight& kv_b, const MlaParams& p);

@@ -58,6 +58,12 @@ void add_in_place(Tensor& x, const Tensor& y);
 // latent and rope key out of kv_a's output, a fused [gate | up] split); a range past
 // x's columns is std::invalid_argument.
 Tensor columns(const Tensor& x, int64_t first, int64_t count);
+// Rows [first, first + count) of a matrix x, as a tensor of their own; and matrices of
+// one width stacked row after row, in order: a batch's sequences taken apart for the
+// per-sequence kernels (attention, the indexer, the gated delta-net) and put back
+// together. Ranges outside x, and parts of other widths, are std::invalid_argument.
+Tensor rows(const Tensor& x, int64_t first, int64_t count);
+Tensor stack_rows(std::span<const Tensor> parts);
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV

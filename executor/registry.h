@@ -137,6 +137,13 @@ struct Backend {
   // kernel, so a run keeps it off but for the timer's repeats (the device's kernels run
   // asynchronously, the host queueing the next while one runs).
   void (*device_clock)(bool on) = nullptr;
+  // executor::rows' and stack_rows' contracts: a batch's per-sequence slices where they
+  // lie (on the device for a device backend: a multi-sequence step brought q back
+  // for every sequence's attention before, and sent the stacked result up again).
+  using RowsFn = Tensor (*)(const Tensor&, int64_t, int64_t);
+  RowsFn rows = &executor::rows;
+  using StackRowsFn = Tensor (*)(std::span<const Tensor>);
+  StackRowsFn stack_rows = &executor::stack_rows;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

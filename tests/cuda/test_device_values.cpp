@@ -71,6 +71,25 @@ TEST(CudaDeviceValues, KernelsChainedOnTheDeviceBringNothingBack) {
   EXPECT_EQ(staging::pool().live_bytes(DeviceUse::workspace), live);
 }
 
+// A batch's rows apart and back together on the device: the CPU's values exactly, and
+// nothing brought back until read.
+TEST(CudaDeviceValues, RowsAndStackRowsStayOnTheDevice) {
+  DAYZERO_NEED_GPU();
+  const executor::Backend& be = testing::fresh_cuda_backend();
+  Tensor x({5, 3});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data[static_cast<size_t>(i)] = static_cast<float>(i) - 2.5f;
+  Tensor on_device = x;
+  be.add(on_device, Tensor({5, 3}));  // + 0 on the device: its values live there now
+  const int64_t downloads = TensorValues::downloads();
+  const std::vector<Tensor> parts{be.rows(on_device, 3, 2), be.rows(on_device, 0, 1), be.rows(on_device, 5, 0)};
+  const Tensor stacked = be.stack_rows(parts);
+  EXPECT_EQ(TensorValues::downloads(), downloads) << "a slice came back to the host";
+  const std::vector<Tensor> host_parts{executor::rows(x, 3, 2), executor::rows(x, 0, 1), executor::rows(x, 5, 0)};
+  EXPECT_EQ(stacked.shape, (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(stacked.data, executor::stack_rows(host_parts).data);
+  EXPECT_THROW(be.rows(on_device, 4, 2), std::invalid_argument);
+}
+
 // The KV cache on the device holds the host's bits in every dtype: rows written at
 // slots (before and after the pool grows), read back, unwritten rows zero.
 TEST(CudaDeviceValues, KvStoreOnTheDeviceHoldsTheHostsBits) {

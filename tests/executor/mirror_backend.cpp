@@ -123,6 +123,16 @@ void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<co
 }
 
 void add(Tensor& x, const Tensor& y) { Stager<Backend::AddFn>::invoke(&add_in_place, x, y); }
+Tensor rows(const Tensor& x, int64_t first, int64_t count) {
+  return Stager<Backend::RowsFn>::invoke(&executor::rows, x, first, count);
+}
+Tensor stack_rows(std::span<const Tensor> parts) {  // each part read through the device
+  std::vector<Tensor> read;
+  for (const Tensor& p : parts) read.push_back(device_read(p));
+  Tensor out;
+  keep_on_device(out, executor::stack_rows(read));
+  return out;
+}
 Tensor columns(const Tensor& x, int64_t first, int64_t count) {
   return Stager<Backend::ColumnsFn>::invoke(&executor::columns, x, first, count);
 }
@@ -165,6 +175,8 @@ const Backend& mirror_backend() {
     b.rope = &rope;
     b.add = &add;
     b.columns = &columns;
+    b.rows = &rows;
+    b.stack_rows = &stack_rows;
     b.make_kv_store = &make_kv_store;
     register_backend(b);
     return true;

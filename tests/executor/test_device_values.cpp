@@ -153,5 +153,56 @@ TEST(MirrorGolden, ShardedRunsOnTheDeviceEqualOneRank) {
   }
 }
 
+// A batch of sequences of different lengths, prefill chunked across them: the
+// per-sequence kernels get their rows through Backend::rows and their results are
+// stacked by Backend::stack_rows, so that on a device backend nothing but the logits
+// comes back (before: q and every sequence's result, each step and layer). Bit for bit
+// the CPU's, on the families whose per-sequence kernels differ (GQA with sinks, MLA
+// with the indexer, the gated delta-net).
+TEST(MirrorBatch, SequencesApartAndTogetherOnTheDeviceGiveTheCpusBits) {
+  testing::mirror_backend();
+  for (const char* family : {"llama", "gpt_oss", "glm_moe_dsa", "qwen3_5_moe"}) {
+    const std::string dir = testing::tiny_dir(family);
+    const model::Model m = model::load_model(dir);
+    const auto g = testing::read_golden(dir);
+    const std::vector<std::vector<int64_t>> prompts{
+        g.prompt, {g.prompt.begin(), g.prompt.begin() + 3}, {g.prompt.rbegin(), g.prompt.rend()}};
+    const auto run = [&](const char* backend) {
+      SelfCommunicator comm;
+      RunnerOptions o;
+      o.backend = backend;
+      plan::Plan p;
+      p.model = m.config.source;
+      p.dtypes.kv_cache = plan::KvDtype::fp32;
+      p.kv_block_tokens = 4;
+      p.prefill_chunk_tokens = 5;
+      Runner runner(m, p, comm, dir, o);
+      return runner.run(prompts, 3);
+    };
+    const RunResult cpu = run("cpu");
+    const int64_t downloads = TensorValues::downloads();
+    const RunResult dev = run("cpu-mirror");
+    const int64_t brought = TensorValues::downloads() - downloads;
+    ASSERT_EQ(cpu.sequences.size(), dev.sequences.size()) << family;
+    const int64_t steps = 3;  // decode steps, each one logits tensor
+    for (size_t i = 0; i < cpu.sequences.size(); ++i) {
+      const SequenceResult &a = cpu.sequences[i], &b = dev.sequences[i];
+      EXPECT_EQ(a.tokens, b.tokens) << family << " sequence " << i;
+      EXPECT_EQ(a.prefill_logits.data, b.prefill_logits.data) << family << " sequence " << i;
+      ASSERT_EQ(a.decode_logits.size(), b.decode_logits.size()) << family;
+      for (size_t s = 0; s < a.decode_logits.size(); ++s)
+        EXPECT_EQ(a.decode_logits[s].data, b.decode_logits[s].data) << family << " sequence " << i << " step " << s;
+    }
+    const auto total = static_cast<int64_t>(prompts[0].size() + prompts[1].size() + prompts[2].size());
+    const int64_t chunks = (total + 4) / 5;
+    std::printf("%s, 3 sequences on cpu-mirror: %lld values brought back (%lld steps)\n", family,
+                static_cast<long long>(brought), static_cast<long long>(chunks + steps));
+    // A dense model brings back the logits of each step and nothing else (before the row
+    // ops: every layer's q and each sequence's attention result as well); the MoE
+    // families' expert exchange is still host glue (its routed rows come back).
+    if (std::string(family) == "llama") EXPECT_EQ(brought, chunks + steps);
+  }
+}
+
 }  // namespace
 }  // namespace dayzero::executor

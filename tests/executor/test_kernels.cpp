@@ -308,4 +308,28 @@ TEST(Kernels, ColumnsCopiesARangeOfEveryRow) {
   EXPECT_THROW(columns(x, -1, 1), std::invalid_argument);
 }
 
+// A batch's rows apart and back together: hand-computed, and what does not fit is an
+// error naming the shapes.
+TEST(Kernels, RowsAndStackRowsTakeABatchApartAndBack) {
+  const Tensor x({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor a = rows(x, 0, 1), b = rows(x, 1, 2);
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(b.data, (std::vector<float>{3, 4, 5, 6}));
+  EXPECT_EQ(rows(x, 3, 0).numel(), 0);
+  const std::vector<Tensor> parts{b, a};
+  const Tensor s = stack_rows(parts);
+  EXPECT_EQ(s.shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(s.data, (std::vector<float>{3, 4, 5, 6, 1, 2}));
+  EXPECT_THROW(rows(x, 2, 2), std::invalid_argument);
+  EXPECT_THROW(rows(x, -1, 1), std::invalid_argument);
+  const std::vector<Tensor> uneven{a, Tensor({1, 3})};
+  try {
+    stack_rows(uneven);
+    ADD_FAILURE() << "parts of two widths stacked";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[1, 3]"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(stack_rows(std::span<const Tensor>()), std::invalid_argument);
+}
+
 }  // namespace dayzero::executor
