@@ -169,12 +169,16 @@ Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& co
     timed_world_->send(x.data, r + rps);
     return {};
   }
-  if (keep) {
+  if (keep) {  // the rows whose logits pick tokens, taken where x lies (the backend's row ops)
     if (keep->empty()) return {};
-    Tensor picked({static_cast<int64_t>(keep->size()), x.cols()});
-    for (size_t i = 0; i < keep->size(); ++i)
-      std::copy_n(x.row((*keep)[i]), x.cols(), picked.row(static_cast<int64_t>(i)));
-    x = std::move(picked);
+    std::vector<Tensor> picked;  // a run of consecutive rows at a time (a decode batch: one run)
+    for (size_t i = 0, j = 0; i < keep->size(); i = j) {
+      for (j = i + 1; j < keep->size() && (*keep)[j] == (*keep)[j - 1] + 1;) ++j;
+      const int64_t first = (*keep)[i], count = static_cast<int64_t>(j - i);
+      if (first == 0 && count == x.rows()) break;  // every row, in order: x as it is
+      picked.push_back(backend_->rows(x, first, count));
+    }
+    if (!picked.empty()) x = picked.size() == 1 ? std::move(picked.front()) : backend_->stack_rows(picked);
   }
   return forward_->head(std::move(x));
 }

@@ -153,6 +153,36 @@ TEST(MirrorGolden, ShardedRunsOnTheDeviceEqualOneRank) {
   }
 }
 
+// A run that keeps only the logits that pick tokens (`dayzero run` without
+// --check-precision) takes the prompt's last row where the hidden states lie: nothing
+// but each step's logits comes back (the H200 run brought the whole prompt's hidden
+// states back to pick one row: 16 MB at 1,024 tokens of Llama-3.1-8B).
+TEST(MirrorGolden, PickingTheLastRowsBringsBackOnlyTheLogits) {
+  testing::mirror_backend();
+  for (const char* family : {"llama", "deepseek_v3"}) {
+    const std::string dir = testing::tiny_dir(family);
+    const model::Model m = model::load_model(dir);
+    const auto g = testing::read_golden(dir);
+    const auto run = [&](const char* backend) {
+      SelfCommunicator comm;
+      RunnerOptions o;
+      o.backend = backend;
+      o.keep_logits = false;
+      plan::Plan p;
+      p.model = m.config.source;
+      p.dtypes.kv_cache = plan::KvDtype::fp32;
+      Runner runner(m, p, comm, dir, o);
+      return runner.run(g.prompt, 3);
+    };
+    const RunResult cpu = run("cpu");
+    const int64_t downloads = TensorValues::downloads();
+    const RunResult dev = run("cpu-mirror");
+    EXPECT_EQ(cpu.sequences.at(0).tokens, dev.sequences.at(0).tokens) << family;
+    if (std::string(family) == "llama")  // dense: the prefill's logits row and 3 decode steps'
+      EXPECT_EQ(TensorValues::downloads() - downloads, 1 + 3) << family;
+  }
+}
+
 // A batch of sequences of different lengths, prefill chunked across them: the
 // per-sequence kernels get their rows through Backend::rows and their results are
 // stacked by Backend::stack_rows, so that on a device backend nothing but the logits
