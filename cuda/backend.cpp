@@ -151,6 +151,16 @@ Tensor stack_rows(std::span<const Tensor> parts) {
   return staging::result({total, cols}, std::move(out));
 }
 
+// Rows by index on the device (the embedding gather's kernel, x as the table).
+Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
+  executor::checks::gather_rows(x, indices);
+  const auto n = static_cast<int64_t>(indices.size());
+  if (n * x.cols() == 0) return Tensor({n, x.cols()});
+  DeviceBuffer out = scratch(n * x.cols());
+  embedding_f32(staging::on_device(x), x.rows(), x.cols(), upload(indices), n, out);
+  return staging::result({n, x.cols()}, std::move(out));
+}
+
 void add(Tensor& x, const Tensor& y) {
   executor::checks::same_shape(x, y, "add", "x", "y");
   if (x.numel() == 0) return;
@@ -258,7 +268,7 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
                               &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
-                              &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows});
+                              &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows});
 }
 
 }  // namespace dayzero::cuda

@@ -186,6 +186,14 @@ Tensor stack_rows(std::span<const Tensor> parts) {
   return out;
 }
 
+Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
+  checks::gather_rows(x, indices);
+  Tensor out({static_cast<int64_t>(indices.size()), x.cols()});
+  for (size_t i = 0; i < indices.size(); ++i)
+    std::copy_n(x.row(indices[i]), x.cols(), out.row(static_cast<int64_t>(i)));
+  return out;
+}
+
 Tensor linear_f32(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   if (w.kind != model::StorageKind::plain || w.dtype != model::DType::f32)
     throw std::invalid_argument("linear_f32 '" + w.name + "': weight is not plain F32");

@@ -135,6 +135,14 @@ class Forward {
   // out[t] += w y over slots, in fixed orders: this rank's rows of the layer's routed output.
   Tensor combine(const model::Layer& L, const Tensor& h, const Routing& r, const Dispatch& d, const Tensor& y);
   Tensor experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden);  // forward_moe.cpp
+  // A stage of one rank (every expert here, no exchange): the pairs sorted by expert and
+  // back where h lies (Backend::gather_rows), the same rows through the same experts and
+  // the same combine as dispatch / experts / combine, so the same bits.
+  Tensor moe_local(const model::Layer& L, const Tensor& h, const Routing& r);
+  // out[t] += w_p ypairs[p] for pair p of token rows[p] (the moe_combine op, timed):
+  // this rank's rows [own_lo, own_hi) of the layer's routed output, zeros elsewhere.
+  Tensor weighted_sum(const model::Layer& L, const Tensor& h, const Tensor& ypairs, const std::vector<int64_t>& rows,
+                      const std::vector<float>& weights, int64_t own_lo, int64_t own_hi);
   Tensor expert(const model::Layer& L, const Tensor& xe, int64_t e);
   Tensor activation(const model::Op& op, const Tensor& gate, const Tensor& up);
   // TP: output features [lo, hi) of rank `rank` of `size` for an op split by outputs

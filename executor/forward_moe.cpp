@@ -88,9 +88,14 @@ Tensor Forward::experts(const model::Layer& L, const std::vector<float>& rows, i
 
 Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
   const Routing r = routing(L, h);
-  const Dispatch d = dispatch(h, r);
-  const Tensor y = experts(L, d.received, h.cols());
-  Tensor out = combine(L, h, r, d, y);
+  Tensor out;
+  if (par_.stage_size == 1) {
+    out = moe_local(L, h, r);
+  } else {
+    const Dispatch d = dispatch(h, r);
+    const Tensor y = experts(L, d.received, h.cols());
+    out = combine(L, h, r, d, y);
+  }
   if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(out.data);  // every TP rank gets every row
   if (m_.config.moe.num_shared_experts == 0) return out;
   Tensor shared = mlp(L, h, "shared_experts.");
@@ -197,12 +202,51 @@ Tensor Forward::combine(const model::Layer& L, const Tensor& h, const Routing& r
     rows[static_cast<size_t>(p)] = own_lo + p / K;
     weights[static_cast<size_t>(p)] = r.weights[static_cast<size_t>(own_lo * K + p)];
   }
+  return weighted_sum(L, h, ypairs, rows, weights, own_lo, own_hi);
+}
+
+Tensor Forward::weighted_sum(const model::Layer& L, const Tensor& h, const Tensor& ypairs,
+                             const std::vector<int64_t>& rows, const std::vector<float>& weights, int64_t own_lo,
+                             int64_t own_hi) {
   const model::Op& comb = op(L, "moe_combine");
   const CombineFn combine_fn = be_.fn<CombineFn>(OpKind::moe_combine, "weighted_sum");
   Tensor out(h.shape);
-  timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, H}, op_cost(comb, {own_hi - own_lo})}, out,
+  timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, h.cols()}, op_cost(comb, {own_hi - own_lo})}, out,
                      [&](Tensor& o) { combine_fn(o, ypairs, rows, weights); });
   return out;
+}
+
+// The pairs (t, k) in expert order by a stable counting sort: within an expert in pair
+// order, which is the order `experts` receives them in from a one-rank dispatch.
+Tensor Forward::moe_local(const model::Layer& L, const Tensor& h, const Routing& r) {
+  const int64_t T = h.rows(), K = r.top_k, E = m_.config.moe.num_experts, pairs = T * K;
+  if (pairs == 0) return Tensor(h.shape);
+  std::vector<int64_t> start(static_cast<size_t>(E) + 1, 0);
+  for (int64_t p = 0; p < pairs; ++p) {
+    const int64_t e = r.experts[static_cast<size_t>(p)];
+    if (e < 0 || e >= E)
+      throw std::logic_error("router chose expert " + std::to_string(e) + " of " + std::to_string(E));
+    ++start[static_cast<size_t>(e) + 1];
+  }
+  for (size_t e = 0; e < static_cast<size_t>(E); ++e) start[e + 1] += start[e];
+  std::vector<int64_t> next(start.begin(), start.end() - 1), token_at(static_cast<size_t>(pairs)),
+      place(static_cast<size_t>(pairs));
+  for (int64_t p = 0; p < pairs; ++p) {
+    const int64_t at = next[static_cast<size_t>(r.experts[static_cast<size_t>(p)])]++;
+    token_at[static_cast<size_t>(at)] = p / K;
+    place[static_cast<size_t>(p)] = at;
+  }
+  const Tensor sorted = be_.gather_rows(h, token_at);
+  std::vector<Tensor> outs;  // experts in index order
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t lo = start[static_cast<size_t>(e)], n = start[static_cast<size_t>(e) + 1] - lo;
+    if (n > 0) outs.push_back(expert(L, be_.rows(sorted, lo, n), e));
+  }
+  const Tensor y = outs.size() == 1 ? std::move(outs.front()) : be_.stack_rows(outs);
+  std::vector<int64_t> rows(static_cast<size_t>(pairs));
+  for (int64_t p = 0; p < pairs; ++p) rows[static_cast<size_t>(p)] = p / K;
+  const std::vector<float> weights(r.weights.begin(), r.weights.begin() + pairs);
+  return weighted_sum(L, h, be_.gather_rows(y, place), rows, weights, 0, T);
 }
 
 }  // namespace dayzero::executor

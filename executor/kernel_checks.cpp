@@ -105,6 +105,13 @@ int64_t stack_rows(std::span<const Tensor> parts) {
   return total;
 }
 
+void gather_rows(const Tensor& x, std::span<const int64_t> indices) {
+  if (x.shape.size() != 2) throw std::invalid_argument("gather_rows: " + x.shape_string() + " is not a matrix");
+  for (const int64_t i : indices)
+    if (i < 0 || i >= x.rows())
+      throw std::invalid_argument("gather_rows: row " + std::to_string(i) + " of " + x.shape_string());
+}
+
 void attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p) {
   if (p.heads <= 0 || p.kv_heads <= 0 || p.heads % p.kv_heads != 0)
     throw std::invalid_argument("attention: " + dims(p) + ": kv heads must divide heads");

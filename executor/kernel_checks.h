@@ -29,6 +29,7 @@ void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_
 void columns(const Tensor& x, int64_t first, int64_t count);
 void rows(const Tensor& x, int64_t first, int64_t count);
 int64_t stack_rows(std::span<const Tensor> parts);  // the stacked rows
+void gather_rows(const Tensor& x, std::span<const int64_t> indices);
 void attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 void mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                    const StoredWeight& kv_b, const MlaParams& p);

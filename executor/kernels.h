@@ -64,6 +64,10 @@ Tensor columns(const Tensor& x, int64_t first, int64_t count);
 // together. Ranges outside x, and parts of other widths, are std::invalid_argument.
 Tensor rows(const Tensor& x, int64_t first, int64_t count);
 Tensor stack_rows(std::span<const Tensor> parts);
+// Rows indices[i] of a matrix x, in that order, as [indices, cols] (a MoE layer's
+// tokens sorted by expert, and the experts' outputs back); an index outside x is
+// std::invalid_argument.
+Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices);
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV

@@ -144,6 +144,8 @@ struct Backend {
   RowsFn rows = &executor::rows;
   using StackRowsFn = Tensor (*)(std::span<const Tensor>);
   StackRowsFn stack_rows = &executor::stack_rows;
+  using GatherRowsFn = Tensor (*)(const Tensor&, std::span<const int64_t>);
+  GatherRowsFn gather_rows = &executor::gather_rows;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

@@ -88,6 +88,11 @@ TEST(CudaDeviceValues, RowsAndStackRowsStayOnTheDevice) {
   EXPECT_EQ(stacked.shape, (std::vector<int64_t>{3, 3}));
   EXPECT_EQ(stacked.data, executor::stack_rows(host_parts).data);
   EXPECT_THROW(be.rows(on_device, 4, 2), std::invalid_argument);
+  const std::vector<int64_t> order{4, 0, 0, 2};  // a MoE layer's pairs by expert: rows repeat
+  const Tensor gathered = be.gather_rows(on_device, order);
+  EXPECT_EQ(TensorValues::downloads(), downloads + 1) << "the gather came back to the host";
+  EXPECT_EQ(gathered.data, executor::gather_rows(x, order).data);
+  EXPECT_THROW(be.gather_rows(on_device, std::vector<int64_t>{5}), std::invalid_argument);
 }
 
 // The KV cache on the device holds the host's bits in every dtype: rows written at

@@ -126,6 +126,9 @@ void add(Tensor& x, const Tensor& y) { Stager<Backend::AddFn>::invoke(&add_in_pl
 Tensor rows(const Tensor& x, int64_t first, int64_t count) {
   return Stager<Backend::RowsFn>::invoke(&executor::rows, x, first, count);
 }
+Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
+  return Stager<Backend::GatherRowsFn>::invoke(&executor::gather_rows, x, indices);
+}
 Tensor stack_rows(std::span<const Tensor> parts) {  // each part read through the device
   std::vector<Tensor> read;
   for (const Tensor& p : parts) read.push_back(device_read(p));
@@ -177,6 +180,7 @@ const Backend& mirror_backend() {
     b.columns = &columns;
     b.rows = &rows;
     b.stack_rows = &stack_rows;
+    b.gather_rows = &gather_rows;
     b.make_kv_store = &make_kv_store;
     register_backend(b);
     return true;
