@@ -36,6 +36,9 @@ __global__ void fp8_block_gemv_kernel(const uint16_t* x, int m, const uint8_t* c
   float acc[kFp8GemvRows] = {};
   const uint8_t* w = codes + row * k;
   const float* row_scales = scales + (row / block_rows) * scale_cols;
+  // Unrolled so that each lane has several of its row's 16-byte loads in flight (the sums
+  // keep their order): the H200 run's FP8 decode GEMMs reached 26-34 % of the copy rate.
+#pragma unroll 4
   for (int64_t k0 = static_cast<int64_t>(lane) * kCodesPerLane; k0 < k; k0 += 32 * kCodesPerLane) {
     const uint4 packed = __ldg(reinterpret_cast<const uint4*>(w + k0));
     const float s = __ldg(row_scales + k0 / block_cols);
