@@ -151,6 +151,14 @@ Tensor stack_rows(std::span<const Tensor> parts) {
   return staging::result({total, cols}, std::move(out));
 }
 
+Tensor zeros(std::vector<int64_t> shape) {
+  const int64_t n = executor::shape_elems(shape);
+  if (n == 0) return Tensor(std::move(shape));
+  DeviceBuffer out = scratch(n);
+  out.zero(0, static_cast<size_t>(n) * sizeof(float));
+  return staging::result(std::move(shape), std::move(out));
+}
+
 // Rows by index on the device (the embedding gather's kernel, x as the table).
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
   executor::checks::gather_rows(x, indices);
@@ -268,7 +276,8 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
                               &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
-                              &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows});
+                              &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows,
+                              &cuda::zeros});
 }
 
 }  // namespace dayzero::cuda

@@ -186,6 +186,8 @@ Tensor stack_rows(std::span<const Tensor> parts) {
   return out;
 }
 
+Tensor zeros(std::vector<int64_t> shape) { return Tensor(std::move(shape)); }
+
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
   checks::gather_rows(x, indices);
   Tensor out({static_cast<int64_t>(indices.size()), x.cols()});

@@ -210,7 +210,7 @@ Tensor Forward::weighted_sum(const model::Layer& L, const Tensor& h, const Tenso
                              int64_t own_hi) {
   const model::Op& comb = op(L, "moe_combine");
   const CombineFn combine_fn = be_.fn<CombineFn>(OpKind::moe_combine, "weighted_sum");
-  Tensor out(h.shape);
+  Tensor out = be_.zeros(h.shape);
   timer_.run_inplace(OpKey{&comb, "weighted_sum", {own_hi - own_lo, h.cols()}, op_cost(comb, {own_hi - own_lo})}, out,
                      [&](Tensor& o) { combine_fn(o, ypairs, rows, weights); });
   return out;

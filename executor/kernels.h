@@ -68,6 +68,8 @@ Tensor stack_rows(std::span<const Tensor> parts);
 // tokens sorted by expert, and the experts' outputs back); an index outside x is
 // std::invalid_argument.
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices);
+// A tensor of zeros (an accumulator a kernel adds into, as the MoE combine does).
+Tensor zeros(std::vector<int64_t> shape);
 void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV

@@ -146,6 +146,11 @@ struct Backend {
   StackRowsFn stack_rows = &executor::stack_rows;
   using GatherRowsFn = Tensor (*)(const Tensor&, std::span<const int64_t>);
   GatherRowsFn gather_rows = &executor::gather_rows;
+  // executor::zeros: made where the kernels that add into it run (a device backend's
+  // memory set to zero there; uploading the host's zeros sent a prefill's whole hidden
+  // state up for each MoE layer's combine).
+  using ZerosFn = Tensor (*)(std::vector<int64_t>);
+  ZerosFn zeros = &executor::zeros;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

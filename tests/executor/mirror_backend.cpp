@@ -126,6 +126,11 @@ void add(Tensor& x, const Tensor& y) { Stager<Backend::AddFn>::invoke(&add_in_pl
 Tensor rows(const Tensor& x, int64_t first, int64_t count) {
   return Stager<Backend::RowsFn>::invoke(&executor::rows, x, first, count);
 }
+Tensor zeros(std::vector<int64_t> shape) {  // made on the device: nothing uploaded
+  Tensor out;
+  keep_on_device(out, executor::zeros(std::move(shape)));
+  return out;
+}
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
   return Stager<Backend::GatherRowsFn>::invoke(&executor::gather_rows, x, indices);
 }
@@ -181,6 +186,7 @@ const Backend& mirror_backend() {
     b.rows = &rows;
     b.stack_rows = &stack_rows;
     b.gather_rows = &gather_rows;
+    b.zeros = &zeros;
     b.make_kv_store = &make_kv_store;
     register_backend(b);
     return true;
