@@ -277,7 +277,7 @@ void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
                               &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
                               &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows,
-                              &cuda::zeros});
+                              &cuda::zeros, &begin_kernel_span, &end_kernel_span});
 }
 
 }  // namespace dayzero::cuda

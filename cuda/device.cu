@@ -82,6 +82,27 @@ KernelClock::~KernelClock() {
 
 void set_kernel_clock(bool on) { detail::t_clock_on = on; }
 
+namespace {
+thread_local cudaEvent_t t_span_start = nullptr, t_span_stop = nullptr;
+}  // namespace
+
+void begin_kernel_span() {
+  if (!t_span_start) {
+    detail::check(cudaEventCreate(&t_span_start), "cudaEventCreate");
+    detail::check(cudaEventCreate(&t_span_stop), "cudaEventCreate");
+  }
+  detail::check(cudaEventRecord(t_span_start, nullptr), "cudaEventRecord");
+}
+
+double end_kernel_span() {
+  if (!t_span_start) throw CudaError("end_kernel_span: no span begun on this thread");
+  float ms = 0;
+  detail::check(cudaEventRecord(t_span_stop, nullptr), "cudaEventRecord");
+  detail::check(cudaEventSynchronize(t_span_stop), "cudaEventSynchronize");
+  detail::check(cudaEventElapsedTime(&ms, t_span_start, t_span_stop), "cudaEventElapsedTime");
+  return static_cast<double>(ms) * 1e-3;
+}
+
 double take_kernel_seconds() {
   const double s = detail::t_kernel_seconds;
   detail::t_kernel_seconds = 0;

@@ -40,6 +40,10 @@ double take_kernel_seconds();
 // queues the next while the device works. A run turns it on only for the op timer's
 // timed repeats (executor Backend::device_clock).
 void set_kernel_clock(bool on);
+// Back-to-back timing on this thread's legacy stream: a mark (an event), then the
+// seconds from it to the end of what is queued after it (the event waited for).
+void begin_kernel_span();
+double end_kernel_span();
 
 // A CUDA runtime call that failed: the call and the runtime's message.
 class CudaError : public std::runtime_error {

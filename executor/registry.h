@@ -151,6 +151,10 @@ struct Backend {
   // state up for each MoE layer's combine).
   using ZerosFn = Tensor (*)(std::vector<int64_t>);
   ZerosFn zeros = &executor::zeros;
+  // Back-to-back op timing, or nulls (OpTimer::set_device_span): a mark in the device's
+  // queue, then the seconds from it to the end of what is queued (waiting for it).
+  void (*device_span_begin)() = nullptr;
+  double (*device_span_end)() = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

@@ -91,6 +91,7 @@ Runner::Runner(const model::Model& m, const plan::Plan& plan, Communicator& comm
       backend_->kernel(v.kind, v.variant);
     if (backend_->begin_run) backend_->begin_run();  // e.g. no GPU: fails here, on every rank alike
     timer_.set_device_clock(backend_->device_seconds, backend_->device_clock);
+    timer_.set_device_span(backend_->device_span_begin, backend_->device_span_end);
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -1,10 +1,12 @@
 // SelfCommunicator, the OpTimer, and the Measurements JSON of a timed run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <thread>
 
 #include "core/error.h"
@@ -143,6 +145,41 @@ TEST(OpTimer, TheDeviceClockIsOnOnlyForTheTimedRepeats) {
   t.run(OpKey{&op, "f32", {1, 8}, {}}, call);  // timed already: once, untimed
   EXPECT_EQ(seen, (std::vector<bool>{false, true, true, true, false}));
   EXPECT_FALSE(g_clock_on);
+}
+
+// Back to back: an op's repeats queue between one mark and one wait (the launches overlap
+// the kernels, as in a run); its time is the span over the count, its min that mean. An
+// in-place op keeps its per-repeat clock (its resets copy between repeats).
+std::vector<std::string> g_span_log;
+void fake_span_begin() { g_span_log.push_back("begin"); }
+double fake_span_end() {
+  g_span_log.push_back("end");
+  return 0.012;  // 3 repeats: 4 ms each
+}
+
+TEST(OpTimer, ADeviceSpanTimesTheRepeatsBackToBack) {
+  model::Op op;
+  op.name = "gate_proj";
+  OpTimer t(3);
+  g_clock_on = true;
+  t.set_device_clock(&fake_device_clock, &fake_clock_switch);
+  t.set_device_span(&fake_span_begin, &fake_span_end);
+  g_span_log.clear();
+  t.run(OpKey{&op, "bf16", {1, 8}, {}}, [&] {
+    g_span_log.push_back(g_clock_on ? "call, clock on" : "call");
+    return 0;
+  });
+  EXPECT_EQ(g_span_log, (std::vector<std::string>{"call", "begin", "call", "call", "call", "end"}));
+  const auto r = t.results();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].iterations, 3);
+  EXPECT_DOUBLE_EQ(r[0].mean_s, 0.004);
+  EXPECT_DOUBLE_EQ(r[0].min_s, 0.004);
+  g_span_log.clear();
+  Tensor x({1, 2}, {1, 2});
+  t.run_inplace(OpKey{&op, "rms", {1, 2}, {}}, x, [](Tensor&) { g_span_log.push_back("in place"); });
+  EXPECT_EQ(std::count(g_span_log.begin(), g_span_log.end(), "begin"), 0) << "an in-place op's repeats spanned";
+  EXPECT_EQ(g_span_log.size(), 4u);  // 3 repeats and the real call
 }
 
 // A device backend's memory (pool peak, device in use) travels with the rank's memory;
