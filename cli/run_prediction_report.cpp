@@ -29,7 +29,7 @@ const char* category_label(simulate::MemoryCategory c) {
 }
 
 // A device run's weights and kernels' buffers on the device beside the ledger's weights
-// and activations for the rank (stage 1 keeps the KV cache on the host); errors take the
+// and activations for the rank (the KV cache is in the table above); errors take the
 // ledger table's sign: predicted against measured (simulate::error_pct).
 struct DeviceMemoryRow {
   int rank = 0;
@@ -80,7 +80,8 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
   for (const auto& r : in.run.measurements.ranks) {
     if (r.memory.on_device()) {  // compare_memory took the device's figures
       out << "  rank " << r.rank << " ran on a device: its weights, activations and runtime above are the "
-          << "device's (runtime: in use beyond the pool's blocks), its KV cache the host's (stage 1)\n";
+          << "device's (runtime: in use beyond the pool's blocks), its KV cache "
+          << (r.memory.device_kv_bytes > 0 ? "the device's pools" : "the executor's blocks") << "\n";
       continue;
     }
     out << "  rank " << r.rank << ": resident set high-water " << with_commas(r.memory.rss_hwm_bytes)

@@ -75,6 +75,7 @@ executor::Backend::DeviceMemory device_memory() {
   m.pool_peak_bytes = context().pool.peak_bytes();
   m.weights_bytes = context().pool.live_bytes(DeviceUse::weights);
   m.workspace_peak_bytes = context().pool.peak_bytes(DeviceUse::workspace);
+  m.kv_cache_peak_bytes = context().pool.peak_bytes(DeviceUse::kv_cache);
   m.used_bytes = device_used_bytes(context().pool.device());
   m.cached_bytes = context().pool.cached_bytes();
   m.runtime_bytes = std::max<int64_t>(0, m.used_bytes - context().pool.live_bytes() - m.cached_bytes);

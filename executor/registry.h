@@ -105,6 +105,7 @@ struct Backend {
     int64_t pool_peak_bytes = 0;       // the most the backend's pool held at once
     int64_t weights_bytes = 0;         // of it, the run's weights on the device (held for the run)
     int64_t workspace_peak_bytes = 0;  // the most the kernels' inputs, outputs and workspace held at once
+    int64_t kv_cache_peak_bytes = 0;   // the most the KV cache's pools held at once (Backend::make_kv_store)
     int64_t used_bytes = 0;            // the device's memory in use (every process's, contexts included)
     int64_t cached_bytes = 0;          // freed kernel buffers the pool keeps for reuse
     // In use beyond the pool's live and cached blocks: the CUDA context, the libraries'

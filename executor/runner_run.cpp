@@ -67,6 +67,15 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
     rep.kv_ids.push_back(forward_->add_sequence());
   }
   rep.next.assign(rep.sequences.size(), 0);
+  // The run's KV blocks at once, exactly (each sequence's prompt and fed tokens, in whole
+  // blocks), as the engines allocate their pools before serving: a device's pools grown a
+  // block at a time would hold up to half again what the run used.
+  int64_t blocks = 0;
+  for (int64_t i : rep.sequences) {
+    const auto tokens = static_cast<int64_t>(prompts[static_cast<size_t>(i)].size()) + decode_steps;
+    blocks += (tokens + plan_.kv_block_tokens - 1) / plan_.kv_block_tokens;
+  }
+  forward_->preallocate_kv(blocks);
   for (int pass = 0; pass < options_.warmup_passes; ++pass) warm_up(prompts, n_chunks, decode_steps);
   const double prefill_s = prefill(prompts, n_chunks, rep, res.sequences);
   const std::vector<double> decode_s = decode(n_seq, decode_steps, rep, res.sequences);
@@ -257,6 +266,7 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
     rm.memory.device_pool_peak_bytes = d.pool_peak_bytes;
     rm.memory.device_weights_bytes = d.weights_bytes;
     rm.memory.device_workspace_peak_bytes = d.workspace_peak_bytes;
+    rm.memory.device_kv_bytes = d.kv_cache_peak_bytes;
     rm.memory.device_used_bytes = d.used_bytes;
     rm.memory.device_cached_bytes = d.cached_bytes;
     rm.memory.device_runtime_bytes = d.runtime_bytes;

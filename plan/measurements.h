@@ -89,6 +89,9 @@ struct MemoryUse {
   // workspace). Stage 1 keeps the KV cache on the host: none of it is on the device.
   int64_t device_weights_bytes = 0;
   int64_t device_workspace_peak_bytes = 0;
+  // The most the KV cache's pools held on the device (a device backend's stores; 0 where
+  // the cache is the host's, and in runs before 2026-12-04).
+  int64_t device_kv_bytes = 0;
   // At the run's end: the freed kernel buffers the pool keeps for reuse, and what the
   // device had in use beyond the pool's live and cached blocks (the CUDA context, the
   // libraries' kernels and handles: the runtime on the device). 0 in runs before 2026-12-04.
@@ -97,7 +100,8 @@ struct MemoryUse {
   // The categories as the device holds them, for a device run: the weights and kernels'
   // buffers from the pool, the runtime from the device (device_runtime_bytes; in runs
   // without it, in use less the weights), and the KV cache, communication buffers as
-  // measured on the host (stage 1 keeps the KV cache there).
+  // counted by the executor (the KV cache: its blocks, or the device's pools where
+  // device_kv_bytes says what they held).
   bool on_device() const { return device_pool_peak_bytes > 0; }
   int64_t device_runtime_or_estimate() const {
     return device_runtime_bytes > 0 ? device_runtime_bytes

@@ -113,6 +113,7 @@ json memory_to_json(const MemoryUse& m) {
     j["device_used_bytes"] = m.device_used_bytes;
     j["device_weights_bytes"] = m.device_weights_bytes;
     j["device_workspace_peak_bytes"] = m.device_workspace_peak_bytes;
+    j["device_kv_bytes"] = m.device_kv_bytes;
     j["device_cached_bytes"] = m.device_cached_bytes;
     j["device_runtime_bytes"] = m.device_runtime_bytes;
   }
@@ -183,6 +184,7 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
   m.device_used_bytes = f.opt_int("device_used_bytes", 0, 0, kMaxMemoryBytes);
   m.device_weights_bytes = f.opt_int("device_weights_bytes", 0, 0, kMaxMemoryBytes);
   m.device_workspace_peak_bytes = f.opt_int("device_workspace_peak_bytes", 0, 0, kMaxMemoryBytes);
+  m.device_kv_bytes = f.opt_int("device_kv_bytes", 0, 0, kMaxMemoryBytes);            // absent before 2026-12-04
   m.device_cached_bytes = f.opt_int("device_cached_bytes", 0, 0, kMaxMemoryBytes);    // absent before 2026-12-04
   m.device_runtime_bytes = f.opt_int("device_runtime_bytes", 0, 0, kMaxMemoryBytes);  // absent before 2026-12-04
   // Both are parts of the pool: neither can exceed its peak.
@@ -193,6 +195,9 @@ MemoryUse memory_from_json(const json& j, const std::string& file, const std::st
     f.fail("device_workspace_peak_bytes", "exceeds device_pool_peak_bytes (" +
                                               std::to_string(m.device_pool_peak_bytes) +
                                               "): the kernels' buffers are part of the pool");
+  if (m.device_kv_bytes > m.device_pool_peak_bytes)
+    f.fail("device_kv_bytes", "exceeds device_pool_peak_bytes (" + std::to_string(m.device_pool_peak_bytes) +
+                                  "): the KV cache's pools on the device are part of the pool");
   allow(f, {"peak_bytes"});
   f.reject_unknown();
   return m;

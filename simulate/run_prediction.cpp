@@ -43,11 +43,12 @@ std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const 
     const bool dev = u.on_device();
     const int64_t weights = dev ? u.device_weights_bytes : u.weights_bytes,
                   activations = dev ? u.device_workspace_peak_bytes : u.workspace_bytes,
-                  runtime = dev ? u.device_runtime_or_estimate() : u.runtime_bytes;
-    const int64_t total = weights + u.kv_bytes + activations + u.comm_buffer_bytes + runtime;
+                  runtime = dev ? u.device_runtime_or_estimate() : u.runtime_bytes,
+                  kv = dev && u.device_kv_bytes > 0 ? u.device_kv_bytes : u.kv_bytes;
+    const int64_t total = weights + kv + activations + u.comm_buffer_bytes + runtime;
     const std::pair<MemoryCategory, std::pair<int64_t, int64_t>> rows[] = {
         {MemoryCategory::weights, {weights, it->weights_bytes}},
-        {MemoryCategory::kv_cache, {u.kv_bytes, it->kv_cache_bytes}},
+        {MemoryCategory::kv_cache, {kv, it->kv_cache_bytes}},
         {MemoryCategory::activations, {activations, it->activation_bytes}},
         {MemoryCategory::comm_buffers, {u.comm_buffer_bytes, it->buffer_bytes}},
         {MemoryCategory::runtime, {runtime, it->overhead_bytes}},

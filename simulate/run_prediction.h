@@ -33,8 +33,8 @@ struct MemoryComparison {
 };
 // Every rank the run measured, each category and the total, in rank order; a rank
 // the prediction does not hold is left out. A device run's weights, activations and
-// runtime are the device's (plan::MemoryUse::on_device), its KV cache and
-// communication buffers the host's (stage 1 keeps the cache there).
+// runtime are the device's (plan::MemoryUse::on_device), its KV cache the device's
+// pools where the run recorded them (device_kv_bytes), its communication buffers the host's.
 std::vector<MemoryComparison> compare_memory(const plan::Measurements& m, const Prediction& p);
 
 struct RunPrediction {

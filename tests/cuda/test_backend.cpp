@@ -374,6 +374,11 @@ TEST_P(CudaGolden, MatchesReferenceGoldensAndRepeatsBitForBit) {
   EXPECT_GT(mem.device_workspace_peak_bytes, 0);
   EXPECT_LE(mem.device_weights_bytes, mem.device_pool_peak_bytes);  // parts of the pool
   EXPECT_LE(mem.device_workspace_peak_bytes, mem.device_pool_peak_bytes);
+  // The KV cache's pools on the device, made once for the run's blocks (Runner::run
+  // preallocates them): exactly the executor's count where every cached row is the
+  // device's (Qwen3.5's delta-net states stay the host's).
+  EXPECT_GT(mem.device_kv_bytes, 0);
+  if (std::string(GetParam()) != "qwen3_5_moe") EXPECT_EQ(mem.device_kv_bytes, mem.kv_bytes);
   EXPECT_EQ(a.measurements.op_clock, plan::OpClock::device);
   std::printf("%s on cuda: prefill max |diff| %.3g, decode max |diff| %.3g\n", GetParam(), prefill, decode);
 }

@@ -197,7 +197,9 @@ TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
   m.ranks[0].memory.device_workspace_peak_bytes = 234'567;
   m.ranks[0].memory.device_cached_bytes = 4'096;
   m.ranks[0].memory.device_runtime_bytes = 550'000'000;
+  m.ranks[0].memory.device_kv_bytes = 65'536;
   const auto back = plan::measurements_from_json(measurements_to_json(m), "m.json");
+  EXPECT_EQ(back.ranks[0].memory.device_kv_bytes, 65'536);
   EXPECT_EQ(back.ranks[0].memory.device_pool_peak_bytes, 1'234'567);
   EXPECT_EQ(back.ranks[0].memory.device_used_bytes, 600'000'000);
   EXPECT_EQ(back.ranks[0].memory.device_weights_bytes, 1'000'000);
@@ -214,6 +216,14 @@ TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
   } catch (const core::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("device_weights_bytes"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("exceeds device_pool_peak_bytes (1234567)"), std::string::npos) << e.what();
+  }
+  nlohmann::json bad_kv = measurements_to_json(m);
+  bad_kv["ranks"][0]["memory"]["device_kv_bytes"] = 2'000'000;
+  try {
+    (void)plan::measurements_from_json(bad_kv, "m.json");
+    ADD_FAILURE() << "accepted a KV cache above the pool's peak";
+  } catch (const core::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("device_kv_bytes"), std::string::npos) << e.what();
   }
 }
 

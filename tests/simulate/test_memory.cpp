@@ -160,7 +160,8 @@ TEST(SimulateMemory, CompareMemoryPerRankAndCategory) {
 
 // A device run is set beside the ledger as the device holds it: weights and kernels'
 // buffers from the pool, the runtime from the device (in use beyond the pool's live and
-// cached blocks), the KV cache and communication buffers from the host; the host's
+// cached blocks), the KV cache from the device's pools where the run recorded them (else
+// the executor's blocks), the communication buffers from the host; the host's
 // resident-set figures are left out. Hand-made figures.
 TEST(SimulateMemory, CompareMemoryOfADeviceRun) {
   plan::Measurements ms;
@@ -185,7 +186,7 @@ TEST(SimulateMemory, CompareMemoryOfADeviceRun) {
   ASSERT_EQ(rows.size(), 6u);
   EXPECT_EQ(rows[0].measured_bytes, 200);  // the device's weights
   EXPECT_DOUBLE_EQ(rows[0].error_pct, 10.0);
-  EXPECT_EQ(rows[1].measured_bytes, 50);  // the host's KV cache (stage 1)
+  EXPECT_EQ(rows[1].measured_bytes, 50);  // no device pools recorded: the executor's blocks
   EXPECT_EQ(rows[2].measured_bytes, 80);  // the kernels' buffers at most
   EXPECT_DOUBLE_EQ(rows[2].error_pct, -25.0);
   EXPECT_EQ(rows[3].measured_bytes, 4);
@@ -194,6 +195,11 @@ TEST(SimulateMemory, CompareMemoryOfADeviceRun) {
   EXPECT_NEAR(rows[5].error_pct, (834.0 - 934.0) / 934.0 * 100, 1e-12);
   u.device_runtime_bytes = 0;  // a run from before 2026-12-04: in use less the weights
   EXPECT_EQ(compare_memory(ms, p)[4].measured_bytes, 900 - 200);
+  u.device_kv_bytes = 75;  // the device's pools (a cache the backend holds)
+  const auto with_pools = compare_memory(ms, p);
+  EXPECT_EQ(with_pools[1].measured_bytes, 75);
+  EXPECT_DOUBLE_EQ(with_pools[1].error_pct, (50.0 - 75.0) / 75.0 * 100);
+  EXPECT_EQ(with_pools[5].measured_bytes, 200 + 75 + 80 + 4 + 700);
 }
 
 // MLA's absorbed decode: the engines keep W_UK and W_UV as BF16 copies of a quantized
