@@ -224,9 +224,10 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
         --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-cuda.json"
       step cli-v3-validate validate_v3 && digest "$out/validate-v3-h200.txt"
       step roofline-v3 roofline deepseek-v3
-      # DAYZERO_GPU_TORCH_V3=0 skips it: transformers 5's FP8 dequantization at load
-      # stops on kv_a_proj_with_mqa's 576 rows (not a multiple of its 128-row blocks;
-      # session 29's run), so the side-by-side needs transformers' FP8 kernels there.
+      # DAYZERO_GPU_TORCH_V3=0 skips it. transformers 5's FP8 dequantization at load
+      # stopped on kv_a_proj_with_mqa's 576 rows (5 blocks of 128, the last partial;
+      # session 29's run): torch_eager.py dequantizes such grids itself
+      # (allow_partial_fp8_blocks, checked on CPU on a 2-layer DeepSeek-V3 of 320-row kv_a).
       [ "${DAYZERO_GPU_TORCH_V3:-1}" = 1 ] && within_budget torch-v3 && step torch-v3 torch_side_by_side deepseek-v3
     fi
   fi

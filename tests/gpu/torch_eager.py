@@ -39,14 +39,53 @@ def load_model(weights, device, dtype, transformers, torch, dequantize_fp8=False
     torch_dtype = {"bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
     major = int(transformers.__version__.split(".")[0])
     kwargs = {"dtype": torch_dtype} if major >= 5 else {"torch_dtype": torch_dtype}
+    quant = json.load(open(os.path.join(weights, "config.json"))).get("quantization_config", {})
+    block = tuple(quant.get("weight_block_size", (128, 128)))
+    if quant.get("quant_method") == "fp8":
+        allow_partial_fp8_blocks(torch, block)  # wherever transformers dequantizes (no GPU, or asked to)
     if dequantize_fp8:
         # transformers' FineGrainedFP8Config(dequantize=True): the FP8 blocks times their
         # scales, as BF16 weights, at load
-        config = json.load(open(os.path.join(weights, "config.json"))).get("quantization_config", {})
-        block = tuple(config.get("weight_block_size", (128, 128)))
         kwargs["quantization_config"] = transformers.FineGrainedFP8Config(weight_block_size=block, dequantize=True)
     model = transformers.AutoModelForCausalLM.from_pretrained(weights, **kwargs)
     return model.to(device).eval()
+
+
+def allow_partial_fp8_blocks(torch, block):
+    """transformers 5's FP8 dequantization at load divides a weight's rows and columns by
+    its scale grid and stops where they do not divide: DeepSeek-V3's kv_a_proj_with_mqa is
+    576 x 7,168 with a 5 x 56 grid of 128 x 128 blocks, the last block row partial (as
+    DeepSeek's own weight_dequant treats it: scale block i covers rows [128 i, 128 i + 128)
+    and the grid is rounded up); where the rows happen to divide by the grid (192 rows, 2
+    blocks) it dequantizes with blocks of the wrong size. Patched here for such grids only;
+    every other weight takes transformers' own path. Returns whether the patch is in place."""
+    try:
+        from transformers.integrations import finegrained_fp8
+    except ImportError:
+        return False
+    cls = getattr(finegrained_fp8, "Fp8Dequantize", None)
+    if cls is None or not hasattr(cls, "_dequantize_one"):
+        return False
+    original = cls._dequantize_one
+    block_rows, block_cols = block
+
+    def dequantize_one(self, quantized, scales, output_dtype=None):
+        rows, cols = quantized.shape[-2:]
+        grid = tuple(scales.shape[-2:]) if scales.dim() >= 2 else None
+        # A grid of the configured blocks, rounded up, over a weight they do not tile: its
+        # last blocks partial (transformers would divide by the grid: an error, or when
+        # that divides, blocks of the wrong size).
+        partial = (grid is not None and quantized.is_floating_point() and scales.dtype != torch.uint8
+                   and (rows != grid[0] * block_rows or cols != grid[1] * block_cols)
+                   and grid == (-(-rows // block_rows), -(-cols // block_cols)))
+        if not partial:
+            return original(self, quantized, scales, output_dtype)
+        s = scales.to(torch.float32).repeat_interleave(block_rows, dim=-2)[..., :rows, :]
+        s = s.repeat_interleave(block_cols, dim=-1)[..., :cols]
+        return (quantized.to(torch.float32) * s).to(output_dtype or torch.bfloat16)
+
+    cls._dequantize_one = dequantize_one
+    return True
 
 
 def can_dequantize_fp8(transformers):
