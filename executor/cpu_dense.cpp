@@ -235,18 +235,18 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationPara
   return out;
 }
 
-void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up) {
+void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up,
+                          Tensor (*columns_of)(const Tensor&, int64_t, int64_t)) {
   if (gate_up.cols() % 2 != 0)
     throw std::invalid_argument("gate_up " + gate_up.shape_string() + " has an odd number of features");
   std::vector<int64_t> shape = gate_up.shape;
   shape.back() /= 2;
-  gate = Tensor(shape);
-  up = Tensor(shape);
-  for (int64_t r = 0; r < gate_up.rows(); ++r)
-    for (int64_t j = 0; j < shape.back(); ++j) {
-      gate.row(r)[j] = gate_up.row(r)[2 * j];
-      up.row(r)[j] = gate_up.row(r)[2 * j + 1];
-    }
+  Tensor pairs = gate_up;  // a copy shares a device's values
+  pairs.shape = {gate_up.rows() * shape.back(), 2};
+  gate = columns_of(pairs, 0, 1);
+  up = columns_of(pairs, 1, 1);
+  gate.shape = shape;
+  up.shape = shape;
 }
 
 void moe_combine(Tensor& out, const Tensor& expert_out, std::span<const int64_t> rows, std::span<const float> weights) {

@@ -48,7 +48,7 @@ Tensor Forward::expert(const model::Layer& L, const Tensor& xe, int64_t e) {
     Tensor gate, up;
     const Tensor gu = gemm(*ops[0], xe, e);
     if (m_.config.family == model::Family::gpt_oss) {
-      deinterleave_gate_up(gu, gate, up);
+      deinterleave_gate_up(gu, gate, up, be_.columns);
     } else {
       const int64_t I = gu.cols() / 2;
       gate = be_.columns(gu, 0, I);

@@ -70,7 +70,11 @@ Tensor stack_rows(std::span<const Tensor> parts);
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices);
 // A tensor of zeros (an accumulator a kernel adds into, as the MoE combine does).
 Tensor zeros(std::vector<int64_t> shape);
-void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up);
+// gpt-oss's fused gate_up interleaves its features (gate 2j, up 2j + 1): viewed as
+// [rows x features / 2, 2] they are that view's two columns, taken by `columns_of` (a
+// backend's Backend::columns: where gate_up lies).
+void deinterleave_gate_up(const Tensor& gate_up, Tensor& gate, Tensor& up,
+                          Tensor (*columns_of)(const Tensor&, int64_t, int64_t) = &columns);
 
 // ---- attention: causal softmax(q k^T * scale) v over one sequence's paged KV
 // cache holding positions 0..C-1 (rows: keys kv_heads * qk_dim, values
