@@ -87,11 +87,9 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
   shape.back() = out;
   if (x.rows() * out == 0) return Tensor(shape);
   DeviceBuffer dy = scratch(x.rows() * out);
-  const auto bf16_x = [&] {  // the activations rounded to BF16 (the plan's compute dtype)
-    DeviceBuffer xb = staging::scratch(static_cast<size_t>(x.numel()) * 2);
-    f32_to_bf16(staging::on_device(x), xb, x.numel());
-    return xb;
-  };
+  // The activations rounded to BF16 (the plan's compute dtype), once for the GEMMs that
+  // share an input.
+  const auto bf16_x = [&]() -> const DeviceBuffer& { return staging::on_device_bf16(x); };
   // BF16 weights stay 2 bytes an element and block-scaled FP8 ones 1 byte on the
   // device. FP8: a few rows (decode) read the codes where they lie (fp8_block_gemv);
   // more rows make the matrix BF16 for the call and multiply on the tensor cores, as

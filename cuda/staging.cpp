@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/dequant.h"
+
 namespace dayzero::cuda::staging {
 
 namespace {
@@ -115,11 +117,24 @@ const DeviceBuffer& on_device(const executor::Tensor& t) {
   return v->buffer;
 }
 
+const DeviceBuffer& on_device_bf16(const executor::Tensor& t) {
+  on_device(t);
+  CudaValues* v = own_values(t);
+  if (!v) throw std::logic_error("staging::on_device_bf16: the tensor's values are not this thread's device's");
+  if (v->bf16.bytes() == 0) {
+    DeviceBuffer b = scratch(static_cast<size_t>(t.numel()) * 2);
+    f32_to_bf16(v->buffer, b, t.numel());
+    v->bf16 = std::move(b);
+  }
+  return v->bf16;
+}
+
 DeviceBuffer& writable(executor::Tensor& t) {
   const size_t bytes = static_cast<size_t>(t.numel()) * sizeof(float);
   CudaValues* v = own_values(t);
   if (v && !t.data.device_shared()) {
     t.data.set_device(t.data.device_ptr());  // the device's values are the tensor's now
+    v->bf16 = DeviceBuffer();                // about to change: its BF16 copy goes
     return v->buffer;
   }
   std::shared_ptr<CudaValues> mine;

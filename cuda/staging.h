@@ -53,6 +53,10 @@ class CudaValues final : public executor::DeviceValues {
   CudaValues(DeviceBuffer b, std::shared_ptr<void> keep_alive) : buffer(std::move(b)), owner_(std::move(keep_alive)) {}
   void download(float* host, size_t count) const override;
   DeviceBuffer buffer;
+  // The values rounded to BF16 (what the BF16 and FP8 GEMMs read), made by the first
+  // GEMM that reads them and kept while they stand (writable drops it): q, k and v
+  // read one input, gate and up another (on_device_bf16).
+  DeviceBuffer bf16;
 
  private:
   std::shared_ptr<void> owner_;  // the thread's device context, kept while its buffers are
@@ -61,6 +65,9 @@ class CudaValues final : public executor::DeviceValues {
 // else uploaded now and kept with `t` (both copies valid), so the next kernel that reads
 // `t` finds it there.
 const DeviceBuffer& on_device(const executor::Tensor& t);
+// `t`'s values rounded to BF16 on the device (round to nearest even, as f32_to_bf16),
+// made once while they stand and kept with them.
+const DeviceBuffer& on_device_bf16(const executor::Tensor& t);
 // `t`'s values to write in place on the device: its own device copy where no other
 // tensor shares it, else a copy of its values made its own. Its host copy goes.
 DeviceBuffer& writable(executor::Tensor& t);

@@ -43,6 +43,17 @@ TEST(CudaBackend, Bf16WeightsMultiplyInBf16) {
   const Tensor got = be.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x, w, 0, {});
   const Tensor want = cpu.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x_rounded, w, 0, {});
   expect_close(got, want, 1e-5, "gemm bf16");
+  // The input's BF16 copy is made once and kept with its values (staging::on_device_bf16:
+  // q, k and v read one); written in place, the values drop it: a second GEMM after
+  // x += 1 on the device multiplies the new values.
+  Tensor on_device = x;
+  be.add(on_device, Tensor({5, in}));  // + 0: on the device now
+  expect_close(be.fn<executor::GemmFn>(OpKind::gemm, "bf16")(on_device, w, 0, {}), want, 1e-5, "gemm bf16, kept");
+  be.add(on_device, Tensor({5, in}, std::vector<float>(static_cast<size_t>(5 * in), 1.0f)));
+  Tensor x_plus = x;
+  for (float& v : x_plus.data) v = executor::bf16_to_float(executor::float_to_bf16(v + 1.0f));
+  expect_close(be.fn<executor::GemmFn>(OpKind::gemm, "bf16")(on_device, w, 0, {}),
+               cpu.fn<executor::GemmFn>(OpKind::gemm, "bf16")(x_plus, w, 0, {}), 1e-5, "gemm bf16 after a write");
   // The same BF16 matrix as an embedding table: gathered on the device from its BF16
   // copy, each value exactly the CPU's.
   const std::vector<int64_t> tokens{0, 47, 3};
