@@ -64,9 +64,8 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const ex
   DeviceAttention da{p.heads, p.kv_heads, p.qk_dim, p.v_dim, p.scale, p.window};
   const DeviceBuffer sinks = upload(p.sinks);
   DeviceBuffer o = staging::scratch(static_cast<size_t>(q.rows() * p.heads * p.v_dim) * sizeof(float));
-  const DeviceBuffer keep = upload(p.keep);
   attention_f32(staging::on_device(q), upload(q_positions), q.rows(), k, v, C, p.sinks.empty() ? nullptr : &sinks,
-                p.keep.empty() ? nullptr : &keep, da, o);
+                p.keep ? &staging::on_device(*p.keep) : nullptr, da, o);
   return staging::result({q.rows(), p.heads * p.v_dim}, std::move(o));
 }
 
@@ -85,9 +84,8 @@ Tensor mla_absorbed(const Tensor& q, std::span<const int64_t> q_positions, const
   DeviceBuffer q_abs = staging::scratch(static_cast<size_t>(T * p.heads * wide) * sizeof(float));
   mla_absorb_q_f32(staging::on_device(q), T, dm, w, q_abs);
   DeviceBuffer lat = staging::scratch(static_cast<size_t>(T * p.heads * R) * sizeof(float));
-  const DeviceBuffer keep = upload(p.keep);
-  attention_f32(q_abs, upload(q_positions), T, keys, values, C, nullptr, p.keep.empty() ? nullptr : &keep,
-                DeviceAttention{p.heads, 1, wide, R, p.scale, 0}, lat);
+  attention_f32(q_abs, upload(q_positions), T, keys, values, C, nullptr,
+                p.keep ? &staging::on_device(*p.keep) : nullptr, DeviceAttention{p.heads, 1, wide, R, p.scale, 0}, lat);
   DeviceBuffer o = staging::scratch(static_cast<size_t>(T * p.heads * p.v_dim) * sizeof(float));
   mla_unabsorb_f32(lat, T, dm, w, o);
   return staging::result({T, p.heads * p.v_dim}, std::move(o));
@@ -121,9 +119,9 @@ Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, cons
                values = staging::scratch(static_cast<size_t>(C * p.heads * p.v_dim) * sizeof(float));
   mla_expand_kv_f32(dkv, rope_keys, C, dm, keys, values);
   DeviceBuffer o = staging::scratch(static_cast<size_t>(T * p.heads * p.v_dim) * sizeof(float));
-  const DeviceBuffer keep = upload(p.keep);
   attention_f32(staging::on_device(q), upload(q_positions), T, keys, values, C, nullptr,
-                p.keep.empty() ? nullptr : &keep, DeviceAttention{p.heads, p.heads, qk, p.v_dim, p.scale, 0}, o);
+                p.keep ? &staging::on_device(*p.keep) : nullptr,
+                DeviceAttention{p.heads, p.heads, qk, p.v_dim, p.scale, 0}, o);
   return staging::result({T, p.heads * p.v_dim}, std::move(o));
 }
 

@@ -18,6 +18,7 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
   KvRows host_rows;  // a device's cache: its rows on the host
   const KvPages kv = to_host(kv_in, host_rows);
   const int64_t C = kv.tokens, group = p.heads / p.kv_heads;
+  const float* keep = p.keep ? p.keep->data.data() : nullptr;  // read here once, not by the threads
   Tensor out({q.rows(), p.heads * p.v_dim});
   // One item per (query row, head): its output is computed by one thread, by the
   // same loop whatever the split, so results do not depend on the thread count.
@@ -33,7 +34,7 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
       const float* qh = q.row(t) + h * p.qk_dim;
       float max_s = p.sinks.empty() ? -std::numeric_limits<float>::infinity() : p.sinks[h];
       for (int64_t j = first; j <= pos; ++j) {
-        if (!p.keep.empty() && p.keep[static_cast<size_t>(t * C + j)] == 0.0f) {
+        if (keep && keep[t * C + j] == 0.0f) {
           score[j] = -std::numeric_limits<float>::infinity();  // not selected: weight 0
           continue;
         }
@@ -79,6 +80,7 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
   using Strided = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
   const int64_t qk = p.nope_dim + p.rope_dim, R = p.kv_lora_rank, hw = p.nope_dim + p.v_dim;
   const int64_t T = q.rows(), C = cache.tokens;
+  const float* keep = p.keep ? p.keep->data.data() : nullptr;  // read here once, not by the threads
   // kv_b as float32 [heads * (nope + v), rank]: read in place when stored so (the
   // forward keeps a float32 copy of quantized ones), else dequantized here.
   Tensor dequantized;
@@ -110,7 +112,7 @@ Tensor mla_absorbed_attention(const Tensor& q, std::span<const int64_t> q_positi
       RowMatrix scores = q_lat * lat.transpose() + q_rope * rope.transpose();  // [T, C]
       for (int64_t t = 0; t < T; ++t) {                                        // causal softmax in double
         const int64_t pos = q_positions[t];
-        auto seen = [&](int64_t j) { return j <= pos && (p.keep.empty() || p.keep[static_cast<size_t>(t * C + j)]); };
+        auto seen = [&](int64_t j) { return j <= pos && (!keep || keep[t * C + j] != 0.0f); };
         double max_s = -std::numeric_limits<double>::infinity();
         for (int64_t j = 0; j <= pos; ++j)
           if (seen(j)) max_s = std::max(max_s, static_cast<double>(scores(t, j)) * p.scale);

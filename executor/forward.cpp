@@ -324,7 +324,7 @@ Tensor Forward::mla(const model::Layer& L, Tensor& h, const Batch& b) {
   const Tensor o = per_sequence(a_op, attention_variant(a_op.attn), qr[0], b, heads * md.v_head_dim,
                                 [&](const KernelEntry& ke, const Tensor& qs, std::span<const int64_t> pos, int seq) {
                                   MlaParams ps = p;
-                                  if (!keep_of.empty()) ps.keep = keep_of.at(seq)->data;
+                                  if (!keep_of.empty()) ps.keep = keep_of.at(seq);
                                   KvRows rows;
                                   return std::get<MlaFn>(ke.fn)(qs, pos, kv_->pages(layer, seq, rows), kv_b, ps);
                                 });

@@ -16,9 +16,9 @@ void positions_within(std::span<const int64_t> positions, int64_t context, const
       throw std::out_of_range(std::string(op) + ": query position " + std::to_string(pos) + " outside a cache of " +
                               std::to_string(context));
 }
-void keep_fits(std::span<const float> keep, int64_t queries, int64_t context, const char* op) {
-  if (!keep.empty() && static_cast<int64_t>(keep.size()) != queries * context)
-    throw std::invalid_argument(std::string(op) + ": a keep mask of " + std::to_string(keep.size()) + " for " +
+void keep_fits(const Tensor* keep, int64_t queries, int64_t context, const char* op) {
+  if (keep && (keep->rows() != queries || keep->cols() != context))
+    throw std::invalid_argument(std::string(op) + ": a keep mask " + keep->shape_string() + " for " +
                                 std::to_string(queries) + " queries over " + std::to_string(context) + " tokens");
 }
 }  // namespace

@@ -88,8 +88,9 @@ struct AttentionParams {
   int64_t window = 0;            // sliding window in tokens; 0 = full
   std::span<const float> sinks;  // gpt-oss: one logit per head joining the softmax denominator; empty = none
   // Sparse attention (DeepSeek sparse attention's top-k): [queries, cache tokens], nonzero
-  // where query t may read token j (besides the causal rule); empty = every token.
-  std::span<const float> keep;
+  // where query t may read token j (besides the causal rule), a tensor where the indexer
+  // left it (a device backend's reads it there); null = every token.
+  const Tensor* keep = nullptr;
 };
 Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& kv, const AttentionParams& p);
 
@@ -99,8 +100,8 @@ Tensor attention(const Tensor& q, std::span<const int64_t> q_positions, const Kv
 // into per-head k_nope and v. Keys are [k_nope_h, k_rope].
 struct MlaParams {
   int64_t heads = 0, nope_dim = 0, rope_dim = 0, kv_lora_rank = 0, v_dim = 0;
-  double scale = 0.0;           // see mla_softmax_scale
-  std::span<const float> keep;  // as AttentionParams::keep
+  double scale = 0.0;            // see mla_softmax_scale
+  const Tensor* keep = nullptr;  // as AttentionParams::keep
 };
 Tensor mla_attention(const Tensor& q, std::span<const int64_t> q_positions, const KvPages& cache,
                      const StoredWeight& kv_b, const MlaParams& p);

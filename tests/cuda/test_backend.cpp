@@ -248,7 +248,8 @@ TEST(CudaBackend, MlaAndTheIndexerMatchTheCpu) {
     for (int64_t t = 0; t < T; ++t) keep[static_cast<size_t>(t * C + pos[static_cast<size_t>(t)])] = 1.0f;  // as top-k
     for (const bool masked : {false, true}) {
       executor::MlaParams pm = p;
-      if (masked) pm.keep = keep;
+      const Tensor keep_mask({T, C}, keep);
+      if (masked) pm.keep = &keep_mask;
       const auto fn = [&](const executor::Backend& b) {
         return b.fn<executor::MlaFn>(OpKind::attention, masked ? "mla+sparse_topk" : "mla")(q, pos, pages, kv_b, pm);
       };

@@ -53,8 +53,8 @@ TEST(Indexer, KeepMaskEqualsAttentionOverTheKeptTokens) {
   p.heads = p.kv_heads = heads;
   p.qk_dim = p.v_dim = d;
   p.scale = 0.5;
-  std::vector<float> keep{1, 0, 1, 0, 0, 1};
-  p.keep = keep;
+  const Tensor keep({1, 6}, {1, 0, 1, 0, 0, 1});
+  p.keep = &keep;
   const Tensor masked = attention(q, std::vector<int64_t>{5}, KvPages::contiguous(k, v, b1), p);
   Tensor ks({3, heads * d}), vs({3, heads * d});
   int64_t r = 0;
@@ -63,11 +63,11 @@ TEST(Indexer, KeepMaskEqualsAttentionOverTheKeptTokens) {
     std::copy_n(v.row(j), heads * d, vs.row(r++));
   }
   AttentionParams all = p;
-  all.keep = {};
+  all.keep = nullptr;
   const Tensor sub = attention(q, std::vector<int64_t>{2}, KvPages::contiguous(ks, vs, b2), all);
   for (int64_t i = 0; i < masked.numel(); ++i) EXPECT_NEAR(masked.data[i], sub.data[i], 1e-6);
-  std::vector<float> short_keep{1, 1};
-  p.keep = short_keep;
+  const Tensor short_keep({1, 2}, {1, 1});
+  p.keep = &short_keep;
   EXPECT_THROW(attention(q, std::vector<int64_t>{5}, KvPages::contiguous(k, v, b1), p), std::invalid_argument);
 }
 
