@@ -254,8 +254,19 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
     if (!fs::is_directory(dir))
       throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
   }
-  const model::Model m = model::load_model(o.weights);
-  require_matching_checkpoint(m, o.weights);
+  // Every rank reads and checks the checkpoint; the ranks agree on the outcome before any
+  // stops, so each names the error (a rank that failed alone and aborted the world could
+  // take its peers down before they printed theirs: CI's ASan run, session 29).
+  std::optional<model::Model> loaded;
+  std::string load_error;
+  try {
+    loaded = model::load_model(o.weights);
+    require_matching_checkpoint(*loaded, o.weights);
+  } catch (const std::exception& e) {
+    load_error = e.what();
+  }
+  executor::raise_on_every_rank(comm, load_error);
+  const model::Model& m = *loaded;
   plan::Plan plan;
   std::string source = o.plan;
   if (!o.plan.empty()) plan = plan::load_plan(o.plan);
