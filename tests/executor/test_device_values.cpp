@@ -100,6 +100,14 @@ TEST(TensorValues, KernelsChainedOnTheDeviceBringNothingBack) {
   EXPECT_EQ(TensorValues::downloads(), downloads + 1);
 }
 
+// The goldens' plan: one rank, the KV cache in float32.
+plan::Plan golden_plan(const model::Model& m) {
+  plan::Plan p;
+  p.model = m.config.source;
+  p.dtypes.kv_cache = plan::KvDtype::fp32;
+  return p;
+}
+
 RunResult run_on(const std::string& backend, const std::string& family) {
   const std::string dir = testing::tiny_dir(family);
   const model::Model m = model::load_model(dir);
@@ -107,10 +115,7 @@ RunResult run_on(const std::string& backend, const std::string& family) {
   SelfCommunicator comm;
   RunnerOptions o;
   o.backend = backend;
-  plan::Plan p;
-  p.model = m.config.source;
-  p.dtypes.kv_cache = plan::KvDtype::fp32;
-  Runner runner(m, p, comm, dir, o);
+  Runner runner(m, golden_plan(m), comm, dir, o);
   return runner.run(g.prompt, static_cast<int64_t>(g.generated.size()) - 1);
 }
 
@@ -178,10 +183,7 @@ TEST(MirrorGolden, PickingTheLastRowsBringsBackOnlyTheLogits) {
       RunnerOptions o;
       o.backend = backend;
       o.keep_logits = false;
-      plan::Plan p;
-      p.model = m.config.source;
-      p.dtypes.kv_cache = plan::KvDtype::fp32;
-      Runner runner(m, p, comm, dir, o);
+      Runner runner(m, golden_plan(m), comm, dir, o);
       return runner.run(g.prompt, 3);
     };
     const RunResult cpu = run("cpu");
@@ -211,9 +213,7 @@ TEST(MirrorBatch, SequencesApartAndTogetherOnTheDeviceGiveTheCpusBits) {
       SelfCommunicator comm;
       RunnerOptions o;
       o.backend = backend;
-      plan::Plan p;
-      p.model = m.config.source;
-      p.dtypes.kv_cache = plan::KvDtype::fp32;
+      plan::Plan p = golden_plan(m);
       p.kv_block_tokens = 4;
       p.prefill_chunk_tokens = 5;
       Runner runner(m, p, comm, dir, o);

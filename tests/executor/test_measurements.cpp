@@ -208,22 +208,16 @@ TEST(Measurements, DeviceMemoryOnlyForDeviceRuns) {
   EXPECT_EQ(back.ranks[0].memory.device_runtime_bytes, 550'000'000);
   EXPECT_EQ(back.ranks[0].memory.peak_bytes(), 0);  // the host's categories, not the device's
   // The parts of the pool cannot exceed it: an error naming the field.
-  nlohmann::json bad = measurements_to_json(m);
-  bad["ranks"][0]["memory"]["device_weights_bytes"] = 2'000'000;
-  try {
-    (void)plan::measurements_from_json(bad, "m.json");
-    ADD_FAILURE() << "accepted weights above the pool's peak";
-  } catch (const core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("device_weights_bytes"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("exceeds device_pool_peak_bytes (1234567)"), std::string::npos) << e.what();
-  }
-  nlohmann::json bad_kv = measurements_to_json(m);
-  bad_kv["ranks"][0]["memory"]["device_kv_bytes"] = 2'000'000;
-  try {
-    (void)plan::measurements_from_json(bad_kv, "m.json");
-    ADD_FAILURE() << "accepted a KV cache above the pool's peak";
-  } catch (const core::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("device_kv_bytes"), std::string::npos) << e.what();
+  for (const char* part : {"device_weights_bytes", "device_kv_bytes"}) {
+    nlohmann::json bad = measurements_to_json(m);
+    bad["ranks"][0]["memory"][part] = 2'000'000;
+    try {
+      (void)plan::measurements_from_json(bad, "m.json");
+      ADD_FAILURE() << "accepted " << part << " above the pool's peak";
+    } catch (const core::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("exceeds device_pool_peak_bytes (1234567)"), std::string::npos) << e.what();
+    }
   }
 }
 
