@@ -149,6 +149,15 @@ Tensor stack_rows(std::span<const Tensor> parts) {
   return staging::result({total, cols}, std::move(out));
 }
 
+std::vector<float> row_sum_squares(const Tensor& x) {
+  std::vector<float> out(static_cast<size_t>(x.rows()));
+  if (x.numel() == 0) return out;
+  DeviceBuffer sums = scratch(x.rows());
+  row_sum_squares_f32(staging::on_device(x), x.rows(), x.cols(), sums);
+  sums.download(out.data(), out.size() * sizeof(float));
+  return out;
+}
+
 Tensor zeros(std::vector<int64_t> shape) {
   const int64_t n = executor::shape_elems(shape);
   if (n == 0) return Tensor(std::move(shape));
@@ -275,7 +284,7 @@ void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
                               &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
                               &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows,
-                              &cuda::zeros, &begin_kernel_span, &end_kernel_span});
+                              &cuda::zeros, &cuda::row_sum_squares, &begin_kernel_span, &end_kernel_span});
 }
 
 }  // namespace dayzero::cuda

@@ -63,6 +63,8 @@ void layer_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& 
 // rms_norm_given_mean: the mean square over all TP ranks' heads, summed by the caller).
 void rms_norm_given_mean_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& mean_sq, int64_t rows,
                              int64_t cols, double eps);
+// out[t] = float(sum over row t of x[t, i]^2, in double, a fixed tree order) for x [rows, cols].
+void row_sum_squares_f32(const DeviceBuffer& x, int64_t rows, int64_t cols, DeviceBuffer& out);
 // y = x * sigmoid(gate) over n floats (Qwen3.5's attention output gate).
 void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuffer& y, int64_t n);
 

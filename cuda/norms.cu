@@ -53,6 +53,16 @@ __global__ void sigmoid_gate_kernel(const float* gate, const float* x, float* y,
   if (i < n) y[i] = x[i] / (1.0f + expf(-gate[i]));
 }
 
+// Block t: row t's sum of squares in double (block_sum's tree), rounded once.
+__global__ void row_sum_squares_kernel(const float* x, int64_t cols, float* out) {
+  __shared__ double partial[kThreads];
+  const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < cols; i += kThreads) s += static_cast<double>(row[i]) * row[i];
+  const double total = block_sum(partial, s);
+  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<float>(total);
+}
+
 unsigned blocks_for(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
 void need(const DeviceBuffer& b, int64_t floats, const char* op, const char* which) {
@@ -72,6 +82,16 @@ void layer_norm_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& 
   layer_norm_kernel<<<static_cast<unsigned>(rows), kThreads>>>(
       static_cast<float*>(x.data()), static_cast<const float*>(w.data()), static_cast<const float*>(b.data()), n, eps);
   detail::check_launch("layer_norm_f32");
+}
+
+void row_sum_squares_f32(const DeviceBuffer& x, int64_t rows, int64_t cols, DeviceBuffer& out) {
+  need(x, rows * cols, "row_sum_squares_f32", "x");
+  need(out, rows, "row_sum_squares_f32", "out");
+  if (rows == 0) return;
+  const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
+  row_sum_squares_kernel<<<static_cast<unsigned>(rows), kThreads>>>(static_cast<const float*>(x.data()), cols,
+                                                                    static_cast<float*>(out.data()));
+  detail::check_launch("row_sum_squares_f32");
 }
 
 void rms_norm_given_mean_f32(DeviceBuffer& x, const DeviceBuffer& w, const DeviceBuffer& mean_sq, int64_t rows,

@@ -188,6 +188,17 @@ Tensor stack_rows(std::span<const Tensor> parts) {
 
 Tensor zeros(std::vector<int64_t> shape) { return Tensor(std::move(shape)); }
 
+std::vector<float> row_sum_squares(const Tensor& x) {
+  std::vector<float> out(static_cast<size_t>(x.rows()));
+  for (int64_t t = 0; t < x.rows(); ++t) {
+    const float* row = x.row(t);
+    double ss = 0.0;
+    for (int64_t i = 0; i < x.cols(); ++i) ss += static_cast<double>(row[i]) * row[i];
+    out[static_cast<size_t>(t)] = static_cast<float>(ss);
+  }
+  return out;
+}
+
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
   checks::gather_rows(x, indices);
   Tensor out({static_cast<int64_t>(indices.size()), x.cols()});

@@ -98,12 +98,7 @@ void Forward::norm_across_heads(const model::Op& op, Tensor& x) {
   const int64_t first = heads >= tp ? par_.tp_rank * x.cols() : par_.tp_rank * heads / tp * x.cols();
   const double copies = heads >= tp ? 1.0 : static_cast<double>(tp / heads);
   const std::span<const float> weight = all.subspan(static_cast<size_t>(first), static_cast<size_t>(x.cols()));
-  std::vector<float> mean_sq(static_cast<size_t>(x.rows()));
-  for (int64_t t = 0; t < x.rows(); ++t) {
-    double ss = 0.0;
-    for (int64_t i = 0; i < x.cols(); ++i) ss += static_cast<double>(x.row(t)[i]) * x.row(t)[i];
-    mean_sq[static_cast<size_t>(t)] = static_cast<float>(ss);
-  }
+  std::vector<float> mean_sq = be_.row_sum_squares(x);  // where x lies: it stays there
   if (tp > 1) par_.tp_comm->all_reduce_sum(mean_sq);
   for (float& v : mean_sq) v = static_cast<float>(v / (static_cast<double>(all.size()) * copies));
   const KernelEntry& k = be_.kernel(OpKind::norm, "rms_across_heads");

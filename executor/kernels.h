@@ -30,6 +30,9 @@ void rms_norm(Tensor& x, std::span<const float> weight, double eps);
 // this rank's: row t scaled by rsqrt(mean_sq[t] + eps) * weight (x's columns), mean_sq
 // being the mean square over all heads (summed over the TP ranks by the caller).
 void rms_norm_given_mean(Tensor& x, std::span<const float> weight, double eps, std::span<const float> mean_sq);
+// Each row's sum of squares of a matrix x, summed in double and rounded to float32 (the
+// first half of MiniMax-M2's RMSNorm across heads, all-reduced over TP before the second).
+std::vector<float> row_sum_squares(const Tensor& x);
 // Zero-centred weights (Qwen3.5's Qwen3_5MoeRMSNorm): x * rsqrt(mean(x^2) + eps) * (1 + weight).
 void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps);
 

@@ -152,6 +152,9 @@ struct Backend {
   // state up for each MoE layer's combine).
   using ZerosFn = Tensor (*)(std::vector<int64_t>);
   ZerosFn zeros = &executor::zeros;
+  // executor::row_sum_squares where x lies (only the rows' sums come back).
+  using RowSumSquaresFn = std::vector<float> (*)(const Tensor&);
+  RowSumSquaresFn row_sum_squares = &executor::row_sum_squares;
   // Back-to-back op timing, or nulls (OpTimer::set_device_span): a mark in the device's
   // queue, then the seconds from it to the end of what is queued (waiting for it).
   void (*device_span_begin)() = nullptr;

@@ -93,6 +93,9 @@ TEST(CudaDeviceValues, RowsAndStackRowsStayOnTheDevice) {
   EXPECT_EQ(TensorValues::downloads(), downloads + 1) << "the gather came back to the host";
   EXPECT_EQ(gathered.data, executor::gather_rows(x, order).data);
   EXPECT_THROW(be.gather_rows(on_device, std::vector<int64_t>{5}), std::invalid_argument);
+  const int64_t before_sums = TensorValues::downloads();
+  EXPECT_EQ(be.row_sum_squares(on_device), executor::row_sum_squares(x));  // small integers and halves: exact
+  EXPECT_EQ(TensorValues::downloads(), before_sums) << "x came back for its sums of squares";
 }
 
 // The KV cache on the device holds the host's bits in every dtype: rows written at

@@ -126,6 +126,9 @@ void add(Tensor& x, const Tensor& y) { Stager<Backend::AddFn>::invoke(&add_in_pl
 Tensor rows(const Tensor& x, int64_t first, int64_t count) {
   return Stager<Backend::RowsFn>::invoke(&executor::rows, x, first, count);
 }
+std::vector<float> row_sum_squares(const Tensor& x) {
+  return Stager<Backend::RowSumSquaresFn>::invoke(&executor::row_sum_squares, x);
+}
 Tensor zeros(std::vector<int64_t> shape) {  // made on the device: nothing uploaded
   Tensor out;
   keep_on_device(out, executor::zeros(std::move(shape)));
@@ -187,6 +190,7 @@ const Backend& mirror_backend() {
     b.stack_rows = &stack_rows;
     b.gather_rows = &gather_rows;
     b.zeros = &zeros;
+    b.row_sum_squares = &row_sum_squares;
     b.make_kv_store = &make_kv_store;
     register_backend(b);
     return true;

@@ -138,10 +138,11 @@ TEST_P(MirrorGolden, TensorsOnTheDeviceGiveTheCpusLogits) {
   // Each step's logits come back and nothing else, where every kernel the forward calls
   // is a backend op: the dense families, and the MoE ones whose stage is one rank
   // (Forward::moe_local: DeepSeek-V3 brought back 47 values before it, Mixtral 15; gpt-oss
-  // 29, its interleaved gate_up split on the host before Backend::columns took it).
+  // 29, its interleaved gate_up split on the host before Backend::columns took it; MiniMax-M2
+  // 35, its RMSNorm across heads summing squares on the host before Backend::row_sum_squares).
   const std::string family = GetParam();
   if (family == "llama" || family == "qwen3" || family == "mixtral" || family == "qwen3_moe" ||
-      family == "deepseek_v3" || family == "kimi_k2_5" || family == "gpt_oss") {
+      family == "deepseek_v3" || family == "kimi_k2_5" || family == "gpt_oss" || family == "minimax_m2") {
     EXPECT_EQ(TensorValues::downloads() - downloads, static_cast<int64_t>(1 + b.decode_logits.size()));
     EXPECT_EQ(after.uploads, before.uploads) << "an input went up (the combine's zeros: Backend::zeros)";
   }

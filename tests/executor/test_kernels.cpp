@@ -308,6 +308,12 @@ TEST(Kernels, ColumnsCopiesARangeOfEveryRow) {
   EXPECT_THROW(columns(x, -1, 1), std::invalid_argument);
 }
 
+// Rows' sums of squares (MiniMax-M2's RMSNorm across heads): 1 + 4 = 5, 9 + 16 = 25.
+TEST(Kernels, RowSumSquaresSumsEachRow) {
+  EXPECT_EQ(row_sum_squares(Tensor({2, 2}, {1, 2, 3, -4})), (std::vector<float>{5, 25}));
+  EXPECT_TRUE(row_sum_squares(Tensor({0, 4})).empty());
+}
+
 // A batch's rows apart and back together: hand-computed, and what does not fit is an
 // error naming the shapes.
 TEST(Kernels, RowsAndStackRowsTakeABatchApartAndBack) {
