@@ -170,16 +170,11 @@ Tensor Runner::step(const std::vector<int>& seqs, const std::vector<int64_t>& co
     timed_world_->send(x.data, r + rps);
     return {};
   }
-  if (keep) {  // the rows whose logits pick tokens, taken where x lies (the backend's row ops)
+  if (keep) {  // the rows whose logits pick tokens, gathered where x lies (a decode batch: x as it is)
     if (keep->empty()) return {};
-    std::vector<Tensor> picked;  // a run of consecutive rows at a time (a decode batch: one run)
-    for (size_t i = 0, j = 0; i < keep->size(); i = j) {
-      for (j = i + 1; j < keep->size() && (*keep)[j] == (*keep)[j - 1] + 1;) ++j;
-      const int64_t first = (*keep)[i], count = static_cast<int64_t>(j - i);
-      if (first == 0 && count == x.rows()) break;  // every row, in order: x as it is
-      picked.push_back(backend_->rows(x, first, count));
-    }
-    if (!picked.empty()) x = picked.size() == 1 ? std::move(picked.front()) : backend_->stack_rows(picked);
+    bool every_row = static_cast<int64_t>(keep->size()) == x.rows();
+    for (size_t i = 0; every_row && i < keep->size(); ++i) every_row = (*keep)[i] == static_cast<int64_t>(i);
+    if (!every_row) x = backend_->gather_rows(x, *keep);
   }
   return forward_->head(std::move(x));
 }
