@@ -215,16 +215,23 @@ Tensor Forward::per_sequence(const model::Op& a_op, const std::string& variant, 
     return timer_.run(OpKey{&a_op, variant, {hi - lo, C}, ke.cost(attention_cost_op_, {hi - lo, C})},
                       [&] { return kernel(ke, qs, pos, b.seqs[i]); });
   };
-  // One sequence (a decode step of one, a prompt): its rows are q's, and the result
-  // is o as the kernel left it (on a device backend, where it lies).
-  if (b.seqs.size() == 1 && q.rows() > 0) return call(0, q);
   if (q.rows() == 0) return Tensor({0, out_cols});
-  // Several: each sequence's rows apart and the results stacked back, by the backend
-  // (where the tensors lie).
   std::vector<Tensor> parts;
-  for (size_t i = 0; i < b.seqs.size(); ++i)
-    parts.push_back(call(i, be_.rows(q, b.offsets[i], b.offsets[i + 1] - b.offsets[i])));
-  return be_.stack_rows(parts);
+  for (size_t i = 0; i < b.seqs.size(); ++i) {
+    Tensor slice;
+    parts.push_back(call(i, sequence_rows(q, b, i, slice)));
+  }
+  return stacked(parts);
+}
+
+const Tensor& Forward::sequence_rows(const Tensor& x, const Batch& b, size_t i, Tensor& slice) const {
+  if (b.seqs.size() == 1) return x;
+  slice = be_.rows(x, b.offsets[i], b.offsets[i + 1] - b.offsets[i]);
+  return slice;
+}
+
+Tensor Forward::stacked(std::vector<Tensor>& parts) const {
+  return parts.size() == 1 ? std::move(parts.front()) : be_.stack_rows(parts);
 }
 
 Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {

@@ -118,6 +118,11 @@ class Forward {
   template <class Kernel>
   Tensor per_sequence(const model::Op& a_op, const std::string& variant, const Tensor& q, const Batch& b,
                       int64_t out_cols, Kernel&& kernel);
+  // Sequence i's rows of x for a per-sequence kernel: x itself when the batch is that one
+  // sequence (no copy), else the backend's copy of them where x lies, held in `slice`.
+  const Tensor& sequence_rows(const Tensor& x, const Batch& b, size_t i, Tensor& slice) const;
+  // The per-sequence kernels' results in batch order, stacked by the backend (one: as it is).
+  Tensor stacked(std::vector<Tensor>& parts) const;
   Tensor mlp(const model::Layer& L, const Tensor& h, const std::string& prefix);
   Tensor moe(const model::Layer& L, const Tensor& h);
   // One MoE layer's expert exchange on this rank (forward_moe.cpp); sizes in floats.

@@ -50,11 +50,10 @@ std::vector<Tensor> Forward::sparse_keep(const model::Layer& L, const Tensor& h,
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
     const std::span<const int64_t> pos(b.positions.data() + lo, static_cast<size_t>(hi - lo));
     const int64_t C = pos.back() + 1;
-    const bool one = b.seqs.size() == 1;  // its rows are q's and w's
-    const Tensor qs = one ? Tensor() : be_.rows(q, lo, hi - lo), ws = one ? Tensor() : be_.rows(w, lo, hi - lo);
-    keep.push_back(timer_.run(OpKey{&ix, "dsa_topk", {hi - lo, C}, ke.cost(ix, {hi - lo, C})}, [&] {
-      return fn(one ? q : qs, one ? w : ws, pos, index_kv_->pages(layer, b.seqs[i]), p);
-    }));
+    Tensor q_slice, w_slice;
+    const Tensor &qi = sequence_rows(q, b, i, q_slice), &wi = sequence_rows(w, b, i, w_slice);
+    keep.push_back(timer_.run(OpKey{&ix, "dsa_topk", {hi - lo, C}, ke.cost(ix, {hi - lo, C})},
+                              [&] { return fn(qi, wi, pos, index_kv_->pages(layer, b.seqs[i]), p); }));
   }
   return keep;
 }

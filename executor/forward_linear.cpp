@@ -1,6 +1,7 @@
 // The forward's gated delta-net layers (Qwen3.5): projections, the kernel over each
 // sequence's state, out_proj. TP splits the heads: in_proj_qkv and the conv's
 // channels by [q | k | v] section, z / b / a by value head, out_proj by inputs.
+#include <array>
 #include <stdexcept>
 
 #include "executor/forward.h"
@@ -83,8 +84,7 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
   const KernelEntry& ke = be_.kernel(OpKind::linear_attention, "gated_delta_net");
   const auto fn = std::get<LinearAttentionFn>(ke.fn);
   const int64_t layer = L.index - par_.first_layer;
-  std::vector<Tensor> parts;  // each sequence's output rows, stacked by the backend
-  const bool one = b.seqs.size() == 1;
+  std::vector<Tensor> parts;  // each sequence's output rows
   for (size_t i = 0; i < b.seqs.size(); ++i) {
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
     // Not a structured binding: the timed lambda below captures `it` (C++20; clang 14 refuses).
@@ -97,18 +97,18 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
     LinearAttentionParams pi = p;
     LinearState next;
     pi.chunk = hi - lo > 1 ? 64 : 0;  // the reference: chunks of 64 for prompts, the recurrence for decode
-    const auto slice = [&](const Tensor& x) { return one ? Tensor() : be_.rows(x, lo, hi - lo); };
-    const Tensor qkv_s = slice(qkv), z_s = slice(z), beta_s = slice(beta_in), a_s = slice(a);
+    std::array<Tensor, 4> slices;
+    const Tensor &qkv_i = sequence_rows(qkv, b, i, slices[0]), &z_i = sequence_rows(z, b, i, slices[1]),
+                 &beta_i = sequence_rows(beta_in, b, i, slices[2]), &a_i = sequence_rows(a, b, i, slices[3]);
     parts.push_back(timer_.run(OpKey{&la, "gated_delta_net", {hi - lo, costed.n}, ke.cost(costed, {hi - lo})},
                                [&] {  // from the step's starting state each time: timing repeats the call
                                  next = it->second;
-                                 return one ? fn(qkv, z, beta_in, a, w, next, pi)
-                                            : fn(qkv_s, z_s, beta_s, a_s, w, next, pi);
+                                 return fn(qkv_i, z_i, beta_i, a_i, w, next, pi);
                                }));
     it->second = std::move(next);
   }
   if (h.rows() == 0) return gemm(op(L, "out_proj"), Tensor({0, p.value_heads * p.value_head_dim}));
-  return gemm(op(L, "out_proj"), one ? parts.front() : be_.stack_rows(parts));
+  return gemm(op(L, "out_proj"), stacked(parts));
 }
 
 }  // namespace dayzero::executor

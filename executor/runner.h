@@ -128,6 +128,11 @@ class Runner {
                  std::vector<SequenceResult>& out);
   // `decode_steps` greedy steps in micro-batches (`n_seq`: the run's sequences); each step's seconds (timing excluded).
   std::vector<double> decode(int64_t n_seq, int64_t decode_steps, Replica& rep, std::vector<SequenceResult>& out);
+  // This rank's replica of the run's `n_seq` sequences, each a new KV cache sequence and an
+  // empty result in `out`.
+  Replica begin_replica(int64_t n_seq, std::vector<SequenceResult>& out);
+  // Ops and collectives counted and timed (on) or passed through (off).
+  void set_recording(bool on);
   // RunnerOptions::warmup_passes: the run's prefill and a decode step, unrecorded, on
   // sequences of their own that are released after.
   void warm_up(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, int64_t decode_steps);

@@ -59,14 +59,8 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   ran_ = true;
   const int64_t n_chunks = check_prompts(prompts, decode_steps);
   const auto n_seq = static_cast<int64_t>(prompts.size());
-  Replica rep;
-  rep.sequences = replica_sequences(n_seq, plan_.attention.dp, plan_.attn_dp_index(comm_.rank()));
   RunResult res;
-  for (int64_t i : rep.sequences) {
-    res.sequences.push_back(SequenceResult{i, {}, {}, {}});
-    rep.kv_ids.push_back(forward_->add_sequence());
-  }
-  rep.next.assign(rep.sequences.size(), 0);
+  Replica rep = begin_replica(n_seq, res.sequences);
   // The run's KV blocks at once, exactly (each sequence's prompt and fed tokens, in whole
   // blocks), as the engines allocate their pools before serving: a device's pools grown a
   // block at a time would hold up to half again what the run used.
@@ -83,23 +77,31 @@ RunResult Runner::run(const std::vector<std::vector<int64_t>>& prompts, int64_t 
   return res;
 }
 
-void Runner::warm_up(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, int64_t decode_steps) {
-  timer_.set_recording(false);
-  for (TimedCommunicator* c : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()}) c->set_recording(false);
-  Replica w;
-  w.sequences =
-      replica_sequences(static_cast<int64_t>(prompts.size()), plan_.attention.dp, plan_.attn_dp_index(comm_.rank()));
-  std::vector<SequenceResult> scratch;
-  for (int64_t i : w.sequences) {
-    scratch.push_back(SequenceResult{i, {}, {}, {}});
-    w.kv_ids.push_back(forward_->add_sequence());
+Runner::Replica Runner::begin_replica(int64_t n_seq, std::vector<SequenceResult>& out) {
+  Replica rep;
+  rep.sequences = replica_sequences(n_seq, plan_.attention.dp, plan_.attn_dp_index(comm_.rank()));
+  for (int64_t i : rep.sequences) {
+    out.push_back(SequenceResult{i, {}, {}, {}});
+    rep.kv_ids.push_back(forward_->add_sequence());
   }
-  w.next.assign(w.sequences.size(), 0);
+  rep.next.assign(rep.sequences.size(), 0);
+  return rep;
+}
+
+void Runner::set_recording(bool on) {
+  timer_.set_recording(on);
+  for (TimedCommunicator* c : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()}) c->set_recording(on);
+}
+
+void Runner::warm_up(const std::vector<std::vector<int64_t>>& prompts, int64_t n_chunks, int64_t decode_steps) {
+  set_recording(false);
+  const auto n_seq = static_cast<int64_t>(prompts.size());
+  std::vector<SequenceResult> scratch;
+  Replica w = begin_replica(n_seq, scratch);
   prefill(prompts, n_chunks, w, scratch);
-  if (decode_steps > 0) decode(static_cast<int64_t>(prompts.size()), 1, w, scratch);
+  if (decode_steps > 0) decode(n_seq, 1, w, scratch);
   for (int id : w.kv_ids) forward_->release_sequence(id);
-  timer_.set_recording(true);
-  for (TimedCommunicator* c : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()}) c->set_recording(true);
+  set_recording(true);
 }
 
 int64_t Runner::check_prompts(const std::vector<std::vector<int64_t>>& prompts, int64_t decode_steps) const {
