@@ -69,8 +69,15 @@ void print_device_memory(std::ostream& out, const DeviceMemoryRow& d) {
 
 // The simulator's memory ledger for the run's plan beside what each rank measured.
 void print_memory(std::ostream& out, const simulate::RunPrediction& p, const LoopInputs& in) {
-  out << "\nMemory per rank, measured against the simulator's ledger for the same plan (bytes; "
-      << "the ledger's runtime and communication figures are " << in.figures.device.name << "'s)\n";
+  const auto& dev = in.figures.device;
+  out << "\nMemory per rank, measured against the simulator's ledger for the same plan (bytes; ";
+  if (in.run.measurements.backend == "cuda" && dev.executor_runtime)
+    out << "the ledger's runtime is DayZero's CUDA executor's, measured on " << dev.name
+        << ", its activations hold the executor's BF16 copies and cuBLASLt workspace)\n";
+  else if (in.run.measurements.backend == "cuda")
+    out << "the ledger's activations hold the executor's BF16 copies and cuBLASLt workspace; its runtime is the "
+        << "engines' figure for " << dev.name << ": the catalog has no executor_runtime measured on it)\n";
+  else out << "the ledger's runtime and communication figures are " << dev.name << "'s)\n";
   out << "  " << pad_right("rank", 6) << pad_right("category", 24) << pad_left("measured", 16)
       << pad_left("predicted", 16) << pad_left("error %", 10) << '\n';
   for (const auto& m : p.memory)

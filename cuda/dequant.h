@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "cuda/device.h"
+#include "plan/cuda_staging.h"
 
 namespace dayzero::cuda {
 
@@ -26,7 +27,7 @@ void fp8_block_to_bf16(const DeviceBuffer& codes, const DeviceBuffer& scales, in
 // lane, then the warp's lanes): the CPU's product of the same values, in another order.
 // For m <= kFp8GemvRows, k and block_cols multiples of 16 (fp8_gemv_fits); throws
 // CudaError otherwise or when a buffer is too small.
-inline constexpr int kFp8GemvRows = 8;
+inline constexpr int kFp8GemvRows = plan::kCudaFp8GemvRows;  // the memory ledger reads it there
 bool fp8_gemv_fits(int64_t m, int64_t k, int64_t block_cols);
 void fp8_block_gemv(const DeviceBuffer& x_bf16, int64_t m, const DeviceBuffer& codes, const DeviceBuffer& scales,
                     int64_t n, int64_t k, int64_t block_rows, int64_t block_cols, const DeviceBuffer* bias,

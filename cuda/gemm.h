@@ -9,14 +9,17 @@
 #include <memory>
 
 #include "cuda/device.h"
+#include "plan/cuda_staging.h"
 
 namespace dayzero::cuda {
 
 // A cuBLASLt handle and its workspace (RAII), one per thread that issues GEMMs.
 class Blas {
  public:
-  // 32 MiB of workspace: what cuBLASLt's Hopper kernels are documented to want at most.
-  explicit Blas(DevicePool& pool, size_t workspace_bytes = size_t{32} << 20);  // throws CudaError
+  // plan::kCudaBlasWorkspaceBytes (32 MiB): the workspace cuBLAS recommends on Hopper;
+  // the memory ledger counts it so.
+  explicit Blas(DevicePool& pool,
+                size_t workspace_bytes = static_cast<size_t>(plan::kCudaBlasWorkspaceBytes));  // throws CudaError
   ~Blas();
   Blas(const Blas&) = delete;
   Blas& operator=(const Blas&) = delete;

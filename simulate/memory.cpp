@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/arith.h"
+#include "plan/cuda_staging.h"
 #include "simulate/sim_internal.h"
 
 namespace dayzero::simulate::detail {
@@ -11,6 +12,7 @@ namespace {
 using core::ceil_div;
 using core::round_up;
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
+constexpr int64_t kBf16Bytes = 2;
 
 // Weights one rank of the stage holds in device memory, and its offloaded experts
 // kept in host memory.
@@ -96,6 +98,36 @@ int64_t largest_step_tokens(const PlanContext& ctx) {
   return std::min(new_tokens, p.prefill_chunk_tokens);
 }
 
+// What DayZero's CUDA executor holds in a step beyond the activations an engine holds
+// (cuda/backend.cpp linear, plan/cuda_staging.h): the BF16 copy of each GEMM's float32
+// input, kept while the input lives (at the MLP's down projection the normed hidden
+// state's and the gated product's), cuBLASLt's workspace, and at more rows than the
+// FP8 GEMV takes the largest FP8 matrix of the stage widened to BF16 for the call.
+int64_t cuda_executor_staging_bytes(const PlanContext& ctx, const Stage& s, int64_t step_tokens) {
+  const ModelCosts& mc = ctx.mc;
+  const int64_t tp = ctx.plan.attention.tp, moe_tp = ctx.plan.moe.tp;
+  int64_t bytes = core::checked_add(
+      plan::kCudaBlasWorkspaceBytes,
+      core::checked_mul(core::checked_mul(step_tokens, mc.hidden + ceil_div(mc.max_ffn_width, tp)), kBf16Bytes));
+  if (step_tokens <= plan::kCudaFp8GemvRows) return bytes;
+  const auto fp8 = [&](size_t p) { return mc.gemm_dtype[p] == topology::ComputeDtype::fp8; };
+  int64_t widest = 0;  // elements
+  for (size_t c = 0; c < mc.classes.size(); ++c) {
+    if (s.class_counts[c] == 0) continue;
+    const auto& m = mc.classes[c].largest_matrix_elems;
+    if (fp8(ctx.p_attn))
+      widest = std::max({widest, ceil_div(m[idx(WeightClass::attn_sharded)], tp),
+                         static_cast<int64_t>(static_cast<double>(m[idx(WeightClass::attn_kv)]) * ctx.kv_frac),
+                         m[idx(WeightClass::attn_replicated)]});
+    if (fp8(ctx.p_dense))
+      widest = std::max(
+          {widest, ceil_div(m[idx(WeightClass::dense_mlp)], tp), ceil_div(m[idx(WeightClass::shared_experts)], tp)});
+    if (mc.classes[c].moe && fp8(ctx.p_experts))
+      widest = std::max(widest, ceil_div(m[idx(WeightClass::expert)], moe_tp));
+  }
+  return core::checked_add(bytes, core::checked_mul(widest, kBf16Bytes));
+}
+
 // The activations and workspace of a step of `step_tokens` (the residual stream,
 // the normed input and one op's output, and at the MLP's activation the gate and up
 // projections with the gated product beside them: 3 x the widest intermediate, as
@@ -114,6 +146,8 @@ void step_memory(const PlanContext& ctx, const Stage& s, int64_t step_tokens, in
   r.activation_bytes =
       checked_add(checked_mul(checked_mul(step_tokens, width), ctx.act_bytes),
                   s.last ? checked_mul(checked_mul(logit_rows, ceil_div(mc.vocab, tp)), kLogitBytes) : 0);
+  if (ctx.cuda_executor)
+    r.activation_bytes = checked_add(r.activation_bytes, cuda_executor_staging_bytes(ctx, s, step_tokens));
   int64_t comms = 0;
   if (tp > 1) ++comms;
   if (ep > 1) ++comms;

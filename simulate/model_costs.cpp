@@ -1,5 +1,6 @@
 #include "simulate/model_costs.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -124,6 +125,8 @@ LayerClassCosts layer_class(const model::Model& m, const model::Layer& layer,
     const auto b = op_bytes(m, op, by_name);
     const int64_t div = op.kind == OpKind::expert_gemm ? op.experts : 1;
     for (size_t p = 0; p < kPrecisions; ++p) lc.bytes[cls][p] += b[p] / div;
+    if (op.kind == OpKind::gemm || op.kind == OpKind::expert_gemm)
+      lc.largest_matrix_elems[cls] = std::max(lc.largest_matrix_elems[cls], op.n * op.k);
     // MLA's absorbed decode multiplies by kv_b's halves W_UK and W_UV in 16 bits: the
     // engines keep them as BF16 copies beside a quantized kv_b (vLLM's MLA
     // process_weights_after_loading: "we just store fp16/bf16 copies"; SGLang's w_kc /

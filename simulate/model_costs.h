@@ -38,15 +38,19 @@ struct LayerClassCosts {
   // the absorbed decode, split over attention TP as kv_b is; held, not read beside kv_b.
   BytesByPrecision mla_absorbed_copy_bytes{};
   std::array<int64_t, kWeightClasses> flops_per_token{};  // expert: one expert
-  int64_t attn_ctx_flops = 0;                             // per query token per context token (all heads)
-  int64_t attn_ctx_flops_absorbed = 0;                    // MLA decode form
-  int64_t kv_elems_per_token = 0;                         // cached elements per token (all KV heads)
-  bool linear = false;                                    // gated delta-net layers: a state per sequence, no KV cache
-  int64_t state_bytes_per_seq = 0;    // linear: recurrent state (its own dtype) + conv window (bf16)
-  int64_t recurrent_state_bytes = 0;  // linear: the part a decode step reads and writes
-  int64_t attn_topk = 0;              // sparse attention: context tokens each query reads (0 = all)
-  int64_t index_bytes_per_token = 0;  // sparse attention: indexer keys cached per token (FP8 + scale)
-  int64_t index_ctx_flops = 0;        // sparse attention: indexer FLOPs per query per context token
+  // The largest one matrix of each class (out x in elements, whole, before TP; one
+  // expert's for expert): what an executor that widens a quantized matrix for its
+  // GEMM holds of it at once (simulate/memory.cpp, the CUDA executor's staging).
+  std::array<int64_t, kWeightClasses> largest_matrix_elems{};
+  int64_t attn_ctx_flops = 0;           // per query token per context token (all heads)
+  int64_t attn_ctx_flops_absorbed = 0;  // MLA decode form
+  int64_t kv_elems_per_token = 0;       // cached elements per token (all KV heads)
+  bool linear = false;                  // gated delta-net layers: a state per sequence, no KV cache
+  int64_t state_bytes_per_seq = 0;      // linear: recurrent state (its own dtype) + conv window (bf16)
+  int64_t recurrent_state_bytes = 0;    // linear: the part a decode step reads and writes
+  int64_t attn_topk = 0;                // sparse attention: context tokens each query reads (0 = all)
+  int64_t index_bytes_per_token = 0;    // sparse attention: indexer keys cached per token (FP8 + scale)
+  int64_t index_ctx_flops = 0;          // sparse attention: indexer FLOPs per query per context token
   // Elements read + written by the element-wise ops, by how a layout splits them:
   int64_t elementwise_elems_per_token = 0;     // on every rank: norms of the hidden state, the MoE combine
   int64_t elementwise_tp_elems_per_token = 0;  // split by attention TP: RoPE, per-head norms, MLP activations

@@ -111,7 +111,9 @@ RunPrediction predict_run(const plan::Measurements& m, const model::Model& model
   r.plan.cluster = cluster.config().name;
   plan::validate_plan(r.plan, model, cluster.num_devices(), "the run's plan");
   Simulator sim(model, cluster, eff);
-  r.prediction = sim.simulate(r.plan);
+  SimulateOptions opts;
+  opts.cuda_executor = m.backend == "cuda";  // the executor's own staging and runtime
+  r.prediction = sim.simulate(r.plan, opts);
   const int dp = r.plan.attention.dp;
   r.prompts_per_replica = (static_cast<int64_t>(m.prompts.size()) + dp - 1) / dp;  // round robin: the fullest
   r.measured_prefill_s = m.prefill_s;

@@ -45,6 +45,11 @@ struct SimulateOptions {
   // prefill, prompts_per_step and prompt_s are taken as they are: no step of the
   // prompts depends on the batch, so they are what costing them again would give.
   const Prediction* prompts_of = nullptr;
+  // The plan runs on DayZero's own CUDA executor (`validate` of a `run --backend
+  // cuda`): the ledger holds what that executor stages beside its activations
+  // (plan/cuda_staging.h; simulate/memory.cpp) and, as its runtime, the device's
+  // measured executor_runtime where the catalog has one (else the engines' figure).
+  bool cuda_executor = false;
 };
 
 class Simulator {

@@ -124,6 +124,17 @@ DeviceSpec device_spec_from_json(const nlohmann::json& j, const std::string& fil
     mr.reject_unknown();
     d.measured_copy = c;
   }
+  if (const nlohmann::json* m = r.opt_object("executor_runtime")) {
+    Fields mr(*m, file, path + "executor_runtime.");
+    DeviceSpec::MeasuredRuntime e;
+    e.bytes = mr.req_int("bytes", 1, kMaxOverheadBytes);
+    if (static_cast<double>(e.bytes) >= d.mem_bytes)
+      mr.fail("bytes", "is not below the device's mem_bytes (" + std::to_string(d.mem_bytes) +
+                           "): a runtime cannot hold the whole device");
+    e.source = mr.req_string("source");
+    mr.reject_unknown();
+    d.executor_runtime = e;
+  }
   d.source = r.req_string("source");
   d.notes = r.opt_string("notes", "");
   r.reject_unknown();
@@ -151,6 +162,9 @@ void to_json(nlohmann::json& j, const DeviceSpec& d) {
   if (d.comm_library_bytes_pair) j["comm_library_bytes_pair"] = *d.comm_library_bytes_pair;
   if (d.measured_copy)
     j["measured_copy"] = nlohmann::json{{"bw_Bps", d.measured_copy->bw_Bps}, {"source", d.measured_copy->source}};
+  if (d.executor_runtime)
+    j["executor_runtime"] =
+        nlohmann::json{{"bytes", d.executor_runtime->bytes}, {"source", d.executor_runtime->source}};
   if (!d.notes.empty()) j["notes"] = d.notes;
 }
 

@@ -81,6 +81,15 @@ struct DeviceSpec {
     std::string source;  // the tool, the device and where its printout is kept
   };
   std::optional<MeasuredCopy> measured_copy;
+  // What DayZero's own CUDA executor holds on the device beyond its memory pool (the
+  // CUDA context, the kernels' modules, cuBLASLt's handle), measured by `dayzero run
+  // --backend cuda` where the device was at hand: `validate` sets it beside a CUDA run
+  // as the ledger's runtime, where runtime_overhead_bytes is an engine's.
+  struct MeasuredRuntime {
+    int64_t bytes = 0;
+    std::string source;  // the run, the device, the driver and where its Measurements are kept
+  };
+  std::optional<MeasuredRuntime> executor_runtime;
   std::string source;  // datasheet(s) every figure is from, or the stated assumption
   std::string notes;   // how marketing figures were converted (optional)
 

@@ -93,6 +93,38 @@ TEST(TopologyCatalog, MeasuredCopyBandwidthIsSourcedAndBounded) {
   }
 }
 
+// What DayZero's CUDA executor holds beyond its pool, measured on the device (H200:
+// the tiny Llama's run, docs/gpu-runs): kept with its source, below the device's
+// memory, round-tripped, and an entry without a source is an error naming the field.
+TEST(TopologyCatalog, ExecutorRuntimeIsMeasuredAndSourced) {
+  const DeviceSpec& h200 = *catalog().find("H200-SXM");
+  ASSERT_TRUE(h200.executor_runtime);
+  EXPECT_EQ(h200.executor_runtime->bytes, 555'988'992);
+  EXPECT_NE(h200.executor_runtime->source.find("docs/gpu-runs"), std::string::npos);
+  EXPECT_FALSE(catalog().find("H100-SXM")->executor_runtime);
+  const auto entry = [](const std::string& runtime) {
+    return R"({"devices": [{"name": "c", "vendor": "x", "mem_bytes": 1e9, "mem_bw_Bps": 1e12,
+      "peak_flops_per_s": {"bf16": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9},
+      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "executor_runtime": )" +
+           runtime + R"(, "source": "s"}]})";
+  };
+  DeviceCatalog ok;
+  ok.add_file(write_temp(entry(R"({"bytes": 500000000, "source": "our run"})")));
+  nlohmann::json round_trip;
+  to_json(round_trip, *ok.find("c"));
+  EXPECT_EQ(device_spec_from_json(round_trip, "f", "").executor_runtime->bytes, 500'000'000);
+  for (const std::string& bad : {std::string(R"({"bytes": 2000000000, "source": "s"})"),
+                                 std::string(R"({"bytes": 5e8})"), std::string(R"({"bytes": 0, "source": "s"})")}) {
+    DeviceCatalog c;
+    try {
+      c.add_file(write_temp(entry(bad)));
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("executor_runtime."), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
   DeviceCatalog c = catalog();
   const auto file = write_temp(R"({"devices": [
