@@ -158,13 +158,15 @@ std::vector<float> row_sum_squares(const Tensor& x) {
   return out;
 }
 
-Tensor zeros(std::vector<int64_t> shape) {
+Tensor zeros_for(std::vector<int64_t> shape, DeviceUse use) {
   const int64_t n = executor::shape_elems(shape);
   if (n == 0) return Tensor(std::move(shape));
-  DeviceBuffer out = scratch(n);
+  DeviceBuffer out = staging::scratch(static_cast<size_t>(n) * sizeof(float), use);
   out.zero(0, static_cast<size_t>(n) * sizeof(float));
   return staging::result(std::move(shape), std::move(out));
 }
+Tensor zeros(std::vector<int64_t> shape) { return zeros_for(std::move(shape), DeviceUse::workspace); }
+Tensor cache_zeros(std::vector<int64_t> shape) { return zeros_for(std::move(shape), DeviceUse::kv_cache); }
 
 // Rows by index on the device (the embedding gather's kernel, x as the table).
 Tensor gather_rows(const Tensor& x, std::span<const int64_t> indices) {
@@ -200,10 +202,10 @@ Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const executor::Acti
 }
 
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const executor::ActivationParams&) {
-  executor::checks::same_shape(gate, x, "sigmoid_gate", "gate", "input");
+  const bool per_row = executor::checks::gate_per_row(gate, x, "sigmoid_gate");
   if (x.numel() == 0) return Tensor(x.shape);
   DeviceBuffer d = scratch(x.numel());
-  sigmoid_gate_f32(staging::on_device(gate), staging::on_device(x), d, x.numel());
+  sigmoid_gate_f32(staging::on_device(gate), staging::on_device(x), d, x.numel(), per_row ? x.cols() : 1);
   return staging::result(x.shape, std::move(d));
 }
 
@@ -284,7 +286,8 @@ void register_cuda_backend() {
   executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
                               &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
                               &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows,
-                              &cuda::zeros, &cuda::row_sum_squares, &begin_kernel_span, &end_kernel_span});
+                              &cuda::zeros, &cuda::cache_zeros, &cuda::row_sum_squares, &begin_kernel_span,
+                              &end_kernel_span});
 }
 
 }  // namespace dayzero::cuda

@@ -1,7 +1,7 @@
 // The CUDA backend's attention (cuda/backend.h): GQA (window, sinks, keep mask), MLA
 // (absorbed for decode, expanded for prompts, as the CPU picks), the sparse-attention
-// indexer and the gated delta-net (its state a host LinearState, uploaded and read back
-// each call), inputs checked as the CPU kernels check them. Queries are read where they
+// indexer and the gated delta-net (its state updated in place where it lies), inputs
+// checked as the CPU kernels check them. Queries are read where they
 // lie and results stay on the device (staging::on_device, staging::result); the KV
 // cache is the host's (its pages go up each call).
 #include <algorithm>
@@ -145,9 +145,12 @@ Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, cons
   const int64_t T = qkv.rows(), Hv = p.value_heads, dv = p.value_head_dim;
   const std::vector<int64_t> shape{T, Hv * dv};
   if (T == 0) return Tensor(shape);
-  DeviceBuffer conv_state = upload(std::span<const float>(state.conv)),
-               recurrent = upload(std::span<const float>(state.recurrent)),
-               out = staging::scratch(static_cast<size_t>(T * Hv * dv) * sizeof(float));
+  // The state where it lies, updated in place (a copy of its own where another tensor
+  // shares it: the timer's repeats); a one-tap conv keeps no inputs.
+  DeviceBuffer no_conv_state = staging::scratch(4);
+  DeviceBuffer &conv_state = state.conv.numel() > 0 ? staging::writable(state.conv) : no_conv_state,
+               &recurrent = staging::writable(state.recurrent);
+  DeviceBuffer out = staging::scratch(static_cast<size_t>(T * Hv * dv) * sizeof(float));
   const DeviceBuffer &dq = staging::on_device(qkv), &dz = staging::on_device(z), &db = staging::on_device(b),
                      &da = staging::on_device(a);
   const DeviceBuffer dconv = upload(w.conv), ddt = upload(w.dt_bias), dlog = upload(w.a_log), dnorm = upload(w.norm);
@@ -160,8 +163,6 @@ Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, cons
                           p.l2_eps,
                           p.norm_eps};
   gated_delta_net_f32({dq, dz, db, da, dconv, ddt, dlog, dnorm}, ds, dp, T, out);
-  if (!state.conv.empty()) conv_state.download(state.conv.data(), state.conv.size() * sizeof(float));
-  recurrent.download(state.recurrent.data(), state.recurrent.size() * sizeof(float));
   return staging::result(shape, std::move(out));
 }
 

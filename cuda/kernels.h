@@ -65,8 +65,10 @@ void rms_norm_given_mean_f32(DeviceBuffer& x, const DeviceBuffer& w, const Devic
                              int64_t cols, double eps);
 // out[t] = float(sum over row t of x[t, i]^2, in double, a fixed tree order) for x [rows, cols].
 void row_sum_squares_f32(const DeviceBuffer& x, int64_t rows, int64_t cols, DeviceBuffer& out);
-// y = x * sigmoid(gate) over n floats (Qwen3.5's attention output gate).
-void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuffer& y, int64_t n);
+// y[i] = x[i] / (1 + exp(-gate[i / gate_every])) over n floats: Qwen3.5's attention
+// output gate (gate_every 1) and its shared expert's gate (one per row of gate_every).
+void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuffer& y, int64_t n,
+                      int64_t gate_every = 1);
 
 // Causal attention of one sequence (executor/kernels.h attention), its keys and
 // values contiguous on the device: q [queries, heads x qk_dim], k [context, kv_heads x

@@ -48,9 +48,9 @@ __global__ void rms_given_mean_kernel(float* x, const float* w, const float* mea
   x[i] = __fmul_rn(w[i % cols], __fmul_rn(x[i], inv));
 }
 
-__global__ void sigmoid_gate_kernel(const float* gate, const float* x, float* y, int64_t n) {
+__global__ void sigmoid_gate_kernel(const float* gate, const float* x, float* y, int64_t n, int64_t gate_every) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) y[i] = x[i] / (1.0f + expf(-gate[i]));
+  if (i < n) y[i] = x[i] / (1.0f + expf(-gate[i / gate_every]));
 }
 
 // Block t: row t's sum of squares in double (block_sum's tree), rounded once.
@@ -107,14 +107,18 @@ void rms_norm_given_mean_f32(DeviceBuffer& x, const DeviceBuffer& w, const Devic
   detail::check_launch("rms_norm_given_mean_f32");
 }
 
-void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuffer& y, int64_t n) {
-  need(gate, n, "sigmoid_gate_f32", "gate");
+void sigmoid_gate_f32(const DeviceBuffer& gate, const DeviceBuffer& x, DeviceBuffer& y, int64_t n, int64_t gate_every) {
+  if (gate_every < 1 || n % gate_every != 0)
+    throw CudaError("sigmoid_gate_f32: one gate for every " + std::to_string(gate_every) + " of " + std::to_string(n) +
+                    " values");
+  need(gate, n / gate_every, "sigmoid_gate_f32", "gate");
   need(x, n, "sigmoid_gate_f32", "x");
   need(y, n, "sigmoid_gate_f32", "y");
   if (n == 0) return;
   const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
-  sigmoid_gate_kernel<<<blocks_for(n), kThreads>>>(
-      static_cast<const float*>(gate.data()), static_cast<const float*>(x.data()), static_cast<float*>(y.data()), n);
+  sigmoid_gate_kernel<<<blocks_for(n), kThreads>>>(static_cast<const float*>(gate.data()),
+                                                   static_cast<const float*>(x.data()), static_cast<float*>(y.data()),
+                                                   n, gate_every);
   detail::check_launch("sigmoid_gate_f32");
 }
 

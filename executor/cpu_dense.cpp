@@ -152,11 +152,12 @@ void rms_norm_zero_centered(Tensor& x, std::span<const float> weight, double eps
 }
 
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams&) {
-  checks::same_shape(gate, x, "sigmoid_gate", "gate", "input");
+  const bool per_row = checks::gate_per_row(gate, x, "sigmoid_gate");
   Tensor y(x.shape);
   const float *xs = x.data.data(), *gs = gate.data.data();
   float* ys = y.data.data();
-  for (int64_t i = 0; i < x.numel(); ++i) ys[i] = xs[i] / (1.0f + std::exp(-gs[i]));
+  const int64_t cols = per_row ? x.cols() : 1;  // gate index: i / cols
+  for (int64_t i = 0; i < x.numel(); ++i) ys[i] = xs[i] / (1.0f + std::exp(-gs[i / cols]));
   return y;
 }
 

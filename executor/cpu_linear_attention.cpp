@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "executor/kernel_checks.h"
 #include "executor/kernels.h"
@@ -19,11 +20,12 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // Causal depthwise conv over time with SiLU: out[t, c] = silu(sum_j w[c, j] x[t - K + 1 + j, c]),
 // earlier inputs from the state (the last K - 1 inputs, oldest first), which is updated.
-Tensor causal_conv(const Tensor& x, std::span<const float> w, int64_t K, std::vector<float>& state) {
+Tensor causal_conv(const Tensor& x, std::span<const float> w, int64_t K, Tensor& state) {
   const int64_t T = x.rows(), C = x.cols();
   Tensor y({T, C});
+  const float* earlier = std::as_const(state).data.data();
   auto input = [&](int64_t t, int64_t c) {  // t may be negative: from the state
-    return t >= 0 ? x.row(t)[c] : state[static_cast<size_t>((K - 1 + t) * C + c)];
+    return t >= 0 ? x.row(t)[c] : earlier[(K - 1 + t) * C + c];
   };
   for (int64_t t = 0; t < T; ++t)
     for (int64_t c = 0; c < C; ++c) {
@@ -31,10 +33,10 @@ Tensor causal_conv(const Tensor& x, std::span<const float> w, int64_t K, std::ve
       for (int64_t j = 0; j < K; ++j) acc += w[static_cast<size_t>(c * K + j)] * input(t - K + 1 + j, c);
       y.row(t)[c] = silu(acc);
     }
-  std::vector<float> next(state.size());
+  std::vector<float> next(static_cast<size_t>(state.numel()));
   for (int64_t r = 0; r < K - 1; ++r)
     for (int64_t c = 0; c < C; ++c) next[static_cast<size_t>(r * C + c)] = input(T - (K - 1) + r, c);
-  state = std::move(next);
+  state.data.assign(next.begin(), next.end());
   return y;
 }
 
@@ -184,6 +186,10 @@ void chunked_head(HeadInputs& in, int64_t h, int64_t chunk, float* S, float* out
 
 }  // namespace
 
+LinearState zero_linear_state(const LinearAttentionParams& p) {
+  return {Tensor({p.conv_kernel - 1, p.conv_dim()}), Tensor({p.value_heads, p.key_head_dim * p.value_head_dim})};
+}
+
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
                        const LinearAttentionWeights& w, LinearState& state, const LinearAttentionParams& p) {
   checks::gated_delta_net(qkv, z, b, a, w, p, state);
@@ -191,10 +197,11 @@ Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, cons
   HeadInputs in = head_inputs(conv, b, a, w, p);
   const int64_t Hv = p.value_heads, dk = p.key_head_dim, dv = p.value_head_dim;
   Tensor o({qkv.rows(), Hv * dv});
+  float* recurrent = state.recurrent.data.data();  // once, on this thread (tensor_values.h)
   // One item per value head: its state and its output columns belong to one thread.
   parallel_for(Hv, static_cast<double>(qkv.rows() * dk * dv) * 8.0, [&](int64_t h0, int64_t h1) {
     for (int64_t h = h0; h < h1; ++h) {
-      float* S = state.recurrent.data() + h * dk * dv;
+      float* S = recurrent + h * dk * dv;
       if (p.chunk > 0) chunked_head(in, h, p.chunk, S, o.data.data(), o.cols());
       else recurrent_head(in, h, S, o.data.data(), o.cols());
     }

@@ -238,7 +238,7 @@ Tensor Forward::attention(const model::Layer& L, Tensor& h, const Batch& b) {
   const auto& c = m_.config;
   Tensor q = gemm(op(L, "q_proj"), h), k = gemm(op(L, "k_proj"), h), v = gemm(op(L, "v_proj"), h);
   Tensor gate;
-  if (c.attn_output_gate) split_query_gate(q, gate, c.head_dim);  // Qwen3.5: per head [query | gate]
+  if (c.attn_output_gate) split_query_gate(q, gate, c.head_dim, be_.columns);  // Qwen3.5: per head [query | gate]
   if (c.qk_norm) {
     norm(op(L, "q_norm"), q);
     norm(op(L, "k_norm"), k);

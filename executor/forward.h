@@ -113,6 +113,7 @@ class Forward {
   // DeepSeek sparse attention's indexer (forward_indexer.cpp): each sequence's keep mask [rows, context].
   std::vector<Tensor> sparse_keep(const model::Layer& L, const Tensor& h, const Tensor& q_latent, const Batch& b);
   Tensor linear_attention(const model::Layer& L, const Tensor& h, const Batch& b);  // forward_linear.cpp
+  LinearAttentionParams linear_params() const;                                      // this rank's heads
   // Gated delta-net TP: this rank's rows of in_proj_qkv / conv1d, [q | k | v] sections each split by heads.
   std::vector<std::pair<int64_t, int64_t>> qkv_sections(int rank, int size) const;
   template <class Kernel>

@@ -31,17 +31,14 @@ inline constexpr double kMlaLatentNormEps = 1e-6;
 
 // Qwen3.5's q_proj output holds, per head, its query then its output gate (head_dim
 // each): q becomes the queries [T, heads * head_dim], gate the gates (same shape).
-inline void split_query_gate(Tensor& q, Tensor& gate, int64_t head_dim) {
+inline void split_query_gate(Tensor& q, Tensor& gate, int64_t head_dim,
+                             Tensor (*columns_of)(const Tensor&, int64_t, int64_t)) {
   const int64_t T = q.rows(), heads = q.cols() / (2 * head_dim);
-  Tensor query({T, heads * head_dim});
-  gate = Tensor({T, heads * head_dim});
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t h = 0; h < heads; ++h) {
-      const float* src = q.row(t) + h * 2 * head_dim;
-      std::copy_n(src, head_dim, query.row(t) + h * head_dim);
-      std::copy_n(src + head_dim, head_dim, gate.row(t) + h * head_dim);
-    }
-  q = std::move(query);
+  Tensor per_head = q;  // a copy shares a device's values: each head's [query | gate] a row
+  per_head.shape = {T * heads, 2 * head_dim};
+  gate = columns_of(per_head, head_dim, head_dim);
+  q = columns_of(per_head, 0, head_dim);
+  gate.shape = q.shape = {T, heads * head_dim};
 }
 
 }  // namespace dayzero::executor::detail

@@ -28,7 +28,34 @@ int Forward::add_sequence() {
   const int seq = kv_->add_sequence();
   if (index_kv_ && index_kv_->add_sequence() != seq)
     throw std::logic_error("the indexer's key cache and the KV cache disagree on sequence ids");
+  // Each gated delta-net layer's state, made now (before any step: it is the sequence's
+  // cache, not a step's activations) where the backend's kernels update it.
+  for (int64_t l = par_.first_layer; l < par_.end_layer; ++l)
+    if (m_.layers.at(static_cast<size_t>(l)).attention == model::LayerAttention::linear) {
+      const LinearAttentionParams p = linear_params();
+      linear_state_[{l - par_.first_layer, seq}] = {
+          be_.cache_zeros({p.conv_kernel - 1, p.conv_dim()}),
+          be_.cache_zeros({p.value_heads, p.key_head_dim * p.value_head_dim})};
+    }
   return seq;
+}
+
+// This rank's share of the gated delta-net (TP splits the heads).
+LinearAttentionParams Forward::linear_params() const {
+  const auto& l = m_.config.linear;
+  const int tp = par_.tp_size;
+  if (l.key_heads % tp != 0 || l.value_heads % tp != 0)
+    throw std::runtime_error("gated delta-net of " + std::to_string(l.key_heads) + " key / " +
+                             std::to_string(l.value_heads) + " value heads does not split over attention TP " +
+                             std::to_string(tp));
+  LinearAttentionParams p;
+  p.key_heads = l.key_heads / tp;
+  p.value_heads = l.value_heads / tp;
+  p.key_head_dim = l.key_head_dim;
+  p.value_head_dim = l.value_head_dim;
+  p.conv_kernel = l.conv_kernel;
+  p.norm_eps = eps_;
+  return p;
 }
 
 void Forward::preallocate_kv(int64_t blocks) {
@@ -46,27 +73,17 @@ void Forward::release_sequence(int seq) {
 int64_t Forward::linear_state_bytes() const {
   int64_t b = 0;
   for (const auto& [key, s] : linear_state_)
-    b += static_cast<int64_t>((s.conv.size() + s.recurrent.size()) * sizeof(float));
+    b += (s.conv.numel() + s.recurrent.numel()) * static_cast<int64_t>(sizeof(float));
   return b;
 }
 
 Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const Batch& b) {
   const auto& l = m_.config.linear;
   const int tp = par_.tp_size, r = par_.tp_rank;
-  if (l.key_heads % tp != 0 || l.value_heads % tp != 0)
-    throw std::runtime_error("gated delta-net of " + std::to_string(l.key_heads) + " key / " +
-                             std::to_string(l.value_heads) + " value heads does not split over attention TP " +
-                             std::to_string(tp));
+  const LinearAttentionParams p = linear_params();
   const Tensor qkv = gemm(op(L, "in_proj_qkv"), h), z = gemm(op(L, "in_proj_z"), h);
   const Tensor beta_in = gemm(op(L, "in_proj_b"), h), a = gemm(op(L, "in_proj_a"), h);
   const model::Op& la = op(L, "linear_attention");
-  LinearAttentionParams p;
-  p.key_heads = l.key_heads / tp;
-  p.value_heads = l.value_heads / tp;
-  p.key_head_dim = l.key_head_dim;
-  p.value_head_dim = l.value_head_dim;
-  p.conv_kernel = l.conv_kernel;
-  p.norm_eps = eps_;
   // This rank's conv channels (the q, k, v sections' rows of [conv_dim, 1, K]) and value heads.
   const std::span<const float> conv_all = w_.floats(la.weights.at(0));
   std::vector<float> conv;
@@ -87,25 +104,19 @@ Tensor Forward::linear_attention(const model::Layer& L, const Tensor& h, const B
   std::vector<Tensor> parts;  // each sequence's output rows
   for (size_t i = 0; i < b.seqs.size(); ++i) {
     const int64_t lo = b.offsets[i], hi = b.offsets[i + 1];
-    // Not a structured binding: the timed lambda below captures `it` (C++20; clang 14 refuses).
-    const auto emplaced = linear_state_.try_emplace({layer, b.seqs[i]});
-    const auto it = emplaced.first;
-    if (emplaced.second) {
-      it->second.conv.assign(static_cast<size_t>((p.conv_kernel - 1) * p.conv_dim()), 0.0f);
-      it->second.recurrent.assign(static_cast<size_t>(p.value_heads * p.key_head_dim * p.value_head_dim), 0.0f);
-    }
+    const auto it = linear_state_.find({layer, b.seqs[i]});
+    if (it == linear_state_.end())
+      throw std::logic_error("sequence " + std::to_string(b.seqs[i]) + " has no gated delta-net state in layer " +
+                             std::to_string(L.index) + " (Forward::add_sequence makes it)");
     LinearAttentionParams pi = p;
-    LinearState next;
     pi.chunk = hi - lo > 1 ? 64 : 0;  // the reference: chunks of 64 for prompts, the recurrence for decode
     std::array<Tensor, 4> slices;
     const Tensor &qkv_i = sequence_rows(qkv, b, i, slices[0]), &z_i = sequence_rows(z, b, i, slices[1]),
                  &beta_i = sequence_rows(beta_in, b, i, slices[2]), &a_i = sequence_rows(a, b, i, slices[3]);
-    parts.push_back(timer_.run(OpKey{&la, "gated_delta_net", {hi - lo, costed.n}, ke.cost(costed, {hi - lo})},
-                               [&] {  // from the step's starting state each time: timing repeats the call
-                                 next = it->second;
-                                 return fn(qkv_i, z_i, beta_i, a_i, w, next, pi);
-                               }));
-    it->second = std::move(next);
+    Tensor out;  // in place: the timed repeats run on copies of the step's starting state, then the call
+    timer_.run_inplace(OpKey{&la, "gated_delta_net", {hi - lo, costed.n}, ke.cost(costed, {hi - lo})}, it->second,
+                       [&](LinearState& s) { out = fn(qkv_i, z_i, beta_i, a_i, w, s, pi); });
+    parts.push_back(std::move(out));
   }
   if (h.rows() == 0) return gemm(op(L, "out_proj"), Tensor({0, p.value_heads * p.value_head_dim}));
   return gemm(op(L, "out_proj"), stacked(parts));

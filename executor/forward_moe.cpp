@@ -14,7 +14,6 @@
 // TP rank the layer's output. All orders are fixed: the result is bit-identical
 // run to run.
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include "executor/forward.h"
@@ -100,11 +99,10 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
   if (m_.config.moe.num_shared_experts == 0) return out;
   Tensor shared = mlp(L, h, "shared_experts.");
   if (m_.config.moe.shared_expert_gate) {  // Qwen3.5: sigmoid(x w) [T, 1] scales each row
+    // The backend's sigmoid gate with one gate per row, where the values lie. Not an op
+    // of the model's inventory (the simulator leaves its [T, H] pass out), so untimed.
     const Tensor g = gemm(op(L, "shared_expert_gate"), h);
-    for (int64_t t = 0; t < shared.rows(); ++t) {
-      const float s = 1.0f / (1.0f + std::exp(-g.row(t)[0]));
-      for (int64_t j = 0; j < shared.cols(); ++j) shared.row(t)[j] *= s;
-    }
+    shared = be_.fn<ActivationFn>(OpKind::activation, "sigmoid_gate")(g, shared, ActivationParams{});
   }
   be_.add(out, shared);
   return out;

@@ -82,6 +82,13 @@ void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_
                                 b.shape_string() + " differ");
 }
 
+bool gate_per_row(const Tensor& gate, const Tensor& x, const char* op) {
+  if (gate.shape == x.shape) return false;
+  if (gate.shape.size() == 2 && x.shape.size() == 2 && gate.cols() == 1 && gate.rows() == x.rows()) return true;
+  throw std::invalid_argument(std::string(op) + ": gate " + gate.shape_string() + " is neither input " +
+                              x.shape_string() + " nor one column of its rows");
+}
+
 void columns(const Tensor& x, int64_t first, int64_t count) {
   if (first < 0 || count < 0 || first + count > x.cols())
     throw std::invalid_argument("columns: [" + std::to_string(first) + ", " + std::to_string(first + count) + ") of " +
@@ -173,8 +180,7 @@ void gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const 
   if (!ok)
     throw std::invalid_argument(what + ": inputs qkv " + qkv.shape_string() + ", z " + z.shape_string() + ", b " +
                                 b.shape_string() + ", a " + a.shape_string() + " or its weights do not fit");
-  if (static_cast<int64_t>(s.conv.size()) != (p.conv_kernel - 1) * p.conv_dim() ||
-      static_cast<int64_t>(s.recurrent.size()) != Hv * p.key_head_dim * dv)
+  if (s.conv.numel() != (p.conv_kernel - 1) * p.conv_dim() || s.recurrent.numel() != Hv * p.key_head_dim * dv)
     throw std::invalid_argument(what + ": the sequence's state has the wrong size");
 }
 

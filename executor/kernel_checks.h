@@ -26,6 +26,8 @@ std::pair<int64_t, int64_t> linear(const Tensor& x, const StoredWeight& w, int64
 void rope(const Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<const int64_t> positions,
           const RopeTable& table);
 void same_shape(const Tensor& a, const Tensor& b, const char* op, const char* a_name, const char* b_name);
+// sigmoid_gate's gate: x's shape, or one column of x's rows. True for the one column.
+bool gate_per_row(const Tensor& gate, const Tensor& x, const char* op);
 void columns(const Tensor& x, int64_t first, int64_t count);
 void rows(const Tensor& x, int64_t first, int64_t count);
 int64_t stack_rows(std::span<const Tensor> parts);  // the stacked rows

@@ -52,7 +52,8 @@ Tensor swiglu(const Tensor& gate, const Tensor& up, const ActivationParams& p); 
 // gpt-oss: gate clamped to <= limit, up to [-limit, limit]; (up + 1) * gate * sigmoid(alpha * gate).
 Tensor swiglu_clamped(const Tensor& gate, const Tensor& up, const ActivationParams& p);
 // gpt-oss's fused gate_up ([tokens, 2n]) is interleaved: gate = [..., 0::2], up = [..., 1::2].
-// Qwen3.5's attention output gate: x * sigmoid(gate), element by element.
+// Qwen3.5's attention output gate: x / (1 + exp(-gate)), element by element; a gate of
+// one column scales each row of x (its shared expert's gate, sigmoid(h w) [tokens, 1]).
 Tensor sigmoid_gate(const Tensor& gate, const Tensor& x, const ActivationParams& p);
 // x += y, element by element (the residual adds between a layer's blocks; the same
 // shape, else std::invalid_argument).
@@ -141,10 +142,14 @@ struct LinearAttentionWeights {
   std::span<const float> dt_bias, a_log;  // [value_heads]
   std::span<const float> norm;            // [dv]
 };
+// One sequence's state, as tensors so that a device backend keeps it where its kernel
+// runs between steps (the forward makes it with Backend::cache_zeros); updated in place.
 struct LinearState {
-  std::vector<float> conv;       // [(conv_kernel - 1), conv_dim], oldest input first
-  std::vector<float> recurrent;  // [value_heads, dk, dv]
+  Tensor conv;       // [(conv_kernel - 1), conv_dim], oldest input first
+  Tensor recurrent;  // [value_heads, dk x dv]
 };
+// A fresh state of p's shape on the host (zeros).
+LinearState zero_linear_state(const LinearAttentionParams& p);
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
                        const LinearAttentionWeights& w, LinearState& state, const LinearAttentionParams& p);
 

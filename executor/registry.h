@@ -152,6 +152,10 @@ struct Backend {
   // state up for each MoE layer's combine).
   using ZerosFn = Tensor (*)(std::vector<int64_t>);
   ZerosFn zeros = &executor::zeros;
+  // The same for a sequence's state that its kernel updates in place from step to step
+  // (the gated delta-net's): a device backend counts it with the KV cache, as the
+  // simulator's ledger does.
+  ZerosFn cache_zeros = &executor::zeros;
   // executor::row_sum_squares where x lies (only the rows' sums come back).
   using RowSumSquaresFn = std::vector<float> (*)(const Tensor&);
   RowSumSquaresFn row_sum_squares = &executor::row_sum_squares;

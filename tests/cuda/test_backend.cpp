@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../executor/golden.h"
@@ -217,6 +218,10 @@ TEST(CudaBackend, OtherNormsAndTheSigmoidGateMatchTheCpu) {
   const executor::ActivationParams ap;
   expect_close(be.fn<executor::ActivationFn>(OpKind::activation, "sigmoid_gate")(g, v, ap),
                cpu.fn<executor::ActivationFn>(OpKind::activation, "sigmoid_gate")(g, v, ap), 1e-6, "sigmoid_gate");
+  const Tensor per_row({3, 1}, {-1.5f, 0.0f, 2.0f});  // Qwen3.5's shared-expert gate: one a row
+  expect_close(be.fn<executor::ActivationFn>(OpKind::activation, "sigmoid_gate")(per_row, v, ap),
+               cpu.fn<executor::ActivationFn>(OpKind::activation, "sigmoid_gate")(per_row, v, ap), 1e-6,
+               "sigmoid_gate, one gate a row");
 }
 
 // MLA: the CUDA backend expands the latents at every shape; the CPU absorbs them at
@@ -279,10 +284,7 @@ TEST(CudaBackend, GatedDeltaNetMatchesTheCpuAndCarriesItsState) {
   const std::vector<float> conv = wave(p.conv_dim() * 4, 0.5f, 0.1f), dt = wave(4, 0.5f, 0.2f),
                            a_log = wave(4, 0.5f, 0.3f), norm = wave(6, 0.2f, 0.4f);
   const executor::LinearAttentionWeights w{conv, dt, a_log, norm};
-  const auto fresh = [&] {
-    return executor::LinearState{std::vector<float>(static_cast<size_t>(3 * p.conv_dim()), 0.0f),
-                                 std::vector<float>(static_cast<size_t>(4 * 8 * 6), 0.0f)};
-  };
+  const auto fresh = [&] { return executor::zero_linear_state(p); };
   executor::LinearState s_gpu = fresh(), s_cpu = fresh();
   const auto fn = [&](const executor::Backend& b, int64_t T, float phase, executor::LinearState& st, int64_t chunk) {
     const Tensor qkv({T, p.conv_dim()}, wave(T * p.conv_dim(), 1.0f, phase)), z({T, 24}, wave(T * 24, 1.0f, phase)),
@@ -293,8 +295,12 @@ TEST(CudaBackend, GatedDeltaNetMatchesTheCpuAndCarriesItsState) {
   };
   expect_close(fn(be, 40, 0.3f, s_gpu, 16), fn(cpu, 40, 0.3f, s_cpu, 16), 2e-5, "prefill (CPU chunked)");
   expect_close(fn(be, 1, 0.9f, s_gpu, 0), fn(cpu, 1, 0.9f, s_cpu, 0), 2e-5, "decode");
-  EXPECT_EQ(s_gpu.conv, s_cpu.conv);  // the last inputs, copied
-  for (size_t i = 0; i < s_gpu.recurrent.size(); ++i) EXPECT_NEAR(s_gpu.recurrent[i], s_cpu.recurrent[i], 2e-5) << i;
+  // The state stays where the kernel updated it: nothing came back to the host.
+  EXPECT_FALSE(s_gpu.conv.data.host_valid());
+  EXPECT_FALSE(s_gpu.recurrent.data.host_valid());
+  EXPECT_EQ(std::as_const(s_gpu.conv).data, std::as_const(s_cpu.conv).data);  // the last inputs, copied
+  for (size_t i = 0; i < s_gpu.recurrent.data.size(); ++i)
+    EXPECT_NEAR(std::as_const(s_gpu.recurrent).data[i], std::as_const(s_cpu.recurrent).data[i], 2e-5) << i;
 }
 
 TEST(CudaBackend, RoutingAndCombineMatchTheCpu) {

@@ -65,6 +65,42 @@ struct Staged<Tensor&> {  // written in place
   void finish() { keep_on_device(*target, work); }
 };
 
+// A sequence's gated delta-net state: read and updated where it lies.
+template <>
+struct Staged<LinearState&> {
+  LinearState* target;
+  LinearState work;
+  explicit Staged(LinearState& s) : target(&s), work{device_read(s.conv), device_read(s.recurrent)} {}
+  LinearState& get() { return work; }
+  void finish() {
+    keep_on_device(target->conv, work.conv);
+    keep_on_device(target->recurrent, work.recurrent);
+  }
+};
+
+// Attention's and MLA's keep mask (the indexer's result) is read where it lies too.
+template <class P>
+struct StagedKeep {
+  P params;
+  Tensor keep;
+  explicit StagedKeep(const P& p) : params(p) {
+    if (p.keep) keep = device_read(*p.keep);
+  }
+  const P& get() {  // here, not when made: the stager's tuple holds a moved copy
+    if (params.keep) params.keep = &keep;
+    return params;
+  }
+  void finish() {}
+};
+template <>
+struct Staged<const AttentionParams&> : StagedKeep<AttentionParams> {
+  using StagedKeep::StagedKeep;
+};
+template <>
+struct Staged<const MlaParams&> : StagedKeep<MlaParams> {
+  using StagedKeep::StagedKeep;
+};
+
 template <class Sig>
 struct Stager;
 template <class R, class... A>
@@ -190,6 +226,7 @@ const Backend& mirror_backend() {
     b.stack_rows = &stack_rows;
     b.gather_rows = &gather_rows;
     b.zeros = &zeros;
+    b.cache_zeros = &zeros;
     b.row_sum_squares = &row_sum_squares;
     b.make_kv_store = &make_kv_store;
     register_backend(b);

@@ -130,6 +130,25 @@ Tensor mla_attention(const Tensor& q, const std::vector<int64_t>& pos, const Ten
   return dayzero::executor::mla_attention(q, pos, KvPages::contiguous(latent, k_rope, block), kv_b, p);
 }
 
+// The sigmoid gate: x / (1 + e^-g) element by element, or with one gate a row (Qwen3.5's
+// shared expert): g = 0 halves its row, ln 3 keeps three quarters; any other gate shape
+// is refused naming both.
+TEST(Kernels, SigmoidGateElementwiseOrOneGateARow) {
+  const Tensor x({2, 3}, {4, 8, -2, 1, 2, 3});
+  const Tensor per_row({2, 1}, {0.0f, std::log(3.0f)});
+  const Tensor y = sigmoid_gate(per_row, x, ActivationParams{});
+  const std::vector<float> want = {2, 4, -1, 0.75f, 1.5f, 2.25f};
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y.data[i], want[i], 1e-6f) << i;
+  const Tensor same = sigmoid_gate(Tensor({2, 3}, {0, 0, 0, 0, 0, 0}), x, ActivationParams{});
+  EXPECT_FLOAT_EQ(same.data[1], 4.0f);
+  try {
+    sigmoid_gate(Tensor({2, 2}), x, ActivationParams{});
+    ADD_FAILURE() << "a [2, 2] gate over [2, 3] was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[2, 2]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Kernels, AttentionPrefillDecodeGqaWindowSinks) {
   AttentionParams p;
   p.heads = 4;

@@ -16,10 +16,7 @@ struct Case {
   LinearAttentionParams p;
   std::vector<float> conv, dt_bias, a_log, norm;
   LinearAttentionWeights weights() const { return {conv, dt_bias, a_log, norm}; }
-  LinearState fresh() const {
-    return {std::vector<float>(static_cast<size_t>((p.conv_kernel - 1) * p.conv_dim()), 0.0f),
-            std::vector<float>(static_cast<size_t>(p.value_heads * p.key_head_dim * p.value_head_dim), 0.0f)};
-  }
+  LinearState fresh() const { return zero_linear_state(p); }
 };
 
 Case random_case(int64_t hk, int64_t hv, int64_t dk, int64_t dv, int64_t K, uint64_t seed) {
@@ -62,7 +59,7 @@ TEST(LinearAttention, HandCaseOneHeadTwoTokens) {
   const double o0 = v0 / 2, o1 = v0 / 4 - (v1 + v0 / 4) / 2;
   EXPECT_NEAR(o.data[0], (o0 > 0 ? 1 : -1) * silu(2), 1e-5);
   EXPECT_NEAR(o.data[1], (o1 > 0 ? 1 : -1) * silu(2), 1e-5);
-  EXPECT_NEAR(s.recurrent[0], o1, 1e-6);  // the state is the un-normalized output here (q = 1)
+  EXPECT_NEAR(s.recurrent.data[0], o1, 1e-6);  // the state is the un-normalized output here (q = 1)
 }
 
 TEST(LinearAttention, ChunkedEqualsRecurrentAcrossChunks) {
@@ -78,8 +75,8 @@ TEST(LinearAttention, ChunkedEqualsRecurrentAcrossChunks) {
   const Tensor k = gated_delta_net(qkv, z, b, a, c.weights(), s2, chunked);
   ASSERT_EQ(r.shape, k.shape);
   for (int64_t i = 0; i < r.numel(); ++i) ASSERT_NEAR(r.data[i], k.data[i], 2e-5) << "element " << i;
-  for (size_t i = 0; i < s1.recurrent.size(); ++i) ASSERT_NEAR(s1.recurrent[i], s2.recurrent[i], 2e-5);
-  EXPECT_EQ(s1.conv, s2.conv);
+  for (size_t i = 0; i < s1.recurrent.data.size(); ++i) ASSERT_NEAR(s1.recurrent.data[i], s2.recurrent.data[i], 2e-5);
+  EXPECT_EQ(s1.conv.data, s2.conv.data);
 }
 
 TEST(LinearAttention, StepsCarryTheState) {
@@ -118,7 +115,7 @@ TEST(LinearAttention, RejectsShapesThatDoNotFit) {
   EXPECT_THROW(gated_delta_net(random_tensor({3, bad.conv_dim()}, 1), z, b, b, c.weights(), s, bad),
                std::invalid_argument);
   LinearState small = s;
-  small.recurrent.pop_back();
+  small.recurrent = Tensor({c.p.value_heads, c.p.key_head_dim * c.p.value_head_dim - 1});
   EXPECT_THROW(gated_delta_net(random_tensor({3, c.p.conv_dim()}, 1), z, b, b, c.weights(), small, c.p),
                std::invalid_argument);
 }
