@@ -71,16 +71,10 @@ void print_served(std::ostream& out, const std::string& title, const plan::Plan&
       << fixed(r.output_tokens_per_s / static_cast<double>(p.devices_used()), 0) << " tok/s per GPU\n";
 }
 
-void run_import(const ImportCliOptions& o) {
-  const plan::Engine engine = deploy_cli::parse_engine_option(o.engine);
-  if (o.command.empty()) throw std::runtime_error("give the engine's command line after --");
-  const deploy::EngineArgs args = deploy::EngineArgs::pinned(engine, core::data_dir());
-  const std::string model_id = deploy::model_id_of(engine, o.command, args);
-  search::Session session = session_for(o, model_id);
-  plan::Plan base;
-  base.model = session.scenario.model_path.string();
-  base.cluster = session.cluster.name();
-  base.workload = session.scenario.workload;
+// The deployment's command line as a plan on the session's cluster, at the workload of
+// `base`, checked as a plan file would be.
+deploy::Imported import_deployment(const ImportCliOptions& o, plan::Engine engine, const deploy::EngineArgs& args,
+                                   const search::Session& session, const plan::Plan& base) {
   std::optional<std::string> yaml;
   if (!o.yaml.empty()) yaml = core::read_input_file(o.yaml);
   deploy::Imported im = deploy::import_launch(engine, o.command, base, session.model, session.cluster, args, yaml);
@@ -92,24 +86,16 @@ void run_import(const ImportCliOptions& o) {
   }
   plan::validate_plan(im.plan, session.model, session.cluster.num_devices(), "the command line");
   simulate::validate_plan_precisions(im.plan, session.cluster.device_spec(), "the command line");
+  return im;
+}
 
-  std::ostringstream out;
-  if (!o.out.empty()) {
-    core::write_file_atomically(o.out, plan::plan_to_json(im.plan).dump(2) + "\n", "the imported plan");
-    out << "wrote " << o.out << '\n';
-  }
-  const serve::ServingCalibration cal = serve::load_serving_calibration(core::data_dir(), "");
-  simulate::Simulator sim(session.model, session.cluster, session.efficiency);
-  plan::EngineSettings settings = session.scenario.engine;
-  settings.merge(im.settings);
-  const serve::ServeResult mine = report::serve_planned(sim, session, im.plan, engine, cal.engines, settings);
-  nlohmann::json j = {{"plan", plan::plan_to_json(im.plan)},
-                      {"model_id", im.model_id},
-                      {"other_flags", im.other},
-                      {"served",
-                       {{"ttft_s", mine.ttft_s.mean},
-                        {"tpot_s", mine.tpot_s.mean},
-                        {"output_tokens_per_s", mine.output_tokens_per_s}}}};
+nlohmann::json served_json(const serve::ServeResult& r) {
+  return {{"ttft_s", r.ttft_s.mean}, {"tpot_s", r.tpot_s.mean}, {"output_tokens_per_s", r.output_tokens_per_s}};
+}
+
+// The imported plan in words: its layout, precisions and batch, and the flags kept as the engine's.
+void describe_deployment(std::ostream& out, plan::Engine engine, const deploy::Imported& im,
+                         const search::Session& session) {
   out << "Your deployment (" << engine_name(engine) << ", " << im.model_id << ") is the plan: pp " << im.plan.pp
       << ", attention tp " << im.plan.attention.tp << " x dp " << im.plan.attention.dp;
   if (session.model.config.is_moe())
@@ -124,49 +110,87 @@ void run_import(const ImportCliOptions& o) {
     for (const auto& f : im.other) out << ' ' << f;
     out << '\n';
   }
+}
+
+// The best plan's launch lines and files, or why the engine cannot express it.
+void print_best_launch(std::ostream& out, plan::Engine engine, const plan::Plan& best, const search::Session& session,
+                       const std::string& model_id, const deploy::EngineArgs& args) {
+  deploy::ExportOptions eo;
+  eo.model_id = model_id;
+  try {
+    const deploy::Launch l =
+        deploy::export_launch(engine, best, session.model, session.cluster, session.scenario.engine, eo, args);
+    for (const auto& c : l.commands) out << "  [node " << c.node << "] " << c.line() << '\n';
+    for (const auto& f : l.files) out << "  " << f.name << ":\n" << f.text();
+  } catch (const deploy::Unexpressible& e) {
+    out << "  " << e.what() << '\n';
+  }
+}
+
+// The best plan the search finds on the same GPUs, served beside the deployment (`mine`),
+// with its launch; into j["best"] too.
+void compare_with_best(std::ostream& out, nlohmann::json& j, plan::Engine engine, const deploy::EngineArgs& args,
+                       const std::string& model_id, const search::Session& session, simulate::Simulator& sim,
+                       const serve::ServingCalibration& cal, const deploy::Imported& im,
+                       const serve::ServeResult& mine) {
+  search::SearchOptions so;  // plans the engine can hold at their batch
+  plan::EngineSettings searched = session.scenario.engine;
+  searched.engine = engine;
+  so.engine_memory = serve::engine_memory_rules(searched, session.model, session.cluster.device_spec());
+  const search::SearchResult r =
+      search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
+  if (!r.feasible()) {
+    out << "  the search finds no plan that fits and meets the SLA on " << session.cluster.name() << '\n';
+    return;
+  }
+  const search::Evaluated& best = r.all[r.top.front()];
+  const serve::ServeResult theirs =
+      report::serve_planned(sim, session, best.plan, engine, cal.engines, session.scenario.engine);
+  print_served(out, "best plan", best.plan, theirs);
+  const int64_t copies = im.plan.devices_used() / best.plan.devices_used();
+  if (copies > 1)
+    out << "  (the best plan takes " << best.plan.devices_used() << " of your " << im.plan.devices_used()
+        << " GPUs: " << copies << " copies of it serve "
+        << fixed(theirs.output_tokens_per_s * static_cast<double>(copies), 0) << " tok/s where your deployment serves "
+        << fixed(mine.output_tokens_per_s, 0) << ")\n";
+  out << "\nBest plan on the same GPUs: " << search::layout_name(best) << "; its " << engine_name(engine)
+      << " launch:\n";
+  print_best_launch(out, engine, best.plan, session, model_id, args);
+  j["best"] = {
+      {"layout", search::layout_name(best)}, {"plan", plan::plan_to_json(best.plan)}, {"served", served_json(theirs)}};
+}
+
+void run_import(const ImportCliOptions& o) {
+  const plan::Engine engine = deploy_cli::parse_engine_option(o.engine);
+  if (o.command.empty()) throw std::runtime_error("give the engine's command line after --");
+  const deploy::EngineArgs args = deploy::EngineArgs::pinned(engine, core::data_dir());
+  const std::string model_id = deploy::model_id_of(engine, o.command, args);
+  search::Session session = session_for(o, model_id);
+  plan::Plan base;
+  base.model = session.scenario.model_path.string();
+  base.cluster = session.cluster.name();
+  base.workload = session.scenario.workload;
+  const deploy::Imported im = import_deployment(o, engine, args, session, base);
+
+  std::ostringstream out;
+  if (!o.out.empty()) {
+    core::write_file_atomically(o.out, plan::plan_to_json(im.plan).dump(2) + "\n", "the imported plan");
+    out << "wrote " << o.out << '\n';
+  }
+  const serve::ServingCalibration cal = serve::load_serving_calibration(core::data_dir(), "");
+  simulate::Simulator sim(session.model, session.cluster, session.efficiency);
+  plan::EngineSettings settings = session.scenario.engine;
+  settings.merge(im.settings);
+  const serve::ServeResult mine = report::serve_planned(sim, session, im.plan, engine, cal.engines, settings);
+  nlohmann::json j = {{"plan", plan::plan_to_json(im.plan)},
+                      {"model_id", im.model_id},
+                      {"other_flags", im.other},
+                      {"served", served_json(mine)}};
+  describe_deployment(out, engine, im, session);
   out << "\nServed by DayZero's " << engine_name(engine) << " simulation at each plan's batch (ISL "
       << base.workload.input_len << ", OSL " << base.workload.output_len << ", on " << session.cluster.name() << "):\n";
   print_served(out, "your deployment", im.plan, mine);
-  if (!o.no_compare) {
-    search::SearchOptions so;  // plans the engine can hold at their batch
-    plan::EngineSettings searched = session.scenario.engine;
-    searched.engine = engine;
-    so.engine_memory = serve::engine_memory_rules(searched, session.model, session.cluster.device_spec());
-    const search::SearchResult r =
-        search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
-    if (!r.feasible()) {
-      out << "  the search finds no plan that fits and meets the SLA on " << session.cluster.name() << '\n';
-    } else {
-      const search::Evaluated& best = r.all[r.top.front()];
-      const serve::ServeResult theirs =
-          report::serve_planned(sim, session, best.plan, engine, cal.engines, session.scenario.engine);
-      print_served(out, "best plan", best.plan, theirs);
-      const int64_t copies = im.plan.devices_used() / best.plan.devices_used();
-      if (copies > 1)
-        out << "  (the best plan takes " << best.plan.devices_used() << " of your " << im.plan.devices_used()
-            << " GPUs: " << copies << " copies of it serve "
-            << fixed(theirs.output_tokens_per_s * static_cast<double>(copies), 0)
-            << " tok/s where your deployment serves " << fixed(mine.output_tokens_per_s, 0) << ")\n";
-      out << "\nBest plan on the same GPUs: " << search::layout_name(best) << "; its " << engine_name(engine)
-          << " launch:\n";
-      deploy::ExportOptions eo;
-      eo.model_id = model_id;
-      try {
-        const deploy::Launch l =
-            deploy::export_launch(engine, best.plan, session.model, session.cluster, session.scenario.engine, eo, args);
-        for (const auto& c : l.commands) out << "  [node " << c.node << "] " << c.line() << '\n';
-        for (const auto& f : l.files) out << "  " << f.name << ":\n" << f.text();
-      } catch (const deploy::Unexpressible& e) {
-        out << "  " << e.what() << '\n';
-      }
-      j["best"] = {{"layout", search::layout_name(best)},
-                   {"plan", plan::plan_to_json(best.plan)},
-                   {"served",
-                    {{"ttft_s", theirs.ttft_s.mean},
-                     {"tpot_s", theirs.tpot_s.mean},
-                     {"output_tokens_per_s", theirs.output_tokens_per_s}}}};
-    }
-  }
+  if (!o.no_compare) compare_with_best(out, j, engine, args, model_id, session, sim, cal, im, mine);
   if (o.json) std::cout << j.dump(2) << '\n' << std::flush;
   else std::cout << out.str() << std::flush;
 }

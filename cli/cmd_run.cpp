@@ -245,28 +245,70 @@ void run_run(const RunCliOptions& o) {
 #endif
 }
 
-void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
+// Before any work: the results must have somewhere to go.
+void require_out_directory(const std::string& out) {
   namespace fs = std::filesystem;
-  const bool lead = comm.rank() == 0;              // rank 0 writes the files and prints
-  auto before_step = test_hang_hook(comm.rank());  // test-only; empty in normal use
-  {                                                // before any work: the results must have somewhere to go
-    const fs::path dir = fs::absolute(fs::path(o.out)).parent_path();
-    if (!fs::is_directory(dir))
-      throw std::runtime_error("--out '" + o.out + "': directory '" + dir.string() + "' does not exist");
-  }
-  // Every rank reads and checks the checkpoint; the ranks agree on the outcome before any
-  // stops, so each names the error (a rank that failed alone and aborted the world could
-  // take its peers down before they printed theirs: CI's ASan run, session 29).
+  const fs::path dir = fs::absolute(fs::path(out)).parent_path();
+  if (!fs::is_directory(dir))
+    throw std::runtime_error("--out '" + out + "': directory '" + dir.string() + "' does not exist");
+}
+
+// Every rank reads and checks the checkpoint; the ranks agree on the outcome before any
+// stops, so each names the error (a rank that failed alone and aborted the world could
+// take its peers down before they printed theirs: CI's ASan run, session 29).
+model::Model load_checked_model(const std::string& weights, executor::Communicator& comm) {
   std::optional<model::Model> loaded;
   std::string load_error;
   try {
-    loaded = model::load_model(o.weights);
-    require_matching_checkpoint(*loaded, o.weights);
+    loaded = model::load_model(weights);
+    require_matching_checkpoint(*loaded, weights);
   } catch (const std::exception& e) {
     load_error = e.what();
   }
   executor::raise_on_every_rank(comm, load_error);
-  const model::Model& m = *loaded;
+  return std::move(*loaded);
+}
+
+// The batch's prompts: --prompt-tokens for each sequence, else each its own pseudo-random one.
+std::vector<std::vector<int64_t>> run_prompts(const RunCliOptions& o, int64_t batch, int64_t vocab) {
+  std::vector<std::vector<int64_t>> prompts;
+  for (int64_t i = 0; i < batch; ++i)
+    prompts.push_back(o.prompt_tokens.empty() ? synthetic_prompt(o.prompt_len, vocab, static_cast<uint64_t>(i))
+                                              : o.prompt_tokens);
+  return prompts;
+}
+
+// Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
+// them and prints the table. Each part travels as a one-rank Measurements (world_size
+// 1: its own rank).
+void gather_and_write(const RunCliOptions& o, executor::Communicator& comm, const plan::Measurements& measured,
+                      const std::optional<plan::PrecisionCheck>& precision) {
+  plan::Measurements part = measured;
+  part.world_size = 1;
+  const std::string mine = plan::measurements_to_json(part).dump();
+  const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
+  if (comm.rank() != 0) return;
+  std::vector<plan::Measurements> ranks;
+  for (size_t k = 0; k < all.size(); ++k) {
+    const std::string part_name = "rank " + std::to_string(k) + "'s measurements";
+    ranks.push_back(plan::measurements_from_json(
+        core::parse_json_text(std::string_view(reinterpret_cast<const char*>(all[k].data()), all[k].size()), part_name),
+        part_name));
+  }
+  plan::Measurements ms = plan::merge_rank_measurements(ranks);
+  ms.precision_check = precision;
+  plan::save_measurements(o.out, ms);
+  print_table(ms);
+  if (ms.precision_check) print_precision(*ms.precision_check);
+  std::cout << "measurements written to " << o.out << '\n';
+}
+
+void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
+  namespace fs = std::filesystem;
+  const bool lead = comm.rank() == 0;              // rank 0 writes the files and prints
+  auto before_step = test_hang_hook(comm.rank());  // test-only; empty in normal use
+  require_out_directory(o.out);
+  const model::Model m = load_checked_model(o.weights, comm);
   plan::Plan plan;
   std::string source = o.plan;
   if (!o.plan.empty()) plan = plan::load_plan(o.plan);
@@ -275,11 +317,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   const int64_t batch = o.batch > 0 ? o.batch : !o.plan.empty() ? plan.workload.batch : o.dp;
   const int64_t prompt_len = o.prompt_tokens.empty() ? o.prompt_len : static_cast<int64_t>(o.prompt_tokens.size());
   check_run_size(batch, prompt_len, o.decode_steps, m.config.max_position_embeddings);
-  std::vector<std::vector<int64_t>> prompts;
-  for (int64_t i = 0; i < batch; ++i)
-    prompts.push_back(o.prompt_tokens.empty()
-                          ? synthetic_prompt(o.prompt_len, m.config.vocab_size, static_cast<uint64_t>(i))
-                          : o.prompt_tokens);
+  std::vector<std::vector<int64_t>> prompts = run_prompts(o, batch, m.config.vocab_size);
   if (o.plan.empty()) {
     plan = local_plan(o, m, static_cast<int64_t>(prompts[0].size()), o.decode_steps);
     plan.workload.batch = batch;
@@ -306,26 +344,7 @@ void run_ranks(const RunCliOptions& o, executor::Communicator& comm) {
   }
   std::optional<plan::PrecisionCheck> precision;
   if (o.check_precision) precision = check_precision(m, plan, ro, o.weights, comm, prompts, o.decode_steps, r);
-  // Every rank's Measurements to every rank (as JSON text), joined; rank 0 writes
-  // them. Each part travels as a one-rank Measurements (world_size 1: its own rank).
-  plan::Measurements part = r.measurements;
-  part.world_size = 1;
-  const std::string mine = plan::measurements_to_json(part).dump();
-  const auto all = comm.all_gather_bytes(std::as_bytes(std::span<const char>(mine.data(), mine.size())));
-  if (!lead) return;
-  std::vector<plan::Measurements> ranks;
-  for (size_t k = 0; k < all.size(); ++k) {
-    const std::string part_name = "rank " + std::to_string(k) + "'s measurements";
-    ranks.push_back(plan::measurements_from_json(
-        core::parse_json_text(std::string_view(reinterpret_cast<const char*>(all[k].data()), all[k].size()), part_name),
-        part_name));
-  }
-  plan::Measurements ms = plan::merge_rank_measurements(ranks);
-  ms.precision_check = precision;
-  plan::save_measurements(o.out, ms);
-  print_table(ms);
-  if (ms.precision_check) print_precision(*ms.precision_check);
-  std::cout << "measurements written to " << o.out << '\n';
+  gather_and_write(o, comm, r.measurements, precision);
 }
 }  // namespace
 

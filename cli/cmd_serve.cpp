@@ -35,6 +35,106 @@ void run_serve(const ServeCliOptions& o) {
   std::cout << out.str() << std::flush;
 }
 
+// What is served: a scenario's best plan, or a plan file on a model and a cluster.
+void add_plan_options(CLI::App* cmd, ServeCliOptions& o) {
+  cmd->add_option("scenario", o.scenario, "Scenario (its best plan is served); default: deepseek-v3-h200-2x8");
+  cmd->add_option("--model", o.model, "With --cluster and --plan: serve this plan");
+  cmd->add_option("--cluster", o.cluster, "Cluster JSON file or bundled cluster name");
+  cmd->add_option("--plan", o.plan, "Plan JSON file");
+  cmd->add_option("--catalog", o.catalog, "Extra device catalog JSON file");
+  cmd->add_option("--engine", o.engine, "vllm, sglang or trtllm (default: the scenario's engine, else vllm)");
+}
+
+// The requests: a closed loop, Poisson arrivals or a trace, and their lengths.
+void add_load_options(CLI::App* cmd, ServeCliOptions& o) {
+  auto* conc = cmd->add_option("--concurrency", o.concurrency, "Requests in flight (closed loop)")
+                   ->check(CLI::Range(int64_t{1}, plan::kMaxBatch));
+  auto* rate = cmd->add_option("--request-rate", o.rate, "Requests per second (Poisson arrivals)")
+                   ->check(CLI::PositiveNumber)
+                   ->excludes(conc);
+  auto* trace = cmd->add_option("--trace", o.trace,
+                                "Replay a request trace (open loop at its arrival times and lengths): a CSV of "
+                                "arrival_s,input_len,output_len[,cached_prefix], an Azure LLM inference trace "
+                                "(TIMESTAMP,ContextTokens,GeneratedTokens) or Mooncake JSON lines (serve/trace.h)")
+                    ->excludes(conc)
+                    ->excludes(rate);
+  cmd->add_option("--trace-speed", o.trace_speed, "Replay the trace this many times faster (default 1)")
+      ->check(CLI::Range(1e-3, 1e6))
+      ->needs(trace);
+  cmd->add_option("--requests", o.requests,
+                  "Requests in all (default: max(1000, 4 x concurrency); with --trace, its first K)")
+      ->check(CLI::Range(int64_t{1}, kMaxRequests));
+  cmd->add_option("--input-len", o.input_len, "Prompt tokens (default: the plan's workload)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
+  cmd->add_option("--output-len", o.output_len, "Output tokens (default: the plan's workload)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
+  cmd->add_option("--random-range-ratio", o.range_ratio,
+                  "Draw each request's prompt and output length uniformly in [ratio x length, length], as "
+                  "benchmark_serving's random dataset does (default 1: every request at the full lengths)")
+      ->check(CLI::Range(0.01, 1.0))
+      ->excludes(trace);
+}
+
+// The engine's scheduler and memory, over its defaults.
+void add_engine_options(CLI::App* cmd, ServeCliOptions& o) {
+  cmd->add_option("--scheduler-recv-interval", o.recv_interval,
+                  "Decode steps between the scheduler's looks for new requests, as SGLang's "
+                  "--scheduler-recv-interval (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
+  cmd->add_option("--engine-settings", o.engine_settings_file,
+                  "JSON file of engine settings over the engine's defaults and the scenario's \"engine\" object "
+                  "(name, token_budget, max_running, memory_fraction, policy, chunked_prefill, prefix_caching, "
+                  "overlap_scheduling, recv_interval_steps, kv_block_tokens: plan/engine_settings.h); the flags "
+                  "win over it");
+  cmd->add_option("--token-budget", o.token_budget,
+                  "Tokens one step may carry: vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, "
+                  "TensorRT-LLM's max_num_tokens (default: the engine's)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxTokenBudget));
+  cmd->add_option("--max-running", o.max_running,
+                  "Sequences one step may carry: --max-num-seqs, --max-running-requests, max_batch_size "
+                  "(default: the engine's)")
+      ->check(CLI::Range(int64_t{1}, plan::kMaxRunning));
+  cmd->add_option("--memory-fraction", o.memory_fraction,
+                  "The engine's memory share: --gpu-memory-utilization, --mem-fraction-static, "
+                  "free_gpu_memory_fraction (default: the engine's)")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_option("--policy", o.policy,
+                  "mixed (chunked prompts inside decode steps) or prefill_first (SGLang's default) "
+                  "(default: the engine's)");
+  cmd->add_flag("--two-batch-overlap", o.two_batch_overlap,
+                "Two micro-batches per step, one's communication under the other's compute (SGLang "
+                "--enable-two-batch-overlap, vLLM --enable-dbo; default off)");
+}
+
+// Speculative decoding: the draft, its length and how often its tokens are accepted.
+void add_speculative_options(CLI::App* cmd, ServeCliOptions& o) {
+  cmd->add_option("--speculative", o.speculative,
+                  "Speculative decoding: mtp (the model's MTP layer), eagle (a one-layer draft head) or none "
+                  "(default: the plan's or the scenario's)")
+      ->check(CLI::IsMember({"none", "mtp", "eagle"}));
+  cmd->add_option("--draft-tokens", o.draft_tokens, "Draft tokens per step (vLLM num_speculative_tokens)")
+      ->check(CLI::Range(int64_t{1}, int64_t{plan::kMaxDraftTokens}));
+  cmd->add_option("--acceptance", o.acceptance,
+                  "Acceptance rate per draft position, comma-separated, each given every earlier one was "
+                  "accepted; the last repeats (mtp default: 0.85, DeepSeek-V3 report)")
+      ->delimiter(',');
+}
+
+// Prefill and decode on pools of workers of their own.
+void add_disaggregation_options(CLI::App* cmd, ServeCliOptions& o) {
+  cmd->add_option("--prefill-workers", o.prefill_workers,
+                  "Disaggregated serving: prefill workers (of the --prefill-plan layout, default the plan's "
+                  "prefill pool, else its own layout); the decode pool is --decode-workers of the plan's layout, "
+                  "on the devices after them. A plan with a \"disaggregated\" object is served so without them")
+      ->check(CLI::Range(int64_t{1}, int64_t{topology::kMaxDevices}));
+  cmd->add_option("--decode-workers", o.decode_workers,
+                  "Disaggregated serving: decode workers (default: the plan's, else 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{topology::kMaxDevices}));
+  cmd->add_option("--prefill-plan", o.prefill_plan,
+                  "Disaggregated serving: a plan JSON file whose layout and batch the prefill workers take "
+                  "(precisions are the plan's)");
+}
+
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
@@ -42,86 +142,11 @@ void add_serve_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("serve",
                                      "Simulate serving one plan request by request under an engine's continuous "
                                      "batching: TTFT / TPOT / ITL / E2E percentiles and throughput");
-  cmd->add_option("scenario", opts->scenario, "Scenario (its best plan is served); default: deepseek-v3-h200-2x8");
-  cmd->add_option("--model", opts->model, "With --cluster and --plan: serve this plan");
-  cmd->add_option("--cluster", opts->cluster, "Cluster JSON file or bundled cluster name");
-  cmd->add_option("--plan", opts->plan, "Plan JSON file");
-  cmd->add_option("--catalog", opts->catalog, "Extra device catalog JSON file");
-  cmd->add_option("--engine", opts->engine, "vllm, sglang or trtllm (default: the scenario's engine, else vllm)");
-  auto* conc = cmd->add_option("--concurrency", opts->concurrency, "Requests in flight (closed loop)")
-                   ->check(CLI::Range(int64_t{1}, plan::kMaxBatch));
-  auto* rate = cmd->add_option("--request-rate", opts->rate, "Requests per second (Poisson arrivals)")
-                   ->check(CLI::PositiveNumber)
-                   ->excludes(conc);
-  auto* trace = cmd->add_option("--trace", opts->trace,
-                                "Replay a request trace (open loop at its arrival times and lengths): a CSV of "
-                                "arrival_s,input_len,output_len[,cached_prefix], an Azure LLM inference trace "
-                                "(TIMESTAMP,ContextTokens,GeneratedTokens) or Mooncake JSON lines (serve/trace.h)")
-                    ->excludes(conc)
-                    ->excludes(rate);
-  cmd->add_option("--trace-speed", opts->trace_speed, "Replay the trace this many times faster (default 1)")
-      ->check(CLI::Range(1e-3, 1e6))
-      ->needs(trace);
-  cmd->add_option("--requests", opts->requests,
-                  "Requests in all (default: max(1000, 4 x concurrency); with --trace, its first K)")
-      ->check(CLI::Range(int64_t{1}, kMaxRequests));
-  cmd->add_option("--input-len", opts->input_len, "Prompt tokens (default: the plan's workload)")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
-  cmd->add_option("--output-len", opts->output_len, "Output tokens (default: the plan's workload)")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxSequenceTokens));
-  cmd->add_option("--random-range-ratio", opts->range_ratio,
-                  "Draw each request's prompt and output length uniformly in [ratio x length, length], as "
-                  "benchmark_serving's random dataset does (default 1: every request at the full lengths)")
-      ->check(CLI::Range(0.01, 1.0))
-      ->excludes(trace);
-  cmd->add_option("--scheduler-recv-interval", opts->recv_interval,
-                  "Decode steps between the scheduler's looks for new requests, as SGLang's "
-                  "--scheduler-recv-interval (default 1)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
-  cmd->add_option("--engine-settings", opts->engine_settings_file,
-                  "JSON file of engine settings over the engine's defaults and the scenario's \"engine\" object "
-                  "(name, token_budget, max_running, memory_fraction, policy, chunked_prefill, prefix_caching, "
-                  "overlap_scheduling, recv_interval_steps, kv_block_tokens: plan/engine_settings.h); the flags "
-                  "win over it");
-  cmd->add_option("--token-budget", opts->token_budget,
-                  "Tokens one step may carry: vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, "
-                  "TensorRT-LLM's max_num_tokens (default: the engine's)")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxTokenBudget));
-  cmd->add_option("--max-running", opts->max_running,
-                  "Sequences one step may carry: --max-num-seqs, --max-running-requests, max_batch_size "
-                  "(default: the engine's)")
-      ->check(CLI::Range(int64_t{1}, plan::kMaxRunning));
-  cmd->add_option("--memory-fraction", opts->memory_fraction,
-                  "The engine's memory share: --gpu-memory-utilization, --mem-fraction-static, "
-                  "free_gpu_memory_fraction (default: the engine's)")
-      ->check(CLI::Range(0.01, 1.0));
-  cmd->add_option("--policy", opts->policy,
-                  "mixed (chunked prompts inside decode steps) or prefill_first (SGLang's default) "
-                  "(default: the engine's)");
-  cmd->add_flag("--two-batch-overlap", opts->two_batch_overlap,
-                "Two micro-batches per step, one's communication under the other's compute (SGLang "
-                "--enable-two-batch-overlap, vLLM --enable-dbo; default off)");
-  cmd->add_option("--speculative", opts->speculative,
-                  "Speculative decoding: mtp (the model's MTP layer), eagle (a one-layer draft head) or none "
-                  "(default: the plan's or the scenario's)")
-      ->check(CLI::IsMember({"none", "mtp", "eagle"}));
-  cmd->add_option("--draft-tokens", opts->draft_tokens, "Draft tokens per step (vLLM num_speculative_tokens)")
-      ->check(CLI::Range(int64_t{1}, int64_t{plan::kMaxDraftTokens}));
-  cmd->add_option("--acceptance", opts->acceptance,
-                  "Acceptance rate per draft position, comma-separated, each given every earlier one was "
-                  "accepted; the last repeats (mtp default: 0.85, DeepSeek-V3 report)")
-      ->delimiter(',');
-  cmd->add_option("--prefill-workers", opts->prefill_workers,
-                  "Disaggregated serving: prefill workers (of the --prefill-plan layout, default the plan's "
-                  "prefill pool, else its own layout); the decode pool is --decode-workers of the plan's layout, "
-                  "on the devices after them. A plan with a \"disaggregated\" object is served so without them")
-      ->check(CLI::Range(int64_t{1}, int64_t{topology::kMaxDevices}));
-  cmd->add_option("--decode-workers", opts->decode_workers,
-                  "Disaggregated serving: decode workers (default: the plan's, else 1)")
-      ->check(CLI::Range(int64_t{1}, int64_t{topology::kMaxDevices}));
-  cmd->add_option("--prefill-plan", opts->prefill_plan,
-                  "Disaggregated serving: a plan JSON file whose layout and batch the prefill workers take "
-                  "(precisions are the plan's)");
+  add_plan_options(cmd, *opts);
+  add_load_options(cmd, *opts);
+  add_engine_options(cmd, *opts);
+  add_speculative_options(cmd, *opts);
+  add_disaggregation_options(cmd, *opts);
   cmd->add_option("--warmup", opts->warmup, "First completed requests left out of the statistics")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--calibration", opts->calibration,

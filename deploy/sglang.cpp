@@ -128,30 +128,40 @@ void emit_sglang(const Context& ctx, const std::vector<Worker>& workers, Launch&
         "flags DayZero does not check)");
 }
 
-void read_sglang(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
-  Imported& out = *r.out;
-  plan::Plan& p = out.plan;
-  const int tp_size = static_cast<int>(a.get_int(args, "--tp-size", 1));
-  const int dp_size = static_cast<int>(a.get_int(args, "--dp-size", 1));
-  const int ep_size = static_cast<int>(a.get_int(args, "--ep-size", 1));
-  const bool dp_attention = a.get_switch(args, "--enable-dp-attention");
+namespace {
+
+// The layout flags (as SglangLayout reads them) as the plan's pp, attention and experts
+// layouts; returns the flags as given, which --max-running-requests is read against.
+SglangLayout read_layout(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
+  plan::Plan& p = r.out->plan;
+  SglangLayout l;
+  l.tp_size = static_cast<int>(a.get_int(args, "--tp-size", 1));
+  l.dp_size = static_cast<int>(a.get_int(args, "--dp-size", 1));
+  l.ep_size = static_cast<int>(a.get_int(args, "--ep-size", 1));
+  l.dp_attention = a.get_switch(args, "--enable-dp-attention");
   p.pp = static_cast<int>(a.get_int(args, "--pp-size", 1));
-  if (dp_attention) {
-    if (tp_size % dp_size != 0)
-      throw std::invalid_argument("--dp-size " + std::to_string(dp_size) + " does not divide --tp-size " +
-                                  std::to_string(tp_size));
-    p.attention = {tp_size / dp_size, dp_size};
+  if (l.dp_attention) {
+    if (l.tp_size % l.dp_size != 0)
+      throw std::invalid_argument("--dp-size " + std::to_string(l.dp_size) + " does not divide --tp-size " +
+                                  std::to_string(l.tp_size));
+    p.attention = {l.tp_size / l.dp_size, l.dp_size};
   } else {
-    p.attention = {tp_size, dp_size};
+    p.attention = {l.tp_size, l.dp_size};
   }
   const int rps = p.ranks_per_stage();
-  if (ep_size < 1 || rps % ep_size != 0)
-    throw std::invalid_argument("--ep-size " + std::to_string(ep_size) + " does not divide the " + std::to_string(rps) +
-                                " GPUs of a stage");
-  p.moe = r.moe ? plan::MoeLayout{rps / ep_size, ep_size, 1} : plan::MoeLayout{1, 1, rps};
+  if (l.ep_size < 1 || rps % l.ep_size != 0)
+    throw std::invalid_argument("--ep-size " + std::to_string(l.ep_size) + " does not divide the " +
+                                std::to_string(rps) + " GPUs of a stage");
+  p.moe = r.moe ? plan::MoeLayout{rps / l.ep_size, l.ep_size, 1} : plan::MoeLayout{1, 1, rps};
+  return l;
+}
+
+// The batch, the scheduler's token budget, memory and KV pages, and the precisions.
+void read_capacity(const ParsedArgs& a, const EngineArgs& args, const SglangLayout& l, Imported& out) {
+  plan::Plan& p = out.plan;
   if (const std::string* v = a.get(args, "--max-running-requests")) {
     const int64_t total = std::stoll(*v);
-    out.settings.max_running = dp_attention ? total / dp_size : total;
+    out.settings.max_running = l.dp_attention ? total / l.dp_size : total;
     p.workload.batch = *out.settings.max_running * p.attention.dp * p.pp;
   }
   if (const std::string* v = a.get(args, "--chunked-prefill-size")) {
@@ -165,6 +175,11 @@ void read_sglang(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
     p.dtypes.kv_cache = v->rfind("fp8", 0) == 0 ? plan::KvDtype::fp8 : plan::KvDtype::bf16;
   if (const std::string* v = a.get(args, "--quantization"); v && *v == "fp8")
     p.dtypes.attention = p.dtypes.dense_mlp = p.dtypes.experts = p.dtypes.embedding = model::WeightPrecision::fp8;
+}
+
+// Speculative decoding, expert load balancing and the scheduler's switches.
+void read_features(const ParsedArgs& a, const EngineArgs& args, Imported& out) {
+  plan::Plan& p = out.plan;
   if (const std::string* v = a.get(args, "--speculative-algorithm")) {
     if (*v != "EAGLE" && *v != "EAGLE3" && *v != "NEXTN")
       throw std::invalid_argument("--speculative-algorithm " + *v +
@@ -181,39 +196,53 @@ void read_sglang(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
   if (a.get_switch(args, "--enable-mixed-chunk")) out.settings.policy = plan::PrefillPolicy::mixed;
   if (const std::string* v = a.get(args, "--scheduler-recv-interval"))
     out.settings.recv_interval_steps = std::stoll(*v);
-  r.understood = {"--model-path",
-                  "--tp-size",
-                  "--dp-size",
-                  "--enable-dp-attention",
-                  "--ep-size",
-                  "--pp-size",
-                  "--max-running-requests",
-                  "--context-length",
-                  "--chunked-prefill-size",
-                  "--mem-fraction-static",
-                  "--page-size",
-                  "--kv-cache-dtype",
-                  "--quantization",
-                  "--speculative-algorithm",
-                  "--speculative-draft-model-path",
-                  "--speculative-num-steps",
-                  "--speculative-eagle-topk",
-                  "--speculative-num-draft-tokens",
-                  "--enable-two-batch-overlap",
-                  "--enable-eplb",
-                  "--ep-num-redundant-experts",
-                  "--disable-radix-cache",
-                  "--disable-overlap-schedule",
-                  "--enable-mixed-chunk",
-                  "--scheduler-recv-interval",
-                  "--disaggregation-mode",
-                  "--disaggregation-transfer-backend",
-                  "--base-gpu-id",
-                  "--nnodes",
-                  "--node-rank",
-                  "--dist-init-addr",
-                  "--host",
-                  "--port"};
+}
+
+// The flags an import understands (every other is kept as the engine's): those read
+// above, and those emit_sglang writes for placement and transport.
+std::vector<std::string> understood_flags() {
+  return {"--model-path",
+          "--tp-size",
+          "--dp-size",
+          "--enable-dp-attention",
+          "--ep-size",
+          "--pp-size",
+          "--max-running-requests",
+          "--context-length",
+          "--chunked-prefill-size",
+          "--mem-fraction-static",
+          "--page-size",
+          "--kv-cache-dtype",
+          "--quantization",
+          "--speculative-algorithm",
+          "--speculative-draft-model-path",
+          "--speculative-num-steps",
+          "--speculative-eagle-topk",
+          "--speculative-num-draft-tokens",
+          "--enable-two-batch-overlap",
+          "--enable-eplb",
+          "--ep-num-redundant-experts",
+          "--disable-radix-cache",
+          "--disable-overlap-schedule",
+          "--enable-mixed-chunk",
+          "--scheduler-recv-interval",
+          "--disaggregation-mode",
+          "--disaggregation-transfer-backend",
+          "--base-gpu-id",
+          "--nnodes",
+          "--node-rank",
+          "--dist-init-addr",
+          "--host",
+          "--port"};
+}
+
+}  // namespace
+
+void read_sglang(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
+  const SglangLayout l = read_layout(a, args, r);
+  read_capacity(a, args, l, *r.out);
+  read_features(a, args, *r.out);
+  r.understood = understood_flags();
   r.max_model_len = a.get_int(args, "--context-length", 0);
 }
 

@@ -26,6 +26,90 @@ const char* colouring_name(ClusterView::Colouring c) {
   return "";
 }
 
+// Scene units, before the view scales the drawing to fit: a device's square, the gap
+// between squares, a node's padding and the height of its name.
+constexpr double kSquare = 20, kGap = 4, kPad = 6, kLabelH = 14;
+
+// Devices in a node: rows of up to 8; nodes in a grid about as wide as the view.
+struct NodeGrid {
+  int dev_cols = 1, dev_rows = 1;  // devices in a node
+  double node_w = 0, node_h = 0;   // a node's box
+  int node_cols = 1;               // nodes in a row
+  double scale = 0;                // the drawing's scale in the view
+};
+
+NodeGrid node_grid(int nodes, int per_node, double view_w, double view_h) {
+  NodeGrid g;
+  g.dev_cols = std::min(per_node, 8);
+  g.dev_rows = (per_node + g.dev_cols - 1) / g.dev_cols;
+  g.node_w = kPad * 2 + g.dev_cols * kSquare + (g.dev_cols - 1) * kGap;
+  g.node_h = kLabelH + kPad * 2 + g.dev_rows * kSquare + (g.dev_rows - 1) * kGap;
+  // Nodes in the grid that lets the drawing be largest in the view.
+  for (int cols = 1; cols <= nodes; ++cols) {
+    const double rows = std::ceil(static_cast<double>(nodes) / cols);
+    const double sc = std::min(view_w / (cols * (g.node_w + 10)), view_h / (rows * (g.node_h + 10)));
+    if (sc > g.scale) {
+      g.scale = sc;
+      g.node_cols = cols;
+    }
+  }
+  return g;
+}
+
+// Each device's worker and rank in it. A disaggregated plan's prefill workers take
+// the first devices, its decode workers the next ones (plan::Disaggregation); every
+// worker's groups are numbered alike, and prefill devices are hatched.
+struct Place {
+  const plan::Plan* worker;
+  int rank;
+  QString what;  // "" or "prefill worker 2", "decode worker 0"
+};
+
+struct Placement {
+  std::optional<plan::Plan> prefill, decode;  // a disaggregated plan's workers, which places point into
+  std::map<uint32_t, Place> rank_of_device;
+};
+
+// Fills `out` in place, since its places point into its own workers.
+void place_ranks(const std::optional<plan::Plan>& plan, Placement& out) {
+  if (plan && !plan->disaggregated.on()) {
+    for (int r = 0; r < plan->world_size(); ++r) out.rank_of_device[plan->device_of(r)] = {&*plan, r, {}};
+  } else if (plan) {
+    out.prefill = plan->prefill_worker();
+    out.decode = plan->decode_worker();
+    uint32_t next = 0;
+    const auto place = [&](const plan::Plan& w, int workers, const char* kind) {
+      for (int k = 0; k < workers; ++k)
+        for (int r = 0; r < w.world_size(); ++r)
+          out.rank_of_device[next++] = {&w, r, QString("%1 worker %2").arg(kind).arg(k)};
+    };
+    place(*out.prefill, plan->disaggregated.prefill_workers, "prefill");
+    place(*out.decode, plan->disaggregated.decode_workers, "decode");
+  }
+}
+
+// One device's square at (x, y), coloured by its group under `c` (counted in `groups`)
+// when the plan uses it; `tip` names its node and device.
+void draw_device(QGraphicsScene* s, double x, double y, QString tip, const Place* at, bool has_plan,
+                 ClusterView::Colouring c, std::map<int, int>& groups) {
+  QColor fill(220, 220, 220);
+  bool hatched = false;
+  if (at) {
+    const int g = ClusterView::groupOf(*at->worker, at->rank, c);
+    fill = group_colour(g);
+    ++groups[g];
+    hatched = at->what.startsWith("prefill");
+    tip += (at->what.isEmpty() ? QString() : ", " + at->what) +
+           QString(", rank %1, %2 %3").arg(at->rank).arg(colouring_name(c)).arg(g);
+  } else if (has_plan) {
+    tip += ", unused by the plan";
+  }
+  auto* item = s->addRect(x, y, kSquare, kSquare, QPen(QColor(60, 60, 60)), QBrush(fill));
+  if (hatched)
+    s->addRect(x, y, kSquare, kSquare, QPen(Qt::NoPen), QBrush(QColor(255, 255, 255, 150), Qt::BDiagPattern));
+  item->setToolTip(tip);
+}
+
 }  // namespace
 
 ClusterView::ClusterView(QWidget* parent) : QGraphicsView(parent) {
@@ -76,87 +160,37 @@ void ClusterView::rebuild() {
   if (!cluster_) return;
   const int nodes = static_cast<int>(cluster_->num_nodes());
   const int per_node = static_cast<int>(cluster_->devices_per_node());
-  // Devices in a node: rows of up to 8; nodes in a grid about as wide as the view.
-  const int dev_cols = std::min(per_node, 8), dev_rows = (per_node + dev_cols - 1) / dev_cols;
-  constexpr double sq = 20, gap = 4, pad = 6, label_h = 14;
-  const double node_w = pad * 2 + dev_cols * sq + (dev_cols - 1) * gap;
-  const double node_h = label_h + pad * 2 + dev_rows * sq + (dev_rows - 1) * gap;
   const int draw_h = viewport()->height() - legendHeightPx();
-  // Nodes in the grid that lets the drawing be largest in the view.
   const double view_w = std::max(40, viewport()->width()), view_h = std::max(40, draw_h);
-  int node_cols = 1;
-  double best_scale = 0;
-  for (int cols = 1; cols <= nodes; ++cols) {
-    const double rows = std::ceil(static_cast<double>(nodes) / cols);
-    const double sc = std::min(view_w / (cols * (node_w + 10)), view_h / (rows * (node_h + 10)));
-    if (sc > best_scale) {
-      best_scale = sc;
-      node_cols = cols;
-    }
-  }
+  const NodeGrid grid = node_grid(nodes, per_node, view_w, view_h);
   // Node names only where they fit; a tooltip on every device names its node.
-  const bool node_labels = best_scale >= 0.6;
-  // Each device's worker and rank in it. A disaggregated plan's prefill workers take
-  // the first devices, its decode workers the next ones (plan::Disaggregation); every
-  // worker's groups are numbered alike, and prefill devices are hatched.
-  struct Place {
-    const plan::Plan* worker;
-    int rank;
-    QString what;  // "" or "prefill worker 2", "decode worker 0"
-  };
-  std::map<uint32_t, Place> rank_of_device;
-  std::optional<plan::Plan> prefill, decode;
-  if (plan_ && !plan_->disaggregated.on()) {
-    for (int r = 0; r < plan_->world_size(); ++r) rank_of_device[plan_->device_of(r)] = {&*plan_, r, {}};
-  } else if (plan_) {
-    prefill = plan_->prefill_worker();
-    decode = plan_->decode_worker();
-    uint32_t next = 0;
-    const auto place = [&](const plan::Plan& w, int workers, const char* kind) {
-      for (int k = 0; k < workers; ++k)
-        for (int r = 0; r < w.world_size(); ++r)
-          rank_of_device[next++] = {&w, r, QString("%1 worker %2").arg(kind).arg(k)};
-    };
-    place(*prefill, plan_->disaggregated.prefill_workers, "prefill");
-    place(*decode, plan_->disaggregated.decode_workers, "decode");
-  }
+  const bool node_labels = grid.scale >= 0.6;
+  Placement placed;
+  place_ranks(plan_, placed);
   std::map<int, int> groups;  // group -> devices
   QFont small;
   small.setPointSizeF(7);
   for (int n = 0; n < nodes; ++n) {
-    const double x0 = (n % node_cols) * (node_w + 10), y0 = (n / node_cols) * (node_h + 10);
-    s->addRect(x0, y0, node_w, node_h, QPen(QColor(90, 90, 90)), QBrush(QColor(245, 245, 245)));
+    const double x0 = (n % grid.node_cols) * (grid.node_w + 10), y0 = (n / grid.node_cols) * (grid.node_h + 10);
+    s->addRect(x0, y0, grid.node_w, grid.node_h, QPen(QColor(90, 90, 90)), QBrush(QColor(245, 245, 245)));
     const auto& names = cluster_->config().node_names;
     const QString node_name =
         names.size() > static_cast<size_t>(n) ? QString::fromStdString(names[n]) : QString("n%1").arg(n);
     if (node_labels) {
       auto* label = s->addSimpleText(node_name);
       label->setFont(small);
-      label->setPos(x0 + pad, y0 + 1);
+      label->setPos(x0 + kPad, y0 + 1);
     }
     for (int l = 0; l < per_node; ++l) {
       const uint32_t d = cluster_->device(static_cast<uint32_t>(n), static_cast<uint32_t>(l));
-      const double x = x0 + pad + (l % dev_cols) * (sq + gap), y = y0 + label_h + pad + (l / dev_cols) * (sq + gap);
-      QColor fill(220, 220, 220);
-      QString tip = QString("%1, device %2").arg(node_name).arg(d);
-      bool hatched = false;
-      if (auto it = rank_of_device.find(d); it != rank_of_device.end()) {
-        const Place& at = it->second;
-        const int g = groupOf(*at.worker, at.rank, colouring_);
-        fill = group_colour(g);
-        ++groups[g];
-        hatched = at.what.startsWith("prefill");
-        tip += (at.what.isEmpty() ? QString() : ", " + at.what) +
-               QString(", rank %1, %2 %3").arg(at.rank).arg(colouring_name(colouring_)).arg(g);
-      } else if (plan_) {
-        tip += ", unused by the plan";
-      }
-      auto* item = s->addRect(x, y, sq, sq, QPen(QColor(60, 60, 60)), QBrush(fill));
-      if (hatched) s->addRect(x, y, sq, sq, QPen(Qt::NoPen), QBrush(QColor(255, 255, 255, 150), Qt::BDiagPattern));
-      item->setToolTip(tip);
+      const double x = x0 + kPad + (l % grid.dev_cols) * (kSquare + kGap),
+                   y = y0 + kLabelH + kPad + (l / grid.dev_cols) * (kSquare + kGap);
+      const auto it = placed.rank_of_device.find(d);
+      draw_device(s, x, y, QString("%1, device %2").arg(node_name).arg(d),
+                  it != placed.rank_of_device.end() ? &it->second : nullptr, plan_.has_value(), colouring_, groups);
     }
   }
-  updateLegend(groups, static_cast<int>(rank_of_device.size()));
+  updateLegend(groups, static_cast<int>(placed.rank_of_device.size()));
   fitToView();
 }
 

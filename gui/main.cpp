@@ -21,90 +21,86 @@
 #include "gui/report_charts.h"
 #include "gui/sweep_chart.h"
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setApplicationName("dayzero-gui");
-  QApplication::setApplicationVersion("0.1.0");
-  QCommandLineParser cli;
-  cli.setApplicationDescription("DayZero: explore the plans for serving a large model on a cluster.");
-  cli.addHelpOption();
-  QCommandLineOption scenario("scenario", "Scenario JSON file, or the name of a bundled scenario.", "S");
-  QCommandLineOption screenshot("screenshot", "Run the search, save the window as PNG to FILE and exit.", "FILE");
-  QCommandLineOption size("size", "Window size, e.g. 1600x1000.", "WxH", "1600x1000");
-  QCommandLineOption threads("threads", "Search threads (default: every core).", "N", "0");
-  QCommandLineOption measurements("measurements", "Measurements JSON from `dayzero run`: predicted against measured.",
-                                  "FILE");
-  QCommandLineOption device("device", "Catalog device to predict the measurements on (default: cpu-host).", "NAME");
-  QCommandLineOption calibration("calibration", "Efficiency table from `dayzero calibrate` for the measurements.",
-                                 "FILE");
-  QCommandLineOption render_sweep("render-sweep", "Draw a sweep JSON from `dayzero sweep` (with --out) and exit.",
-                                  "FILE");
-  QCommandLineOption render_report(
-      "render-report", "Draw the report charts of a scenario (memory.png, pareto.png) into --out DIR and exit.",
-      "SCENARIO");
-  QCommandLineOption engine("engine", "With --render-report: the engine the curves are served with.", "NAME", "");
-  QCommandLineOption out("out", "With --render-sweep: the PNG file to write; with --render-report: the directory.",
-                         "FILE");
-  cli.addOptions({scenario, screenshot, size, threads, measurements, device, calibration, render_sweep, render_report,
-                  engine, out});
-  cli.process(app);
+namespace {
 
-  const QStringList wh = cli.value(size).split('x');
-  bool ok_w = false, ok_h = false;
-  const int w = wh.size() == 2 ? wh[0].toInt(&ok_w) : 0, h = wh.size() == 2 ? wh[1].toInt(&ok_h) : 0;
-  if (!ok_w || !ok_h || w < 200 || h < 200) {
-    std::fprintf(stderr, "dayzero-gui: --size wants WxH (at least 200x200), got %s\n", qPrintable(cli.value(size)));
+// The command line's options, in one place so that each mode below reads the ones it needs.
+struct GuiOptions {
+  QCommandLineOption scenario{"scenario", "Scenario JSON file, or the name of a bundled scenario.", "S"};
+  QCommandLineOption screenshot{"screenshot", "Run the search, save the window as PNG to FILE and exit.", "FILE"};
+  QCommandLineOption size{"size", "Window size, e.g. 1600x1000.", "WxH", "1600x1000"};
+  QCommandLineOption threads{"threads", "Search threads (default: every core).", "N", "0"};
+  QCommandLineOption measurements{"measurements", "Measurements JSON from `dayzero run`: predicted against measured.",
+                                  "FILE"};
+  QCommandLineOption device{"device", "Catalog device to predict the measurements on (default: cpu-host).", "NAME"};
+  QCommandLineOption calibration{"calibration", "Efficiency table from `dayzero calibrate` for the measurements.",
+                                 "FILE"};
+  QCommandLineOption render_sweep{"render-sweep", "Draw a sweep JSON from `dayzero sweep` (with --out) and exit.",
+                                  "FILE"};
+  QCommandLineOption render_report{
+      "render-report", "Draw the report charts of a scenario (memory.png, pareto.png) into --out DIR and exit.",
+      "SCENARIO"};
+  QCommandLineOption engine{"engine", "With --render-report: the engine the curves are served with.", "NAME", ""};
+  QCommandLineOption out{"out", "With --render-sweep: the PNG file to write; with --render-report: the directory.",
+                         "FILE"};
+};
+
+// --render-report: the report's charts into --out DIR; the process's exit status.
+int render_report(const QCommandLineParser& cli, const GuiOptions& o) {
+  QString error;
+  if (!cli.isSet(o.out) ||
+      !dayzero::gui::render_report_pngs(cli.value(o.render_report), cli.value(o.engine), cli.value(o.out), &error)) {
+    std::fprintf(stderr, "dayzero-gui: %s\n", cli.isSet(o.out) ? qPrintable(error) : "--render-report needs --out DIR");
     return 1;
   }
-  if (cli.isSet(render_report)) {
+  return 0;
+}
+
+// --render-sweep: the sweep's chart as --out FILE.png, at --size if given (w x h);
+// the process's exit status.
+int render_sweep(const QCommandLineParser& cli, const GuiOptions& o, int w, int h) {
+  if (!cli.isSet(o.out)) {
+    std::fprintf(stderr, "dayzero-gui: --render-sweep needs --out FILE.png\n");
+    return 1;
+  }
+  try {
+    const std::string file = cli.value(o.render_sweep).toStdString();
+    const dayzero::serve::Sweep sweep = dayzero::serve::sweep_from_json(dayzero::core::read_json_file(file), file);
     QString error;
-    if (!cli.isSet(out) ||
-        !dayzero::gui::render_report_pngs(cli.value(render_report), cli.value(engine), cli.value(out), &error)) {
-      std::fprintf(stderr, "dayzero-gui: %s\n", cli.isSet(out) ? qPrintable(error) : "--render-report needs --out DIR");
+    if (!dayzero::gui::render_sweep_png(sweep, cli.value(o.out), cli.isSet(o.size) ? w : 1800,
+                                        cli.isSet(o.size) ? h : 540, &error)) {
+      std::fprintf(stderr, "dayzero-gui: %s\n", qPrintable(error));
       return 1;
     }
-    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dayzero-gui: %s\n", e.what());
+    return 1;
   }
-  if (cli.isSet(render_sweep)) {
-    if (!cli.isSet(out)) {
-      std::fprintf(stderr, "dayzero-gui: --render-sweep needs --out FILE.png\n");
-      return 1;
-    }
-    try {
-      const std::string file = cli.value(render_sweep).toStdString();
-      const dayzero::serve::Sweep sweep = dayzero::serve::sweep_from_json(dayzero::core::read_json_file(file), file);
-      QString error;
-      if (!dayzero::gui::render_sweep_png(sweep, cli.value(out), cli.isSet(size) ? w : 1800, cli.isSet(size) ? h : 540,
-                                          &error)) {
-        std::fprintf(stderr, "dayzero-gui: %s\n", qPrintable(error));
-        return 1;
-      }
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "dayzero-gui: %s\n", e.what());
-      return 1;
-    }
-    return 0;
-  }
-  const QString shot = cli.value(screenshot);
-  if (!shot.isEmpty() && !cli.isSet(scenario) && !cli.isSet(measurements)) {
+  return 0;
+}
+
+// The window, w x h, with the scenario searched and the measurements shown as asked;
+// with --screenshot, saved once it has settled. The process's exit status.
+int run_window(QApplication& app, const QCommandLineParser& cli, const GuiOptions& o, int w, int h) {
+  const QString shot = cli.value(o.screenshot);
+  if (!shot.isEmpty() && !cli.isSet(o.scenario) && !cli.isSet(o.measurements)) {
     std::fprintf(stderr, "dayzero-gui: --screenshot needs --scenario or --measurements\n");
     return 1;
   }
-  if ((cli.isSet(device) || cli.isSet(calibration)) && !cli.isSet(measurements)) {
+  if ((cli.isSet(o.device) || cli.isSet(o.calibration)) && !cli.isSet(o.measurements)) {
     std::fprintf(stderr, "dayzero-gui: --device and --calibration go with --measurements\n");
     return 1;
   }
 
   dayzero::gui::MainWindow window;
-  window.runner()->setThreads(cli.value(threads).toInt());
+  window.runner()->setThreads(cli.value(o.threads).toInt());
   window.resize(w, h);
   window.show();
-  if (cli.isSet(measurements)) {
+  if (cli.isSet(o.measurements)) {
     QString error;
     auto* view = window.measuredView();
-    const bool ok = window.openMeasurements(cli.value(measurements), &error) &&
-                    (!cli.isSet(device) || view->setDevice(cli.value(device), &error)) &&
-                    (!cli.isSet(calibration) || view->setCalibration(cli.value(calibration), &error));
+    const bool ok = window.openMeasurements(cli.value(o.measurements), &error) &&
+                    (!cli.isSet(o.device) || view->setDevice(cli.value(o.device), &error)) &&
+                    (!cli.isSet(o.calibration) || view->setCalibration(cli.value(o.calibration), &error));
     if (!ok) {
       std::fprintf(stderr, "dayzero-gui: %s\n", qPrintable(error));
       return 2;
@@ -121,14 +117,40 @@ int main(int argc, char** argv) {
       QApplication::exit(0);
     });
   };
-  if (!shot.isEmpty() && !cli.isSet(scenario)) save_and_exit();  // --measurements alone: nothing to search
-  if (!shot.isEmpty() && cli.isSet(scenario)) {
+  if (!shot.isEmpty() && !cli.isSet(o.scenario)) save_and_exit();  // --measurements alone: nothing to search
+  if (!shot.isEmpty() && cli.isSet(o.scenario)) {
     QObject::connect(&window, &dayzero::gui::MainWindow::searchFailed, &app, [](const QString& message) {
       std::fprintf(stderr, "dayzero-gui: %s\n", qPrintable(message));
       QApplication::exit(2);
     });
     QObject::connect(&window, &dayzero::gui::MainWindow::searchFinished, &app, save_and_exit);
   }
-  if (cli.isSet(scenario)) window.openScenario(cli.value(scenario));
+  if (cli.isSet(o.scenario)) window.openScenario(cli.value(o.scenario));
   return app.exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("dayzero-gui");
+  QApplication::setApplicationVersion("0.1.0");
+  QCommandLineParser cli;
+  cli.setApplicationDescription("DayZero: explore the plans for serving a large model on a cluster.");
+  cli.addHelpOption();
+  const GuiOptions o;
+  cli.addOptions({o.scenario, o.screenshot, o.size, o.threads, o.measurements, o.device, o.calibration, o.render_sweep,
+                  o.render_report, o.engine, o.out});
+  cli.process(app);
+
+  const QStringList wh = cli.value(o.size).split('x');
+  bool ok_w = false, ok_h = false;
+  const int w = wh.size() == 2 ? wh[0].toInt(&ok_w) : 0, h = wh.size() == 2 ? wh[1].toInt(&ok_h) : 0;
+  if (!ok_w || !ok_h || w < 200 || h < 200) {
+    std::fprintf(stderr, "dayzero-gui: --size wants WxH (at least 200x200), got %s\n", qPrintable(cli.value(o.size)));
+    return 1;
+  }
+  if (cli.isSet(o.render_report)) return render_report(cli, o);
+  if (cli.isSet(o.render_sweep)) return render_sweep(cli, o, w, h);
+  return run_window(app, cli, o, w, h);
 }

@@ -17,16 +17,16 @@ using core::InputError;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-}  // namespace
+// Throws the plan file's error naming one field.
+struct Fail {
+  const std::string& file;
+  [[noreturn]] void operator()(const std::string& field, const std::string& value, const std::string& problem) const {
+    throw InputError(file, field, value, problem);
+  }
+};
 
-void validate_disaggregation(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
-
-void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file) {
-  if (p.disaggregated.on()) return validate_disaggregation(p, m, num_devices, file);
-  const auto& c = m.config;
-  auto fail = [&](const std::string& field, const std::string& value, const std::string& problem) {
-    throw core::InputError(file, field, value, problem);
-  };
+// attention.tp against the heads and the dense FFN width.
+void check_attention_tp(const Plan& p, const model::ModelConfig& c, const Fail& fail) {
   const int tp = p.attention.tp;
   if (c.num_heads % tp != 0)
     fail("attention.tp", str(tp), "does not divide the model's " + str(c.num_heads) + " attention heads");
@@ -36,7 +36,11 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
   for (int64_t l = 0; l < c.num_layers; ++l) any_dense = any_dense || !c.is_moe_layer(l);
   if (any_dense && c.intermediate_size % tp != 0)
     fail("attention.tp", str(tp), "does not divide the dense FFN width " + str(c.intermediate_size));
+}
 
+// The experts' layout against the model's experts (none, for a dense model).
+void check_experts(const Plan& p, const model::ModelConfig& c, const Fail& fail) {
+  const int tp = p.attention.tp;
   if (!c.is_moe()) {
     if (p.moe.ep != 1 || p.moe.tp != 1) fail("moe.ep", str(p.moe.ep), "the model has no experts");
     if (p.moe.redundant_experts != 0)
@@ -71,7 +75,10 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
       fail("workload.expert_counts", str(static_cast<int64_t>(p.workload.expert_counts.size())) + " entries",
            "needs one count per routed expert (" + str(c.moe.num_experts) + ")");
   }
+}
 
+// Speculative decoding and the pipeline stages against the model's layers.
+void check_layers(const Plan& p, const model::ModelConfig& c, const Fail& fail) {
   if (p.speculative.method == SpecMethod::mtp && c.mtp_layers == 0)
     fail("speculative.method", "\"mtp\"", "the model has no multi-token-prediction layer (use eagle)");
 
@@ -84,7 +91,10 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
     if (sum != c.num_layers)
       fail("stage_layers", "sum " + str(sum), "must equal the " + str(c.num_layers) + " decoder layers");
   }
+}
 
+// The ranks against the cluster's devices.
+void check_devices(const Plan& p, uint32_t num_devices, const Fail& fail) {
   const int world = p.world_size();
   if (static_cast<uint32_t>(world) > num_devices)
     fail("pp", "pp x tp x dp = " + str(world), "needs more ranks than the cluster's " + str(num_devices) + " devices");
@@ -98,6 +108,19 @@ void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, c
       if (!seen.insert(d).second) fail("devices", str(d), "is used by two ranks");
     }
   }
+}
+
+}  // namespace
+
+void validate_disaggregation(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file);
+
+void validate_plan(const Plan& p, const model::Model& m, uint32_t num_devices, const std::string& file) {
+  if (p.disaggregated.on()) return validate_disaggregation(p, m, num_devices, file);
+  const Fail fail{file};
+  check_attention_tp(p, m.config, fail);
+  check_experts(p, m.config, fail);
+  check_layers(p, m.config, fail);
+  check_devices(p, num_devices, fail);
 
   const int64_t replicas = static_cast<int64_t>(p.attention.dp);
   if (p.workload.batch < replicas)
