@@ -159,7 +159,8 @@ void gated_delta_net_f32(const DeltaNetInputs& in, DeltaNetState& state, const D
   gated_norm_kernel<<<blocks_for(T * Hv), kThreads>>>(m(out), f(in.z), f(in.norm), T * Hv, static_cast<int>(dv),
                                                       p.norm_eps);
   detail::check_launch("gated_delta_net_f32 (norm)");
-  detail::check(cudaDeviceSynchronize(), "gated_delta_net_f32");  // the scratch buffers go when this returns
+  // No wait: the scratch buffers go back to the pool, whose next user of a block is
+  // queued behind these kernels on the same stream (cuda/device.h DevicePool).
 }
 
 }  // namespace dayzero::cuda

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <utility>
 
 #include "cuda/check.cuh"
@@ -229,6 +231,34 @@ void DeviceBuffer::copy_range(const DeviceBuffer& src, size_t src_at, size_t at,
   check(cudaMemcpyAsync(static_cast<char*>(ptr_) + at, static_cast<const char*>(src.ptr_) + src_at, bytes,
                         cudaMemcpyDeviceToDevice, 0),
         "cudaMemcpyAsync (device to device)");
+}
+
+PinnedRing::PinnedRing(size_t bytes) : size_(bytes) {
+  void* p = nullptr;
+  check(cudaHostAlloc(&p, bytes, cudaHostAllocDefault), "cudaHostAlloc (the upload ring)");
+  base_ = static_cast<char*>(p);
+}
+
+PinnedRing::~PinnedRing() {
+  (void)cudaStreamSynchronize(nullptr);  // no copy still reads the ring (errors: the context is going anyway)
+  (void)cudaFreeHost(base_);
+}
+
+bool PinnedRing::copy(DeviceBuffer& dst, const void* host, size_t bytes) {
+  if (bytes > size_) return false;
+  if (bytes > dst.bytes())
+    throw CudaError("PinnedRing::copy: " + std::to_string(bytes) + " bytes into " + std::to_string(dst.bytes()));
+  if (bytes == 0) return true;
+  if (at_ + bytes > size_) {  // every copy queued from the ring has run: it is free again
+    check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize (the upload ring is full)");
+    at_ = 0;
+  }
+  std::memcpy(base_ + at_, host, bytes);
+  check(cudaMemcpyAsync(dst.data(), base_ + at_, bytes, cudaMemcpyHostToDevice, nullptr),
+        "cudaMemcpyAsync (host to device, through the upload ring)");
+  constexpr size_t kAlign = 256;  // each copy starts on its own 256-byte line
+  at_ += (bytes + kAlign - 1) / kAlign * kAlign;
+  return true;
 }
 
 void DeviceBuffer::zero(size_t from, size_t bytes) {

@@ -125,4 +125,29 @@ class DeviceBuffer {
   DeviceUse use_ = DeviceUse::workspace;
 };
 
+// Pinned host memory that a kernel's small inputs (a norm's weights, RoPE's positions,
+// the KV cache's slots) pass through on their way up, so that their copies queue on the
+// stream behind the kernels before them instead of waiting for them: a synchronous
+// cudaMemcpy from pageable memory first waits for all the work queued before it (CUDA
+// runtime API, "API synchronization behavior"), once an op, which kept the host from
+// running ahead of the GPU. The values are copied into the ring when queued (the caller's
+// memory may go at once); the ring starts over from its beginning once the stream has
+// finished with what is in it.
+class PinnedRing {
+ public:
+  static constexpr size_t kDefaultBytes = size_t{16} << 20;
+  explicit PinnedRing(size_t bytes = kDefaultBytes);  // throws CudaError
+  ~PinnedRing();                                      // waits for the stream first
+  PinnedRing(const PinnedRing&) = delete;
+  PinnedRing& operator=(const PinnedRing&) = delete;
+  // Queues host -> [0, bytes) of dst on the legacy default stream; false (nothing done)
+  // when bytes are more than the ring holds: the caller copies synchronously.
+  bool copy(DeviceBuffer& dst, const void* host, size_t bytes);
+  size_t bytes() const { return size_; }
+
+ private:
+  char* base_ = nullptr;
+  size_t size_ = 0, at_ = 0;
+};
+
 }  // namespace dayzero::cuda

@@ -78,7 +78,8 @@ void dsa_topk_f32(const DeviceBuffer& q, const DeviceBuffer& w, const DeviceBuff
                                                              static_cast<const int64_t*>(positions.data()), context,
                                                              p.topk, static_cast<float*>(keep.data()));
   detail::check_launch("dsa_topk_f32 (select)");
-  detail::check(cudaDeviceSynchronize(), "dsa_topk_f32");  // the scores' buffer goes when this returns
+  // No wait: the scores' buffer goes back to the pool, whose next user of a block is
+  // queued behind these kernels on the same stream (cuda/device.h DevicePool).
 }
 
 }  // namespace dayzero::cuda

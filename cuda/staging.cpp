@@ -27,6 +27,7 @@ int local_rank() {
 struct Context {
   DevicePool pool;
   Blas blas;
+  PinnedRing ring;  // small uploads queue on the stream (cuda/device.h)
   // float32 (or BF16) [out, in] copies, by (stored bytes, size, matrix index, layout, rows, BF16).
   std::map<std::tuple<const void*, size_t, int64_t, bool, int64_t, bool>, DeviceBuffer> weights;
   std::map<std::tuple<const void*, size_t, int64_t>, DeviceFp8Weight> fp8_weights;  // by (codes, size, matrix)
@@ -84,9 +85,12 @@ executor::Backend::DeviceMemory device_memory() {
   return m;
 }
 
+// A kernel's inputs queue through the pinned ring; the run's weights (made once, and
+// large) and anything larger than the ring are copied synchronously.
 DeviceBuffer upload(const void* host, size_t bytes, DeviceUse use) {
   DeviceBuffer b = scratch(bytes, use);
-  if (bytes > 0) b.upload(host, bytes);
+  if (bytes == 0) return b;
+  if (use != DeviceUse::workspace || !context().ring.copy(b, host, bytes)) b.upload(host, bytes);
   return b;
 }
 

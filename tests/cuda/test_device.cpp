@@ -42,6 +42,33 @@ TEST(CudaDevice, PoolCountsLiveAndPeakBytes) {
   EXPECT_EQ(pool.peak_bytes(), 4 << 20);
 }
 
+// Small uploads through the pinned ring: each copy carries the values the caller had when
+// it queued it (the caller's memory is reused at once), the ring starts over when full
+// (64 copies of 3 KB through a 64 KB ring, queued behind nothing in particular), and what
+// it cannot hold is refused for the caller to copy synchronously.
+TEST(CudaDevice, PinnedRingQueuesCopiesOfWhatItWasGiven) {
+  DAYZERO_NEED_GPU();
+  DevicePool pool;
+  PinnedRing ring(64 << 10);
+  std::vector<float> host(768);
+  std::vector<DeviceBuffer> dst;
+  for (int i = 0; i < 64; ++i) {
+    for (size_t j = 0; j < host.size(); ++j) host[j] = static_cast<float>(i * 1000 + static_cast<int>(j));
+    dst.emplace_back(pool, host.size() * sizeof(float));
+    ASSERT_TRUE(ring.copy(dst.back(), host.data(), host.size() * sizeof(float)));
+  }
+  for (int i = 0; i < 64; ++i) {
+    std::vector<float> out(host.size());
+    dst[static_cast<size_t>(i)].download(out.data(), out.size() * sizeof(float));
+    EXPECT_EQ(out[0], static_cast<float>(i * 1000)) << i;
+    EXPECT_EQ(out.back(), static_cast<float>(i * 1000 + 767)) << i;
+  }
+  DeviceBuffer big(pool, 128 << 10);
+  std::vector<char> too_many(128 << 10);
+  EXPECT_FALSE(ring.copy(big, too_many.data(), too_many.size()));
+  EXPECT_THROW(ring.copy(dst[0], too_many.data(), 4 << 10), CudaError);  // more than dst holds
+}
+
 // Weights and kernels' buffers are counted apart (the run's memory by the simulator's
 // categories); a move keeps what a buffer holds, and reset_peak starts every count over.
 TEST(CudaDevice, PoolCountsWeightsAndWorkspaceApart) {
