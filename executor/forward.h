@@ -128,10 +128,11 @@ class Forward {
   Tensor moe(const model::Layer& L, const Tensor& h);
   // One MoE layer's expert exchange on this rank (forward_moe.cpp); sizes in floats.
   struct Dispatch {
-    int64_t own_lo = 0, own_hi = 0;                 // the tokens [lo, hi) this rank dispatches
-    std::vector<std::pair<int, int64_t>> back;      // pair p = (t - own_lo) K + k's moe-TP partial j: (rank, row)
-    std::vector<int64_t> send_counts, recv_counts;  // per stage rank: rows [e, x...], hidden + 1 floats each
-    std::vector<float> received;                    // the rows this rank's experts run, by source rank
+    int64_t own_lo = 0, own_hi = 0;             // the tokens [lo, hi) this rank dispatches
+    std::vector<std::pair<int, int64_t>> back;  // pair p = (t - own_lo) K + k's moe-TP partial j: (rank, row)
+    std::vector<int64_t> send_rows, recv_rows;  // per stage rank
+    std::vector<int64_t> recv_experts;          // each received row's expert
+    Tensor received;                            // [rows, hidden]: the rows this rank's experts run, by source rank
   };
   // The router GEMM and top-k: each token's experts and weights.
   Routing routing(const model::Layer& L, const Tensor& h);
@@ -140,7 +141,7 @@ class Forward {
   // The experts' outputs `y` back to their dispatchers (all-to-all), then each pair's moe-TP partials summed and
   // out[t] += w y over slots, in fixed orders: this rank's rows of the layer's routed output.
   Tensor combine(const model::Layer& L, const Tensor& h, const Routing& r, const Dispatch& d, const Tensor& y);
-  Tensor experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden);  // forward_moe.cpp
+  Tensor experts(const model::Layer& L, const Dispatch& d);  // forward_moe.cpp
   // A stage of one rank (every expert here, no exchange): the pairs sorted by expert and
   // back where h lies (Backend::gather_rows), the same rows through the same experts and
   // the same combine as dispatch / experts / combine, so the same bits.

@@ -6,15 +6,17 @@
 // attention-TP group (whose ranks hold the same tokens) dispatches rows
 // [T j / tp, T (j + 1) / tp). A (token, slot) pair routed to expert e goes to
 // every moe-TP rank of the EP rank holding e, in the dispatcher's moe-DP copy.
-// Sent rows are [e, x...]; received ones are grouped by expert (ascending; within
-// an expert in arrival order: source rank, then row), run, and sent back in the
-// order received. The dispatcher sums each pair's moe-TP partials in moe-TP rank
+// The rows go gathered by destination (the backend's row ops, where h lies), their
+// experts' ids beside them; received ones are grouped by expert (ascending; within an
+// expert in arrival order: source rank, then row), run, and sent back in the order
+// received. The dispatcher sums each pair's moe-TP partials in moe-TP rank
 // order and combines out[t] += w_tk y_tk over slots k in order; an all-reduce over
 // the attention-TP group (zeros in the rows a rank did not dispatch) gives every
 // TP rank the layer's output. All orders are fixed: the result is bit-identical
 // run to run.
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "executor/forward.h"
 #include "executor/forward_detail.h"
@@ -59,30 +61,36 @@ Tensor Forward::expert(const model::Layer& L, const Tensor& xe, int64_t e) {
   return gemm(*ops.at(2), activation(act, g, u), e);
 }
 
-// Received rows ([e, x...], `hidden` + 1 floats each) through their experts:
-// outputs [rows, hidden] in the order received (moe-TP partial sums).
-Tensor Forward::experts(const model::Layer& L, const std::vector<float>& rows, int64_t hidden) {
-  const int64_t width = hidden + 1, n = static_cast<int64_t>(rows.size()) / width;
-  Tensor out({n, hidden});
+// The received rows through their experts, in expert order (within an expert, as
+// received): the outputs [rows, hidden] in the order received (moe-TP partial sums).
+// Sorted, run and put back by the backend's row ops, where the rows lie.
+Tensor Forward::experts(const model::Layer& L, const Dispatch& d) {
+  const int64_t n = d.received.rows(), hidden = d.received.cols();
+  if (n == 0) return Tensor({0, hidden});
   const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
-  std::vector<std::vector<int64_t>> by_expert(static_cast<size_t>(hi - lo));
+  std::vector<int64_t> start(static_cast<size_t>(hi - lo) + 1, 0);
   for (int64_t i = 0; i < n; ++i) {
-    const auto e = static_cast<int64_t>(rows[static_cast<size_t>(i * width)]);
+    const int64_t e = d.recv_experts[static_cast<size_t>(i)];
     if (e < lo || e >= hi)
       throw std::logic_error("expert " + std::to_string(e) + " dispatched to a rank holding [" + std::to_string(lo) +
                              ", " + std::to_string(hi) + ")");
-    by_expert[static_cast<size_t>(e - lo)].push_back(i);
+    ++start[static_cast<size_t>(e - lo) + 1];
   }
-  for (int64_t e = lo; e < hi; ++e) {  // experts in index order
-    const auto& idx = by_expert[static_cast<size_t>(e - lo)];
-    if (idx.empty()) continue;
-    Tensor xe({static_cast<int64_t>(idx.size()), hidden});
-    for (size_t i = 0; i < idx.size(); ++i)
-      std::copy_n(rows.data() + idx[i] * width + 1, hidden, xe.row(static_cast<int64_t>(i)));
-    const Tensor y = expert(L, xe, e);
-    for (size_t i = 0; i < idx.size(); ++i) std::copy_n(y.row(static_cast<int64_t>(i)), hidden, out.row(idx[i]));
+  for (size_t e = 0; e + 1 < start.size(); ++e) start[e + 1] += start[e];
+  std::vector<int64_t> next(start.begin(), start.end() - 1), order(static_cast<size_t>(n)),
+      place(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t at = next[static_cast<size_t>(d.recv_experts[static_cast<size_t>(i)] - lo)]++;
+    order[static_cast<size_t>(at)] = i;
+    place[static_cast<size_t>(i)] = at;
   }
-  return out;
+  const Tensor sorted = be_.gather_rows(d.received, order);
+  std::vector<Tensor> outs;  // experts in index order
+  for (int64_t e = lo; e < hi; ++e) {
+    const int64_t first = start[static_cast<size_t>(e - lo)], count = start[static_cast<size_t>(e - lo) + 1] - first;
+    if (count > 0) outs.push_back(expert(L, be_.rows(sorted, first, count), e));
+  }
+  return be_.gather_rows(stacked(outs), place);
 }
 
 Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
@@ -92,7 +100,7 @@ Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
     out = moe_local(L, h, r);
   } else {
     const Dispatch d = dispatch(h, r);
-    const Tensor y = experts(L, d.received, h.cols());
+    const Tensor y = experts(L, d);
     out = combine(L, h, r, d, y);
   }
   if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(out.data);  // every TP rank gets every row
@@ -132,71 +140,83 @@ Routing Forward::routing(const model::Layer& L, const Tensor& h) {
 }
 
 Forward::Dispatch Forward::dispatch(const Tensor& h, const Routing& r) {
-  const int64_t T = h.rows(), H = h.cols(), K = r.top_k, width = H + 1;
+  const int64_t T = h.rows(), H = h.cols(), K = r.top_k;
   Dispatch d;
   d.own_lo = T * par_.tp_rank / par_.tp_size;
   d.own_hi = T * (par_.tp_rank + 1) / par_.tp_size;
   const int S = par_.stage_size, mtp = par_.moe_tp_size;
   const int64_t per_ep = m_.config.moe.num_experts / par_.ep_size;
   const int base = par_.moe_dp_rank * mtp * par_.ep_size;
-  std::vector<std::vector<float>> to(static_cast<size_t>(S));
+  std::vector<std::vector<int64_t>> tokens(static_cast<size_t>(S)), experts(static_cast<size_t>(S));
   d.back.resize(static_cast<size_t>((d.own_hi - d.own_lo) * K * mtp));
   for (int64_t t = d.own_lo; t < d.own_hi; ++t)
     for (int64_t k = 0; k < K; ++k) {
       const int64_t e = r.experts[static_cast<size_t>(t * K + k)];
       for (int j = 0; j < mtp; ++j) {
         const int dest = base + static_cast<int>(e / per_ep) * mtp + j;
-        auto& buf = to[static_cast<size_t>(dest)];
-        const int64_t row = static_cast<int64_t>(buf.size()) / width;
-        d.back[static_cast<size_t>(((t - d.own_lo) * K + k) * mtp + j)] = {dest, row};
-        buf.push_back(static_cast<float>(e));  // expert ids are exact in float32 (< 2^24)
-        buf.insert(buf.end(), h.row(t), h.row(t) + H);
+        auto& to = tokens[static_cast<size_t>(dest)];
+        d.back[static_cast<size_t>(((t - d.own_lo) * K + k) * mtp + j)] = {dest, static_cast<int64_t>(to.size())};
+        to.push_back(t);
+        experts[static_cast<size_t>(dest)].push_back(e);
       }
     }
-  d.send_counts.resize(static_cast<size_t>(S));
-  std::vector<float> send;
+  // The rows by destination, gathered where h lies; the experts' ids beside them.
+  std::vector<int64_t> order;
+  std::vector<float> ids;  // expert ids are exact in float32 (< 2^24)
+  d.send_rows.resize(static_cast<size_t>(S));
   for (int dest = 0; dest < S; ++dest) {
-    d.send_counts[static_cast<size_t>(dest)] = static_cast<int64_t>(to[static_cast<size_t>(dest)].size());
-    send.insert(send.end(), to[static_cast<size_t>(dest)].begin(), to[static_cast<size_t>(dest)].end());
+    const auto& to = tokens[static_cast<size_t>(dest)];
+    d.send_rows[static_cast<size_t>(dest)] = static_cast<int64_t>(to.size());
+    order.insert(order.end(), to.begin(), to.end());
+    for (int64_t e : experts[static_cast<size_t>(dest)]) ids.push_back(static_cast<float>(e));
   }
+  const Tensor packed = order.empty() ? Tensor({0, H}) : be_.gather_rows(h, order);
   Communicator& comm = *par_.stage_comm;
-  d.recv_counts = exchange_counts(comm, d.send_counts);
+  d.recv_rows = exchange_counts(comm, d.send_rows);
   int64_t recv_total = 0;
-  for (int64_t n : d.recv_counts) recv_total += n;
-  d.received.resize(static_cast<size_t>(recv_total));
-  comm.all_to_all_v(send, d.send_counts, d.received, d.recv_counts);
+  for (int64_t n : d.recv_rows) recv_total += n;
+  std::vector<float> recv_ids(static_cast<size_t>(recv_total));
+  comm.all_to_all_v(ids, d.send_rows, recv_ids, d.recv_rows);
+  d.recv_experts.assign(recv_ids.begin(), recv_ids.end());
+  std::vector<int64_t> send_floats(d.send_rows), recv_floats(d.recv_rows);
+  for (auto& c : send_floats) c *= H;
+  for (auto& c : recv_floats) c *= H;
+  d.received = Tensor({recv_total, H});
+  comm.all_to_all_v(std::as_const(packed).data, send_floats, d.received.data, recv_floats);
   return d;
 }
 
 Tensor Forward::combine(const model::Layer& L, const Tensor& h, const Routing& r, const Dispatch& d, const Tensor& y) {
-  // The outputs back to their dispatchers (the dispatch's counts, in rows of H).
-  const int64_t H = h.cols(), K = r.top_k, width = H + 1;
+  // The outputs back to their dispatchers (the dispatch's counts, rows of H).
+  const int64_t H = h.cols(), K = r.top_k;
   const int S = par_.stage_size, mtp = par_.moe_tp_size;
-  std::vector<int64_t> ret_send(static_cast<size_t>(S)), ret_recv(static_cast<size_t>(S));
+  std::vector<int64_t> ret_send(static_cast<size_t>(S)), ret_recv(static_cast<size_t>(S)),
+      ret_row(static_cast<size_t>(S) + 1, 0);
   for (size_t s = 0; s < static_cast<size_t>(S); ++s) {
-    ret_send[s] = d.recv_counts[s] / width * H;
-    ret_recv[s] = d.send_counts[s] / width * H;
+    ret_send[s] = d.recv_rows[s] * H;
+    ret_recv[s] = d.send_rows[s] * H;
+    ret_row[s + 1] = ret_row[s] + d.send_rows[s];
   }
-  std::vector<int64_t> ret_offset(static_cast<size_t>(S) + 1, 0);
-  for (size_t s = 0; s < static_cast<size_t>(S); ++s) ret_offset[s + 1] = ret_offset[s] + ret_recv[s];
-  std::vector<float> returned(static_cast<size_t>(ret_offset.back()));
-  par_.stage_comm->all_to_all_v(y.data, ret_send, returned, ret_recv);
+  Tensor returned({ret_row.back(), H});
+  par_.stage_comm->all_to_all_v(std::as_const(y).data, ret_send, returned.data, ret_recv);
 
-  // Each pair's partials summed in moe-TP order, then out[t] += w y over slots in
-  // order (the moe_combine kernel).
+  // Each pair's partials summed in moe-TP order (gathered where the rows lie, then
+  // added), then out[t] += w y over slots in order (the moe_combine kernel).
   const int64_t own_lo = d.own_lo, own_hi = d.own_hi, pairs = (own_hi - own_lo) * K;
-  Tensor ypairs({pairs, H});
+  Tensor ypairs;
+  for (int j = 0; j < mtp; ++j) {
+    std::vector<int64_t> at(static_cast<size_t>(pairs));
+    for (int64_t p = 0; p < pairs; ++p) {
+      const auto [rank, row] = d.back[static_cast<size_t>(p * mtp + j)];
+      at[static_cast<size_t>(p)] = ret_row[static_cast<size_t>(rank)] + row;
+    }
+    Tensor part = pairs == 0 ? Tensor({0, H}) : be_.gather_rows(returned, at);
+    if (j == 0) ypairs = std::move(part);
+    else be_.add(ypairs, part);
+  }
   std::vector<int64_t> rows(static_cast<size_t>(pairs));
   std::vector<float> weights(static_cast<size_t>(pairs));
   for (int64_t p = 0; p < pairs; ++p) {
-    float* dst = ypairs.row(p);
-    for (int j = 0; j < mtp; ++j) {
-      const auto [rank, row] = d.back[static_cast<size_t>(p * mtp + j)];
-      const float* src = returned.data() + ret_offset[static_cast<size_t>(rank)] + row * H;
-      if (j == 0) std::copy_n(src, H, dst);
-      else
-        for (int64_t i = 0; i < H; ++i) dst[i] += src[i];
-    }
     rows[static_cast<size_t>(p)] = own_lo + p / K;
     weights[static_cast<size_t>(p)] = r.weights[static_cast<size_t>(own_lo * K + p)];
   }

@@ -161,7 +161,14 @@ TEST(MirrorGolden, ShardedRunsOnTheDeviceEqualOneRank) {
   testing::mirror_backend();
   for (const auto& [family, tp, ep] : {std::tuple{"llama", 2, 1}, std::tuple{"deepseek_v3", 2, 2},
                                        std::tuple{"gpt_oss", 2, 2}, std::tuple{"qwen3_5_moe", 2, 2}}) {
+    const int64_t downloads = TensorValues::downloads();
+    const testing::MirrorCounts before = testing::mirror_counts();
     const auto c = testing::sharded_vs_one_rank(family, tp, ep, "cpu-mirror");
+    std::printf(
+        "%s, tp %d ep %d on cpu-mirror (one rank, then two passes of the sharded run): %lld brought back, "
+        "%lld sent up\n",
+        family, tp, ep, static_cast<long long>(TensorValues::downloads() - downloads),
+        static_cast<long long>(testing::mirror_counts().uploads - before.uploads));
     EXPECT_TRUE(c.tokens_equal) << family;
     EXPECT_LE(c.max_logit_diff, testing::kShardTolerance) << family;
     EXPECT_TRUE(c.repeat_identical) << family;
