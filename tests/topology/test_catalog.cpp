@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 
 #include <nlohmann/json.hpp>
 
@@ -60,6 +61,36 @@ TEST(TopologyCatalog, GpusNameTheirArchitecture) {
   EXPECT_FALSE(parse_architecture("Hopper"));
 }
 
+// A small device whose entry holds `field`: `value` (JSON), as a catalog file's text.
+std::string entry_with(const std::string& field, const std::string& value) {
+  return R"({"devices": [{"name": "c", "vendor": "x", "mem_bytes": 1e9, "mem_bw_Bps": 1e12,
+      "peak_flops_per_s": {"bf16": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9},
+      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, ")" +
+         field + R"(": )" + value + R"(, "source": "s"}]})";
+}
+
+// The device `field` holds each of `bad` is refused, naming the field.
+void expect_refused(const std::string& field, std::initializer_list<std::string> bad) {
+  for (const std::string& value : bad) {
+    DeviceCatalog c;
+    try {
+      c.add_file(write_temp(entry_with(field, value)));
+      ADD_FAILURE() << "accepted " << field << " " << value;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(field + "."), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The catalog entry of `value` read back after a round trip through its JSON.
+DeviceSpec round_trip_of(const std::string& field, const std::string& value) {
+  DeviceCatalog ok;
+  ok.add_file(write_temp(entry_with(field, value)));
+  nlohmann::json j;
+  to_json(j, *ok.find("c"));
+  return device_spec_from_json(j, "f", "");
+}
+
 // A copy bandwidth measured on the device (H200: cuda-limits, docs/gpu-runs): kept with
 // its source, never above the datasheet's, and an unknown field inside it is an error.
 TEST(TopologyCatalog, MeasuredCopyBandwidthIsSourcedAndBounded) {
@@ -68,29 +99,11 @@ TEST(TopologyCatalog, MeasuredCopyBandwidthIsSourcedAndBounded) {
   EXPECT_DOUBLE_EQ(h200.measured_copy->bw_Bps, 4.2645e12);  // 2 GiB moved in 0.504 ms
   EXPECT_NE(h200.measured_copy->source.find("cuda-limits"), std::string::npos);
   EXPECT_FALSE(catalog().find("B200")->measured_copy);  // none measured: no figure
-  const auto entry = [](const std::string& copy) {
-    return R"({"devices": [{"name": "c", "vendor": "x", "mem_bytes": 1e9, "mem_bw_Bps": 1e12,
-      "peak_flops_per_s": {"bf16": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9},
-      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "measured_copy": )" +
-           copy + R"(, "source": "s"}]})";
-  };
-  DeviceCatalog ok;
-  ok.add_file(write_temp(entry(R"({"bw_Bps": 0.9e12, "source": "our copy benchmark"})")));
-  EXPECT_DOUBLE_EQ(ok.find("c")->measured_copy->bw_Bps, 0.9e12);
-  nlohmann::json round_trip;
-  to_json(round_trip, *ok.find("c"));
-  EXPECT_DOUBLE_EQ(device_spec_from_json(round_trip, "f", "").measured_copy->bw_Bps, 0.9e12);
-  for (const std::string& bad :
-       {std::string(R"({"bw_Bps": 1.1e12, "source": "s"})"), std::string(R"({"bw_Bps": 0.9e12})"),
-        std::string(R"({"bw_Bps": 0.9e12, "source": "s", "when": "today"})")}) {
-    DeviceCatalog c;
-    try {
-      c.add_file(write_temp(entry(bad)));
-      ADD_FAILURE() << "accepted " << bad;
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find("measured_copy."), std::string::npos) << e.what();
-    }
-  }
+  EXPECT_DOUBLE_EQ(
+      round_trip_of("measured_copy", R"({"bw_Bps": 0.9e12, "source": "our copy benchmark"})").measured_copy->bw_Bps,
+      0.9e12);
+  expect_refused("measured_copy", {R"({"bw_Bps": 1.1e12, "source": "s"})", R"({"bw_Bps": 0.9e12})",
+                                   R"({"bw_Bps": 0.9e12, "source": "s", "when": "today"})"});
 }
 
 // What DayZero's CUDA executor holds beyond its pool, measured on the device (H200:
@@ -102,27 +115,10 @@ TEST(TopologyCatalog, ExecutorRuntimeIsMeasuredAndSourced) {
   EXPECT_EQ(h200.executor_runtime->bytes, 555'988'992);
   EXPECT_NE(h200.executor_runtime->source.find("docs/gpu-runs"), std::string::npos);
   EXPECT_FALSE(catalog().find("H100-SXM")->executor_runtime);
-  const auto entry = [](const std::string& runtime) {
-    return R"({"devices": [{"name": "c", "vendor": "x", "mem_bytes": 1e9, "mem_bw_Bps": 1e12,
-      "peak_flops_per_s": {"bf16": 1e12}, "host_link": {"kind": "pcie", "pcie_gen": 5, "bw_Bps": 1e9},
-      "intra_node_link": {"kind": "pcie", "bw_Bps": 1e9}, "executor_runtime": )" +
-           runtime + R"(, "source": "s"}]})";
-  };
-  DeviceCatalog ok;
-  ok.add_file(write_temp(entry(R"({"bytes": 500000000, "source": "our run"})")));
-  nlohmann::json round_trip;
-  to_json(round_trip, *ok.find("c"));
-  EXPECT_EQ(device_spec_from_json(round_trip, "f", "").executor_runtime->bytes, 500'000'000);
-  for (const std::string& bad : {std::string(R"({"bytes": 2000000000, "source": "s"})"),
-                                 std::string(R"({"bytes": 5e8})"), std::string(R"({"bytes": 0, "source": "s"})")}) {
-    DeviceCatalog c;
-    try {
-      c.add_file(write_temp(entry(bad)));
-      ADD_FAILURE() << "accepted " << bad;
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find("executor_runtime."), std::string::npos) << e.what();
-    }
-  }
+  EXPECT_EQ(round_trip_of("executor_runtime", R"({"bytes": 500000000, "source": "our run"})").executor_runtime->bytes,
+            500'000'000);
+  expect_refused("executor_runtime",
+                 {R"({"bytes": 2000000000, "source": "s"})", R"({"bytes": 5e8})", R"({"bytes": 0, "source": "s"})"});
 }
 
 TEST(TopologyCatalog, UserFileAddsAndReplacesDevices) {
