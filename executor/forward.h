@@ -142,6 +142,12 @@ class Forward {
   // out[t] += w y over slots, in fixed orders: this rank's rows of the layer's routed output.
   Tensor combine(const model::Layer& L, const Tensor& h, const Routing& r, const Dispatch& d, const Tensor& y);
   Tensor experts(const model::Layer& L, const Dispatch& d);  // forward_moe.cpp
+  // Rows whose experts are `of` (each in [lo, hi)) through them, in expert order and, within
+  // an expert, as given: the outputs in the order given (`rows` itself, or the rows of `x`
+  // it names: the pairs' tokens). `what` names the rows for the error an expert outside
+  // [lo, hi) raises.
+  Tensor through_experts(const model::Layer& L, const Tensor& x, std::span<const int64_t> of, int64_t lo, int64_t hi,
+                         int64_t rows_per_x, const char* what);
   // A stage of one rank (every expert here, no exchange): the pairs sorted by expert and
   // back where h lies (Backend::gather_rows), the same rows through the same experts and
   // the same combine as dispatch / experts / combine, so the same bits.

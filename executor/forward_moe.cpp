@@ -61,36 +61,43 @@ Tensor Forward::expert(const model::Layer& L, const Tensor& xe, int64_t e) {
   return gemm(*ops.at(2), activation(act, g, u), e);
 }
 
-// The received rows through their experts, in expert order (within an expert, as
-// received): the outputs [rows, hidden] in the order received (moe-TP partial sums).
-// Sorted, run and put back by the backend's row ops, where the rows lie.
-Tensor Forward::experts(const model::Layer& L, const Dispatch& d) {
-  const int64_t n = d.received.rows(), hidden = d.received.cols();
-  if (n == 0) return Tensor({0, hidden});
-  const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
+// The counting sort both MoE paths share: item i (a received row, or a (token, slot)
+// pair whose token is i / rows_per_x) goes to its expert's run, stably; the runs through
+// their experts in index order (Backend::rows of the gathered rows), the outputs put
+// back in item order (Backend::gather_rows), all where x lies.
+Tensor Forward::through_experts(const model::Layer& L, const Tensor& x, std::span<const int64_t> of, int64_t lo,
+                                int64_t hi, int64_t rows_per_x, const char* what) {
+  const auto n = static_cast<int64_t>(of.size());
+  if (n == 0) return Tensor({0, x.cols()});
   std::vector<int64_t> start(static_cast<size_t>(hi - lo) + 1, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t e = d.recv_experts[static_cast<size_t>(i)];
+  for (const int64_t e : of) {
     if (e < lo || e >= hi)
-      throw std::logic_error("expert " + std::to_string(e) + " dispatched to a rank holding [" + std::to_string(lo) +
+      throw std::logic_error(std::string(what) + ": expert " + std::to_string(e) + " outside [" + std::to_string(lo) +
                              ", " + std::to_string(hi) + ")");
     ++start[static_cast<size_t>(e - lo) + 1];
   }
   for (size_t e = 0; e + 1 < start.size(); ++e) start[e + 1] += start[e];
-  std::vector<int64_t> next(start.begin(), start.end() - 1), order(static_cast<size_t>(n)),
+  std::vector<int64_t> next(start.begin(), start.end() - 1), source(static_cast<size_t>(n)),
       place(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t at = next[static_cast<size_t>(d.recv_experts[static_cast<size_t>(i)] - lo)]++;
-    order[static_cast<size_t>(at)] = i;
+    const int64_t at = next[static_cast<size_t>(of[static_cast<size_t>(i)] - lo)]++;
+    source[static_cast<size_t>(at)] = i / rows_per_x;
     place[static_cast<size_t>(i)] = at;
   }
-  const Tensor sorted = be_.gather_rows(d.received, order);
+  const Tensor sorted = be_.gather_rows(x, source);
   std::vector<Tensor> outs;  // experts in index order
   for (int64_t e = lo; e < hi; ++e) {
     const int64_t first = start[static_cast<size_t>(e - lo)], count = start[static_cast<size_t>(e - lo) + 1] - first;
     if (count > 0) outs.push_back(expert(L, be_.rows(sorted, first, count), e));
   }
   return be_.gather_rows(stacked(outs), place);
+}
+
+// The received rows through this rank's experts: the outputs [rows, hidden] in the order
+// received (moe-TP partial sums).
+Tensor Forward::experts(const model::Layer& L, const Dispatch& d) {
+  const auto [lo, hi] = par_.expert_range(m_.config.moe.num_experts);
+  return through_experts(L, d.received, d.recv_experts, lo, hi, 1, "a row dispatched to this rank");
 }
 
 Tensor Forward::moe(const model::Layer& L, const Tensor& h) {
@@ -234,37 +241,17 @@ Tensor Forward::weighted_sum(const model::Layer& L, const Tensor& h, const Tenso
   return out;
 }
 
-// The pairs (t, k) in expert order by a stable counting sort: within an expert in pair
+// The pairs (t, k) through their experts in expert order, within an expert in pair
 // order, which is the order `experts` receives them in from a one-rank dispatch.
 Tensor Forward::moe_local(const model::Layer& L, const Tensor& h, const Routing& r) {
-  const int64_t T = h.rows(), K = r.top_k, E = m_.config.moe.num_experts, pairs = T * K;
+  const int64_t T = h.rows(), K = r.top_k, pairs = T * K;
   if (pairs == 0) return Tensor(h.shape);
-  std::vector<int64_t> start(static_cast<size_t>(E) + 1, 0);
-  for (int64_t p = 0; p < pairs; ++p) {
-    const int64_t e = r.experts[static_cast<size_t>(p)];
-    if (e < 0 || e >= E)
-      throw std::logic_error("router chose expert " + std::to_string(e) + " of " + std::to_string(E));
-    ++start[static_cast<size_t>(e) + 1];
-  }
-  for (size_t e = 0; e < static_cast<size_t>(E); ++e) start[e + 1] += start[e];
-  std::vector<int64_t> next(start.begin(), start.end() - 1), token_at(static_cast<size_t>(pairs)),
-      place(static_cast<size_t>(pairs));
-  for (int64_t p = 0; p < pairs; ++p) {
-    const int64_t at = next[static_cast<size_t>(r.experts[static_cast<size_t>(p)])]++;
-    token_at[static_cast<size_t>(at)] = p / K;
-    place[static_cast<size_t>(p)] = at;
-  }
-  const Tensor sorted = be_.gather_rows(h, token_at);
-  std::vector<Tensor> outs;  // experts in index order
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t lo = start[static_cast<size_t>(e)], n = start[static_cast<size_t>(e) + 1] - lo;
-    if (n > 0) outs.push_back(expert(L, be_.rows(sorted, lo, n), e));
-  }
-  const Tensor y = outs.size() == 1 ? std::move(outs.front()) : be_.stack_rows(outs);
+  const Tensor y = through_experts(L, h, std::span<const int64_t>(r.experts.data(), static_cast<size_t>(pairs)), 0,
+                                   m_.config.moe.num_experts, K, "the router's choice");
   std::vector<int64_t> rows(static_cast<size_t>(pairs));
   for (int64_t p = 0; p < pairs; ++p) rows[static_cast<size_t>(p)] = p / K;
   const std::vector<float> weights(r.weights.begin(), r.weights.begin() + pairs);
-  return weighted_sum(L, h, be_.gather_rows(y, place), rows, weights, 0, T);
+  return weighted_sum(L, h, y, rows, weights, 0, T);
 }
 
 }  // namespace dayzero::executor
