@@ -186,8 +186,8 @@ void chunked_head(HeadInputs& in, int64_t h, int64_t chunk, float* S, float* out
 
 }  // namespace
 
-LinearState zero_linear_state(const LinearAttentionParams& p) {
-  return {Tensor({p.conv_kernel - 1, p.conv_dim()}), Tensor({p.value_heads, p.key_head_dim * p.value_head_dim})};
+LinearState zero_linear_state(const LinearAttentionParams& p, Tensor (*zeros)(std::vector<int64_t>)) {
+  return {zeros({p.conv_kernel - 1, p.conv_dim()}), zeros({p.value_heads, p.key_head_dim * p.value_head_dim})};
 }
 
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,

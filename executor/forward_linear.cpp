@@ -31,12 +31,8 @@ int Forward::add_sequence() {
   // Each gated delta-net layer's state, made now (before any step: it is the sequence's
   // cache, not a step's activations) where the backend's kernels update it.
   for (int64_t l = par_.first_layer; l < par_.end_layer; ++l)
-    if (m_.layers.at(static_cast<size_t>(l)).attention == model::LayerAttention::linear) {
-      const LinearAttentionParams p = linear_params();
-      linear_state_[{l - par_.first_layer, seq}] = {
-          be_.cache_zeros({p.conv_kernel - 1, p.conv_dim()}),
-          be_.cache_zeros({p.value_heads, p.key_head_dim * p.value_head_dim})};
-    }
+    if (m_.layers.at(static_cast<size_t>(l)).attention == model::LayerAttention::linear)
+      linear_state_[{l - par_.first_layer, seq}] = zero_linear_state(linear_params(), be_.cache_zeros);
   return seq;
 }
 

@@ -148,8 +148,8 @@ struct LinearState {
   Tensor conv;       // [(conv_kernel - 1), conv_dim], oldest input first
   Tensor recurrent;  // [value_heads, dk x dv]
 };
-// A fresh state of p's shape on the host (zeros).
-LinearState zero_linear_state(const LinearAttentionParams& p);
+// A fresh state of p's shape, made by `zeros` (the host's; a backend's cache_zeros).
+LinearState zero_linear_state(const LinearAttentionParams& p, Tensor (*zeros)(std::vector<int64_t>) = &executor::zeros);
 Tensor gated_delta_net(const Tensor& qkv, const Tensor& z, const Tensor& b, const Tensor& a,
                        const LinearAttentionWeights& w, LinearState& state, const LinearAttentionParams& p);
 
