@@ -61,6 +61,15 @@ __global__ void add_kernel(float* x, const float* y, int64_t n) {
   if (i < n) x[i] += y[i];
 }
 
+// out[i] = blocks[0][i] + blocks[1][i] + ... in block order, each add rounded alone.
+__global__ void sum_blocks_kernel(const float* blocks, int64_t n, int64_t count, float* out) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = blocks[i];
+  for (int64_t b = 1; b < count; ++b) s = __fadd_rn(s, blocks[b * n + i]);
+  out[i] = s;
+}
+
 __device__ float as_float(float v) { return v; }
 __device__ float as_float(uint16_t bf16) { return fp8::bf16_value(bf16); }
 template <class T>
@@ -146,6 +155,16 @@ void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n) {
   const detail::KernelClock clock;  // device time (cuda/device.h take_kernel_seconds)
   add_kernel<<<blocks_for(n), kElementThreads>>>(static_cast<float*>(x.data()), static_cast<const float*>(y.data()), n);
   check_launch("add_f32");
+}
+
+void sum_blocks_f32(const DeviceBuffer& blocks, int64_t n, int64_t count, DeviceBuffer& out) {
+  if (count < 1) throw CudaError("sum_blocks_f32: " + std::to_string(count) + " blocks");
+  need(blocks, n * count, "sum_blocks_f32", "blocks");
+  need(out, n, "sum_blocks_f32", "out");
+  if (n == 0) return;
+  sum_blocks_kernel<<<blocks_for(n), kElementThreads>>>(static_cast<const float*>(blocks.data()), n, count,
+                                                        static_cast<float*>(out.data()));
+  check_launch("sum_blocks_f32");
 }
 
 namespace {

@@ -23,11 +23,16 @@ void swiglu_clamped_f32(const DeviceBuffer& gate, const DeviceBuffer& up, Device
                         double limit);
 // x += y over `n` floats (the residual adds).
 void add_f32(DeviceBuffer& x, const DeviceBuffer& y, int64_t n);
+// out[i] = the sum over `count` consecutive blocks of `n` floats of their element i,
+// added in block order, each add rounded alone: the communicators' sum over ranks in
+// rank order (executor/communicator.h), bit for bit the host's.
+void sum_blocks_f32(const DeviceBuffer& blocks, int64_t n, int64_t count, DeviceBuffer& out);
 // out [rows, count] = columns [first, first + count) of x [rows, cols] (a strided copy).
 void columns_f32(const DeviceBuffer& x, int64_t rows, int64_t cols, int64_t first, int64_t count, DeviceBuffer& out);
 // Rows `tokens[t]` of a float32 [vocab, hidden] table into out [tokens, hidden]; the
 // token ids live on the device (int64). A token outside [0, vocab) gives a zero row
-// (the host checks ids before the launch, as the CPU kernel throws on them).
+// (-1: another TP rank's token; the host checks ids before the launch, as the CPU
+// kernel throws on the others).
 void embedding_f32(const DeviceBuffer& table, int64_t vocab, int64_t hidden, const DeviceBuffer& tokens,
                    int64_t n_tokens, DeviceBuffer& out);
 // The same from a BF16 table (2 bytes a value, as checkpoints store it), each value

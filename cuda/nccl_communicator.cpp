@@ -7,7 +7,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "cuda/kernels.h"
 #include "cuda/nccl.cuh"
+#include "cuda/staging.h"
 #include "executor/deadline.h"
 
 namespace dayzero::cuda {
@@ -20,6 +22,7 @@ struct NcclCommunicator::Impl {
   double timeout_s = executor::kDefaultCollectiveTimeout_s;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
+  cudaEvent_t queued = nullptr;  // the legacy stream's work before a collective on device values
   int rank = 0, size = 1;
   std::string name = "the NCCL world";
   std::string broken;  // why every call now throws; empty while usable
@@ -30,6 +33,7 @@ struct NcclCommunicator::Impl {
       if (broken.empty()) lib->destroy(comm);
       else lib->abort(comm);
     }
+    if (queued) cudaEventDestroy(queued);
     if (stream) cudaStreamDestroy(stream);
   }
 
@@ -90,8 +94,48 @@ struct NcclCommunicator::Impl {
   }
   void make_stream() {
     if (cudaSetDevice(pool->device()) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)
+        cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreateWithFlags(&queued, cudaEventDisableTiming) != cudaSuccess)
       fail("cannot make a CUDA stream on device " + std::to_string(pool->device()) + " for " + name, false);
+  }
+  // The communicator's stream (non-blocking: it does not wait for the legacy default
+  // stream by itself) waits for the kernels queued before on the legacy stream, the
+  // backend's: their results are the collective's input, and a pool block a buffer of
+  // the collective reuses may still be read by one of them.
+  void after_kernels() {
+    if (cudaEventRecord(queued, cudaStreamLegacy) != cudaSuccess ||
+        cudaStreamWaitEvent(stream, queued, 0) != cudaSuccess)
+      fail("cannot order " + name + "'s stream after the kernels queued before it", false);
+  }
+  void check_counts(size_t send, std::span<const int64_t> send_counts, size_t recv,
+                    std::span<const int64_t> recv_counts) const {
+    const auto n = static_cast<size_t>(size);
+    int64_t send_total = 0, recv_total = 0;
+    for (size_t r = 0; r < n && r < send_counts.size(); ++r) send_total += send_counts[r];
+    for (size_t r = 0; r < n && r < recv_counts.size(); ++r) recv_total += recv_counts[r];
+    if (send_counts.size() != n || recv_counts.size() != n || send_total != static_cast<int64_t>(send) ||
+        recv_total != static_cast<int64_t>(recv))
+      throw std::invalid_argument("all_to_all_v in " + name + ": counts do not match the buffers (" +
+                                  std::to_string(send) + " to send, " + std::to_string(recv) + " to receive, " +
+                                  std::to_string(n) + " ranks)");
+  }
+  // send_counts[p] floats from `s` (consecutive, in rank order) to rank p, recv_counts[p]
+  // from rank p into `r`: one group of point-to-point calls, waited for.
+  void exchange(const float* s, std::span<const int64_t> send_counts, float* r, std::span<const int64_t> recv_counts) {
+    check(lib->group_start(), "ncclGroupStart");
+    int64_t so = 0, ro = 0;
+    for (size_t p = 0; p < static_cast<size_t>(size); ++p) {
+      if (send_counts[p] > 0)
+        check(lib->send(s + so, static_cast<size_t>(send_counts[p]), ncclFloat, static_cast<int>(p), comm, stream),
+              "ncclSend");
+      if (recv_counts[p] > 0)
+        check(lib->recv(r + ro, static_cast<size_t>(recv_counts[p]), ncclFloat, static_cast<int>(p), comm, stream),
+              "ncclRecv");
+      so += send_counts[p];
+      ro += recv_counts[p];
+    }
+    check(lib->group_end(), "ncclGroupEnd");
+    complete("all_to_all_v");
   }
   DeviceBuffer on_device(const void* host, size_t bytes) {
     DeviceBuffer b(*pool, bytes == 0 ? 4 : bytes);
@@ -101,6 +145,7 @@ struct NcclCommunicator::Impl {
   // Every rank's `n` floats of `in`, in rank order, into `out` (size * n).
   void gather(const float* in, size_t n, float* out, const char* what) {
     DeviceBuffer d_in = on_device(in, n * sizeof(float)), d_out(*pool, std::max<size_t>(4, n * size * sizeof(float)));
+    after_kernels();
     check(lib->all_gather(d_in.data(), d_out.data(), n, ncclFloat, comm, stream), what);
     complete(what);
     d_out.download(out, n * static_cast<size_t>(size) * sizeof(float));
@@ -185,35 +230,11 @@ void NcclCommunicator::all_to_all_v(std::span<const float> send, std::span<const
                                     std::span<float> recv, std::span<const int64_t> recv_counts) {
   Impl& I = *impl_;
   I.guard();
-  const auto n = static_cast<size_t>(I.size);
-  int64_t send_total = 0, recv_total = 0;
-  for (size_t r = 0; r < n && r < send_counts.size(); ++r) send_total += send_counts[r];
-  for (size_t r = 0; r < n && r < recv_counts.size(); ++r) recv_total += recv_counts[r];
-  if (send_counts.size() != n || recv_counts.size() != n || send_total != static_cast<int64_t>(send.size()) ||
-      recv_total != static_cast<int64_t>(recv.size()))
-    throw std::invalid_argument("all_to_all_v in " + I.name + ": counts do not match the buffers (" +
-                                std::to_string(send.size()) + " to send, " + std::to_string(recv.size()) +
-                                " to receive, " + std::to_string(n) + " ranks)");
+  I.check_counts(send.size(), send_counts, recv.size(), recv_counts);
   DeviceBuffer d_send = I.on_device(send.data(), send.size() * sizeof(float)),
                d_recv(*I.pool, std::max<size_t>(4, recv.size() * sizeof(float)));
-  auto* s = static_cast<float*>(d_send.data());
-  auto* r = static_cast<float*>(d_recv.data());
-  I.check(I.lib->group_start(), "ncclGroupStart");
-  int64_t so = 0, ro = 0;
-  for (size_t p = 0; p < n; ++p) {
-    if (send_counts[p] > 0)
-      I.check(
-          I.lib->send(s + so, static_cast<size_t>(send_counts[p]), ncclFloat, static_cast<int>(p), I.comm, I.stream),
-          "ncclSend");
-    if (recv_counts[p] > 0)
-      I.check(
-          I.lib->recv(r + ro, static_cast<size_t>(recv_counts[p]), ncclFloat, static_cast<int>(p), I.comm, I.stream),
-          "ncclRecv");
-    so += send_counts[p];
-    ro += recv_counts[p];
-  }
-  I.check(I.lib->group_end(), "ncclGroupEnd");
-  I.complete("all_to_all_v");
+  I.after_kernels();
+  I.exchange(static_cast<const float*>(d_send.data()), send_counts, static_cast<float*>(d_recv.data()), recv_counts);
   if (!recv.empty()) d_recv.download(recv.data(), recv.size() * sizeof(float));
 }
 
@@ -231,15 +252,82 @@ void NcclCommunicator::recv(std::span<float> data, int source) {
   I.guard();
   if (data.empty()) return;
   DeviceBuffer d(*I.pool, data.size() * sizeof(float));
+  I.after_kernels();  // d may be a pool block a queued kernel still reads
   I.check(I.lib->recv(d.data(), data.size(), ncclFloat, source, I.comm, I.stream), "ncclRecv");
   I.complete("recv");
   d.download(data.data(), data.size() * sizeof(float));
+}
+
+namespace {
+// The CUDA backend's device copy of `v` (its values where the kernels left them), or
+// null where they are on the host only.
+const DeviceBuffer* device_copy(const executor::TensorValues& v) {
+  const auto* c = dynamic_cast<const staging::CudaValues*>(v.device());
+  return c && c->buffer.bytes() >= v.size() * sizeof(float) ? &c->buffer : nullptr;
+}
+// `n` floats of `b` as a tensor's values, on the device only.
+executor::TensorValues device_values(DeviceBuffer b, size_t n) {
+  return staging::result({static_cast<int64_t>(n)}, std::move(b)).data;
+}
+}  // namespace
+
+void NcclCommunicator::all_reduce_sum(executor::TensorValues& data) {
+  Impl& I = *impl_;
+  I.guard();
+  if (I.size == 1 || data.empty()) return;
+  const DeviceBuffer* in = device_copy(data);
+  if (!in) return Communicator::all_reduce_sum(data);  // through the host (the span overload)
+  const size_t n = data.size();
+  DeviceBuffer all(*I.pool, n * static_cast<size_t>(I.size) * sizeof(float)), sum(*I.pool, n * sizeof(float));
+  I.after_kernels();
+  I.check(I.lib->all_gather(in->data(), all.data(), n, ncclFloat, I.comm, I.stream), "ncclAllGather");
+  I.complete("all_reduce_sum");
+  sum_blocks_f32(all, static_cast<int64_t>(n), I.size, sum);  // rank order, on the legacy stream
+  data = device_values(std::move(sum), n);
+}
+
+void NcclCommunicator::all_to_all_v(const executor::TensorValues& send, std::span<const int64_t> send_counts,
+                                    executor::TensorValues& recv, std::span<const int64_t> recv_counts) {
+  Impl& I = *impl_;
+  I.guard();
+  const DeviceBuffer* s = device_copy(send);
+  if (!s) return Communicator::all_to_all_v(send, send_counts, recv, recv_counts);
+  I.check_counts(send.size(), send_counts, recv.size(), recv_counts);
+  const size_t n = recv.size();
+  DeviceBuffer r(*I.pool, std::max<size_t>(4, n * sizeof(float)));
+  I.after_kernels();
+  I.exchange(static_cast<const float*>(s->data()), send_counts, static_cast<float*>(r.data()), recv_counts);
+  recv = device_values(std::move(r), n);
+}
+
+void NcclCommunicator::send(const executor::TensorValues& data, int dest) {
+  Impl& I = *impl_;
+  I.guard();
+  const DeviceBuffer* d = device_copy(data);
+  if (!d || data.empty()) return Communicator::send(data, dest);
+  I.after_kernels();
+  I.check(I.lib->send(d->data(), data.size(), ncclFloat, dest, I.comm, I.stream), "ncclSend");
+  I.complete("send");
+}
+
+// Always into the device: the next kernel reads the message where it arrived.
+void NcclCommunicator::recv(executor::TensorValues& data, int source) {
+  Impl& I = *impl_;
+  I.guard();
+  if (data.empty()) return;
+  const size_t n = data.size();
+  DeviceBuffer d(*I.pool, n * sizeof(float));
+  I.after_kernels();
+  I.check(I.lib->recv(d.data(), n, ncclFloat, source, I.comm, I.stream), "ncclRecv");
+  I.complete("recv");
+  data = device_values(std::move(d), n);
 }
 
 void NcclCommunicator::barrier() {
   Impl& I = *impl_;
   I.guard();
   DeviceBuffer one(*I.pool, sizeof(float));
+  I.after_kernels();
   I.check(I.lib->all_reduce(one.data(), one.data(), 1, ncclFloat, ncclSum, I.comm, I.stream), "ncclAllReduce");
   I.complete("barrier");
 }

@@ -12,12 +12,16 @@
 // its NCCL communicator (ncclCommAbort) and throws CollectiveTimeout (a peer hung)
 // or CudaError (NCCL's message), and every later call throws.
 //
-// Buffers are host float32 (the Communicator interface takes spans: a tensor the
-// backend holds on the device comes back for a collective); each call copies them to
-// the device, runs NCCL on the communicator's stream and copies the result back.
+// A tensor's values that the CUDA backend left on the device (executor/tensor_values.h)
+// are the collective's buffers where they lie: all_reduce_sum, all_to_all_v, send and
+// recv on TensorValues run NCCL on them after the kernels queued before (an event on
+// the legacy default stream, which the backend's kernels use), and their results stay on
+// the device as the tensor's values, so nothing crosses to the host. Values on the host
+// only, and the span overloads, are copied to the device, carried, and copied back.
 // all_reduce_sum and reduce_scatter_sum gather every rank's buffer and sum in rank
-// order on the host, as MpiCommunicator does, so results are bit-identical to the
-// MPI communicator's (NCCL's own reductions follow its ring or tree order).
+// order (on the device for a device tensor: cuda/kernels.h sum_blocks_f32; else on the
+// host), as MpiCommunicator does, so results are bit-identical to the MPI
+// communicator's (NCCL's own reductions follow its ring or tree order).
 
 #include <cstdint>
 #include <memory>
@@ -49,6 +53,11 @@ class NcclCommunicator final : public executor::Communicator {
                     std::span<const int64_t> recv_counts) override;
   void send(std::span<const float> data, int dest) override;
   void recv(std::span<float> data, int source) override;
+  void all_reduce_sum(executor::TensorValues& data) override;
+  void all_to_all_v(const executor::TensorValues& send, std::span<const int64_t> send_counts,
+                    executor::TensorValues& recv, std::span<const int64_t> recv_counts) override;
+  void send(const executor::TensorValues& data, int dest) override;
+  void recv(executor::TensorValues& data, int source) override;
   void barrier() override;
   std::unique_ptr<executor::Communicator> split(int color, int key) override;
   std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> data) override;

@@ -1,8 +1,17 @@
 #pragma once
 // Collectives behind one interface, so the runner never knows what carries them:
-// SelfCommunicator (one rank; copies and no-ops) now, MPI and NCCL later. Buffers
-// are float32 (the CPU backend's activations); counts are per rank. Every call is
-// collective over the communicator's ranks unless said otherwise, and blocking.
+// SelfCommunicator (one rank; copies and no-ops), MpiCommunicator, ThreadWorld's ranks,
+// NcclCommunicator (cuda/). Buffers are float32 (the backends' activations); counts are
+// per rank. Every call is collective over the communicator's ranks unless said
+// otherwise, and blocking.
+//
+// The forward hands its tensors' values (TensorValues) to the collectives that carry
+// activations: all_reduce_sum, all_to_all_v, send and recv have overloads for them. By
+// default these go through the host (a device backend's values come back first and the
+// result stays on the host, to be sent up by the next kernel that reads it); a
+// communicator over device memory (NCCL) overrides them to work where a device backend
+// left the values and to leave its result there, so that nothing between two kernels
+// crosses to the host (docs/ARCHITECTURE.md, "Device tensors").
 
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +20,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "executor/tensor.h"
 
 namespace dayzero::executor {
 
@@ -51,6 +62,16 @@ class Communicator {
   virtual void recv(std::span<float> data, int source) = 0;
   virtual void barrier() = 0;
 
+  // The same on a tensor's values, wherever they lie (the header's comment). `recv`
+  // of all_to_all_v takes as many values as recv_counts sum to, and `recv` of a
+  // message data.size(); results may replace the values' storage (a device
+  // communicator's new buffer), never their size.
+  virtual void all_reduce_sum(TensorValues& data);
+  virtual void all_to_all_v(const TensorValues& send, std::span<const int64_t> send_counts, TensorValues& recv,
+                            std::span<const int64_t> recv_counts);
+  virtual void send(const TensorValues& data, int dest);
+  virtual void recv(TensorValues& data, int source);
+
   // The ranks passing the same `color`, ordered by `key` (then by rank), as a
   // communicator of their own (MPI_Comm_split). Collective over this communicator.
   virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
@@ -75,9 +96,14 @@ void raise_on_every_rank(Communicator& comm, const std::string& error);
 // message in a FIFO (a recv without a matching send is an error, not a hang).
 class SelfCommunicator final : public Communicator {
  public:
+  using Communicator::all_reduce_sum, Communicator::all_to_all_v, Communicator::send, Communicator::recv;
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void all_reduce_sum(std::span<float>) override {}
+  void all_reduce_sum(TensorValues&) override {}  // where the values lie: nothing comes back
+  // One rank's all-to-all hands `send` over as it is (a device copy shared, not brought back).
+  void all_to_all_v(const TensorValues& send, std::span<const int64_t> send_counts, TensorValues& recv,
+                    std::span<const int64_t> recv_counts) override;
   void all_gather(std::span<const float> in, std::span<float> out) override;
   void reduce_scatter_sum(std::span<const float> in, std::span<float> out) override;
   void all_to_all_v(std::span<const float> send, std::span<const int64_t> send_counts, std::span<float> recv,

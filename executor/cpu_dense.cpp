@@ -118,6 +118,7 @@ Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
   Tensor out({static_cast<int64_t>(tokens.size()), hidden});
   checks::embedding(table, tokens);
   for (size_t t = 0; t < tokens.size(); ++t) {
+    if (tokens[t] < 0) continue;  // another rank's token: zeros
     dequantize_row(table, 0, tokens[t],
                    std::span<float>(out.row(static_cast<int64_t>(t)), static_cast<size_t>(hidden)));
   }

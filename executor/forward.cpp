@@ -166,18 +166,15 @@ Tensor Forward::embed(std::span<const int64_t> tokens) {
       par_.tp_size > 1 ? out_range(op, vocab, par_.tp_rank, par_.tp_size) : std::pair{int64_t{0}, vocab};
   table = shard(op, table, par_.tp_size > 1 ? op.tp_split : TpSplit::replicated, par_.tp_rank, par_.tp_size);
   std::vector<int64_t> local(tokens.size());
-  for (size_t i = 0; i < tokens.size(); ++i) local[i] = tokens[i] >= lo && tokens[i] < hi ? tokens[i] - lo : 0;
+  // A token outside this rank's slice embeds as zeros (the kernel's -1), so the sum over
+  // ranks is its row; x stays where the kernel left it.
+  for (size_t i = 0; i < tokens.size(); ++i) local[i] = tokens[i] >= lo && tokens[i] < hi ? tokens[i] - lo : -1;
   const KernelEntry& k = be_.kernel(OpKind::embedding, "gather");
   const EmbeddingFn fn = std::get<EmbeddingFn>(k.fn);
   model::Op costed = op;  // reads T rows, not the table
   costed.weight_bytes = std::min(op.weight_bytes, op.weight_bytes / m_.config.vocab_size * T);
   Tensor x = timer_.run(OpKey{&op, "gather", {T, op.n}, k.cost(costed, {T})}, [&] { return fn(table, local); });
-  if (par_.tp_size > 1) {
-    for (int64_t t = 0; t < T; ++t)
-      if (tokens[static_cast<size_t>(t)] < lo || tokens[static_cast<size_t>(t)] >= hi)
-        std::fill_n(x.row(t), x.cols(), 0.0f);
-    par_.tp_comm->all_reduce_sum(x.data);
-  }
+  if (par_.tp_size > 1) par_.tp_comm->all_reduce_sum(x.data);
   return x;
 }
 

@@ -25,7 +25,7 @@ void keep_fits(const Tensor* keep, int64_t queries, int64_t context, const char*
 
 void embedding(const StoredWeight& table, std::span<const int64_t> tokens) {
   for (int64_t t : tokens)
-    if (t < 0 || t >= table.rows())
+    if (t < -1 || t >= table.rows())  // -1: another rank's token, a row of zeros
       throw std::out_of_range("embedding '" + table.name + "': token " + std::to_string(t) +
                               " outside the vocabulary of " + std::to_string(table.rows()));
 }

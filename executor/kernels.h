@@ -20,7 +20,8 @@
 
 namespace dayzero::executor {
 
-// ---- embedding: rows of `table` ([vocab, hidden]) for each token.
+// ---- embedding: rows of `table` ([vocab, hidden]) for each token; a token of -1 (not
+// in this rank's slice of a vocabulary split over TP ranks) gives a row of zeros.
 Tensor embedding(const StoredWeight& table, std::span<const int64_t> tokens);
 
 // ---- norm: RMSNorm over groups of weight.size() features (one group per row, or

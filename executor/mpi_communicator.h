@@ -51,6 +51,7 @@ class MpiCommunicator final : public Communicator {
   MpiCommunicator(const MpiCommunicator&) = delete;
   MpiCommunicator& operator=(const MpiCommunicator&) = delete;
 
+  using Communicator::all_reduce_sum, Communicator::all_to_all_v, Communicator::send, Communicator::recv;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   void all_reduce_sum(std::span<float> data) override;

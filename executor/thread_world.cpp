@@ -83,6 +83,7 @@ class ThreadComm final : public Communicator {
  public:
   ThreadComm(std::shared_ptr<ThreadWorld::Shared> w, std::shared_ptr<Group> g, int rank)
       : w_(std::move(w)), g_(std::move(g)), rank_(rank) {}
+  using Communicator::all_reduce_sum, Communicator::all_to_all_v, Communicator::send, Communicator::recv;
   int rank() const override { return rank_; }
   int size() const override { return g_->size(); }
   void set_name(const std::string& name) override { name_ = name; }

@@ -7,6 +7,9 @@ namespace dayzero::executor {
 
 namespace {
 int64_t float_bytes(size_t n) { return static_cast<int64_t>(n * sizeof(float)); }
+// A repeat's input gets its host copy before the clock starts (its device copy, if any,
+// stays), so that a communicator over host memory times its collective, not the download.
+void host_copy_too(const TensorValues& v) { (void)v.data(); }
 }  // namespace
 
 CollectiveMeasurement& TimedCommunicator::note(core::Collective collective, int ranks, int64_t size_bytes,
@@ -94,14 +97,25 @@ void TimedCommunicator::reduce_scatter_sum(std::span<const float> in, std::span<
   }
 }
 
+CollectiveMeasurement* TimedCommunicator::note_all_to_all(std::span<const int64_t> send_counts, bool& repeat) {
+  repeat = false;
+  // This rank's send buffer (nccl-tests: the per-rank buffer; with uneven counts it differs by rank).
+  const int64_t sent = std::accumulate(send_counts.begin(), send_counts.end(), int64_t{0});
+  return counted() ? &note(core::Collective::all_to_all, size(), float_bytes(static_cast<size_t>(sent)), "", repeat)
+                   : nullptr;
+}
+
+CollectiveMeasurement* TimedCommunicator::note_message(bool sending, int peer, size_t floats, bool& repeat) {
+  repeat = false;
+  const int64_t bytes = float_bytes(floats);
+  const std::string key = std::string(sending ? "s|" : "r|") + std::to_string(peer) + "|" + std::to_string(bytes);
+  return counted() ? &note(core::Collective::send_recv, 2, bytes, key, repeat) : nullptr;
+}
+
 void TimedCommunicator::all_to_all_v(std::span<const float> send, std::span<const int64_t> send_counts,
                                      std::span<float> recv, std::span<const int64_t> recv_counts) {
   bool repeat = false;
-  // This rank's send buffer (nccl-tests: the per-rank buffer; with uneven counts it differs by rank).
-  const int64_t sent = std::accumulate(send_counts.begin(), send_counts.end(), int64_t{0});
-  CollectiveMeasurement* m =
-      counted() ? &note(core::Collective::all_to_all, size(), float_bytes(static_cast<size_t>(sent)), "", repeat)
-                : nullptr;
+  CollectiveMeasurement* m = note_all_to_all(send_counts, repeat);
   inner_.all_to_all_v(send, send_counts, recv, recv_counts);
   if (repeat) {
     std::vector<float> work(recv.size());
@@ -112,10 +126,7 @@ void TimedCommunicator::all_to_all_v(std::span<const float> send, std::span<cons
 
 void TimedCommunicator::send(std::span<const float> data, int dest) {
   bool repeat = false;
-  const int64_t bytes = float_bytes(data.size());
-  CollectiveMeasurement* m = counted() ? &note(core::Collective::send_recv, 2, bytes,
-                                               "s|" + std::to_string(dest) + "|" + std::to_string(bytes), repeat)
-                                       : nullptr;
+  CollectiveMeasurement* m = note_message(true, dest, data.size(), repeat);
   inner_.send(data, dest);
   if (repeat)
     time(
@@ -124,13 +135,66 @@ void TimedCommunicator::send(std::span<const float> data, int dest) {
 
 void TimedCommunicator::recv(std::span<float> data, int source) {
   bool repeat = false;
-  const int64_t bytes = float_bytes(data.size());
-  CollectiveMeasurement* m = counted() ? &note(core::Collective::send_recv, 2, bytes,
-                                               "r|" + std::to_string(source) + "|" + std::to_string(bytes), repeat)
-                                       : nullptr;
+  CollectiveMeasurement* m = note_message(false, source, data.size(), repeat);
   inner_.recv(data, source);
   if (repeat) {
     std::vector<float> work(data.size());
+    time(
+        *m, [&] { inner_.recv(work, source); }, [] {}, false);
+  }
+}
+
+// The tensors' overloads: a repeat's input is a copy sharing the values (a device copy
+// is not written once shared).
+void TimedCommunicator::all_reduce_sum(TensorValues& data) {
+  bool repeat = false;
+  const int64_t bytes = float_bytes(data.size());
+  CollectiveMeasurement* m =
+      counted() ? &note(core::Collective::all_reduce, size(), bytes, "ar|" + std::to_string(bytes), repeat) : nullptr;
+  TensorValues input;
+  if (repeat) input = data;  // before the real call replaces the values
+  inner_.all_reduce_sum(data);
+  if (repeat) {
+    TensorValues work;
+    time(
+        *m, [&] { inner_.all_reduce_sum(work); },
+        [&] {
+          work = input;
+          host_copy_too(work);
+        });
+  }
+}
+
+void TimedCommunicator::all_to_all_v(const TensorValues& send, std::span<const int64_t> send_counts, TensorValues& recv,
+                                     std::span<const int64_t> recv_counts) {
+  bool repeat = false;
+  CollectiveMeasurement* m = note_all_to_all(send_counts, repeat);
+  inner_.all_to_all_v(send, send_counts, recv, recv_counts);
+  if (repeat) {
+    host_copy_too(send);
+    TensorValues work(recv.size());
+    time(
+        *m, [&] { inner_.all_to_all_v(send, send_counts, work, recv_counts); }, [] {});
+  }
+}
+
+void TimedCommunicator::send(const TensorValues& data, int dest) {
+  bool repeat = false;
+  CollectiveMeasurement* m = note_message(true, dest, data.size(), repeat);
+  inner_.send(data, dest);
+  if (repeat) {
+    host_copy_too(data);
+    time(
+        *m, [&] { inner_.send(data, dest); }, [] {}, false);
+  }
+}
+
+void TimedCommunicator::recv(TensorValues& data, int source) {
+  bool repeat = false;
+  CollectiveMeasurement* m = note_message(false, source, data.size(), repeat);
+  inner_.recv(data, source);
+  if (repeat) {
+    TensorValues work(data.size());
     time(
         *m, [&] { inner_.recv(work, source); }, [] {}, false);
   }

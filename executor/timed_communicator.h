@@ -43,6 +43,13 @@ class TimedCommunicator final : public Communicator {
                     std::span<const int64_t> recv_counts) override;
   void send(std::span<const float> data, int dest) override;
   void recv(std::span<float> data, int source) override;
+  // A tensor's values go to the inner communicator as they are (a device communicator
+  // works where they lie); the timed repeats start from a copy that shares them.
+  void all_reduce_sum(TensorValues& data) override;
+  void all_to_all_v(const TensorValues& send, std::span<const int64_t> send_counts, TensorValues& recv,
+                    std::span<const int64_t> recv_counts) override;
+  void send(const TensorValues& data, int dest) override;
+  void recv(TensorValues& data, int source) override;
   void barrier() override { inner_.barrier(); }
   // Untimed: the result is the inner communicator's (wrap it to time it).
   std::unique_ptr<Communicator> split(int color, int key) override { return inner_.split(color, key); }
@@ -62,6 +69,9 @@ class TimedCommunicator final : public Communicator {
   // followed by timed repeats.
   CollectiveMeasurement& note(core::Collective collective, int ranks, int64_t size_bytes, const std::string& key,
                               bool& repeat);
+  // The entry of an all-to-all of `send_counts` (repeated on every call), or null.
+  CollectiveMeasurement* note_all_to_all(std::span<const int64_t> send_counts, bool& repeat);
+  CollectiveMeasurement* note_message(bool sending, int peer, size_t floats, bool& repeat);
   template <class Body, class Reset>
   void time(CollectiveMeasurement& m, Body&& body, Reset&& reset, bool align = true);
 

@@ -65,7 +65,7 @@ TEST(CudaKernels, EmbeddingGathersTheTokensRows) {
   DAYZERO_NEED_GPU();
   const int64_t vocab = 50, hidden = 300;
   const executor::Tensor table({vocab, hidden}, wave(static_cast<size_t>(vocab * hidden), 1.0f, 0.0f));
-  const std::vector<int64_t> tokens{3, 49, 0, 3, 17};
+  const std::vector<int64_t> tokens{3, 49, 0, -1, 3, 17};  // -1: another TP rank's token, zeros
   DevicePool pool;
   const DeviceBuffer dt = to_device(pool, table.data);
   DeviceBuffer ids(pool, tokens.size() * sizeof(int64_t)), out(pool, tokens.size() * hidden * sizeof(float));

@@ -4,6 +4,8 @@
 // a plan's sharding changes nothing but summation order, on any backend (the CPU in
 // CI, the CUDA backend with every rank on one GPU in tests/cuda).
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -24,9 +26,10 @@ struct ShardedCheck {
   bool repeat_identical = true;  // a second sharded run, bit for bit
 };
 
-inline plan::Plan tiny_plan(const model::Model& m, int tp, int ep) {
+inline plan::Plan tiny_plan(const model::Model& m, int tp, int ep, int pp = 1) {
   plan::Plan p;
   p.model = m.config.source;
+  p.pp = pp;
   p.attention = {tp, 1};
   if (m.config.is_moe()) p.moe = {tp / ep, ep, 1};  // the stage's tp ranks: experts over ep of them
   p.kv_block_tokens = 4;
@@ -44,9 +47,12 @@ inline double logit_diff(const SequenceResult& a, const SequenceResult& b) {
   return d;
 }
 
-// `tp` ranks in attention TP; for MoE models the experts over `ep` of them (moe TP tp / ep).
+// `tp` ranks in attention TP; for MoE models the experts over `ep` of them (moe TP tp / ep);
+// `pp` stages of them (the last stage's ranks hold the logits, every rank the tokens).
+// `wrap` (optional) decorates each rank's communicator (mirror_collectives.h).
+using WrapComm = std::function<std::unique_ptr<Communicator>(Communicator&)>;
 inline ShardedCheck sharded_vs_one_rank(const std::string& family, int tp, int ep, const std::string& backend,
-                                        int64_t decode_steps = 3) {
+                                        int64_t decode_steps = 3, const WrapComm& wrap = nullptr, int pp = 1) {
   const std::string dir = tiny_dir(family);
   const model::Model m = model::load_model(dir);
   const Golden g = read_golden(dir);
@@ -56,11 +62,13 @@ inline ShardedCheck sharded_vs_one_rank(const std::string& family, int tp, int e
   const RunResult ref = Runner(m, tiny_plan(m, 1, 1), one, dir, o).run(g.prompt, decode_steps);
   ShardedCheck c;
   std::mutex mu;
-  std::vector<RunResult> first(static_cast<size_t>(tp));
+  std::vector<RunResult> first(static_cast<size_t>(tp * pp));
   for (int pass = 0; pass < 2; ++pass) {
-    ThreadWorld world(tp);
-    world.run([&](Communicator& comm) {
-      const RunResult r = Runner(m, tiny_plan(m, tp, ep), comm, dir, o).run(g.prompt, decode_steps);
+    ThreadWorld world(tp * pp);
+    world.run([&](Communicator& rank_comm) {
+      const std::unique_ptr<Communicator> wrapped = wrap ? wrap(rank_comm) : nullptr;
+      Communicator& comm = wrapped ? *wrapped : rank_comm;
+      const RunResult r = Runner(m, tiny_plan(m, tp, ep, pp), comm, dir, o).run(g.prompt, decode_steps);
       std::lock_guard<std::mutex> lock(mu);
       const auto& s = r.sequences.at(0);
       if (pass == 0) {

@@ -10,6 +10,7 @@
 #include "executor/runner.h"
 #include "golden.h"
 #include "mirror_backend.h"
+#include "mirror_collectives.h"
 #include "sharded.h"
 
 namespace dayzero::executor {
@@ -172,6 +173,40 @@ TEST(MirrorGolden, ShardedRunsOnTheDeviceEqualOneRank) {
     EXPECT_TRUE(c.tokens_equal) << family;
     EXPECT_LE(c.max_logit_diff, testing::kShardTolerance) << family;
     EXPECT_TRUE(c.repeat_identical) << family;
+  }
+}
+
+// The collectives on the tensors where the kernels left them, as NCCL's on the CUDA
+// backend's device values (mirror_collectives.h): the results stay one rank's, and a
+// sharded run brings back what a run on one rank does (its logits), on each rank that
+// holds logits, nothing of the activations the all-reduces, the expert exchange and the
+// pipeline's messages carry.
+TEST(MirrorGolden, CollectivesOnTheDeviceBringBackLess) {
+  testing::mirror_backend();
+  for (const auto& [family, tp, ep, pp] : {std::tuple{"llama", 2, 1, 1}, std::tuple{"llama", 1, 1, 2},
+                                           std::tuple{"deepseek_v3", 2, 2, 1}, std::tuple{"qwen3_5_moe", 2, 2, 1}}) {
+    int64_t before = TensorValues::downloads();
+    (void)testing::sharded_vs_one_rank(family, 1, 1, "cpu-mirror", 3, testing::mirror_collectives);
+    const int64_t one_rank = (TensorValues::downloads() - before) / 3;  // the reference and two passes
+    before = TensorValues::downloads();
+    const auto host = testing::sharded_vs_one_rank(family, tp, ep, "cpu-mirror", 3, nullptr, pp);
+    const int64_t via_host = TensorValues::downloads() - before;
+    before = TensorValues::downloads();
+    const int64_t carried = testing::mirror_collectives_on_device();
+    const auto dev = testing::sharded_vs_one_rank(family, tp, ep, "cpu-mirror", 3, testing::mirror_collectives, pp);
+    const int64_t on_device = TensorValues::downloads() - before;
+    std::printf(
+        "%s, tp %d ep %d pp %d: collectives through the host %lld brought back, on the device %lld (%lld "
+        "collectives carried there)\n",
+        family, tp, ep, pp, static_cast<long long>(via_host), static_cast<long long>(on_device),
+        static_cast<long long>(testing::mirror_collectives_on_device() - carried));
+    EXPECT_TRUE(host.tokens_equal && dev.tokens_equal) << family;
+    EXPECT_LE(dev.max_logit_diff, testing::kShardTolerance) << family;
+    EXPECT_EQ(dev.max_logit_diff, host.max_logit_diff) << family << ": the same sums in the same order";
+    EXPECT_TRUE(dev.repeat_identical) << family;
+    EXPECT_GT(testing::mirror_collectives_on_device(), carried) << family;
+    EXPECT_LT(on_device, via_host) << family;
+    EXPECT_EQ(on_device, one_rank * (1 + 2 * tp)) << family << ": the reference, then 2 passes of tp ranks' logits";
   }
 }
 

@@ -35,6 +35,11 @@ TEST(Kernels, EmbeddingGathersRows) {
   EXPECT_EQ(std::vector<float>(e.row(0), e.row(0) + 3), std::vector<float>(table.row(4), table.row(4) + 3));
   EXPECT_EQ(std::vector<float>(e.row(1), e.row(1) + 3), std::vector<float>(table.row(0), table.row(0) + 3));
   EXPECT_THROW(embedding(f32_weight(table), std::vector<int64_t>{5}), std::out_of_range);
+  // -1: a token of another rank's vocabulary slice, a row of zeros (the TP embedding's sum)
+  const Tensor z = embedding(f32_weight(table), std::vector<int64_t>{-1, 2});
+  EXPECT_EQ(std::vector<float>(z.row(0), z.row(0) + 3), std::vector<float>(3, 0.0f));
+  EXPECT_EQ(std::vector<float>(z.row(1), z.row(1) + 3), std::vector<float>(table.row(2), table.row(2) + 3));
+  EXPECT_THROW(embedding(f32_weight(table), std::vector<int64_t>{-2}), std::out_of_range);
 }
 
 TEST(Kernels, RmsNormHandCaseAndPerHead) {
