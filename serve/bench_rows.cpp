@@ -283,10 +283,13 @@ std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows) 
   for (size_t i = 0; i < rows.size(); ++i) {
     const BenchRow& r = rows[i];
     if (r.ttft_s <= 0 && r.tpot_s <= 0) continue;
+    // Not the model: a dump may file a run under another name of the same architecture
+    // (InferenceX's DeepSeek-R1 recipes, ids "dsr1_...", as deepseek-ai/DeepSeek-V3 in its
+    // database dump), and two runs of different models do not agree to 17 digits in both.
     std::ostringstream key;
     key.precision(17);
-    key << r.model_path << '|' << r.system << '|' << r.backend << '|' << r.backend_version << '|' << r.mode << '|'
-        << r.isl << '|' << r.osl << '|' << r.concurrency() << '|' << r.ttft_s << '|' << r.tpot_s;
+    key << r.system << '|' << r.backend << '|' << r.backend_version << '|' << r.mode << '|' << r.isl << '|' << r.osl
+        << '|' << r.concurrency() << '|' << r.ttft_s << '|' << r.tpot_s;
     by_measurement[key.str()].push_back(i);
   }
   std::vector<std::string> reasons(rows.size());
@@ -294,18 +297,22 @@ std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows) 
     std::set<std::string> labels;
     for (size_t i : idx) labels.insert(layout_label(rows[i]));
     if (labels.size() < 2) {  // one layout: the same run imported more than once, counted once
-      // The first import that names its concurrency is kept (one that does not is rejected anyway).
+      // The first import that names its concurrency is kept (one that does not is rejected
+      // anyway), and of those the first that records its container image (which of a
+      // deployer's recipes ran: bench_predict.h), then the first.
+      const auto rank = [&](size_t i) {
+        return (rows[i].concurrency_unnamed ? 2 : 0) + (rows[i].image.empty() ? 1 : 0);
+      };
       size_t keep = idx[0];
       for (size_t i : idx)
-        if (!rows[i].concurrency_unnamed) {
-          keep = i;
-          break;
-        }
-      for (size_t i : idx)
-        if (i != keep && rows[i].recorded_concurrency == rows[keep].recorded_concurrency)  // else one is mislabelled
-          reasons[i] = "the same measurement as " + rows[keep].id + " (" + rows[keep].file + ":" +
-                       std::to_string(rows[keep].line) +
-                       "): one run imported twice (same layout, lengths, concurrency, TTFT and TPOT), counted once";
+        if (rank(i) < rank(keep)) keep = i;
+      for (size_t i : idx) {
+        if (i == keep || rows[i].recorded_concurrency != rows[keep].recorded_concurrency) continue;  // mislabelled
+        reasons[i] = "the same measurement as " + rows[keep].id + " (" + rows[keep].file + ":" +
+                     std::to_string(rows[keep].line) +
+                     "): one run imported twice (same layout, lengths, concurrency, TTFT and TPOT), counted once";
+        if (rows[i].model_path != rows[keep].model_path) reasons[i] += ", there filed as " + rows[keep].model_path;
+      }
       continue;
     }
     std::string list;

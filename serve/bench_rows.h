@@ -99,17 +99,21 @@ std::vector<BenchRow> read_bench_csv(const std::filesystem::path& file);
 // The same from the file's text; `file` names it in errors and in each row.
 std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file);
 
-// Rows that record one measurement under two layouts: the same model, GPU, engine and
-// version, lengths and concurrency, and exactly the same TTFT and TPOT, labelled with
-// different parallel layouts or quantizations (the public CSV has 82: the same Qwen3.5-
-// 397B run filed as TP 16 and as TP 4 EP 4, and so on). At most one label is true and
-// the rows do not say which, so all of them are refused. Rows that repeat an earlier
-// one under the same layout too are one run imported twice (the public CSV holds three
-// dumps of the publisher's data: 219 repeats among the rows predicted before 2026-12-04,
-// e.g. `dsr1_b200_sglang_fp4_agg_1024x1024_c4_cfg88` and
-// `2026_04_06_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x1024_c4_tp4_ep1_38`): the first
-// is kept and the others refused, so that each run weighs once in the fit and the
-// medians. Returns, per row, the reason (empty for a row kept).
+// Rows that record one measurement under two layouts: the same GPU, engine and version,
+// lengths and concurrency, and exactly the same TTFT and TPOT, labelled with different
+// parallel layouts or quantizations (the public CSV has 82: the same Qwen3.5-397B run
+// filed as TP 16 and as TP 4 EP 4, and so on). At most one label is true and the rows do
+// not say which, so all of them are refused. Rows that repeat another under the same
+// layout too are one run imported twice (the public CSV holds three dumps of the
+// publisher's data: 219 repeats under one model name among the rows predicted before
+// 2026-12-04, and 327 runs of InferenceX's DeepSeek-R1 recipes that its database dump
+// files as deepseek-ai/DeepSeek-V3 beside the same run filed as DeepSeek-R1, e.g.
+// `dsr1_b200_sglang_fp4_agg_1024x1024_c4_cfg88` (V3) and
+// `2026_04_06_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x1024_c4_tp4_ep1_38` (R1), so the
+// model name is not part of what makes two rows one measurement): one is kept (the first
+// that names its concurrency and records its container image) and the others refused, so
+// that each run weighs once in the fit and the medians. Returns, per row, the reason
+// (empty for a row kept).
 std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows);
 
 }  // namespace dayzero::serve

@@ -205,21 +205,24 @@ TEST(BenchPredict, DisaggregatedRowsAreServedByTheirPools) {
 TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   const std::string h = std::string(kHeader) + "\n";
   const auto rows = read_bench_csv(write_csv(
-      "map", h + "ok,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
-                 "eng,tgi,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
-                 "gpu,vllm,,meta-llama/Llama-3.1-8B-Instruct,mi999,,agg,1000,200,,,8,1,1,1,,,50,10\n"
-                 "mod,vllm,,someone/Unknown-1B,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
-                 "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,51,10\n"
-                 "lay,sglang,,deepseek-ai/DeepSeek-V3,h100_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,3,1,50,10\n"
-                 "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,52,10\n"
-                 "tw1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,60,12\n"
-                 "tw2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,2,1,1,,,60,12\n"
-                 "rep,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"));
+      "map",
+      h + "ok,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+          "eng,tgi,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+          "gpu,vllm,,meta-llama/Llama-3.1-8B-Instruct,mi999,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+          "mod,vllm,,someone/Unknown-1B,h100_sxm,,agg,1000,200,,,8,1,1,1,,,54,10\n"
+          "fp4,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,1,1,1,,,51,10\n"
+          "lay,sglang,,deepseek-ai/DeepSeek-V3,h100_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,3,1,50,10\n"
+          "dis,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,1,1,1,,,52,10\n"
+          "tw1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,60,12\n"
+          "tw2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,2,1,1,,,60,12\n"
+          "rep,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+          "v3a,sglang,,deepseek-ai/DeepSeek-V3,h200_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,1,8,70,9\n"
+          "r1a,sglang,,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,1,8,70,9\n"));
   BenchOptions o;
   o.data_dir = DAYZERO_DATA_DIR;
   o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
   const auto p = predict_bench(rows, o);
-  ASSERT_EQ(p.size(), 10u);
+  ASSERT_EQ(p.size(), 12u);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_GT(p[0].ttft_s, 0);
   EXPECT_GT(p[0].tpot_s, 0);
@@ -241,8 +244,13 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   // "ok" again, same layout and figures: one run imported twice, counted once (the first).
   EXPECT_FALSE(p[9].predicted);
   EXPECT_EQ(p[9].reason.rfind("the same measurement as ok (", 0), 0u) << p[9].reason;
+  // One run filed under two names of one architecture (a dump's DeepSeek-R1 as V3): once.
+  EXPECT_TRUE(p[10].predicted) << p[10].reason;
+  EXPECT_FALSE(p[11].predicted);
+  EXPECT_EQ(p[11].reason.rfind("the same measurement as v3a (", 0), 0u) << p[11].reason;
+  EXPECT_NE(p[11].reason.find("there filed as deepseek-ai/DeepSeek-V3"), std::string::npos) << p[11].reason;
   const auto s = summarize(p);
-  EXPECT_EQ(s.at("all").rows, 1);
+  EXPECT_EQ(s.at("all").rows, 2);
   EXPECT_EQ(s.count("engine:vllm"), 1u);
 }
 
