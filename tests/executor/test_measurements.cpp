@@ -15,6 +15,7 @@
 #include "executor/runner.h"
 #include "executor/timed_communicator.h"
 #include "golden.h"
+#include "mirror_backend.h"
 
 namespace dayzero::executor {
 namespace {
@@ -298,6 +299,96 @@ TEST(Collectives, TimedCommunicatorTimesEachShapeOnceOnScratch) {
   Measurements ms;
   ms.collectives = r;
   EXPECT_EQ(measurements_to_json(ms).at("collectives").size(), 3u);
+}
+
+// Rank 0 of a two-rank world that carries a tensor's values where they lie, as NCCL does a
+// device backend's (its peer contributes what rank 0 does): it counts the calls that
+// found the values on the mirror and those that came through the host.
+class FakeDeviceTwoRanks final : public Communicator {
+ public:
+  using Mirror = testing::HostMirror;
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void all_reduce_sum(std::span<float> d) override {
+    ++host_calls;
+    for (float& v : d) v *= 2;
+  }
+  void all_gather(std::span<const float>, std::span<float>) override { ++host_calls; }
+  void reduce_scatter_sum(std::span<const float>, std::span<float>) override { ++host_calls; }
+  void all_to_all_v(std::span<const float> send, std::span<const int64_t>, std::span<float> recv,
+                    std::span<const int64_t>) override {
+    ++host_calls;
+    std::copy(send.begin(), send.end(), recv.begin());
+  }
+  void send(std::span<const float>, int) override { ++host_calls; }
+  void recv(std::span<float>, int) override { ++host_calls; }
+  void all_reduce_sum(TensorValues& d) override {
+    const auto* m = dynamic_cast<const Mirror*>(d.device());
+    if (!m) return Communicator::all_reduce_sum(d);
+    ++device_calls;
+    std::vector<float> v = m->values;
+    for (float& x : v) x *= 2;
+    d.set_device(std::make_shared<Mirror>(std::move(v)), d.size());
+  }
+  void all_to_all_v(const TensorValues& send, std::span<const int64_t> sc, TensorValues& recv,
+                    std::span<const int64_t> rc) override {
+    const auto* m = dynamic_cast<const Mirror*>(send.device());
+    if (!m) return Communicator::all_to_all_v(send, sc, recv, rc);
+    ++device_calls;
+    recv.set_device(std::make_shared<Mirror>(m->values), recv.size());
+  }
+  void recv(TensorValues& d, int) override {
+    ++device_calls;
+    d.set_device(std::make_shared<Mirror>(std::vector<float>(d.size(), 7.0f)), d.size());
+  }
+  void barrier() override {}
+  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SelfCommunicator>(); }
+  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> d) override {
+    return {std::vector<std::byte>(d.begin(), d.end()), std::vector<std::byte>(d.begin(), d.end())};
+  }
+  int host_calls = 0, device_calls = 0;
+};
+
+TensorValues on_mirror(std::vector<float> v) {
+  TensorValues t(v.size());
+  const size_t n = v.size();
+  t.set_device(std::make_shared<testing::HostMirror>(std::move(v)), n);
+  return t;
+}
+
+// The tensors' overloads hand the values on as they lie, to the real call and to every
+// timed repeat (which start from a copy sharing them), and leave the real result alone.
+TEST(Collectives, TimedCommunicatorHandsTensorsOnWhereTheyLie) {
+  FakeDeviceTwoRanks fake;
+  TimedCommunicator t(fake, 3);
+  TensorValues a = on_mirror(std::vector<float>(16, 1.0f));
+  t.all_reduce_sum(a);
+  EXPECT_EQ(fake.device_calls, 4);  // the real call, then 3 timed repeats, all on the mirror
+  EXPECT_EQ(fake.host_calls, 0);
+  EXPECT_FALSE(a.host_valid());
+  EXPECT_EQ(a, std::vector<float>(16, 2.0f));  // once: the repeats worked on copies
+  const std::vector<int64_t> counts = {4, 4};
+  const TensorValues send = on_mirror({1, 2, 3, 4, 5, 6, 7, 8});
+  TensorValues got(8);
+  t.all_to_all_v(send, counts, got, counts);
+  EXPECT_EQ(fake.device_calls, 8);  // an all-to-all is repeated on every call
+  EXPECT_EQ(got, std::vector<float>({1, 2, 3, 4, 5, 6, 7, 8}));
+  TensorValues message(3);
+  t.recv(message, 1);
+  EXPECT_EQ(fake.device_calls, 12);
+  EXPECT_EQ(message, std::vector<float>(3, 7.0f));
+  TensorValues host(4, 1.0f);  // values on the host only: the host path, as before
+  t.all_reduce_sum(host);
+  EXPECT_EQ(fake.host_calls, 4);
+  EXPECT_EQ(host, std::vector<float>(4, 2.0f));
+  const auto r = t.results();
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].collective, core::Collective::all_reduce);
+  EXPECT_EQ(r[0].iterations, 3);
+  EXPECT_EQ(r[1].collective, core::Collective::all_to_all);
+  EXPECT_EQ(r[1].size_bytes, 32);
+  EXPECT_EQ(r[2].collective, core::Collective::send_recv);
+  EXPECT_EQ(r[3].size_bytes, 16);
 }
 
 TEST(Collectives, NoRepeatsWithoutIterationsAndNothingOnOneRank) {
