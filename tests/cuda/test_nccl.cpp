@@ -80,7 +80,8 @@ TEST(Nccl, DeviceValuesAreCarriedWhereTheyLie) {
   const std::vector<int64_t> counts = {4};
   comm->all_to_all_v(on_device, counts, back, counts);  // one rank: a group of a send and a recv to itself
   EXPECT_FALSE(back.host_valid()) << "the received values are on the device";
-  comm->all_reduce_sum(back);  // one rank: nothing to do, nothing comes back
+  comm->all_reduce_sum(back);  // gathered and summed on the device: its own values again
+  EXPECT_FALSE(back.host_valid());
   EXPECT_EQ(executor::TensorValues::downloads(), downloads) << "a collective brought its buffer to the host";
   EXPECT_EQ(std::vector<float>(std::as_const(back).begin(), std::as_const(back).end()), v);
   EXPECT_EQ(executor::TensorValues::downloads(), downloads + 1);  // the read above
