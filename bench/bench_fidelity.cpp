@@ -183,6 +183,22 @@ void print_scheme(const char* title, const std::vector<RowPrediction>& all, cons
     if ((with_all && group == "all") || group.rfind(group_prefix, 0) == 0) print_line(title, group, s, steady);
 }
 
+// The signed median error (predicted / measured - 1) of the aggregated runs per GPU and
+// engine: where a predictor is biased, not only how far off (a held-out GPU inherits the
+// others' engine overheads: docs/FIDELITY.md, session 31).
+void print_bias(const char* title, const std::vector<RowPrediction>& all) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> by;
+  for (const auto& p : of_mode(all, false))
+    if (p.predicted && p.row->ttft_s > 0 && p.row->tpot_s > 0) {
+      auto& [ttft, tpot] = by[p.row->system + " " + p.row->backend];
+      ttft.push_back(p.ttft_error_pct());
+      tpot.push_back(p.tpot_error_pct());
+    }
+  for (auto& [group, e] : by)
+    std::printf("  %-26s %-58s %5zu %+9.1f %9s %+9.1f\n", title, ("signed, " + group).c_str(), e.first.size(),
+                serve::latency_stats(e.first).p50, "", serve::latency_stats(e.second).p50);
+}
+
 // The disaggregated runs under each predictor: by model and by GPU.
 void print_disaggregated(const char* title, const std::vector<RowPrediction>& all) {
   print_scheme(title, all, "model:", false, true, true);
@@ -230,11 +246,13 @@ int run(int argc, char** argv) {
   const auto fitted = fit_and_predict(in_sample, in_rows, start);
   dump(dir, "in sample", fitted);
   print_scheme("serving, fit in sample", fitted, "engine:", false);
+  print_bias("serving, fit in sample", fitted);
   print_disaggregated("disagg, fit in sample", fitted);
   const Scheme gpu = holdout("leave one GPU out", base, start, [](const RowPrediction& p) { return p.row->system; });
   dump(dir, "leave one GPU out", gpu.predictions);
   print_scheme("leave one GPU out", gpu.predictions, "system:", false);
   print_scheme("leave one GPU out", gpu.predictions, "engine:", false, false);
+  print_bias("leave one GPU out", gpu.predictions);
   print_disaggregated("disagg, one GPU out", gpu.predictions);
   const Scheme model = holdout("leave one model out", base, start, model_group(base));
   dump(dir, "leave one model out", model.predictions);

@@ -47,9 +47,8 @@ struct RowPrediction {
   double steady_ttft_s = 0, steady_tpot_s = 0;  // the steady-state formula's
   LatencyParts ttft_parts, tpot_parts;          // the serving simulation's means, by part (calibration's features)
   std::string device;                           // the catalog's name of the row's GPU
-  int64_t model_params = 0;
-  bool overlap_scheduling = false;  // the engine hid its host time per step behind the GPU's                     // the
-                                    // bundled config's parameters (same architecture, same count)
+  int64_t model_params = 0;                     // the bundled config's parameters (same architecture, same count)
+  bool overlap_scheduling = false;              // the engine hid its host time per step behind the GPU's
   double ttft_error_pct() const { return 100 * (ttft_s / row->ttft_s - 1); }
   double tpot_error_pct() const { return 100 * (tpot_s / row->tpot_s - 1); }
   double steady_ttft_error_pct() const { return 100 * (steady_ttft_s / row->ttft_s - 1); }
