@@ -11,7 +11,7 @@
 // result stays on the host, to be sent up by the next kernel that reads it); a
 // communicator over device memory (NCCL) overrides them to work where a device backend
 // left the values and to leave its result there, so that nothing between two kernels
-// crosses to the host (docs/ARCHITECTURE.md, "Device tensors").
+// crosses to the host (docs/ARCHITECTURE.md, "Device backends").
 
 #include <cstddef>
 #include <cstdint>
@@ -62,10 +62,10 @@ class Communicator {
   virtual void recv(std::span<float> data, int source) = 0;
   virtual void barrier() = 0;
 
-  // The same on a tensor's values, wherever they lie (the header's comment). `recv`
-  // of all_to_all_v takes as many values as recv_counts sum to, and `recv` of a
-  // message data.size(); results may replace the values' storage (a device
-  // communicator's new buffer), never their size.
+  // The same on a tensor's values, wherever they lie (the header's comment). The
+  // all-to-all's `recv` holds as many values as recv_counts sum to, a message's `data`
+  // as many as are sent; a result may replace the values' storage (a device
+  // communicator's new buffer), never their count.
   virtual void all_reduce_sum(TensorValues& data);
   virtual void all_to_all_v(const TensorValues& send, std::span<const int64_t> send_counts, TensorValues& recv,
                             std::span<const int64_t> recv_counts);
