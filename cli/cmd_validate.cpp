@@ -34,11 +34,6 @@ struct ValidateOptions {
 
 // Seconds as microseconds: two decimals below 100 us, else one.
 std::string us_auto(double s) { return fixed(s * 1e6, s < 1e-4 ? 2 : 1); }
-std::string signed_pct(double p) {
-  if (!std::isfinite(p)) return "-";
-  if (std::abs(p) < 0.05) return "0.0";  // no "-0.0"
-  return (p > 0 ? "+" : "") + fixed(p, 1);
-}
 
 std::string shape(const std::vector<int64_t>& s) {
   std::string out = "[";

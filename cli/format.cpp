@@ -7,6 +7,12 @@
 
 namespace dayzero::cli {
 
+std::string signed_pct(double p) {
+  if (!std::isfinite(p)) return "-";
+  if (std::abs(p) < 0.05) return "0.0";  // no "-0.0"
+  return (p > 0 ? "+" : "") + fixed(p, 1);
+}
+
 nlohmann::json finite_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::filesystem::path resolve_model_path(const std::string& arg) {

@@ -18,6 +18,10 @@ using core::pad_right;
 using core::today_utc;
 using core::with_commas;
 
+// A signed error in percent with one decimal: "+12.3", "-4.0", "0.0" (never "-0.0"),
+// "-" where it is not finite.
+std::string signed_pct(double p);
+
 // A number for a JSON report: null where it is NaN or infinite (no JSON number is).
 nlohmann::json finite_or_null(double v);
 

@@ -12,10 +12,6 @@
 namespace dayzero::cli {
 
 namespace {
-std::string pct(double p) {
-  if (!std::isfinite(p)) return "-";
-  return p > 0 ? std::string(1, '+').append(fixed(p, 1)) : fixed(p, 1);
-}
 const char* category_label(simulate::MemoryCategory c) {
   switch (c) {
     case simulate::MemoryCategory::weights: return "weights (with scales)";
@@ -61,10 +57,11 @@ DeviceMemoryRow device_memory_row(const simulate::RunPrediction& p, const plan::
 }
 void print_device_memory(std::ostream& out, const DeviceMemoryRow& d) {
   out << "  rank " << d.rank << " on the device: weights " << with_commas(d.weights_bytes) << " bytes (ledger "
-      << with_commas(d.ledger_weights_bytes) << ", " << pct(d.weights_error_pct) << " %), kernels' buffers at most "
-      << with_commas(d.workspace_peak_bytes) << " bytes (ledger's activations and workspace "
-      << with_commas(d.ledger_activations_bytes) << ", " << pct(d.workspace_error_pct) << " %); pool peak "
-      << with_commas(d.pool_peak_bytes) << " bytes, in use " << with_commas(d.used_bytes) << " bytes\n";
+      << with_commas(d.ledger_weights_bytes) << ", " << signed_pct(d.weights_error_pct)
+      << " %), kernels' buffers at most " << with_commas(d.workspace_peak_bytes)
+      << " bytes (ledger's activations and workspace " << with_commas(d.ledger_activations_bytes) << ", "
+      << signed_pct(d.workspace_error_pct) << " %); pool peak " << with_commas(d.pool_peak_bytes) << " bytes, in use "
+      << with_commas(d.used_bytes) << " bytes\n";
 }
 
 // The simulator's memory ledger for the run's plan beside what each rank measured.
@@ -83,7 +80,7 @@ void print_memory(std::ostream& out, const simulate::RunPrediction& p, const Loo
   for (const auto& m : p.memory)
     out << "  " << pad_right(std::to_string(m.rank), 6) << pad_right(category_label(m.category), 24)
         << pad_left(with_commas(m.measured_bytes), 16) << pad_left(with_commas(m.predicted_bytes), 16)
-        << pad_left(pct(m.error_pct), 10) << '\n';
+        << pad_left(signed_pct(m.error_pct), 10) << '\n';
   for (const auto& r : in.run.measurements.ranks) {
     if (r.memory.on_device()) {  // compare_memory took the device's figures
       out << "  rank " << r.rank << " ran on a device: its weights, activations and runtime above are the "
@@ -121,9 +118,10 @@ void print_run_prediction(std::ostream& out, const simulate::RunValidation& v, c
   out << "  " << pad_right("phase", w1) << pad_left("measured ms", 13) << pad_left("predicted ms", 14)
       << pad_left("error %", 10) << '\n';
   out << "  " << pad_right(prefill, w1) << pad_left(fixed(p.measured_prefill_s * 1e3, 3), 13)
-      << pad_left(fixed(p.predicted_prefill_s * 1e3, 3), 14) << pad_left(pct(p.prefill_error_pct), 10) << '\n';
+      << pad_left(fixed(p.predicted_prefill_s * 1e3, 3), 14) << pad_left(signed_pct(p.prefill_error_pct), 10) << '\n';
   out << "  " << pad_right("decode step (TPOT)", w1) << pad_left(fixed(p.measured_decode_step_s * 1e3, 3), 13)
-      << pad_left(fixed(p.predicted_decode_step_s * 1e3, 3), 14) << pad_left(pct(p.decode_error_pct), 10) << '\n';
+      << pad_left(fixed(p.predicted_decode_step_s * 1e3, 3), 14) << pad_left(signed_pct(p.decode_error_pct), 10)
+      << '\n';
   print_memory(out, p, in);
 }
 
