@@ -57,9 +57,7 @@ void TimedCommunicator::time(CollectiveMeasurement& m, Body&& body, Reset&& rese
 
 void TimedCommunicator::all_reduce_sum(std::span<float> data) {
   bool repeat = false;
-  const int64_t bytes = float_bytes(data.size());
-  CollectiveMeasurement* m =
-      counted() ? &note(core::Collective::all_reduce, size(), bytes, "ar|" + std::to_string(bytes), repeat) : nullptr;
+  CollectiveMeasurement* m = note_all_reduce(data.size(), repeat);
   std::vector<float> scratch;
   if (repeat) scratch.assign(data.begin(), data.end());  // the input, before the real call overwrites it
   inner_.all_reduce_sum(data);
@@ -95,6 +93,13 @@ void TimedCommunicator::reduce_scatter_sum(std::span<const float> in, std::span<
     time(
         *m, [&] { inner_.reduce_scatter_sum(in, work); }, [] {});
   }
+}
+
+CollectiveMeasurement* TimedCommunicator::note_all_reduce(size_t floats, bool& repeat) {
+  repeat = false;
+  const int64_t bytes = float_bytes(floats);
+  return counted() ? &note(core::Collective::all_reduce, size(), bytes, "ar|" + std::to_string(bytes), repeat)
+                   : nullptr;
 }
 
 CollectiveMeasurement* TimedCommunicator::note_all_to_all(std::span<const int64_t> send_counts, bool& repeat) {
@@ -148,9 +153,7 @@ void TimedCommunicator::recv(std::span<float> data, int source) {
 // is not written once shared).
 void TimedCommunicator::all_reduce_sum(TensorValues& data) {
   bool repeat = false;
-  const int64_t bytes = float_bytes(data.size());
-  CollectiveMeasurement* m =
-      counted() ? &note(core::Collective::all_reduce, size(), bytes, "ar|" + std::to_string(bytes), repeat) : nullptr;
+  CollectiveMeasurement* m = note_all_reduce(data.size(), repeat);
   TensorValues input;
   if (repeat) input = data;  // before the real call replaces the values
   inner_.all_reduce_sum(data);

@@ -69,6 +69,8 @@ class TimedCommunicator final : public Communicator {
   // followed by timed repeats.
   CollectiveMeasurement& note(core::Collective collective, int ranks, int64_t size_bytes, const std::string& key,
                               bool& repeat);
+  // The entry of an all-reduce of `floats` (repeated on its first call), or null.
+  CollectiveMeasurement* note_all_reduce(size_t floats, bool& repeat);
   // The entry of an all-to-all of `send_counts` (repeated on every call), or null.
   CollectiveMeasurement* note_all_to_all(std::span<const int64_t> send_counts, bool& repeat);
   CollectiveMeasurement* note_message(bool sending, int peer, size_t floats, bool& repeat);
