@@ -150,15 +150,20 @@ bool fp8(const BenchRow& r) { return has(r.gemm_quant, "fp8") || has(r.moe_quant
 //    (benchmarks/dsr1_fp{8,4}_b200_trt_mtp.sh);
 //  - qwen3.5-fp8-b200-sglang-mtp (35d4bb367, 2026-03-20), sglang:v0.5.9-cu130:
 //    --speculative-algorithm EAGLE over the model's MTP layer, 3 steps, top-k 1
-//    (benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh).
+//    (benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh);
+//  - qwen3.5-fp8-h200-sglang-mtp (6cb829125, 2026-04-14), sglang:v0.5.10.post1: the
+//    same drafts (benchmarks/single_node/qwen3.5_fp8_h200_mtp.sh; before that day it ran
+//    on the plain recipe's v0.5.9-cu129-amd64, and such rows are served without drafts).
 // The acceptance is the published default (plan/speculative.h): the rows do not say it.
 plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
   plan::SpeculativeDecoding s;
-  if (r.deployer != Deployer::inferencex || r.system != "b200_sxm") return s;
-  const bool trtllm_mtp = r.backend == "trtllm" && has(r.model_path, "DeepSeek-R1") &&
+  if (r.deployer != Deployer::inferencex) return s;
+  const bool b200 = r.system == "b200_sxm", h200 = r.system == "h200_sxm";
+  const bool trtllm_mtp = b200 && r.backend == "trtllm" && has(r.model_path, "DeepSeek-R1") &&
                           r.image == "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3";
-  const bool sglang_mtp =
-      r.backend == "sglang" && has(r.model_path, "Qwen3.5") && fp8(r) && r.image == "lmsysorg/sglang:v0.5.9-cu130";
+  const bool qwen_fp8_sglang = r.backend == "sglang" && has(r.model_path, "Qwen3.5") && fp8(r);
+  const bool sglang_mtp = qwen_fp8_sglang && ((b200 && r.image == "lmsysorg/sglang:v0.5.9-cu130") ||
+                                              (h200 && r.image == "lmsysorg/sglang:v0.5.10.post1"));
   if (trtllm_mtp || sglang_mtp) {
     s.method = plan::SpecMethod::mtp;
     s.draft_tokens = trtllm_mtp && r.attention_dp > 1 ? 1 : 3;
@@ -168,14 +173,42 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
 
 namespace {
 
+// The recipes are chosen by GPU too, and the Hopper ones (`*_h100.sh`, `*_h200.sh`) set
+// fewer flags than the Blackwell ones the rules below were first read from.
+bool hopper(const BenchRow& r) { return r.system == "h100_sxm" || r.system == "h200_sxm"; }
+
 void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
   p.token_budget = 8192;  // max-num-batched-tokens 8192 (gpt-oss, Llama-3.1-70B), or vLLM's default
-  const bool minimax = has(r.model_path, "MiniMax") && r.measured_date >= "2026-04-03" && r.system != "h100_sxm";
-  const bool kimi = has(r.model_path, "Kimi") && fp4(r) && r.measured_date >= "2026-04-20";
+  // minimaxm2.5_fp8_b200.sh from 2026-04-03, the fp4 and B300 recipes from their first
+  // version; minimaxm2.5_fp8_h100.sh and _h200.sh keep the default.
+  const bool minimax = has(r.model_path, "MiniMax") && r.measured_date >= "2026-04-03" && !hopper(r);
+  // kimik2.5_fp4_b200.sh from 2026-04-20 (6c3acebfa); kimik2.5_fp4_b300.sh never did
+  // before May, nor do the int4 recipes.
+  const bool kimi = has(r.model_path, "Kimi") && fp4(r) && r.measured_date >= "2026-04-20" && r.system == "b200_sxm";
   if (minimax || kimi) p.token_budget = 2 * r.isl;  // max-num-batched-tokens 2 x ISL
 }
 
+// SGLang's H200 recipes (benchmarks/single_node/dsr1_fp8_h200.sh, qwen3.5_fp8_h200.sh,
+// glm5_fp8_h200.sh, 2025-10 to 2026-04) set no receive interval: the scheduler looks for
+// new requests every step.
+void inferencex_sglang_hopper(const BenchRow& r, EngineProfile& p) {
+  if (has(r.model_path, "DeepSeek")) {
+    // --chunked-prefill-size = --max-prefill-tokens 32768; --max-running-requests 512
+    // at ISL = OSL = 1,024, else 256.
+    p.token_budget = 32768;
+    p.max_running = std::min<int64_t>(p.max_running, r.isl == 1024 && r.osl == 1024 ? 512 : 256);
+  } else if (has(r.model_path, "Qwen3.5")) {
+    // --chunked-prefill-size 16384 (max-prefill-tokens' default 16384), max-running 128.
+    p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 128);
+  }
+  // GLM-5: SGLang's defaults (chunked-prefill-size by GPU memory).
+}
+
 void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
+  if (hopper(r)) {
+    p.token_budget = std::min<int64_t>(16384, p.token_budget);
+    return inferencex_sglang_hopper(r, p);
+  }
   const int64_t c = r.concurrency();
   // --scheduler-recv-interval 30 from 16 requests in flight, else 10.
   const int64_t recv = c >= 16 ? 30 : 10;
@@ -202,7 +235,8 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
 }
 
 void inferencex_trtllm(const BenchRow& r, EngineProfile& p) {
-  p.memory.memory_fraction = 0.8;
+  // free_gpu_memory_fraction: 0.8 (dsr1_fp{8,4}_b200_trt.sh), 0.75 (dsr1_fp8_h200_trt.sh).
+  p.memory.memory_fraction = hopper(r) ? 0.75 : 0.8;
   if (has(r.model_path, "gpt-oss")) {
     p.token_budget = 20000, p.memory.memory_fraction = 0.85;
   } else if (has(r.model_path, "Llama")) {

@@ -322,6 +322,60 @@ TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
   EXPECT_EQ(s.recv_interval_steps, 1);
 }
 
+// The Hopper recipes set fewer flags (dsr1_fp8_h200.sh, qwen3.5_fp8_h200.sh,
+// glm5_fp8_h200.sh, dsr1_fp8_h200_trt.sh, minimaxm2.5_fp8_h200.sh; docs/ENGINE_DEFAULTS.md):
+// no receive interval, no 2 x ISL budget; on a 141 GiB GPU SGLang's default chunk is 8,192.
+TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
+  BenchRow r;
+  r.batch_size = 64;
+  r.isl = 1024;
+  r.osl = 1024;
+  r.tp = 8;
+  r.deployer = Deployer::inferencex;
+  r.measured_date = "2026-04-17";
+  r.system = "h200_sxm";
+  const Deployment d{141.0 * (1 << 30), false, 8, 1, true};
+  r.model_path = "deepseek-ai/DeepSeek-R1";
+  r.gemm_quant = r.moe_quant = "fp8_block";
+  EngineProfile s = deployed_profile(Engine::sglang, d, r);
+  EXPECT_EQ(s.token_budget, 32768);
+  EXPECT_EQ(s.max_running, 64);         // max-running-requests 512, above the 64 in flight
+  EXPECT_EQ(s.recv_interval_steps, 1);  // B200's recipe: 30 at 64 in flight
+  EXPECT_DOUBLE_EQ(deployed_profile(Engine::trtllm, d, r).memory.memory_fraction, 0.75);
+  r.system = "b200_sxm";
+  EXPECT_EQ(deployed_profile(Engine::sglang, d, r).recv_interval_steps, 30);
+  EXPECT_DOUBLE_EQ(deployed_profile(Engine::trtllm, d, r).memory.memory_fraction, 0.8);
+  r.system = "h200_sxm";
+  r.model_path = "Qwen/Qwen3.5-397B-A17B-FP8";
+  r.batch_size = 256;
+  s = deployed_profile(Engine::sglang, d, r);
+  EXPECT_EQ(s.token_budget, 16384);
+  EXPECT_EQ(s.max_running, 128);
+  EXPECT_EQ(s.recv_interval_steps, 1);
+  r.model_path = "zhipuai/GLM-5";
+  s = deployed_profile(Engine::sglang, d, r);
+  EXPECT_EQ(s.token_budget, 8192);  // SGLang's default on 141 GiB; B200's recipe: 32,768
+  EXPECT_EQ(s.recv_interval_steps, 1);
+  r.model_path = "MiniMaxAI/MiniMax-M2.5";
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 8192);  // B200 from 2026-04-03: 2 x ISL
+  r.model_path = "moonshotai/Kimi-K2.5";
+  r.gemm_quant = r.moe_quant = "nvfp4";
+  r.measured_date = "2026-04-21";
+  r.system = "b300_sxm";
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 8192);  // kimik2.5_fp4_b300.sh: none
+  r.system = "b200_sxm";
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 2048);  // kimik2.5_fp4_b200.sh: 2 x ISL
+  // qwen3.5-fp8-h200-sglang-mtp ran alone on sglang:v0.5.10.post1 (from 2026-04-14).
+  r.backend = "sglang";
+  r.model_path = "Qwen/Qwen3.5-397B-A17B-FP8";
+  r.gemm_quant = r.moe_quant = "fp8";
+  r.system = "h200_sxm";
+  r.image = "lmsysorg/sglang:v0.5.10.post1";
+  EXPECT_EQ(inferencex_speculative(r).draft_tokens, 3);
+  r.image = "lmsysorg/sglang:v0.5.9-cu129-amd64";  // the plain recipe's, and the MTP one's before
+  EXPECT_FALSE(inferencex_speculative(r).on());
+}
+
 // InferenceX's MTP recipes are told apart by the image the row records (bench_predict.cpp):
 // DeepSeek-R1 on TensorRT-LLM 1.2.0rc6.post3 drafts 3 tokens (1 under attention DP) and
 // its step budget grows to (3 + 1) x batch + ISL + 64, to 64; the same row on post2 (the
