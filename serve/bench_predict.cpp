@@ -102,12 +102,6 @@ Client bench_client(const BenchRow& r, const BenchOptions& o) {
 
 }  // namespace detail
 
-plan::KvDtype kv_dtype_of(const BenchRow& r) {
-  for (const std::string& mode : {r.gemm_quant, r.moe_quant})
-    if (mode == "fp8" || mode == "fp8_block" || mode == "nvfp4") return plan::KvDtype::fp8;
-  return plan::KvDtype::bf16;
-}
-
 namespace {
 
 // The flags of aiconfigurator's config generator (its benchmark rules, from the row's
@@ -176,6 +170,27 @@ namespace {
 // The recipes are chosen by GPU too, and the Hopper ones (`*_h100.sh`, `*_h200.sh`) set
 // fewer flags than the Blackwell ones the rules below were first read from.
 bool hopper(const BenchRow& r) { return r.system == "h100_sxm" || r.system == "h200_sxm"; }
+
+// The KV cache's dtype in InferenceX's aggregated recipes (`--kv-cache-dtype fp8[_e4m3]`,
+// vLLM's `kv-cache-dtype: fp8` in config.yaml, TensorRT-LLM's kv_cache_config `dtype: fp8`;
+// where a recipe sets none the engine's "auto", the model's BF16): every Llama-3.1-70B and
+// DeepSeek-R1 TensorRT-LLM recipe; gpt-oss on B200 (vLLM from 2025-12-05, TensorRT-LLM
+// always) but not on Hopper (`dtype: auto` on TensorRT-LLM); DeepSeek-R1 and GLM-5 on
+// SGLang on Blackwell (GLM-5 fp4 from 2026-04-09) but not dsr1_fp8_h200.sh or
+// glm5_fp8_h200.sh; Qwen3.5's fp8 and fp4 recipes on every GPU, not its BF16 ones; MiniMax
+// fp4, and fp8 on Blackwell from 2026-04-03; Kimi-K2.5 fp4 on B200 from 2026-04-20.
+bool inferencex_fp8_kv(const BenchRow& r) {
+  const std::string& day = r.measured_date;
+  if (has(r.model_path, "Llama")) return true;
+  if (has(r.model_path, "DeepSeek")) return r.backend == "trtllm" || !hopper(r);
+  if (has(r.model_path, "gpt-oss"))
+    return !hopper(r) && (r.backend == "trtllm" || (r.backend == "vllm" && day >= "2025-12-05"));
+  if (has(r.model_path, "GLM-5")) return !hopper(r) && (!fp4(r) || day >= "2026-04-09");
+  if (has(r.model_path, "Qwen3.5")) return fp8(r) || fp4(r);
+  if (has(r.model_path, "MiniMax")) return fp4(r) || (!hopper(r) && day >= "2026-04-03");
+  if (has(r.model_path, "Kimi")) return fp4(r) && r.system == "b200_sxm" && day >= "2026-04-20";
+  return fp8(r) || fp4(r);  // a model without a recipe read here: as the generator's runs
+}
 
 void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
   p.token_budget = 8192;  // max-num-batched-tokens 8192 (gpt-oss, Llama-3.1-70B), or vLLM's default
@@ -259,6 +274,14 @@ void inferencex_flags(Engine e, const BenchRow& r, EngineProfile& p) {
 }
 
 }  // namespace
+
+plan::KvDtype kv_dtype_of(const BenchRow& r) {
+  if (r.deployer == Deployer::inferencex && !r.disaggregated())
+    return inferencex_fp8_kv(r) ? plan::KvDtype::fp8 : plan::KvDtype::bf16;
+  for (const std::string& mode : {r.gemm_quant, r.moe_quant})
+    if (mode == "fp8" || mode == "fp8_block" || mode == "nvfp4") return plan::KvDtype::fp8;
+  return plan::KvDtype::bf16;
+}
 
 EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r) {
   EngineProfile p = default_profile(e, d);

@@ -25,7 +25,8 @@ namespace dayzero::serve {
 // The KV cache's dtype in a run: the rows do not name it. The publisher's tools give
 // FP8 checkpoints (per-tensor or 128x128 blocks) and NVFP4 ones an FP8 KV cache, and
 // BF16 ones a BF16 cache (aiconfigurator: sdk/task_v1_compat.py, `_PROFILE_TO_QUANT`;
-// sdk/models/helpers.py, `_infer_quant_modes_from_raw_config`).
+// sdk/models/helpers.py, `_infer_quant_modes_from_raw_config`). InferenceX's aggregated
+// runs have their recipe's (bench_predict.cpp, inferencex_fp8_kv).
 plan::KvDtype kv_dtype_of(const BenchRow& r);
 
 // The engine settings a measured run was deployed with: the engine's defaults plus

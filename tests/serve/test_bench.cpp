@@ -376,6 +376,44 @@ TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
   EXPECT_FALSE(inferencex_speculative(r).on());
 }
 
+// InferenceX's KV cache dtype is the recipe's `--kv-cache-dtype` (or the engine's BF16
+// "auto" where it sets none), not the checkpoint's quantization.
+TEST(BenchPredict, InferencexKvCacheIsTheRecipes) {
+  BenchRow r;
+  r.deployer = Deployer::inferencex;
+  r.mode = "agg";
+  r.backend = "vllm";
+  r.model_path = "openai/gpt-oss-120b";
+  r.gemm_quant = r.moe_quant = "nvfp4";
+  r.system = "b200_sxm";
+  r.measured_date = "2025-11-02";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);  // gptoss_fp4_b200_docker.sh before 2025-12-05
+  r.measured_date = "2026-02-25";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);  // kv-cache-dtype: fp8
+  r.system = "h100_sxm";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);  // gptoss_fp4_h100.sh sets none
+  r.backend = "sglang";
+  r.model_path = "deepseek-ai/DeepSeek-R1";
+  r.gemm_quant = r.moe_quant = "fp8_block";
+  r.system = "h200_sxm";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);  // dsr1_fp8_h200.sh sets none
+  r.system = "b200_sxm";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);  // --kv-cache-dtype fp8_e4m3
+  r.model_path = "Qwen/Qwen3.5-397B-A17B";
+  r.gemm_quant = r.moe_quant = "";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);  // qwen3.5_bf16_b200.sh sets none
+  r.backend = "vllm";
+  r.model_path = "MiniMaxAI/MiniMax-M2.5";
+  r.gemm_quant = r.moe_quant = "fp8_block";
+  r.measured_date = "2026-03-28";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);  // minimaxm2.5_fp8_b200.sh before 2026-04-03
+  r.measured_date = "2026-04-08";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);
+  r.mode = "disagg";  // the multi-node recipes are not read here: as the generator's runs
+  r.measured_date = "2026-03-28";
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);
+}
+
 // InferenceX's MTP recipes are told apart by the image the row records (bench_predict.cpp):
 // DeepSeek-R1 on TensorRT-LLM 1.2.0rc6.post3 drafts 3 tokens (1 under attention DP) and
 // its step budget grows to (3 + 1) x batch + ISL + 64, to 64; the same row on post2 (the
