@@ -17,6 +17,7 @@
 #include "serve/bench_rows.h"
 #include "serve/engine.h"
 #include "serve/engine_overheads.h"
+#include "serve/inferencex_recipes.h"
 #include "serve/simulation.h"
 #include "simulate/efficiency.h"
 
@@ -26,7 +27,7 @@ namespace dayzero::serve {
 // FP8 checkpoints (per-tensor or 128x128 blocks) and NVFP4 ones an FP8 KV cache, and
 // BF16 ones a BF16 cache (aiconfigurator: sdk/task_v1_compat.py, `_PROFILE_TO_QUANT`;
 // sdk/models/helpers.py, `_infer_quant_modes_from_raw_config`). InferenceX's aggregated
-// runs have their recipe's (bench_predict.cpp, inferencex_fp8_kv).
+// runs have their recipe's (serve/inferencex_recipes.h).
 plan::KvDtype kv_dtype_of(const BenchRow& r);
 
 // The engine settings a measured run was deployed with: the engine's defaults plus
@@ -36,9 +37,6 @@ plan::KvDtype kv_dtype_of(const BenchRow& r);
 // config/backend_templates). Sources and values: docs/ENGINE_DEFAULTS.md, "How the
 // measured runs were deployed".
 EngineProfile deployed_profile(Engine e, const Deployment& d, const BenchRow& r);
-// The speculative decoding a measured run was served with: InferenceX's MTP recipes,
-// which a row names by its container image alone (bench_predict.cpp); off otherwise.
-plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r);
 
 struct RowPrediction {
   const BenchRow* row = nullptr;

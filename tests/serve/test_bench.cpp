@@ -312,6 +312,10 @@ TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
   EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);
   r.batch_size = 8;
   EXPECT_EQ(deployed_profile(Engine::sglang, d, r).recv_interval_steps, 10);
+  EXPECT_DOUBLE_EQ(deployed_profile(Engine::sglang, d, r).memory.memory_fraction, 0.82);
+  r.tp = 4;  // dsr1_fp8_b200.sh at TP 4: --mem-fraction-static 0.95
+  EXPECT_DOUBLE_EQ(deployed_profile(Engine::sglang, d, r).memory.memory_fraction, 0.95);
+  r.tp = 8;
   // TensorRT-LLM: concurrency + ISL + 64 rounded up to 64, at least 8,192 from 2026-01-21.
   EXPECT_EQ(deployed_profile(Engine::trtllm, d, r).token_budget, 8192);
   r.measured_date = "2025-12-01";
@@ -339,8 +343,9 @@ TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
   r.gemm_quant = r.moe_quant = "fp8_block";
   EngineProfile s = deployed_profile(Engine::sglang, d, r);
   EXPECT_EQ(s.token_budget, 32768);
-  EXPECT_EQ(s.max_running, 64);         // max-running-requests 512, above the 64 in flight
-  EXPECT_EQ(s.recv_interval_steps, 1);  // B200's recipe: 30 at 64 in flight
+  EXPECT_EQ(s.max_running, 64);                      // max-running-requests 512, above the 64 in flight
+  EXPECT_EQ(s.recv_interval_steps, 1);               // B200's recipe: 30 at 64 in flight
+  EXPECT_DOUBLE_EQ(s.memory.memory_fraction, 0.82);  // --mem-fraction-static 0.82
   EXPECT_DOUBLE_EQ(deployed_profile(Engine::trtllm, d, r).memory.memory_fraction, 0.75);
   r.system = "b200_sxm";
   EXPECT_EQ(deployed_profile(Engine::sglang, d, r).recv_interval_steps, 30);
@@ -357,7 +362,13 @@ TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
   EXPECT_EQ(s.token_budget, 8192);  // SGLang's default on 141 GiB; B200's recipe: 32,768
   EXPECT_EQ(s.recv_interval_steps, 1);
   r.model_path = "MiniMaxAI/MiniMax-M2.5";
-  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 8192);  // B200 from 2026-04-03: 2 x ISL
+  EngineProfile v = deployed_profile(Engine::vllm, d, r);
+  EXPECT_EQ(v.token_budget, 8192);                   // B200 from 2026-04-03: 2 x ISL
+  EXPECT_DOUBLE_EQ(v.memory.memory_fraction, 0.95);  // --gpu-memory-utilization 0.95
+  r.model_path = "openai/gpt-oss-120b";
+  r.gemm_quant = r.moe_quant = "nvfp4";
+  EXPECT_DOUBLE_EQ(deployed_profile(Engine::vllm, d, r).memory.memory_fraction, 0.9);
+  r.gemm_quant = r.moe_quant = "fp8_block";
   r.model_path = "moonshotai/Kimi-K2.5";
   r.gemm_quant = r.moe_quant = "nvfp4";
   r.measured_date = "2026-04-21";
