@@ -284,14 +284,19 @@ TEST(BenchPredict, RowsAreServedWithTheSettingsTheyWereDeployedWith) {
 
 // InferenceX's recipes, hand-read (docs/ENGINE_DEFAULTS.md): 64 requests of ISL 1,000
 // on a 180 GiB GPU (SGLang's default chunk there: 16,384).
-TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
+// An InferenceX run of 64 requests in flight, ISL = OSL = `isl`, on `system` on `day`.
+BenchRow inferencex_row(const char* system, const char* day, int64_t isl) {
   BenchRow r;
   r.batch_size = 64;
-  r.isl = 1000;
-  r.osl = 1000;
+  r.isl = r.osl = isl;
   r.deployer = Deployer::inferencex;
-  r.measured_date = "2026-03-01";
-  r.system = "b200_sxm";
+  r.measured_date = day;
+  r.system = system;
+  return r;
+}
+
+TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
+  BenchRow r = inferencex_row("b200_sxm", "2026-03-01", 1000);
   const Deployment d{180.0 * (1 << 30), true, 8, 1, true};
   r.model_path = "openai/gpt-oss-120b";
   EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 8192);
@@ -330,14 +335,8 @@ TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
 // glm5_fp8_h200.sh, dsr1_fp8_h200_trt.sh, minimaxm2.5_fp8_h200.sh; docs/ENGINE_DEFAULTS.md):
 // no receive interval, no 2 x ISL budget; on a 141 GiB GPU SGLang's default chunk is 8,192.
 TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
-  BenchRow r;
-  r.batch_size = 64;
-  r.isl = 1024;
-  r.osl = 1024;
+  BenchRow r = inferencex_row("h200_sxm", "2026-04-17", 1024);
   r.tp = 8;
-  r.deployer = Deployer::inferencex;
-  r.measured_date = "2026-04-17";
-  r.system = "h200_sxm";
   const Deployment d{141.0 * (1 << 30), false, 8, 1, true};
   r.model_path = "deepseek-ai/DeepSeek-R1";
   r.gemm_quant = r.moe_quant = "fp8_block";
@@ -390,14 +389,11 @@ TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
 // InferenceX's KV cache dtype is the recipe's `--kv-cache-dtype` (or the engine's BF16
 // "auto" where it sets none), not the checkpoint's quantization.
 TEST(BenchPredict, InferencexKvCacheIsTheRecipes) {
-  BenchRow r;
-  r.deployer = Deployer::inferencex;
+  BenchRow r = inferencex_row("b200_sxm", "2025-11-02", 1024);
   r.mode = "agg";
   r.backend = "vllm";
   r.model_path = "openai/gpt-oss-120b";
   r.gemm_quant = r.moe_quant = "nvfp4";
-  r.system = "b200_sxm";
-  r.measured_date = "2025-11-02";
   EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);  // gptoss_fp4_b200_docker.sh before 2025-12-05
   r.measured_date = "2026-02-25";
   EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::fp8);  // kv-cache-dtype: fp8
