@@ -129,16 +129,12 @@ void inferencex_sglang_hopper(const BenchRow& r, EngineProfile& p) {
 
 void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
   if (const double share = inferencex_sglang_memory(r); share > 0) p.memory.memory_fraction = share;
-  if (hopper(r)) {
-    p.token_budget = std::min<int64_t>(16384, p.token_budget);
-    return inferencex_sglang_hopper(r, p);
-  }
-  const int64_t c = r.concurrency();
-  // --scheduler-recv-interval 30 from 16 requests in flight, else 10.
-  const int64_t recv = c >= 16 ? 30 : 10;
   // Recipes that set neither chunked-prefill-size nor max-prefill-tokens: the defaults
   // (max-prefill-tokens 16384).
   p.token_budget = std::min<int64_t>(16384, p.token_budget);
+  if (hopper(r)) return inferencex_sglang_hopper(r, p);
+  // --scheduler-recv-interval 30 from 16 requests in flight, else 10.
+  const int64_t recv = r.concurrency() >= 16 ? 30 : 10;
   if (has(r.model_path, "DeepSeek")) {
     if (fp4(r)) {
       p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 256);
