@@ -23,6 +23,21 @@ bool fp8(const BenchRow& r) { return has(r.gemm_quant, "fp8") || has(r.moe_quant
 // fewer flags than the Blackwell ones the rules below were first read from.
 bool hopper(const BenchRow& r) { return r.system == "h100_sxm" || r.system == "h200_sxm"; }
 
+// Recipe versions that changed several flags at once, each read once here:
+// minimaxm2.5_fp8_b200.sh's bddbf4031 (2026-04-03: 2 x ISL budget, FP8 KV, memory 0.90;
+// the fp4 and B300 recipes had them from their first version, the Hopper ones never),
+// kimik2.5_fp4_b200.sh's 6c3acebfa (2026-04-20: 2 x ISL, FP8 KV), glm5_fp4_b200.sh's
+// 475cc1dbc (2026-04-09: 32,768-token chunks, FP8 KV, memory 0.9).
+bool minimax_2026_04_03(const BenchRow& r) {
+  return has(r.model_path, "MiniMax") && !hopper(r) && r.measured_date >= "2026-04-03";
+}
+bool kimi_fp4_2026_04_20(const BenchRow& r) {
+  return has(r.model_path, "Kimi") && fp4(r) && r.system == "b200_sxm" && r.measured_date >= "2026-04-20";
+}
+bool glm5_fp4_2026_04_09(const BenchRow& r) {
+  return has(r.model_path, "GLM-5") && fp4(r) && r.measured_date >= "2026-04-09";
+}
+
 }  // namespace
 
 // InferenceX's MTP recipes that measured runs name by their image alone (the CSV has no
@@ -65,15 +80,14 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
 // glm5_fp8_h200.sh; Qwen3.5's fp8 and fp4 recipes on every GPU, not its BF16 ones; MiniMax
 // fp4, and fp8 on Blackwell from 2026-04-03; Kimi-K2.5 fp4 on B200 from 2026-04-20.
 bool inferencex_fp8_kv(const BenchRow& r) {
-  const std::string& day = r.measured_date;
   if (has(r.model_path, "Llama")) return true;
   if (has(r.model_path, "DeepSeek")) return r.backend == "trtllm" || !hopper(r);
   if (has(r.model_path, "gpt-oss"))
-    return !hopper(r) && (r.backend == "trtllm" || (r.backend == "vllm" && day >= "2025-12-05"));
-  if (has(r.model_path, "GLM-5")) return !hopper(r) && (!fp4(r) || day >= "2026-04-09");
+    return !hopper(r) && (r.backend == "trtllm" || (r.backend == "vllm" && r.measured_date >= "2025-12-05"));
+  if (has(r.model_path, "GLM-5")) return !hopper(r) && (!fp4(r) || glm5_fp4_2026_04_09(r));
   if (has(r.model_path, "Qwen3.5")) return fp8(r) || fp4(r);
-  if (has(r.model_path, "MiniMax")) return fp4(r) || (!hopper(r) && day >= "2026-04-03");
-  if (has(r.model_path, "Kimi")) return fp4(r) && r.system == "b200_sxm" && day >= "2026-04-20";
+  if (has(r.model_path, "MiniMax")) return fp4(r) || minimax_2026_04_03(r);
+  if (has(r.model_path, "Kimi")) return kimi_fp4_2026_04_20(r);
   return fp8(r) || fp4(r);  // a model without a recipe read here: as the generator's runs
 }
 
@@ -81,18 +95,13 @@ namespace {
 
 void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
   p.token_budget = 8192;  // max-num-batched-tokens 8192 (gpt-oss, Llama-3.1-70B), or vLLM's default
-  // minimaxm2.5_fp8_b200.sh from 2026-04-03, the fp4 and B300 recipes from their first
-  // version; minimaxm2.5_fp8_h100.sh and _h200.sh keep the default.
-  const bool minimax = has(r.model_path, "MiniMax") && r.measured_date >= "2026-04-03" && !hopper(r);
-  // kimik2.5_fp4_b200.sh from 2026-04-20 (6c3acebfa); kimik2.5_fp4_b300.sh never did
-  // before May, nor do the int4 recipes.
-  const bool kimi = has(r.model_path, "Kimi") && fp4(r) && r.measured_date >= "2026-04-20" && r.system == "b200_sxm";
-  if (minimax || kimi) p.token_budget = 2 * r.isl;  // max-num-batched-tokens 2 x ISL
+  // kimik2.5_fp4_b300.sh never set it before May, nor do the int4 recipes.
+  if (minimax_2026_04_03(r) || kimi_fp4_2026_04_20(r)) p.token_budget = 2 * r.isl;  // max-num-batched-tokens 2 x ISL
   // --gpu-memory-utilization 0.95: kimik2.5_int4_*.sh, minimaxm2.5_fp8_h200.sh, and
   // minimaxm2.5_fp8_b200.sh before 2026-04-03 (bddbf4031: 0.90); the others 0.9.
   const bool kimi_int4 = has(r.model_path, "Kimi") && !fp4(r);
   const bool minimax_95 = has(r.model_path, "MiniMax") && fp8(r) &&
-                          (r.system == "h200_sxm" || (r.system == "b200_sxm" && r.measured_date < "2026-04-03"));
+                          (r.system == "h200_sxm" || (r.system == "b200_sxm" && !minimax_2026_04_03(r)));
   p.memory.memory_fraction = kimi_int4 || minimax_95 ? 0.95 : 0.9;
 }
 
@@ -103,7 +112,7 @@ void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
 double inferencex_sglang_memory(const BenchRow& r) {
   const bool b200 = r.system == "b200_sxm";
   if (has(r.model_path, "DeepSeek")) return fp4(r) ? 0.85 : r.tp == 4 && !hopper(r) ? 0.95 : 0.82;
-  if (has(r.model_path, "GLM-5")) return !fp4(r) ? 0.85 : r.measured_date >= "2026-04-09" ? 0.9 : 0.8;
+  if (has(r.model_path, "GLM-5")) return !fp4(r) ? 0.85 : glm5_fp4_2026_04_09(r) ? 0.9 : 0.8;
   if (has(r.model_path, "Qwen3.5")) {
     if (fp4(r)) return b200 ? 0.85 : 0.8;
     return fp8(r) && !b200 ? 0.8 : 0.82;
@@ -152,7 +161,7 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
   } else if (has(r.model_path, "GLM-5")) {
     // fp4: chunked-prefill-size 131072 and max-prefill-tokens' default 16384, both 32768
     // from 475cc1dbc (2026-04-09).
-    p.token_budget = fp4(r) && r.measured_date < "2026-04-09" ? 16384 : 32768;
+    p.token_budget = fp4(r) && !glm5_fp4_2026_04_09(r) ? 16384 : 32768;
   }
 }
 
