@@ -7,7 +7,10 @@ simplified version of serve/serving_fit.h on the dumped parts, in sample and hel
 and by model, and prints the median |relative error| of each variant. The simplification
 (one set of figure scales for every device, no TTFT-TPOT coupling) makes these figures
 indicative only: an idea that wins here must still win in bench_fidelity (session 12's
-per-engine kernel overhead did not).
+per-engine kernel overhead did not, nor session 33's overheads per engine x client). The
+held-out figures refit only the probed terms, over the in-sample parts of every row: they
+are out of sample for those terms, not for the efficiency figures, and flatter an idea
+whose terms are confounded with a GPU (docs/FIDELITY.md, session 33).
 
     build/bench/bench_fidelity --dump /tmp/fid
     python3 tools/fidelity_probe.py repeats /tmp/fid        # the measurement's own noise

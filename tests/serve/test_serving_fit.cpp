@@ -170,7 +170,8 @@ TEST(ServingFit, AMeasuredCopySetsTheStreamingShareOfADeviceWithoutRuns) {
   // (hopper has no runs).
   EXPECT_NEAR(fit.efficiency(fit.scales_for("H200-SXM")).gemm_memory, 0.9, 1e-12);
   for (size_t f = 0; f < simulate::kTimeFigures; ++f) {
-    if (f != g) EXPECT_EQ(fit.scales_for("H200-SXM")[f], fit.shared[f]) << f;
+    if (f == g) continue;
+    EXPECT_EQ(fit.scales_for("H200-SXM")[f], fit.shared[f]) << f;
   }
   // Hopper's other device: no runs, not measured, its architecture unmeasured by runs:
   // the measured sibling's fraction.
