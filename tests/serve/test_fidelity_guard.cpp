@@ -11,8 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include "serve/bench_predict.h"
+#include "serve/bench_rows.h"
 #include "serve/calibration_files.h"
 
 namespace dayzero::serve {
