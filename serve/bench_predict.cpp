@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <thread>
+#include <utility>
 
 #include "core/json_fields.h"
 #include "core/parallel.h"
@@ -44,6 +45,8 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
     if (r.deployer == Deployer::inferencex && r.gpus() > c.devices_per_node())
       throw Rejected{"inconsistent layout: " + std::to_string(r.gpus()) + " GPUs, more than the one node of " +
                      std::to_string(c.devices_per_node()) + " that InferenceX's aggregated recipes run on"};
+    if (r.deployer == Deployer::inferencex)
+      if (std::string unknown = inferencex_recipe_unknown(r); !unknown.empty()) throw Rejected{std::move(unknown)};
     plan::Plan p = detail::plan_of(r, detail::layout_of(r), r.concurrency(), m, c);
     p.speculative = inferencex_speculative(r);
     // The one published MTP acceptance is DeepSeek's (plan/speculative.h); another

@@ -226,9 +226,34 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.deployer = deployer_of(r);
   b.measured_date = measured_date(r);
   b.image = image_of(r);
+  b.in_database_dump = r.has("silicon_data_source") && r.text("silicon_data_source").rfind("db-dump/", 0) == 0;
   return b;
 }
 
+// What makes two rows one measurement. Not the model: a dump may file a run under another
+// name of the same architecture (InferenceX's DeepSeek-R1 recipes, ids "dsr1_...", as
+// deepseek-ai/DeepSeek-V3 in its database dump), and two runs of different models do not
+// agree to 12 digits in both. Not every digit either: two exports of one run may differ in
+// the last bit of a double (TTFT 1610.3835293804875 and ...877 ms, InferenceX's 2026-03-25
+// and 2026-04-06 exports of one DeepSeek-R1 run).
+std::string measurement_key(const BenchRow& r) {
+  std::ostringstream key;
+  key.precision(12);
+  key << r.system << '|' << r.backend << '|' << r.backend_version << '|' << r.mode << '|' << r.isl << '|' << r.osl
+      << '|' << r.concurrency() << '|' << r.ttft_s << '|' << r.tpot_s;
+  return key.str();
+}
+
+bool measured(const BenchRow& r) { return r.ttft_s > 0 || r.tpot_s > 0; }
+
+// Marks every row whose measurement the database dump holds (bench_rows.h).
+void mark_database_dump(std::vector<BenchRow>& rows) {
+  std::set<std::string> in_dump;
+  for (const BenchRow& r : rows)
+    if (r.in_database_dump && measured(r)) in_dump.insert(measurement_key(r));
+  for (BenchRow& r : rows)
+    if (measured(r) && in_dump.count(measurement_key(r))) r.in_database_dump = true;
+}
 }  // namespace
 
 std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
@@ -257,6 +282,7 @@ std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string
                              "the header has " + std::to_string(header.size()));
     rows.push_back(read_row(reader, file));
   }
+  mark_database_dump(rows);
   return rows;
 }
 
@@ -280,18 +306,8 @@ std::string layout_label(const BenchRow& r) {
 
 std::vector<std::string> conflicting_layouts(const std::vector<BenchRow>& rows) {
   std::map<std::string, std::vector<size_t>> by_measurement;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const BenchRow& r = rows[i];
-    if (r.ttft_s <= 0 && r.tpot_s <= 0) continue;
-    // Not the model: a dump may file a run under another name of the same architecture
-    // (InferenceX's DeepSeek-R1 recipes, ids "dsr1_...", as deepseek-ai/DeepSeek-V3 in its
-    // database dump), and two runs of different models do not agree to 17 digits in both.
-    std::ostringstream key;
-    key.precision(17);
-    key << r.system << '|' << r.backend << '|' << r.backend_version << '|' << r.mode << '|' << r.isl << '|' << r.osl
-        << '|' << r.concurrency() << '|' << r.ttft_s << '|' << r.tpot_s;
-    by_measurement[key.str()].push_back(i);
-  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (measured(rows[i])) by_measurement[measurement_key(rows[i])].push_back(i);
   std::vector<std::string> reasons(rows.size());
   for (const auto& [key, idx] : by_measurement) {
     std::set<std::string> labels;

@@ -75,6 +75,12 @@ struct BenchRow {
   // The engine's container image from silicon_data_source's "image=" ("#" read as "/"), or
   // "": which of InferenceX's recipes ran (its MTP recipes use images its others do not).
   std::string image;
+  // The run is in InferenceX's database dump ("db-dump/..."): this row, or the same
+  // measurement filed there beside this export's copy (read_bench_csv marks both). The
+  // dump holds no run of an MTP recipe (none of the 130 export rows of the MTP recipes'
+  // own images, TensorRT-LLM 1.2.0rc6.post3 and Qwen3.5's sglang:v0.5.9-cu130, is in it),
+  // which tells a plain recipe's run from its MTP twin where both ran on one image.
+  bool in_database_dump = false;
   // `disagg` rows: the prefill and the decode pool (the prefill_* and decode_* columns).
   BenchPool prefill, decode;
   bool disaggregated() const { return mode == "disagg"; }

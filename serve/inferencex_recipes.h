@@ -22,4 +22,8 @@ bool inferencex_fp8_kv(const BenchRow& r);
 // which a row names by its container image alone; off otherwise.
 plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r);
 
+// Why the row's recipe cannot be known (two recipes ran the same point on the same image,
+// and the row does not say which), or "" when it can.
+std::string inferencex_recipe_unknown(const BenchRow& r);
+
 }  // namespace dayzero::serve

@@ -216,13 +216,14 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
           "tw1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,60,12\n"
           "tw2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,2,1,1,,,60,12\n"
           "rep,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50,10\n"
+          "bit,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50.000000000000007,10\n"
           "v3a,sglang,,deepseek-ai/DeepSeek-V3,h200_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,1,8,70,9\n"
           "r1a,sglang,,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,1,8,70,9\n"));
   BenchOptions o;
   o.data_dir = DAYZERO_DATA_DIR;
   o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
   const auto p = predict_bench(rows, o);
-  ASSERT_EQ(p.size(), 12u);
+  ASSERT_EQ(p.size(), 13u);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_GT(p[0].ttft_s, 0);
   EXPECT_GT(p[0].tpot_s, 0);
@@ -244,11 +245,14 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   // "ok" again, same layout and figures: one run imported twice, counted once (the first).
   EXPECT_FALSE(p[9].predicted);
   EXPECT_EQ(p[9].reason.rfind("the same measurement as ok (", 0), 0u) << p[9].reason;
+  // Another export of it, whose TTFT differs in the last bit of the double: still once.
+  EXPECT_FALSE(p[10].predicted);
+  EXPECT_EQ(p[10].reason.rfind("the same measurement as ok (", 0), 0u) << p[10].reason;
   // One run filed under two names of one architecture (a dump's DeepSeek-R1 as V3): once.
-  EXPECT_TRUE(p[10].predicted) << p[10].reason;
-  EXPECT_FALSE(p[11].predicted);
-  EXPECT_EQ(p[11].reason.rfind("the same measurement as v3a (", 0), 0u) << p[11].reason;
-  EXPECT_NE(p[11].reason.find("there filed as deepseek-ai/DeepSeek-V3"), std::string::npos) << p[11].reason;
+  EXPECT_TRUE(p[11].predicted) << p[11].reason;
+  EXPECT_FALSE(p[12].predicted);
+  EXPECT_EQ(p[12].reason.rfind("the same measurement as v3a (", 0), 0u) << p[12].reason;
+  EXPECT_NE(p[12].reason.find("there filed as deepseek-ai/DeepSeek-V3"), std::string::npos) << p[12].reason;
   const auto s = summarize(p);
   EXPECT_EQ(s.at("all").rows, 2);
   EXPECT_EQ(s.count("engine:vllm"), 1u);
@@ -469,6 +473,59 @@ TEST(BenchPredict, InferencexMtpRecipesAreKnownByTheirImage) {
       << p[0].reason;
   r.image = "lmsysorg/sglang:v0.5.9-cu130-amd64";
   EXPECT_FALSE(inferencex_speculative(r).on());
+}
+
+// dsr1-fp8-b200-sglang and its MTP twin ran one image (sglang:v0.5.9-cu130) from
+// 2026-03-25: a point only the MTP recipe's search space holds is its run (EAGLE, 2 drafts,
+// 512 sequences, 16,384-token chunks); where both ran it, the database dump's run is the
+// plain recipe's (and so is another export's copy of it) and any other is refused.
+TEST(BenchPredict, InferencexPlainAndMtpRecipesOnOneImageAreToldApartBySearchSpace) {
+  const std::string h = std::string(kHeader) + ",silicon_data_source\n";
+  const std::string r1 = "sglang,0.5.9,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,";
+  const std::string q = ",fp8,fp8_block,";
+  const std::string dump =
+      "db-dump/2026-04-27; config_id=87; measured=2026-03-25T00:00:00.000Z; "
+      "lmsysorg/sglang:v0.5.9-cu130\n";
+  const std::string exported =
+      "source_file=2026-03-25.csv; measured=2026-03-25T16:34:14Z; "
+      "image=lmsysorg/sglang:v0.5.9-cu130\n";
+  const auto rows = read_bench_csv(
+      write_csv("recipes", h + "dump," + r1 + "1024,1024" + q + "16,8,1,1,8,1,402.452385,13.180321," + dump + "copy," +
+                               r1 + "1024,1024" + q + "16,8,1,1,8,1,402.45238500000001,13.180321," + exported +
+                               "twin," + r1 + "1024,1024" + q + "16,8,1,1,8,1,586.3,11.71," + exported + "mtp," + r1 +
+                               "1024,1024" + q + "256,8,1,1,8,1,2100.9,42.55," + exported + "long," + r1 + "8192,1024" +
+                               q + "8,8,1,1,8,1,606.6,10.27," + exported + "tp4," + r1 + "8192,1024" + q +
+                               "16,4,1,1,4,1,997.3,22.26," + exported));
+  ASSERT_EQ(rows.size(), 6u);
+  EXPECT_TRUE(rows[0].in_database_dump);
+  EXPECT_TRUE(rows[1].in_database_dump);  // the same run, exported too
+  EXPECT_FALSE(rows[2].in_database_dump);
+  EXPECT_EQ(inferencex_recipe_unknown(rows[0]), "");  // the dump's rows record no image= key
+  EXPECT_EQ(inferencex_recipe_unknown(rows[1]), "");
+  EXPECT_FALSE(inferencex_speculative(rows[1]).on());
+  EXPECT_NE(inferencex_recipe_unknown(rows[2]).find("two InferenceX recipes ran this point"), std::string::npos);
+  for (size_t i : {3u, 4u}) {  // outside the plain recipe's 4 to 64 (ISL 1,024) and 4 (ISL 8,192)
+    EXPECT_EQ(inferencex_recipe_unknown(rows[i]), "") << rows[i].id;
+    const plan::SpeculativeDecoding s = inferencex_speculative(rows[i]);
+    EXPECT_EQ(s.method, plan::SpecMethod::mtp) << rows[i].id;
+    EXPECT_EQ(s.draft_tokens, 2) << rows[i].id;
+  }
+  const Deployment d{180.0 * (1 << 30), true, 8, 1, true};
+  const EngineProfile mtp = deployed_profile(Engine::sglang, d, rows[3]);
+  EXPECT_EQ(mtp.token_budget, 16384);
+  EXPECT_EQ(mtp.max_running, 256);  // the client's 256 under the recipe's 512
+  const EngineProfile plain = deployed_profile(Engine::sglang, d, rows[1]);
+  EXPECT_EQ(plain.token_budget, 32768);
+  EXPECT_EQ(plain.max_running, 16);
+  EXPECT_EQ(inferencex_recipe_unknown(rows[5]), "");  // the MTP recipe runs TP 8 only
+  EXPECT_FALSE(inferencex_speculative(rows[5]).on());
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench({rows[2]}, o);
+  EXPECT_FALSE(p[0].predicted);
+  EXPECT_EQ(p[0].reason.rfind("two InferenceX recipes ran this point on lmsysorg/sglang:v0.5.9-cu130", 0), 0u)
+      << p[0].reason;
 }
 
 }  // namespace
