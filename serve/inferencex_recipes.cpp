@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "serve/bench_loader.h"
+#include "serve/inferencex_twins.h"
 
 namespace dayzero::serve {
 
@@ -38,31 +39,14 @@ bool glm5_fp4_2026_04_09(const BenchRow& r) {
   return has(r.model_path, "GLM-5") && fp4(r) && r.measured_date >= "2026-04-09";
 }
 
-// dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp ran one image, sglang:v0.5.9-cu130,
-// from 12ba0ae07 (2026-03-25) to 851c236d2 (2026-05-14), each over its own search space
-// (.github/configs/nvidia-master.yaml): the plain recipe TP 8 at 4 to 64 in flight for
-// ISL 1,024 (OSL 1,024 or 8,192) and at 4 for ISL 8,192, and TP 4 at 4 to 32 for ISL
-// 8,192; the MTP one (benchmarks/single_node/dsr1_fp8_b200_mtp.sh) TP 8 only, at 4 to 512
-// for all three. A run outside the plain recipe's space is the MTP recipe's; inside both,
-// the database dump's run is the plain one's (bench_rows.h) and an export's other run of
-// the same point cannot be told apart.
-enum class Dsr1Fp8Recipe { none, plain, mtp, either };
-Dsr1Fp8Recipe dsr1_fp8_b200_sglang_recipe(const BenchRow& r) {
-  if (r.deployer != Deployer::inferencex || r.backend != "sglang" || r.system != "b200_sxm" ||
-      !has(r.model_path, "DeepSeek") || !fp8(r) || r.image != "lmsysorg/sglang:v0.5.9-cu130" || r.disaggregated())
-    return Dsr1Fp8Recipe::none;
-  if (r.tp != 8 || r.in_database_dump) return Dsr1Fp8Recipe::plain;
-  const int64_t plain_max = r.isl == 1024 ? 64 : 4;
-  return r.concurrency() > plain_max ? Dsr1Fp8Recipe::mtp : Dsr1Fp8Recipe::either;
-}
-
 }  // namespace
 
 std::string inferencex_recipe_unknown(const BenchRow& r) {
-  if (dsr1_fp8_b200_sglang_recipe(r) != Dsr1Fp8Recipe::either) return "";
-  return "two InferenceX recipes ran this point on " + r.image +
-         " (dsr1-fp8-b200-sglang and its MTP twin, from 2026-03-25): the database dump holds the plain "
-         "recipe's run, and this export's run is not it, nor does the row say which recipe it is";
+  if (inferencex_twin_recipe(r) != TwinRecipe::either) return "";
+  return "two InferenceX recipes ran this point on " + r.image + " on " + r.measured_date + " (" +
+         inferencex_twin_names(r) +
+         "): the database dump holds the plain recipe's run, and this run is not it, nor does the row say which "
+         "recipe it is";
 }
 
 // InferenceX's MTP recipes that measured runs name by their image alone (the CSV has no
@@ -92,10 +76,13 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
   if (trtllm_mtp || sglang_mtp) {
     s.method = plan::SpecMethod::mtp;
     s.draft_tokens = trtllm_mtp && r.attention_dp > 1 ? 1 : 3;
-  } else if (dsr1_fp8_b200_sglang_recipe(r) == Dsr1Fp8Recipe::mtp) {
-    // --speculative-algorithm EAGLE, --speculative-num-steps 2, num-draft-tokens 3, top-k 1.
+  } else if (inferencex_twin_recipe(r) == TwinRecipe::mtp) {
+    // The MTP twins that shared their plain recipe's image (serve/inferencex_twins.h):
+    // SGLang's --speculative-algorithm EAGLE, 2 steps, 3 draft tokens, top-k 1
+    // (dsr1_fp8_b200_mtp.sh); TensorRT-LLM's num_nextn_predict_layers 3, or 1 under
+    // attention DP (dsr1_fp{8,4}_{b200,h200}_trt_mtp_slurm.sh, bf3456727).
     s.method = plan::SpecMethod::mtp;
-    s.draft_tokens = 2;
+    s.draft_tokens = r.backend == "sglang" ? 2 : r.attention_dp > 1 ? 1 : 3;
   }
   return s;
 }
@@ -178,7 +165,7 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
       p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 256);
     } else if (r.tp == 4) {
       p.token_budget = 8192, p.max_running = std::min<int64_t>(p.max_running, 32);
-    } else if (dsr1_fp8_b200_sglang_recipe(r) == Dsr1Fp8Recipe::mtp) {
+    } else if (inferencex_twin_recipe(r) == TwinRecipe::mtp) {
       // dsr1_fp8_b200_mtp.sh: chunked-prefill-size 16384, max-running-requests 512.
       p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 512);
     } else {

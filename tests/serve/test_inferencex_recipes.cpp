@@ -4,6 +4,7 @@
 
 #include "bench_csv.h"
 #include "serve/bench_predict.h"
+#include "serve/inferencex_twins.h"
 
 namespace dayzero::serve {
 namespace {
@@ -251,6 +252,54 @@ TEST(BenchPredict, InferencexPlainAndMtpRecipesOnOneImageAreToldApartBySearchSpa
   EXPECT_FALSE(p[0].predicted);
   EXPECT_EQ(p[0].reason.rfind("two InferenceX recipes ran this point on lmsysorg/sglang:v0.5.9-cu130", 0), 0u)
       << p[0].reason;
+}
+
+// TensorRT-LLM's DeepSeek-R1 recipes and their MTP twins on release:1.1.0rc2.post2
+// (bf3456727, 2026-01-15): H200's from 2026-01-14 to 2026-05-18, B200's to the day each
+// plain recipe moved on, after which the image served the MTP recipe alone.
+TEST(BenchPredict, InferencexTensorrtMtpTwinsOnThePlainImageAreToldApart) {
+  BenchRow r = inferencex_row("h200_sxm", "2026-03-01", 1024);
+  r.backend = "trtllm";
+  r.model_path = "deepseek-ai/DeepSeek-R1";
+  r.gemm_quant = r.moe_quant = "fp8_block";
+  r.image = "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2";
+  r.tp = 1, r.attention_dp = 8, r.moe_ep = 8, r.batch_size = 32;  // 256 in flight, attention DP
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::mtp);
+  EXPECT_EQ(inferencex_speculative(r).draft_tokens, 1);  // one draft under attention DP
+  const Deployment d{141.0 * (1 << 30), true, 8, 1, true};
+  EXPECT_EQ(deployed_profile(Engine::trtllm, d, r).token_budget, 1152);  // (1 + 1) x 32 + 1024 + 64 -> 64s
+  r.tp = 8, r.attention_dp = 1, r.batch_size = 32;                       // TP 8 EP 8 at 32: both recipes ran it
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::either);
+  EXPECT_NE(inferencex_recipe_unknown(r).find("dsr1-fp8-h200-trt and dsr1-fp8-h200-trt-mtp"), std::string::npos);
+  r.in_database_dump = true;
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::plain);
+  EXPECT_FALSE(inferencex_speculative(r).on());
+  r.in_database_dump = false;
+  r.osl = 8192, r.batch_size = 128;  // only the MTP recipe went past 64 at 1K / 8K
+  EXPECT_EQ(inferencex_speculative(r).draft_tokens, 3);
+  r.measured_date = "2026-01-13";  // before the MTP recipe existed
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::none);
+  r.measured_date = "2026-05-18";  // both moved to 1.3.0rc14 that day
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::none);
+  // B200 fp8: the plain recipe left the image on 2026-01-29; the MTP one kept it to 02-05.
+  r.system = "b200_sxm";
+  r.osl = 1024, r.batch_size = 8;
+  r.measured_date = "2026-01-20";
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::either);
+  r.measured_date = "2026-02-01";
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::mtp);
+  r.measured_date = "2026-02-05";
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::none);
+  // B200 fp4, TP 4 EP 4 at 16 in flight: only the MTP recipe's space (the plain one: TP 4
+  // without EP to 32, with EP from 64).
+  r.gemm_quant = r.moe_quant = "nvfp4";
+  r.measured_date = "2026-01-14";
+  r.tp = 4, r.moe_ep = 4, r.batch_size = 16;
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::mtp);
+  r.moe_ep = 1, r.batch_size = 8;  // TP 4 without EP: both to 8 in flight
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::either);
+  r.batch_size = 32;  // and the plain recipe alone to 32
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::plain);
 }
 
 }  // namespace
