@@ -61,8 +61,8 @@ std::string inferencex_recipe_unknown(const BenchRow& r) {
 //    --speculative-algorithm EAGLE over the model's MTP layer, 3 steps, top-k 1
 //    (benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh);
 //  - qwen3.5-fp8-h200-sglang-mtp (6cb829125, 2026-04-14), sglang:v0.5.10.post1: the
-//    same drafts (benchmarks/single_node/qwen3.5_fp8_h200_mtp.sh; before that day it ran
-//    on the plain recipe's v0.5.9-cu129-amd64, and such rows are served without drafts).
+//    same drafts (benchmarks/single_node/qwen3.5_fp8_h200_mtp.sh; from 2026-04-06 to that
+//    day it ran on the plain recipe's v0.5.9-cu129-amd64: serve/inferencex_twins.h).
 // The acceptance is the published default (plan/speculative.h): the rows do not say it.
 plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
   plan::SpeculativeDecoding s;
@@ -82,7 +82,9 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
     // (dsr1_fp8_b200_mtp.sh); TensorRT-LLM's num_nextn_predict_layers 3, or 1 under
     // attention DP (dsr1_fp{8,4}_{b200,h200}_trt_mtp_slurm.sh, bf3456727).
     s.method = plan::SpecMethod::mtp;
-    s.draft_tokens = r.backend == "sglang" ? 2 : r.attention_dp > 1 ? 1 : 3;
+    // Qwen3.5's (qwen3.5_fp8_h200_mtp.sh): EAGLE over its MTP layer, 3 steps, top-k 1.
+    const bool qwen = has(r.model_path, "Qwen3.5");
+    s.draft_tokens = qwen ? 3 : r.backend == "sglang" ? 2 : r.attention_dp > 1 ? 1 : 3;
   }
   return s;
 }

@@ -30,6 +30,7 @@ bool in_space(const BenchRow& r, const Space& space) {
 // alone, its plain twin having moved to another image).
 struct Twins {
   const char* names;
+  const char* model;  // a part of the row's model path
   const char* system;
   const char* backend;
   bool fp4;  // nvfp4 checkpoints, else FP8
@@ -84,31 +85,56 @@ const Space kSglangB200Fp8Plain = {{k1K, k1K, 8, 1, false, 4, 64},
 const Space kSglangB200Fp8Mtp = {
     {k1K, k1K, 8, 1, false, 4, 512}, {k1K, k8K, 8, 1, false, 4, 512}, {k8K, k1K, 8, 1, false, 4, 512}};
 
+// SGLang's Qwen3.5 fp8 recipes on H200: the MTP one added on the plain recipe's
+// sglang:v0.5.9-cu129-amd64 at 51e31df4a (2026-04-06), moved to v0.5.10.post1 at 6cb829125
+// (2026-04-14), back for a day and on again (2026-04-16).
+const Space kQwenH200Fp8Plain = {{k1K, k1K, 8, 8, false, 4, 64}, {k8K, k1K, 8, 8, false, 4, 64}};
+const Space kQwenH200Fp8Mtp = {{k1K, k1K, 8, 8, false, 4, 128}, {k8K, k1K, 8, 8, false, 4, 128}};
+
 const char* const kTrt = "nvcr.io/nvidia/tensorrt-llm/release:1.1.0rc2.post2";
 
 const std::vector<Twins>& all_twins() {
   static const std::vector<Twins> twins = {
-      {"dsr1-fp8-b200-trt and dsr1-fp8-b200-trt-mtp", "b200_sxm", "trtllm", false, kTrt, "2026-01-14", "2026-01-29",
-       kTrtB200Fp8Plain, kTrtB200Fp8Mtp},
-      {"dsr1-fp8-b200-trt-mtp", "b200_sxm", "trtllm", false, kTrt, "2026-01-29", "2026-02-05", {}, kTrtB200Fp8Mtp},
-      {"dsr1-fp4-b200-trt and dsr1-fp4-b200-trt-mtp", "b200_sxm", "trtllm", true, kTrt, "2026-01-14", "2026-02-03",
-       kTrtB200Fp4Plain, kTrtB200Fp4Mtp},
-      {"dsr1-fp4-b200-trt-mtp", "b200_sxm", "trtllm", true, kTrt, "2026-02-03", "2026-02-06", {}, kTrtB200Fp4Mtp},
-      {"dsr1-fp8-h200-trt and dsr1-fp8-h200-trt-mtp", "h200_sxm", "trtllm", false, kTrt, "2026-01-14", "2026-05-18",
-       kTrtH200Fp8Plain, kTrtH200Fp8Mtp},
-      {"dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp", "b200_sxm", "sglang", false, "lmsysorg/sglang:v0.5.9-cu130",
-       "2026-03-25", "2026-05-14", kSglangB200Fp8Plain, kSglangB200Fp8Mtp},
+      {"dsr1-fp8-b200-trt and dsr1-fp8-b200-trt-mtp", "DeepSeek", "b200_sxm", "trtllm", false, kTrt, "2026-01-14",
+       "2026-01-29", kTrtB200Fp8Plain, kTrtB200Fp8Mtp},
+      {"dsr1-fp8-b200-trt-mtp",
+       "DeepSeek",
+       "b200_sxm",
+       "trtllm",
+       false,
+       kTrt,
+       "2026-01-29",
+       "2026-02-05",
+       {},
+       kTrtB200Fp8Mtp},
+      {"dsr1-fp4-b200-trt and dsr1-fp4-b200-trt-mtp", "DeepSeek", "b200_sxm", "trtllm", true, kTrt, "2026-01-14",
+       "2026-02-03", kTrtB200Fp4Plain, kTrtB200Fp4Mtp},
+      {"dsr1-fp4-b200-trt-mtp",
+       "DeepSeek",
+       "b200_sxm",
+       "trtllm",
+       true,
+       kTrt,
+       "2026-02-03",
+       "2026-02-06",
+       {},
+       kTrtB200Fp4Mtp},
+      {"dsr1-fp8-h200-trt and dsr1-fp8-h200-trt-mtp", "DeepSeek", "h200_sxm", "trtllm", false, kTrt, "2026-01-14",
+       "2026-05-18", kTrtH200Fp8Plain, kTrtH200Fp8Mtp},
+      {"dsr1-fp8-b200-sglang and dsr1-fp8-b200-sglang-mtp", "DeepSeek", "b200_sxm", "sglang", false,
+       "lmsysorg/sglang:v0.5.9-cu130", "2026-03-25", "2026-05-14", kSglangB200Fp8Plain, kSglangB200Fp8Mtp},
+      {"qwen3.5-fp8-h200-sglang and qwen3.5-fp8-h200-sglang-mtp", "Qwen3.5", "h200_sxm", "sglang", false,
+       "lmsysorg/sglang:v0.5.9-cu129-amd64", "2026-04-06", "2026-04-17", kQwenH200Fp8Plain, kQwenH200Fp8Mtp},
   };
   return twins;
 }
 
 const Twins* twins_of(const BenchRow& r) {
-  if (r.deployer != Deployer::inferencex || r.disaggregated() || r.model_path.find("DeepSeek") == std::string::npos)
-    return nullptr;
+  if (r.deployer != Deployer::inferencex || r.disaggregated()) return nullptr;
   const bool fp4 = r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4";
   for (const Twins& t : all_twins())
-    if (r.system == t.system && r.backend == t.backend && fp4 == t.fp4 && r.image == t.image &&
-        r.measured_date >= t.from && r.measured_date < t.to)
+    if (r.model_path.find(t.model) != std::string::npos && r.system == t.system && r.backend == t.backend &&
+        fp4 == t.fp4 && r.image == t.image && r.measured_date >= t.from && r.measured_date < t.to)
       return &t;
   return nullptr;
 }

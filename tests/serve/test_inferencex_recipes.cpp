@@ -302,5 +302,29 @@ TEST(BenchPredict, InferencexTensorrtMtpTwinsOnThePlainImageAreToldApart) {
   EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::plain);
 }
 
+// qwen3.5-fp8-h200-sglang-mtp ran on its plain twin's sglang:v0.5.9-cu129-amd64 from
+// 2026-04-06 (51e31df4a) to 2026-04-16: past 64 in flight only it did, and its drafts have
+// no published acceptance, so such a run is refused rather than served without them.
+TEST(BenchPredict, InferencexQwenMtpTwinOnHopperIsToldApartAndRefused) {
+  BenchRow r = inferencex_row("h200_sxm", "2026-04-10", 1024);
+  r.backend = "sglang";
+  r.model_path = "Qwen/Qwen3.5-397B-A17B";
+  r.gemm_quant = r.moe_quant = "fp8";
+  r.image = "lmsysorg/sglang:v0.5.9-cu129-amd64";
+  r.tp = 8, r.moe_ep = 8, r.batch_size = 128;
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::mtp);
+  EXPECT_EQ(inferencex_speculative(r).draft_tokens, 3);
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  EXPECT_EQ(predict_bench({r}, o)[0].reason.rfind("speculative decoding at an unknown acceptance", 0), 0u);
+  r.batch_size = 32;
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::either);
+  EXPECT_NE(predict_bench({r}, o)[0].reason.find("qwen3.5-fp8-h200-sglang and qwen3.5-fp8-h200-sglang-mtp"),
+            std::string::npos);
+  r.measured_date = "2026-04-05";  // the day before the MTP recipe
+  EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::none);
+}
+
 }  // namespace
 }  // namespace dayzero::serve
