@@ -5,6 +5,8 @@
 // call fails the same way on both backends.
 #include "cuda/backend.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,6 +83,45 @@ void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<co
            layout == executor::RopeLayout::interleaved);
 }
 
+// DeepSeek-V3's W8A8 for FP8 block weights past the decode GEMV (cuda/dequant.h):
+// opt-in with DAYZERO_CUDA_FP8_W8A8=1 (its values are not the CPU's), and dropped for
+// the process after cuBLASLt first refuses it (no block-scaled kernel for the device or
+// the library: the BF16 path below serves instead).
+std::atomic<bool> g_w8a8_refused{false};
+bool w8a8_wanted(const staging::DeviceFp8Weight& w8, int64_t in, int64_t out) {
+  static const bool on = [] {
+    const char* v = std::getenv("DAYZERO_CUDA_FP8_W8A8");
+    return v && std::string(v) == "1";
+  }();
+  return on && !g_w8a8_refused.load() && w8.block_rows == kFp8ScaleBlock && w8.block_cols == kFp8ScaleBlock &&
+         in % kFp8ScaleBlock == 0 && out % 16 == 0;
+}
+// y [m, out] = x W^T through Blas::gemm_fp8_blocks: x quantized per row and 128 columns
+// (m padded to a multiple of 4 with zero rows), W's block scales padded for cuBLASLt.
+// False (and the path off) when cuBLASLt refuses it.
+bool w8a8_linear(const Tensor& x, const staging::DeviceFp8Weight& w8, int64_t in, int64_t out, DeviceBuffer& dy) {
+  const int64_t m = x.rows(), m_pad = (m + 3) / 4 * 4, groups = in / kFp8ScaleBlock;
+  DeviceBuffer codes = staging::scratch(static_cast<size_t>(m_pad * in));
+  DeviceBuffer x_scales = scratch(groups * m_pad);
+  const int64_t w_rows = (out + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
+  DeviceBuffer w_scales = scratch(w_rows * fp8_padded_scale_cols(groups));
+  try {
+    fp8_quantize_rows(staging::on_device(x), m, in, m_pad, codes, x_scales);
+    fp8_pad_block_scales(w8.scales, w_rows, groups, w_scales);
+    if (m_pad == m) {
+      staging::blas().gemm_fp8_blocks(codes, x_scales, w8.codes, w_scales, dy, m_pad, out, in);
+    } else {
+      DeviceBuffer padded = scratch(m_pad * out);
+      staging::blas().gemm_fp8_blocks(codes, x_scales, w8.codes, w_scales, padded, m_pad, out, in);
+      dy.copy_range(padded, 0, 0, static_cast<size_t>(m * out) * sizeof(float));
+    }
+  } catch (const CudaError&) {
+    g_w8a8_refused = true;
+    return false;
+  }
+  return true;
+}
+
 Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
   const auto [in, out] = executor::checks::linear(x, w, index, bias);
   std::vector<int64_t> shape = x.shape;
@@ -103,6 +144,8 @@ Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<c
     fp8_block_gemv(bf16_x(), x.rows(), w8->codes, w8->scales, out, in, w8->block_rows, w8->block_cols,
                    bias.empty() ? nullptr : &db, dy);
     bias_added = true;
+  } else if (w8 && w8a8_wanted(*w8, in, out) && w8a8_linear(x, *w8, in, out, dy)) {
+    // the engines' W8A8 (opt-in)
   } else if (w8 && tensor_cores) {
     DeviceBuffer w_bf16 = staging::scratch(static_cast<size_t>(out * in) * 2);
     fp8_block_to_bf16(w8->codes, w8->scales, out, in, w8->block_rows, w8->block_cols, w_bf16);

@@ -54,13 +54,15 @@ struct Blas::Impl {
     cublasLtMatmulAlgo_t algo{};
   };
   static constexpr size_t kMaxPlans = 4096;
-  std::map<std::tuple<int, int64_t, int64_t, int64_t, bool>, std::unique_ptr<Plan>> plans;
+  // How A (W) and B (x) are scaled: not at all, one float32 each, or by blocks.
+  enum class Scaling { none, tensor, blocks };
+  std::map<std::tuple<int, int64_t, int64_t, int64_t, Scaling>, std::unique_ptr<Plan>> plans;
 
   // Column-major C [n, m] = A^T B with A = W [k, n] (ld k), B = x [k, m] (ld k), C = y
-  // (ld n): the row-major y = x W^T. `scaled` (FP8): A's and B's scales are device
+  // (ld n): the row-major y = x W^T. Scaled (FP8): A's and B's scales are device
   // pointers set per call.
-  Plan& plan(cudaDataType_t in, int64_t m, int64_t n, int64_t k, bool scaled) {
-    const auto key = std::make_tuple(static_cast<int>(in), m, n, k, scaled);
+  Plan& plan(cudaDataType_t in, int64_t m, int64_t n, int64_t k, Scaling scaling) {
+    const auto key = std::make_tuple(static_cast<int>(in), m, n, k, scaling);
     if (const auto it = plans.find(key); it != plans.end()) return *it->second;
     if (plans.size() >= kMaxPlans) plans.clear();
     auto p = std::make_unique<Plan>();
@@ -77,7 +79,8 @@ struct Blas::Impl {
     const size_t ws = workspace.bytes();
     check(lt().preference_set_attribute(mm.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
           "set MAX_WORKSPACE_BYTES");
-    if (scaled) {  // the heuristic sees a scaled matmul (any pointers: set again per call)
+    if (scaling == Scaling::blocks) set_block_modes(mm.op);
+    if (scaling != Scaling::none) {  // the heuristic sees a scaled matmul (any pointers: set again per call)
       const void* none = workspace.data();
       check(lt().desc_set_attribute(mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &none, sizeof none),
             "set A_SCALE_POINTER");
@@ -95,9 +98,22 @@ struct Blas::Impl {
     return *plans.emplace(key, std::move(p)).first->second;
   }
 
+  // W's scales per 128 x 128 block, x's per 128 entries along k (cublasLtMatmulMatrixScale_t).
+  static void set_block_modes(cublasLtMatmulDesc_t op) {
+#if CUBLAS_VER_MAJOR > 12 || (CUBLAS_VER_MAJOR == 12 && CUBLAS_VER_MINOR >= 9)
+    const int32_t a = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, b = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+    check(lt().desc_set_attribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a, sizeof a), "set A_SCALE_MODE");
+    check(lt().desc_set_attribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b, sizeof b), "set B_SCALE_MODE");
+#else
+    (void)op;
+    throw CudaError("gemm_fp8_blocks: cuBLASLt scales by 128-blocks from cuBLAS 12.9; this build's headers are older");
+#endif
+  }
+
   void run(cudaDataType_t in, const void* w, const void* x, void* y, int64_t m, int64_t n, int64_t k,
-           const void* w_scale, const void* x_scale) {
-    Plan& p = plan(in, m, n, k, w_scale != nullptr);
+           const void* w_scale, const void* x_scale, Scaling scaling = Scaling::none) {
+    if (scaling == Scaling::none && w_scale) scaling = Scaling::tensor;
+    Plan& p = plan(in, m, n, k, scaling);
     if (w_scale) {
       check(lt().desc_set_attribute(p.mm.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &w_scale, sizeof w_scale),
             "set A_SCALE_POINTER");
@@ -149,6 +165,22 @@ void Blas::gemm_fp8(const DeviceBuffer& x, const DeviceBuffer& x_scale, const De
                     " must be multiples of 16 (cuBLASLt's FP8 alignment)");
   if (m == 0) return;
   impl_->run(CUDA_R_8F_E4M3, w.data(), x.data(), y.data(), m, n, k, w_scale.data(), x_scale.data());
+}
+
+void Blas::gemm_fp8_blocks(const DeviceBuffer& x, const DeviceBuffer& x_scales, const DeviceBuffer& w,
+                           const DeviceBuffer& w_scales, DeviceBuffer& y, int64_t m, int64_t n, int64_t k) {
+  if (m % 4 != 0 || k % 128 != 0 || n % 16 != 0 || k <= 0 || n <= 0 || m < 0)
+    throw CudaError("gemm_fp8_blocks: m = " + std::to_string(m) + ", n = " + std::to_string(n) +
+                    ", k = " + std::to_string(k) + ": m must be a multiple of 4, k of 128, n of 16");
+  const int64_t groups = k / 128, w_blocks = (n + 127) / 128, padded = (groups + 3) / 4 * 4;
+  need(x, m * k, 1, "gemm_fp8_blocks", "x");
+  need(w, n * k, 1, "gemm_fp8_blocks", "W");
+  need(y, m * n, 4, "gemm_fp8_blocks", "y");
+  need(x_scales, groups * m, 4, "gemm_fp8_blocks", "x's scales");
+  need(w_scales, w_blocks * padded, 4, "gemm_fp8_blocks", "W's scales");
+  if (m == 0) return;
+  impl_->run(CUDA_R_8F_E4M3, w.data(), x.data(), y.data(), m, n, k, w_scales.data(), x_scales.data(),
+             Impl::Scaling::blocks);
 }
 
 }  // namespace dayzero::cuda

@@ -33,6 +33,15 @@ class Blas {
   // alignment).
   void gemm_fp8(const DeviceBuffer& x, const DeviceBuffer& x_scale, const DeviceBuffer& w, const DeviceBuffer& w_scale,
                 DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
+  // x and W as FP8 E4M3 scaled by blocks, DeepSeek-V3's W8A8: x's scales float32
+  // [k / 128, m] (m contiguous; cuda/dequant.h fp8_quantize_rows makes them), W's
+  // [ceil(n / 128), fp8_padded_scale_cols(k / 128)] (fp8_pad_block_scales):
+  // y[r][c] = sum over each 128-column group g of x_scale[g][r] * w_scale[c / 128][g] *
+  // (x codes . W codes) over g. cuBLASLt's VEC128_32F (x) and BLK128x128_32F (W) modes:
+  // cuBLAS 12.9 or later, Hopper. m a multiple of 4, k of 128, n of 16; throws CudaError
+  // otherwise, or when cuBLASLt has no algorithm for it (the caller falls back).
+  void gemm_fp8_blocks(const DeviceBuffer& x, const DeviceBuffer& x_scales, const DeviceBuffer& w,
+                       const DeviceBuffer& w_scales, DeviceBuffer& y, int64_t m, int64_t n, int64_t k);
 
  private:
   struct Impl;

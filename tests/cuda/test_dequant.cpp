@@ -4,6 +4,7 @@
 // kernels share (cuda/fp8.cuh) are checked on the host, without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -156,6 +157,48 @@ TEST(CudaDequant, BuffersTooSmallAreErrors) {
   DeviceBuffer codes(pool, 256), scales(pool, 4), out(pool, 512);
   EXPECT_THROW(fp8_block_to_bf16(codes, scales, 16, 32, 128, 128, out), CudaError);  // 512 codes needed
   EXPECT_THROW(fp8_block_to_bf16(codes, scales, 16, 16, 0, 128, out), CudaError);
+}
+
+// W8A8's activations (fp8_quantize_rows): per row and 128 columns, scale = largest |x|
+// / 448 and codes e4m3(x / scale), the host's rule value for value; scales m_pad-major;
+// the padding rows zero with scale 1. And the weights' block scales padded to 4 columns.
+TEST(CudaDequant, Fp8RowsQuantizeAsTheHostRuleAndScalesPad) {
+  DAYZERO_NEED_GPU();
+  const int64_t m = 5, k = 256, m_pad = 8, groups = k / kFp8ScaleBlock;
+  std::vector<float> x(static_cast<size_t>(m * k));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.61f * static_cast<float>(i)) * static_cast<float>(1 + i % 7);
+  for (int64_t j = 128; j < 256; ++j) x[static_cast<size_t>(2 * k + j)] = 0;  // an all-zero group: scale 1
+  DevicePool pool;
+  DeviceBuffer dx(pool, x.size() * sizeof(float)), codes(pool, static_cast<size_t>(m_pad * k)),
+      scales(pool, static_cast<size_t>(groups * m_pad) * sizeof(float));
+  dx.upload(x.data(), dx.bytes());
+  fp8_quantize_rows(dx, m, k, m_pad, codes, scales);
+  std::vector<uint8_t> got_codes(static_cast<size_t>(m_pad * k));
+  std::vector<float> got_scales(static_cast<size_t>(groups * m_pad));
+  codes.download(got_codes.data(), codes.bytes());
+  scales.download(got_scales.data(), scales.bytes());
+  for (int64_t r = 0; r < m_pad; ++r)
+    for (int64_t g = 0; g < groups; ++g) {
+      float amax = 0;
+      for (int64_t j = 0; j < 128; ++j)
+        if (r < m) amax = std::max(amax, std::abs(x[static_cast<size_t>(r * k + g * 128 + j)]));
+      const float scale = amax > 0 ? amax / 448.0f : 1.0f;
+      ASSERT_EQ(got_scales[static_cast<size_t>(g * m_pad + r)], scale) << "row " << r << " group " << g;
+      for (int64_t j = 0; j < 128; ++j) {
+        const int64_t c = g * 128 + j;
+        const float v = r < m ? x[static_cast<size_t>(r * k + c)] : 0.0f;
+        ASSERT_EQ(got_codes[static_cast<size_t>(r * k + c)], fp8::e4m3_code(v / scale)) << "row " << r << " col " << c;
+      }
+    }
+  const std::vector<float> block_scales{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};  // 2 x 5 blocks
+  DeviceBuffer bs(pool, block_scales.size() * sizeof(float)), padded(pool, 2 * 8 * sizeof(float));
+  bs.upload(block_scales.data(), bs.bytes());
+  EXPECT_EQ(fp8_padded_scale_cols(5), 8);
+  fp8_pad_block_scales(bs, 2, 5, padded);
+  std::vector<float> p(16);
+  padded.download(p.data(), padded.bytes());
+  EXPECT_EQ(p, (std::vector<float>{1, 2, 3, 4, 5, 1, 1, 1, 6, 7, 8, 9, 10, 1, 1, 1}));
+  EXPECT_THROW(fp8_quantize_rows(dx, m, 200, m_pad, codes, scales), CudaError);  // k not a multiple of 128
 }
 
 }  // namespace

@@ -81,6 +81,53 @@ TEST(CudaGemm, Fp8AppliesBothScales) {
   expect_product(y, xs, ws, m, n, k, 0.125, 1.0 / 2048);
 }
 
+// DeepSeek-V3's W8A8 (Blas::gemm_fp8_blocks): x's scales per row and 128 columns,
+// W's per 128 x 128 block (the last block of rows partial, 320 = 2.5 x 128), each
+// group's product scaled by both; the layouts are cuBLASLt's (x's scales m-major, W's
+// padded to 4 column blocks), as the cuBLAS documentation's scaling-factor layouts are
+// read here: this test is what confirms the reading on a GPU.
+TEST(CudaGemm, Fp8BlocksScaleEachGroupByItsRowsAndBlocksScales) {
+  DAYZERO_NEED_GPU();
+  const int64_t m = 8, n = 320, k = 256, groups = k / 128, w_blocks = (n + 127) / 128, padded = 4;
+  std::vector<uint8_t> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
+  std::vector<double> xs(x.size()), ws(w.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    xs[i] = executor::fp8_e4m3_to_float(x[i] = executor::float_to_fp8_e4m3(value(i, 300)));
+  for (size_t i = 0; i < w.size(); ++i)
+    ws[i] = executor::fp8_e4m3_to_float(w[i] = executor::float_to_fp8_e4m3(value(i + 3, 2)));
+  std::vector<float> x_scales(static_cast<size_t>(groups * m)), w_scales(static_cast<size_t>(w_blocks * padded), 1.0f);
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t r = 0; r < m; ++r) x_scales[static_cast<size_t>(g * m + r)] = 0.5f + 0.25f * static_cast<float>(r + g);
+  for (int64_t b = 0; b < w_blocks; ++b)
+    for (int64_t g = 0; g < groups; ++g)
+      w_scales[static_cast<size_t>(b * padded + g)] = 0.125f * static_cast<float>(b + 2 * g + 1);
+  DevicePool pool;
+  Blas blas(pool);
+  DeviceBuffer dx = upload(pool, x), dw = upload(pool, w), dy(pool, static_cast<size_t>(m * n) * sizeof(float));
+  DeviceBuffer sx = upload(pool, x_scales), sw = upload(pool, w_scales);
+  try {
+    blas.gemm_fp8_blocks(dx, sx, dw, sw, dy, m, n, k);
+  } catch (const CudaError& e) {
+    FAIL() << "cuBLASLt refused block scaling (Hopper and cuBLAS 12.9 or later have it): " << e.what();
+  }
+  std::vector<float> y(static_cast<size_t>(m * n));
+  dy.download(y.data(), dy.bytes());
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      double want = 0, magnitude = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        const int64_t g = j / 128;
+        const double t = xs[static_cast<size_t>(r * k + j)] * ws[static_cast<size_t>(c * k + j)] *
+                         x_scales[static_cast<size_t>(g * m + r)] *
+                         w_scales[static_cast<size_t>((c / 128) * padded + g)];
+        want += t;
+        magnitude += std::abs(t);
+      }
+      EXPECT_NEAR(y[static_cast<size_t>(r * n + c)], want, magnitude / 2048 + 1e-30) << "row " << r << " col " << c;
+    }
+  EXPECT_THROW(blas.gemm_fp8_blocks(dx, sx, dw, sw, dy, 6, n, k), CudaError);  // m not a multiple of 4
+}
+
 TEST(CudaGemm, ShapesTheBuffersCannotHoldAreErrors) {
   DAYZERO_NEED_GPU();
   DevicePool pool;

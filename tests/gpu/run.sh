@@ -234,6 +234,14 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       step cli-v3-validate validate_v3 && digest "$out/validate-v3-h200.txt"
       step memory-v3 memory_within "$out/validate-v3-h200.txt"
       step roofline-v3 roofline deepseek-v3
+      # The engines' W8A8 for the prefill GEMMs (DAYZERO_CUDA_FP8_W8A8=1: activations to
+      # FP8 per row and 128 columns, cuBLASLt's block-scaled kernels; cuda/dequant.h):
+      # the same run, its roofline beside the BF16 path's.
+      if within_budget deepseek-v3-w8a8; then
+        step cli-v3-cuda-w8a8 env DAYZERO_CUDA_FP8_W8A8=1 "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda \
+          --prompt-len 2048 --batch 4 --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-w8a8-cuda.json"
+        step roofline-v3-w8a8 roofline deepseek-v3-w8a8
+      fi
       # DAYZERO_GPU_TORCH_V3=0 skips it. transformers 5's FP8 dequantization at load
       # stopped on kv_a_proj_with_mqa's 576 rows (5 blocks of 128, the last partial;
       # session 29's run): torch_eager.py dequantizes such grids itself
