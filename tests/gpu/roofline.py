@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A run's ops against what the GPU reaches (tests/gpu/run.sh; issue 19's limits).
 
-    roofline.py MEASUREMENTS.json CUDA_LIMITS.json [--decode-min 0.70] [--prefill-min 0.60]
+    roofline.py MEASUREMENTS.json CUDA_LIMITS.json [--decode-min 0.70] [--prefill-min 0.60] [--peak bf16|fp8]
 
 MEASUREMENTS.json is `dayzero run --backend cuda --out` (op times from CUDA events);
 CUDA_LIMITS.json is `cuda-limits --json`: the HBM roofline is its fastest device copy
-(bytes read + written per second), the compute peak its cuBLASLt BF16 GEMM at 8192^3.
+(bytes read + written per second), the compute peak its cuBLASLt BF16 GEMM at 8192^3
+(--peak fp8: its FP8 one, for a run whose prefill GEMMs multiply FP8).
 Prints, per phase and op kind, the ops' time (sum of mean_s x calls), share of the
 phase, bytes and FLOPs moved per second (from the backend's cost of each call) and
 their share of the limits. Checks: the decode GEMMs (gemm and expert_gemm, which read
@@ -19,13 +20,13 @@ import json
 import sys
 
 
-def limits(path):
+def limits(path, dtype="bf16"):
     entries = json.load(open(path))
     hbm = max((e["bytes_per_s"] for e in entries if e["what"].startswith("copy")), default=0.0)
-    peak = max((e["flops_per_s"] for e in entries if e["what"].startswith("cublaslt gemm") and e["what"].endswith("bf16")),
+    peak = max((e["flops_per_s"] for e in entries if e["what"].startswith("cublaslt gemm") and e["what"].endswith(dtype)),
                default=0.0)
     if hbm <= 0 or peak <= 0:
-        raise ValueError(f"{path}: no device copy or BF16 GEMM figure")
+        raise ValueError(f"{path}: no device copy or {dtype} GEMM figure")
     return hbm, peak
 
 
@@ -47,16 +48,19 @@ def main():
     p.add_argument("limits")
     p.add_argument("--decode-min", type=float, default=0.70)
     p.add_argument("--prefill-min", type=float, default=0.60)
+    # The peak the prefill GEMMs are held to: BF16's, or FP8's for a run whose prefill
+    # GEMMs multiply FP8 (DAYZERO_CUDA_FP8_W8A8=1).
+    p.add_argument("--peak", choices=["bf16", "fp8"], default="bf16")
     a = p.parse_args()
     try:
         m = json.load(open(a.measurements))
-        hbm, peak = limits(a.limits)
+        hbm, peak = limits(a.limits, a.peak)
     except (OSError, ValueError, KeyError) as e:
         print(f"roofline: {e}", file=sys.stderr)
         return 2
     clock = m.get("timing", {}).get("clock", "host")
     print(f"{m['weights']} on backend {m['backend']} (op clock: {clock}); HBM roofline {hbm / 1e12:.2f} TB/s "
-          f"(device copy), BF16 peak {peak / 1e12:.0f} TFLOP/s (cuBLASLt 8192^3)")
+          f"(device copy), {a.peak.upper()} peak {peak / 1e12:.0f} TFLOP/s (cuBLASLt 8192^3)")
     kinds = by_kind(m["ops"])
     phase_s = collections.Counter()
     for (phase, _), r in kinds.items():
@@ -75,7 +79,7 @@ def main():
 
     ok = True
     for phase, what, limit, floor, name in [("decode", "bytes", hbm, a.decode_min, "of the HBM roofline"),
-                                            ("prefill", "flops", peak, a.prefill_min, "of the BF16 peak")]:
+                                            ("prefill", "flops", peak, a.prefill_min, f"of the {a.peak.upper()} peak")]:
         r = rate(phase, ["gemm", "expert_gemm"], what)
         if r is None:
             print(f"SKIP  {phase} GEMMs: none timed")

@@ -180,12 +180,13 @@ validate_8b_other() {
 }
 # The ops against this GPU's limits (roofline.py: decode GEMMs >= 70 % of the HBM copy
 # rate, prefill GEMMs >= 60 % of the BF16 GEMM peak), the table in the summary too.
-roofline() {  # NAME: $out/NAME-cuda.json against cuda-limits.json
-  local rc
-  python3 "$root/tests/gpu/roofline.py" "$out/$1-cuda.json" "$out/cuda-limits.json" >"$out/roofline-$1.txt"
+roofline() {  # NAME [roofline.py flags]: $out/NAME-cuda.json against cuda-limits.json
+  local rc name=$1
+  shift
+  python3 "$root/tests/gpu/roofline.py" "$out/$name-cuda.json" "$out/cuda-limits.json" "$@" >"$out/roofline-$name.txt"
   rc=$?
-  cat "$out/roofline-$1.txt"
-  while IFS= read -r line; do note "  $line"; done <"$out/roofline-$1.txt"
+  cat "$out/roofline-$name.txt"
+  while IFS= read -r line; do note "  $line"; done <"$out/roofline-$name.txt"
   return "$rc"
 }
 precision_fp8() {
@@ -240,7 +241,7 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
       if within_budget deepseek-v3-w8a8; then
         step cli-v3-cuda-w8a8 env DAYZERO_CUDA_FP8_W8A8=1 "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda \
           --prompt-len 2048 --batch 4 --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-w8a8-cuda.json"
-        step roofline-v3-w8a8 roofline deepseek-v3-w8a8
+        step roofline-v3-w8a8 roofline deepseek-v3-w8a8 --peak fp8
       fi
       # DAYZERO_GPU_TORCH_V3=0 skips it. transformers 5's FP8 dequantization at load
       # stopped on kv_a_proj_with_mqa's 576 rows (5 blocks of 128, the last partial;
