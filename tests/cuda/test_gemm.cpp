@@ -44,6 +44,14 @@ void expect_product(const std::vector<float>& got, const std::vector<double>& xs
     }
 }
 
+// `count` E4M3 codes of value(i + offset, scale), and the values they stand for.
+void fp8_operand(int64_t count, size_t offset, float scale, std::vector<uint8_t>& codes, std::vector<double>& values) {
+  codes.resize(static_cast<size_t>(count));
+  values.resize(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i)
+    values[i] = executor::fp8_e4m3_to_float(codes[i] = executor::float_to_fp8_e4m3(value(i + offset, scale)));
+}
+
 TEST(CudaGemm, Bf16MatchesTheProductOfItsInputs) {
   DAYZERO_NEED_GPU();
   const int64_t m = 33, n = 64, k = 96;
@@ -65,12 +73,10 @@ TEST(CudaGemm, Bf16MatchesTheProductOfItsInputs) {
 TEST(CudaGemm, Fp8AppliesBothScales) {
   DAYZERO_NEED_GPU();
   const int64_t m = 20, n = 48, k = 64;
-  std::vector<uint8_t> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
-  std::vector<double> xs(x.size()), ws(w.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    xs[i] = executor::fp8_e4m3_to_float(x[i] = executor::float_to_fp8_e4m3(value(i, 300)));
-  for (size_t i = 0; i < w.size(); ++i)
-    ws[i] = executor::fp8_e4m3_to_float(w[i] = executor::float_to_fp8_e4m3(value(i + 3, 2)));
+  std::vector<uint8_t> x, w;
+  std::vector<double> xs, ws;
+  fp8_operand(m * k, 0, 300, x, xs);
+  fp8_operand(n * k, 3, 2, w, ws);
   DevicePool pool;
   Blas blas(pool);
   DeviceBuffer dx = upload(pool, x), dw = upload(pool, w), dy(pool, static_cast<size_t>(m * n) * sizeof(float));
@@ -89,12 +95,10 @@ TEST(CudaGemm, Fp8AppliesBothScales) {
 TEST(CudaGemm, Fp8BlocksScaleEachGroupByItsRowsAndBlocksScales) {
   DAYZERO_NEED_GPU();
   const int64_t m = 8, n = 320, k = 256, groups = k / 128, w_blocks = (n + 127) / 128, padded = 4;
-  std::vector<uint8_t> x(static_cast<size_t>(m * k)), w(static_cast<size_t>(n * k));
-  std::vector<double> xs(x.size()), ws(w.size());
-  for (size_t i = 0; i < x.size(); ++i)
-    xs[i] = executor::fp8_e4m3_to_float(x[i] = executor::float_to_fp8_e4m3(value(i, 300)));
-  for (size_t i = 0; i < w.size(); ++i)
-    ws[i] = executor::fp8_e4m3_to_float(w[i] = executor::float_to_fp8_e4m3(value(i + 3, 2)));
+  std::vector<uint8_t> x, w;
+  std::vector<double> xs, ws;
+  fp8_operand(m * k, 0, 300, x, xs);
+  fp8_operand(n * k, 3, 2, w, ws);
   std::vector<float> x_scales(static_cast<size_t>(groups * m)), w_scales(static_cast<size_t>(w_blocks * padded), 1.0f);
   for (int64_t g = 0; g < groups; ++g)
     for (int64_t r = 0; r < m; ++r) x_scales[static_cast<size_t>(g * m + r)] = 0.5f + 0.25f * static_cast<float>(r + g);
