@@ -73,19 +73,15 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
   const bool qwen_fp8_sglang = r.backend == "sglang" && has(r.model_path, "Qwen3.5") && fp8(r);
   const bool sglang_mtp = qwen_fp8_sglang && ((b200 && r.image == "lmsysorg/sglang:v0.5.9-cu130") ||
                                               (h200 && r.image == "lmsysorg/sglang:v0.5.10.post1"));
-  if (trtllm_mtp || sglang_mtp) {
-    s.method = plan::SpecMethod::mtp;
-    s.draft_tokens = trtllm_mtp && r.attention_dp > 1 ? 1 : 3;
-  } else if (inferencex_twin_recipe(r) == TwinRecipe::mtp) {
-    // The MTP twins that shared their plain recipe's image (serve/inferencex_twins.h):
-    // SGLang's --speculative-algorithm EAGLE, 2 steps, 3 draft tokens, top-k 1
-    // (dsr1_fp8_b200_mtp.sh); TensorRT-LLM's num_nextn_predict_layers 3, or 1 under
-    // attention DP (dsr1_fp{8,4}_{b200,h200}_trt_mtp_slurm.sh, bf3456727).
-    s.method = plan::SpecMethod::mtp;
-    // Qwen3.5's (qwen3.5_fp8_h200_mtp.sh): EAGLE over its MTP layer, 3 steps, top-k 1.
-    const bool qwen = has(r.model_path, "Qwen3.5");
-    s.draft_tokens = qwen ? 3 : r.backend == "sglang" ? 2 : r.attention_dp > 1 ? 1 : 3;
-  }
+  // Or an MTP twin that shared its plain recipe's image (serve/inferencex_twins.h).
+  if (!trtllm_mtp && !sglang_mtp && inferencex_twin_recipe(r) != TwinRecipe::mtp) return s;
+  // The drafts: TensorRT-LLM's num_nextn_predict_layers 3, or 1 under attention DP
+  // (dsr1_fp{8,4}_{b200,h200}_trt{_mtp,_mtp_slurm}.sh); Qwen3.5's EAGLE over its MTP
+  // layer, 3 steps, top-k 1 (qwen3.5_fp8_{b200,h200}_mtp.sh); DeepSeek-R1's on SGLang
+  // EAGLE, 2 steps, 3 draft tokens, top-k 1 (dsr1_fp8_b200_mtp.sh).
+  s.method = plan::SpecMethod::mtp;
+  if (r.backend == "trtllm") s.draft_tokens = r.attention_dp > 1 ? 1 : 3;
+  else s.draft_tokens = has(r.model_path, "Qwen3.5") ? 3 : 2;
   return s;
 }
 
