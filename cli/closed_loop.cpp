@@ -31,6 +31,9 @@ std::string describe_run(const plan::Measurements& m) {
   if (!m.machine.cpu_model.empty()) s += ", on " + m.machine.cpu_model;
   if (m.machine.kernel_threads > 0) s += " (" + std::to_string(m.machine.kernel_threads) + " kernel threads per rank)";
   s += ", " + std::to_string(m.ops.size()) + " timed ops (" + std::to_string(m.timing_iterations) + " iterations each)";
+  if (m.fp8_block_gemm == plan::Fp8BlockGemm::w8a8)
+    s += "; FP8 block GEMMs as W8A8 (priced at the FP8 peak where the path takes their sizes)";
+  if (!m.fp8_block_gemm_note.empty()) s += "; " + m.fp8_block_gemm_note;
   return s;
 }
 

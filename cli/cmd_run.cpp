@@ -166,6 +166,9 @@ void print_table(const plan::Measurements& ms) {
                 << with_commas(mem.device_workspace_peak_bytes) << "); in use on the device at the end "
                 << with_commas(mem.device_used_bytes) << " bytes (cudaMemGetInfo)\n";
   }
+  if (ms.fp8_block_gemm == plan::Fp8BlockGemm::w8a8)
+    std::cout << "FP8 block GEMMs past the GEMV: W8A8 (activations to E4M3 per row and 128 columns)\n";
+  if (!ms.fp8_block_gemm_note.empty()) std::cout << "note: " << ms.fp8_block_gemm_note << '\n';
   if (ms.ops.empty() || ms.timing_iterations == 0) return;
   std::cout << "(rank 0's ops below; every rank's are in the file)\n";
   std::vector<const executor::OpMeasurement*> ops;

@@ -79,6 +79,7 @@ nlohmann::json report_json(const simulate::ValidationReport& r, const LoopInputs
   return {{"measurements", in.run.file.string()},
           {"device", r.device},
           {"compute_dtype", topology::compute_dtype_name(r.compute_dtype)},
+          {"fp8_block_gemm", in.run.measurements.fp8_block_gemm == plan::Fp8BlockGemm::w8a8 ? "w8a8" : "bf16"},
           {"efficiency", efficiency},
           {"groups", groups},
           {"prefill", phase_json(r.prefill)},

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -87,20 +88,28 @@ void rope(Tensor& x, int64_t heads, int64_t stride, int64_t offset, std::span<co
 // opt-in with DAYZERO_CUDA_FP8_W8A8=1 (its values are not the CPU's), and dropped for
 // the process after cuBLASLt first refuses it (no block-scaled kernel for the device or
 // the library: the BF16 path below serves instead).
+// The refusal's message is kept for the run's Measurements (fp8_block_gemm_path).
 std::atomic<bool> g_w8a8_refused{false};
-bool w8a8_wanted(const staging::DeviceFp8Weight& w8, int64_t in, int64_t out) {
+std::mutex g_w8a8_mutex;
+std::string g_w8a8_refusal;
+bool w8a8_asked() {
   static const bool on = [] {
     const char* v = std::getenv("DAYZERO_CUDA_FP8_W8A8");
     return v && std::string(v) == "1";
   }();
-  return on && !g_w8a8_refused.load() && w8.block_rows == kFp8ScaleBlock && w8.block_cols == kFp8ScaleBlock &&
-         in % kFp8ScaleBlock == 0 && out % 16 == 0;
+  return on;
+}
+bool w8a8_wanted(const staging::DeviceFp8Weight& w8, int64_t in, int64_t out) {
+  return w8a8_asked() && !g_w8a8_refused.load() && w8.block_rows == kFp8ScaleBlock && w8.block_cols == kFp8ScaleBlock &&
+         in % kFp8ScaleBlock == 0 && out % plan::kCudaW8a8OuterMultiple == 0;
 }
 // y [m, out] = x W^T through Blas::gemm_fp8_blocks: x quantized per row and 128 columns
 // (m padded to a multiple of 4 with zero rows), W's block scales padded for cuBLASLt.
 // False (and the path off) when cuBLASLt refuses it.
 bool w8a8_linear(const Tensor& x, const staging::DeviceFp8Weight& w8, int64_t in, int64_t out, DeviceBuffer& dy) {
-  const int64_t m = x.rows(), m_pad = (m + 3) / 4 * 4, groups = in / kFp8ScaleBlock;
+  const int64_t m = x.rows(),
+                m_pad = (m + plan::kCudaW8a8RowMultiple - 1) / plan::kCudaW8a8RowMultiple * plan::kCudaW8a8RowMultiple,
+                groups = in / kFp8ScaleBlock;
   DeviceBuffer codes = staging::scratch(static_cast<size_t>(m_pad * in));
   DeviceBuffer x_scales = scratch(groups * m_pad);
   const int64_t w_rows = (out + kFp8ScaleBlock - 1) / kFp8ScaleBlock;
@@ -115,11 +124,22 @@ bool w8a8_linear(const Tensor& x, const staging::DeviceFp8Weight& w8, int64_t in
       staging::blas().gemm_fp8_blocks(codes, x_scales, w8.codes, w_scales, padded, m_pad, out, in);
       dy.copy_range(padded, 0, 0, static_cast<size_t>(m * out) * sizeof(float));
     }
-  } catch (const CudaError&) {
-    g_w8a8_refused = true;
+  } catch (const CudaError& e) {
+    const std::lock_guard<std::mutex> lock(g_w8a8_mutex);
+    if (!g_w8a8_refused.exchange(true)) g_w8a8_refusal = e.what();
     return false;
   }
   return true;
+}
+
+// Backend::fp8_block_gemm: w8a8 while the option is on and cuBLASLt has not refused.
+plan::Fp8BlockGemm fp8_block_gemm_path(std::string& note) {
+  if (!w8a8_asked()) return plan::Fp8BlockGemm::bf16;
+  const std::lock_guard<std::mutex> lock(g_w8a8_mutex);
+  if (!g_w8a8_refused.load()) return plan::Fp8BlockGemm::w8a8;
+  note = "DAYZERO_CUDA_FP8_W8A8=1 asked for W8A8, and cuBLASLt refused its block-scaled FP8 GEMM (" + g_w8a8_refusal +
+         "): the FP8 block GEMMs past the GEMV ran widened to BF16 from then on";
+  return plan::Fp8BlockGemm::bf16;
 }
 
 Tensor linear(const Tensor& x, const StoredWeight& w, int64_t index, std::span<const float> bias) {
@@ -326,11 +346,26 @@ std::unique_ptr<executor::Communicator> make_nccl_communicator(executor::Communi
 }
 
 void register_cuda_backend() {
-  executor::register_backend({"cuda", cuda_kernel_table(), &staging::begin_run, &take_kernel_seconds,
-                              &staging::device_memory, &rope, &staging::weight_placement_seconds, &add, &cuda::columns,
-                              &make_kv_store, &set_kernel_clock, &cuda::rows, &cuda::stack_rows, &cuda::gather_rows,
-                              &cuda::zeros, &cuda::cache_zeros, &cuda::row_sum_squares, &begin_kernel_span,
-                              &end_kernel_span});
+  executor::register_backend({"cuda",
+                              cuda_kernel_table(),
+                              &staging::begin_run,
+                              &take_kernel_seconds,
+                              &staging::device_memory,
+                              &rope,
+                              &staging::weight_placement_seconds,
+                              &add,
+                              &cuda::columns,
+                              &make_kv_store,
+                              &set_kernel_clock,
+                              &cuda::rows,
+                              &cuda::stack_rows,
+                              &cuda::gather_rows,
+                              &cuda::zeros,
+                              &cuda::cache_zeros,
+                              &cuda::row_sum_squares,
+                              &begin_kernel_span,
+                              &end_kernel_span,
+                              &fp8_block_gemm_path});
 }
 
 }  // namespace dayzero::cuda

@@ -13,6 +13,7 @@
 
 #include "executor/kernels.h"
 #include "model/model.h"
+#include "plan/fp8_block_gemm.h"
 
 namespace dayzero::executor {
 
@@ -163,6 +164,9 @@ struct Backend {
   // queue, then the seconds from it to the end of what is queued (waiting for it).
   void (*device_span_begin)() = nullptr;
   double (*device_span_end)() = nullptr;
+  // How this process multiplied block-scaled FP8 weights past the GEMV, read at a run's
+  // end, with in `note` why an asked-for W8A8 did not run; or null (the CPU: bf16).
+  plan::Fp8BlockGemm (*fp8_block_gemm)(std::string& note) = nullptr;
   const KernelEntry& kernel(model::OpKind kind, std::string_view variant) const {
     return find_kernel(kernels, name, kind, variant);
   }

@@ -279,6 +279,7 @@ Measurements Runner::measurements(const std::vector<std::vector<int64_t>>& promp
   ms.machine.kernel_threads = kernel_threads();
   ms.timing_iterations = options_.timing_iterations;
   ms.op_clock = timer_.device_clock() ? plan::OpClock::device : plan::OpClock::host;
+  if (backend_->fp8_block_gemm) ms.fp8_block_gemm = backend_->fp8_block_gemm(ms.fp8_block_gemm_note);
   ms.ops = timer_.results();
   for (auto& o : ms.ops) o.rank = r;
   for (const auto* t : {timed_world_.get(), timed_tp_.get(), timed_stage_.get()})

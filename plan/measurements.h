@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/collective.h"
+#include "plan/fp8_block_gemm.h"
 #include "plan/plan.h"
 
 namespace dayzero::plan {
@@ -148,8 +149,11 @@ struct Measurements {
   std::vector<RankMeasurements> ranks;        // by rank
   Plan plan;
   MachineInfo machine;
-  int timing_iterations = 0;                       // timed repeats per op (after one untimed warm-up)
-  OpClock op_clock = OpClock::host;                // what timed the ops' repeats
+  int timing_iterations = 0;                         // timed repeats per op (after one untimed warm-up)
+  OpClock op_clock = OpClock::host;                  // what timed the ops' repeats
+  Fp8BlockGemm fp8_block_gemm = Fp8BlockGemm::bf16;  // w8a8 only where every rank ran it
+  // Why W8A8 was asked for and not run (cuBLASLt's refusal), or empty.
+  std::string fp8_block_gemm_note;
   std::vector<OpMeasurement> ops;                  // every rank's
   std::vector<CollectiveMeasurement> collectives;  // every rank's; none on one rank
   std::optional<PrecisionCheck> precision_check;   // with --check-precision

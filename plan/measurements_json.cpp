@@ -59,6 +59,8 @@ Measurements merge_rank_measurements(const std::vector<Measurements>& per_rank) 
       out.decode_step_s[i] = std::max(out.decode_step_s[i], m.decode_step_s[i]);
     out.ops.insert(out.ops.end(), m.ops.begin(), m.ops.end());
     out.collectives.insert(out.collectives.end(), m.collectives.begin(), m.collectives.end());
+    if (m.fp8_block_gemm == Fp8BlockGemm::bf16) out.fp8_block_gemm = Fp8BlockGemm::bf16;
+    if (out.fp8_block_gemm_note.empty()) out.fp8_block_gemm_note = m.fp8_block_gemm_note;
     for (size_t s = 0; s < m.tokens.size(); ++s) {
       if (m.tokens[s].empty()) continue;  // this rank did not see the sequence's tokens
       if (out.tokens[s].empty()) out.tokens[s] = m.tokens[s];
@@ -320,6 +322,8 @@ json measurements_to_json(const Measurements& m) {
       {"ops", ops},
       {"collectives", collectives},
   };
+  out["fp8_block_gemm"] = {{"path", m.fp8_block_gemm == Fp8BlockGemm::w8a8 ? "w8a8" : "bf16"}};
+  if (!m.fp8_block_gemm_note.empty()) out["fp8_block_gemm"]["note"] = m.fp8_block_gemm_note;
   if (m.precision_check) out["precision_check"] = precision_to_json(*m.precision_check);
   return out;
 }
@@ -387,6 +391,15 @@ Measurements measurements_from_json(const json& j, const std::string& source) {
   i = 0;
   for (const auto& c : array(j, f, "collectives")) m.collectives.push_back(collective_from_json(c, source, i++));
   if (const json* pc = f.opt_object("precision_check")) m.precision_check = precision_from_json(*pc, source);
+  if (const json* g = f.opt_object("fp8_block_gemm")) {  // absent before 2026-12-05: bf16
+    Fields gf(*g, source, "fp8_block_gemm.");
+    const std::string path = gf.opt_string("path", "bf16");
+    if (path != "bf16" && path != "w8a8")
+      throw core::InputError(source, "fp8_block_gemm.path", "\"" + path + "\"", "must be \"bf16\" or \"w8a8\"");
+    m.fp8_block_gemm = path == "w8a8" ? Fp8BlockGemm::w8a8 : Fp8BlockGemm::bf16;
+    m.fp8_block_gemm_note = gf.opt_string("note", "");
+    gf.reject_unknown();
+  }
   allow(f, {"decode_step_mean_s", "peak_bytes", "notes"});
   f.reject_unknown();
   return m;

@@ -72,7 +72,7 @@ Calibration fit_calibration(const plan::Measurements& m, const topology::DeviceS
       throw std::invalid_argument("field 'ops[" + std::to_string(i) + "].kind' (op " + o.name + "): " + e.what());
     }
     Ideal id;
-    const topology::ComputeDtype dtype = op_compute_dtype(o, m.backend, compute_dtype);
+    const topology::ComputeDtype dtype = op_compute_dtype(o, m.backend, compute_dtype, m.fp8_block_gemm);
     id.memory_s = static_cast<double>(o.bytes) / dev.mem_bw_Bps;
     if (cls != OpClass::elementwise) id.compute_s = costed_flops(o, start) / peak_rf.peak(dtype);
     ops.push_back({&o, cls, id, 0, dtype});

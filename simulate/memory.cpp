@@ -13,6 +13,7 @@ using core::ceil_div;
 using core::round_up;
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
 constexpr int64_t kBf16Bytes = 2;
+constexpr int64_t kFloatBytes = 4;
 
 // Weights one rank of the stage holds in device memory, and its offloaded experts
 // kept in host memory.
@@ -98,11 +99,27 @@ int64_t largest_step_tokens(const PlanContext& ctx) {
   return std::min(new_tokens, p.prefill_chunk_tokens);
 }
 
+// The engines' W8A8 scratch of one FP8 GEMM call (cuda/backend.cpp `w8a8_linear`,
+// plan/cuda_staging.h), the larger of the MLP's two shapes (hidden size in and widest
+// intermediate on this rank out, and back): the rows padded to cuBLASLt's multiple, the
+// input a byte an element with a float32 scale per 128 columns, and the padded float32
+// product when the rows were padded (the weights' block scales, a few kB, not counted).
+int64_t cuda_w8a8_staging_bytes(const PlanContext& ctx, int64_t step_tokens) {
+  const int64_t hidden = ctx.mc.hidden, ffn = ceil_div(ctx.mc.max_ffn_width, ctx.plan.attention.tp);
+  const int64_t rows = ceil_div(step_tokens, plan::kCudaW8a8RowMultiple) * plan::kCudaW8a8RowMultiple;
+  const auto call = [&](int64_t in, int64_t out) {
+    const int64_t input = in + ceil_div(in, plan::kCudaW8a8Block) * kFloatBytes;
+    return core::checked_mul(rows, rows != step_tokens ? input + out * kFloatBytes : input);
+  };
+  return std::max(call(hidden, ffn), call(ffn, hidden));
+}
+
 // What DayZero's CUDA executor holds in a step beyond the activations an engine holds
 // (cuda/backend.cpp linear, plan/cuda_staging.h): the BF16 copy of each GEMM's float32
 // input, kept while the input lives (at the MLP's down projection the normed hidden
 // state's and the gated product's), cuBLASLt's workspace, and at more rows than the
-// FP8 GEMV takes the largest FP8 matrix of the stage widened to BF16 for the call.
+// FP8 GEMV takes the largest FP8 matrix of the stage widened to BF16 for the call, or
+// under W8A8 (cuda_w8a8_staging_bytes) the widest input quantized.
 int64_t cuda_executor_staging_bytes(const PlanContext& ctx, const Stage& s, int64_t step_tokens) {
   const ModelCosts& mc = ctx.mc;
   const int64_t tp = ctx.plan.attention.tp, moe_tp = ctx.plan.moe.tp;
@@ -111,6 +128,9 @@ int64_t cuda_executor_staging_bytes(const PlanContext& ctx, const Stage& s, int6
       core::checked_mul(core::checked_mul(step_tokens, mc.hidden + ceil_div(mc.max_ffn_width, tp)), kBf16Bytes));
   if (step_tokens <= plan::kCudaFp8GemvRows) return bytes;
   const auto fp8 = [&](size_t p) { return mc.gemm_dtype[p] == topology::ComputeDtype::fp8; };
+  if (ctx.cuda_fp8_block_gemm == plan::Fp8BlockGemm::w8a8 &&
+      (fp8(ctx.p_attn) || fp8(ctx.p_dense) || fp8(ctx.p_experts)))
+    return core::checked_add(bytes, cuda_w8a8_staging_bytes(ctx, step_tokens));
   int64_t widest = 0;  // elements
   for (size_t c = 0; c < mc.classes.size(); ++c) {
     if (s.class_counts[c] == 0) continue;

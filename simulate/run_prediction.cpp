@@ -113,6 +113,7 @@ RunPrediction predict_run(const plan::Measurements& m, const model::Model& model
   Simulator sim(model, cluster, eff);
   SimulateOptions opts;
   opts.cuda_executor = m.backend == "cuda";  // the executor's own staging and runtime
+  opts.cuda_fp8_block_gemm = m.fp8_block_gemm;
   r.prediction = sim.simulate(r.plan, opts);
   const int dp = r.plan.attention.dp;
   r.prompts_per_replica = (static_cast<int64_t>(m.prompts.size()) + dp - 1) / dp;  // round robin: the fullest

@@ -76,6 +76,7 @@ struct PlanContext {
   int64_t comm_buffer_bytes = kNcclBytesPerCommunicator;
   int64_t comm_library_bytes = 0;  // per process of the plan's world (topology::DeviceSpec)
   bool cuda_executor = false;      // SimulateOptions::cuda_executor
+  plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16;  // SimulateOptions::cuda_fp8_block_gemm
   std::vector<Stage> stages;
   // Speculative decoding's draft layer (the model's MTP layer, or an EAGLE head of its
   // first layer's shape) as a one-layer stage beside the last stage; none when off.
@@ -83,7 +84,8 @@ struct PlanContext {
 };
 
 PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r,
-                         const topology::DeviceSpec& device, bool cuda_executor = false);
+                         const topology::DeviceSpec& device, bool cuda_executor = false,
+                         plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16);
 
 // Memory of a representative rank of a stage (all ranks of a stage hold the same).
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);

@@ -38,10 +38,12 @@ int draft_class_of(const plan::SpeculativeDecoding& spec, const ModelCosts& mc) 
 namespace detail {
 
 PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r,
-                         const topology::DeviceSpec& device, bool cuda_executor) {
+                         const topology::DeviceSpec& device, bool cuda_executor,
+                         plan::Fp8BlockGemm cuda_fp8_block_gemm) {
   PlanContext ctx(p, mc, eff, r);
   ctx.runtime_overhead_bytes = device.runtime_overhead_bytes.value_or(kRuntimeOverheadBytes);
   ctx.cuda_executor = cuda_executor;
+  ctx.cuda_fp8_block_gemm = cuda_fp8_block_gemm;
   if (cuda_executor && device.executor_runtime) ctx.runtime_overhead_bytes = device.executor_runtime->bytes;
   ctx.comm_buffer_bytes = device.comm_buffer_bytes_per_group.value_or(kNcclBytesPerCommunicator);
   const int world = p.world_size();
@@ -364,7 +366,7 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
                                  kv_transfer_s(im.cluster, p, kv.sequence_bytes(p.workload.input_len)));
   }
   const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload), im.cluster.device_spec(),
-                                        opts.cuda_executor);
+                                        opts.cuda_executor, opts.cuda_fp8_block_gemm);
   Prediction pred;
   if (opts.memory) {
     pred = detail::plan_memory(ctx, im.cluster, opts.per_rank, opts.engine_memory);

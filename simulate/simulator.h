@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "model/model.h"
+#include "plan/fp8_block_gemm.h"
 #include "plan/plan.h"
 #include "simulate/efficiency.h"
 #include "simulate/model_costs.h"
@@ -50,6 +51,10 @@ struct SimulateOptions {
   // (plan/cuda_staging.h; simulate/memory.cpp) and, as its runtime, the device's
   // measured executor_runtime where the catalog has one (else the engines' figure).
   bool cuda_executor = false;
+  // With cuda_executor: how that run multiplied block-scaled FP8 weights
+  // (Measurements::fp8_block_gemm); W8A8 stages the quantized activations where the
+  // BF16 path widens a matrix.
+  plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16;
 };
 
 class Simulator {

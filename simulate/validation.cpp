@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "plan/cuda_staging.h"
+
 namespace dayzero::simulate {
 
 namespace {
@@ -57,12 +59,17 @@ double costed_flops(const plan::OpMeasurement& op, const Efficiency& eff) {
 }
 
 topology::ComputeDtype op_compute_dtype(const plan::OpMeasurement& op, std::string_view backend,
-                                        topology::ComputeDtype base) {
+                                        topology::ComputeDtype base, plan::Fp8BlockGemm fp8) {
   if (backend != "cuda" || (op.kind != "gemm" && op.kind != "expert_gemm")) return base;
   const int64_t rows = op.shape.empty() ? 0 : op.shape[0], inner = op.shape.size() > 1 ? op.shape[1] : 0;
   if (inner <= 0 || inner % 8 != 0) return base;
-  if (op.variant == "bf16" || (op.variant == "fp8_block" && rows > 8)) return topology::ComputeDtype::bf16;
-  return base;
+  if (op.variant == "bf16") return topology::ComputeDtype::bf16;
+  if (op.variant != "fp8_block" || rows <= plan::kCudaFp8GemvRows) return base;
+  const int64_t outer = rows > 0 ? op.flops / (2 * rows * inner) : 0;  // flops = 2 x rows x inner x outer
+  if (fp8 == plan::Fp8BlockGemm::w8a8 && inner % plan::kCudaW8a8Block == 0 && outer > 0 &&
+      outer % plan::kCudaW8a8OuterMultiple == 0)
+    return topology::ComputeDtype::fp8;
+  return topology::ComputeDtype::bf16;
 }
 
 double predict_op_s(const plan::OpMeasurement& op, const topology::DeviceSpec& dev, const Efficiency& eff,
@@ -109,7 +116,7 @@ ValidationReport validate(const plan::Measurements& m, const topology::DeviceSpe
     v.variant = o.variant;
     v.shape = o.shape;
     v.calls = o.calls;
-    const topology::ComputeDtype dtype = op_compute_dtype(o, m.backend, compute_dtype);
+    const topology::ComputeDtype dtype = op_compute_dtype(o, m.backend, compute_dtype, m.fp8_block_gemm);
     v.bound = std::string(bound_of(o, dev, eff, dtype));
     v.measured_s = o.min_s;
     v.predicted_s = predict_op_s(o, dev, eff, dtype);

@@ -31,9 +31,13 @@ inline constexpr topology::ComputeDtype kCpuComputeDtype = topology::ComputeDtyp
 // and for the CUDA backend's first-stage kernels), except the CUDA backend's GEMMs of
 // BF16 and block-scaled FP8 weights, which multiply BF16 on the tensor cores when the
 // inner size is a multiple of 8 (and, for FP8, more than 8 rows: fewer read the codes
-// in a GEMV; cuda/backend.cpp, `linear`).
+// in a GEMV; cuda/backend.cpp, `linear`). With `fp8` w8a8 (the run's
+// Measurements::fp8_block_gemm) those FP8 GEMMs whose inner size is a multiple of 128
+// and outer size of 16 multiply in FP8 (cuda/backend.cpp `w8a8_wanted`; the 128 x 128
+// blocks the FP8 checkpoints DayZero reads store).
 topology::ComputeDtype op_compute_dtype(const plan::OpMeasurement& op, std::string_view backend,
-                                        topology::ComputeDtype base = kCpuComputeDtype);
+                                        topology::ComputeDtype base = kCpuComputeDtype,
+                                        plan::Fp8BlockGemm fp8 = plan::Fp8BlockGemm::bf16);
 
 // The FLOPs the roofline charges one call of a measured op: GEMM-class ops
 // (gemm, expert_gemm, router) with their rows (shape[0]) rounded up to whole

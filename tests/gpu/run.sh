@@ -154,6 +154,13 @@ memory_within() {  # FILE: validate's printout
 }
 validate_h200() { "$dz" validate "$out/llama-cuda.json" --device H200-SXM --calibration "$out/calibration-h200.json" >"$out/validate-h200.txt"; }
 validate_v3() { "$dz" validate "$out/deepseek-v3-cuda.json" --device H200-SXM >"$out/validate-v3-h200.txt"; }
+# The W8A8 run: its file must say the path ran (fp8_block_gemm.path, else the note says
+# why cuBLASLt refused), and validate prices and ledgers it as such.
+validate_v3_w8a8() {
+  python3 -c 'import json,sys; g=json.load(open(sys.argv[1])).get("fp8_block_gemm",{}); print(g); sys.exit(g.get("path")!="w8a8")' \
+    "$out/deepseek-v3-w8a8-cuda.json" || return 1
+  "$dz" validate "$out/deepseek-v3-w8a8-cuda.json" --device H200-SXM >"$out/validate-v3-w8a8-h200.txt"
+}
 # PyTorch eager on the same checkpoint, prompts and steps (torch_eager.py; exit status 2:
 # no torch or no device, a skip unless a GPU is required), then the side-by-side table,
 # in the summary too; FAIL when DayZero's executor is not the faster in both phases.
@@ -242,6 +249,8 @@ if [ "${DAYZERO_GPU_CLI:-1}" = 1 ]; then
         step cli-v3-cuda-w8a8 env DAYZERO_CUDA_FP8_W8A8=1 "$dz" run --weights "$work/deepseek-v3-4l" --backend cuda \
           --prompt-len 2048 --batch 4 --decode-steps 4 --iterations 2 --out "$out/deepseek-v3-w8a8-cuda.json"
         step roofline-v3-w8a8 roofline deepseek-v3-w8a8 --peak fp8
+        step cli-v3-w8a8-validate validate_v3_w8a8 && digest "$out/validate-v3-w8a8-h200.txt"
+        step memory-v3-w8a8 memory_within "$out/validate-v3-w8a8-h200.txt"
       fi
       # DAYZERO_GPU_TORCH_V3=0 skips it. transformers 5's FP8 dequantization at load
       # stopped on kv_a_proj_with_mqa's 576 rows (5 blocks of 128, the last partial;

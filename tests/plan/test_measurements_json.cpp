@@ -67,5 +67,37 @@ TEST(MeasurementsJson, IntFieldsAreNotNarrowedSilently) {
   EXPECT_THROW((void)plan_from_json(p, "p.json"), core::InputError);
 }
 
+// The FP8 block GEMMs' path (Fp8BlockGemm) goes to the file and back with its note;
+// a file from before the field reads bf16, an unknown path is an error naming the
+// field; merged ranks keep w8a8 only where every rank ran it, and a rank's note.
+TEST(MeasurementsJson, TheFp8BlockGemmPathAndItsNoteRoundTripAndMerge) {
+  Measurements m = measurements_from_json(tiny_run(), "m.json");
+  EXPECT_EQ(m.fp8_block_gemm, Fp8BlockGemm::bf16);
+  m.fp8_block_gemm = Fp8BlockGemm::w8a8;
+  json j = measurements_to_json(m);
+  EXPECT_EQ(j["fp8_block_gemm"]["path"], "w8a8");
+  EXPECT_FALSE(j["fp8_block_gemm"].contains("note"));
+  EXPECT_EQ(measurements_from_json(j, "m.json").fp8_block_gemm, Fp8BlockGemm::w8a8);
+  m.fp8_block_gemm = Fp8BlockGemm::bf16;
+  m.fp8_block_gemm_note = "cuBLASLt refused";
+  const Measurements back = measurements_from_json(measurements_to_json(m), "m.json");
+  EXPECT_EQ(back.fp8_block_gemm, Fp8BlockGemm::bf16);
+  EXPECT_EQ(back.fp8_block_gemm_note, "cuBLASLt refused");
+  j["fp8_block_gemm"]["path"] = "fp4";
+  EXPECT_NE(error_of(j).find("fp8_block_gemm.path"), std::string::npos) << error_of(j);
+  j["fp8_block_gemm"] = {{"path", "w8a8"}, {"why", "x"}};
+  EXPECT_NE(error_of(j).find("fp8_block_gemm.why"), std::string::npos) << error_of(j);
+
+  Measurements r0 = measurements_from_json(tiny_run(), "m.json"), r1 = r0;
+  r1.ranks[0].rank = 1;
+  r0.fp8_block_gemm = r1.fp8_block_gemm = Fp8BlockGemm::w8a8;
+  EXPECT_EQ(merge_rank_measurements({r0, r1}).fp8_block_gemm, Fp8BlockGemm::w8a8);
+  r1.fp8_block_gemm = Fp8BlockGemm::bf16;
+  r1.fp8_block_gemm_note = "rank 1 refused";
+  const Measurements merged = merge_rank_measurements({r0, r1});
+  EXPECT_EQ(merged.fp8_block_gemm, Fp8BlockGemm::bf16);
+  EXPECT_EQ(merged.fp8_block_gemm_note, "rank 1 refused");
+}
+
 }  // namespace
 }  // namespace dayzero::plan

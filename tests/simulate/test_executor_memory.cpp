@@ -24,11 +24,13 @@ using testing::plan;
 
 constexpr int64_t kH200ExecutorRuntimeBytes = 555'988'992;  // catalog.json, the tiny Llama's run
 
-Prediction simulate_as(const model::Model& m, const topology::Cluster& c, const plan::Plan& p, bool cuda_executor) {
+Prediction simulate_as(const model::Model& m, const topology::Cluster& c, const plan::Plan& p, bool cuda_executor,
+                       plan::Fp8BlockGemm fp8 = plan::Fp8BlockGemm::bf16) {
   plan::validate_plan(p, m, c.num_devices(), "test-plan.json");
   Simulator sim(m, c);
   SimulateOptions o;
   o.cuda_executor = cuda_executor;
+  o.cuda_fp8_block_gemm = fp8;
   return sim.simulate(p, o);
 }
 
@@ -75,6 +77,32 @@ TEST(ExecutorMemory, AnFp8PromptWidensTheLargestFp8MatrixOnce) {
   decode.workload.input_len = plan::kCudaFp8GemvRows;
   decode.workload.batch = 1;
   EXPECT_EQ(added(decode), (int64_t{32} << 20) + int64_t{plan::kCudaFp8GemvRows} * (7168 + 18432 / 8) * 2);
+}
+
+// The same prompt under the engines' W8A8 (a run of DAYZERO_CUDA_FP8_W8A8=1 that
+// cuBLASLt took): no matrix is widened; one call's input is quantized instead, a byte an
+// element with a float32 scale per 128 columns, at the larger of the MLP's shapes on the
+// rank: 7,168 in (56 scales) at 1,000 rows = 7,392,000 bytes (2,304 in: 2,376,000). At
+// 1,001 tokens the rows pad to 1,004 and the product is made in a padded float32 buffer:
+// 2,304 in + 7,168 out x 4 = 1,004 x (2,304 + 18 x 4 + 28,672) = 31,172,192 bytes.
+// A BF16 checkpoint stages no W8A8 scratch.
+TEST(ExecutorMemory, W8a8QuantizesOneInputInsteadOfWideningAMatrix) {
+  const auto m = load_model("DeepSeek-V3");
+  const auto c = load_cluster("h200x8");
+  plan::Plan p = plan(8, 1, 1, 8);
+  p.dtypes.kv_cache = plan::KvDtype::bf16;
+  const auto added = [&](const plan::Plan& q) {
+    return simulate_as(m, c, q, true, plan::Fp8BlockGemm::w8a8).ranks.at(0).activation_bytes -
+           simulate_as(m, c, q, false).ranks.at(0).activation_bytes;
+  };
+  const auto copies = [](int64_t tokens) { return (int64_t{32} << 20) + tokens * (7168 + 18432 / 8) * 2; };
+  EXPECT_EQ(added(p), copies(1000) + 7'392'000);
+  plan::Plan padded = p;
+  padded.workload.input_len = 1001;
+  EXPECT_EQ(added(padded), copies(1001) + 31'172'192);
+  plan::Plan bf16 = p;
+  bf16.dtypes.attention = bf16.dtypes.dense_mlp = bf16.dtypes.experts = model::WeightPrecision::bf16;
+  EXPECT_EQ(added(bf16), copies(1000));
 }
 
 // The run's model: the bundled config cut as `dayzero synth --layers N [--no-mtp]` cuts it.

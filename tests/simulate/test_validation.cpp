@@ -140,6 +140,49 @@ TEST(SimulateValidation, CudaGemmsOfBf16AndFp8WeightsArePricedAtTheBf16Peak) {
   EXPECT_NEAR(fit_calibration(m, d, e).efficiency.gemm_compute, 1.0, 1e-12);
 }
 
+// A run whose FP8 block GEMMs ran as the engines' W8A8 (Measurements::fp8_block_gemm)
+// prices them at the FP8 peak where the path takes their sizes (inner a multiple of
+// 128, outer of 16): 16 rows x 128 in x 32 out = 131,072 FLOP at 800 GFLOP/s x 0.5 =
+// 0.32768 us (its 100 bytes: 0.0125 us) + 1 us; at BF16's 400 GFLOP/s 0.65536 us. An
+// outer size of 24, an inner of 64, or at most the GEMV's 8 rows keep the BF16 path's
+// and the GEMV's dtypes; a run without W8A8, BF16.
+TEST(SimulateValidation, W8a8RunsPriceTheirFp8GemmsAtTheFp8Peak) {
+  auto d = test_device();
+  d.peak_flops_per_s = {{topology::ComputeDtype::fp32, 100e9},
+                        {topology::ComputeDtype::bf16, 400e9},
+                        {topology::ComputeDtype::fp8, 800e9}};
+  using topology::ComputeDtype;
+  const auto w8a8 = plan::Fp8BlockGemm::w8a8;
+  auto g = op("prefill", "expert_gemm", 2 * 16 * 128 * 32, 100, 1, 3e-6);
+  g.variant = "fp8_block";
+  g.shape = {16, 128};
+  EXPECT_EQ(op_compute_dtype(g, "cuda", kCpuComputeDtype, w8a8), ComputeDtype::fp8);
+  EXPECT_EQ(op_compute_dtype(g, "cuda", kCpuComputeDtype), ComputeDtype::bf16);
+  EXPECT_EQ(op_compute_dtype(g, "cpu", kCpuComputeDtype, w8a8), ComputeDtype::fp32);
+  auto odd = g;
+  odd.flops = 2 * 16 * 128 * 24;
+  EXPECT_EQ(op_compute_dtype(odd, "cuda", kCpuComputeDtype, w8a8), ComputeDtype::bf16);
+  auto narrow = g;
+  narrow.shape = {16, 64};
+  narrow.flops = 2 * 16 * 64 * 32;
+  EXPECT_EQ(op_compute_dtype(narrow, "cuda", kCpuComputeDtype, w8a8), ComputeDtype::bf16);
+  auto gemv = g;
+  gemv.shape = {8, 128};
+  gemv.flops = 2 * 8 * 128 * 32;
+  EXPECT_EQ(op_compute_dtype(gemv, "cuda", kCpuComputeDtype, w8a8), ComputeDtype::fp32);
+
+  plan::Measurements m;
+  m.backend = "cuda";
+  m.fp8_block_gemm = w8a8;
+  m.ops = {g};
+  const ValidationReport r = validate(m, d, test_eff());
+  ASSERT_EQ(r.ops.size(), 1u);
+  expect_close(r.ops[0].predicted_s, 0.32768e-6 + 1e-6);
+  EXPECT_EQ(r.ops[0].bound, "compute");
+  m.fp8_block_gemm = plan::Fp8BlockGemm::bf16;
+  expect_close(validate(m, d, test_eff()).ops[0].predicted_s, 0.65536e-6 + 1e-6);
+}
+
 plan::Measurements two_phase_run() {
   plan::Measurements m;
   m.ops = {op("prefill", "gemm", 2'000'000, 100'000, 2, 50e-6),  // predicted 41 us
