@@ -84,7 +84,8 @@ void add_engine_options(CLI::App* cmd, ServeCliOptions& o) {
   cmd->add_option("--engine-settings", o.engine_settings_file,
                   "JSON file of engine settings over the engine's defaults and the scenario's \"engine\" object "
                   "(name, token_budget, max_running, memory_fraction, policy, chunked_prefill, prefix_caching, "
-                  "overlap_scheduling, recv_interval_steps, kv_block_tokens: plan/engine_settings.h); the flags "
+                  "overlap_scheduling, recv_interval_steps, kv_block_tokens, cuda_graph_max_batch: "
+                  "plan/engine_settings.h); the flags "
                   "win over it");
   cmd->add_option("--token-budget", o.token_budget,
                   "Tokens one step may carry: vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, "
@@ -101,6 +102,11 @@ void add_engine_options(CLI::App* cmd, ServeCliOptions& o) {
   cmd->add_option("--policy", o.policy,
                   "mixed (chunked prompts inside decode steps) or prefill_first (SGLang's default) "
                   "(default: the engine's)");
+  cmd->add_option("--cuda-graph-max-batch", o.cuda_graph_max_batch,
+                  "The largest step run as a captured CUDA graph: sequences (SGLang --cuda-graph-max-bs, "
+                  "TensorRT-LLM cuda_graph_config.max_batch_size) or tokens (vLLM --max-cudagraph-capture-size); "
+                  "0: graphs off (default: the engine's). Larger steps are counted and reported, not priced")
+      ->check(CLI::Range(int64_t{0}, plan::kMaxTokenBudget));
   cmd->add_flag("--two-batch-overlap", o.two_batch_overlap,
                 "Two micro-batches per step, one's communication under the other's compute (SGLang "
                 "--enable-two-batch-overlap, vLLM --enable-dbo; default off)");

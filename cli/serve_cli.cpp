@@ -83,6 +83,7 @@ serve::EngineSettings engine_settings(const ServeCliOptions& o, const search::Se
   if (o.token_budget > 0) flags.token_budget = o.token_budget;
   if (o.max_running > 0) flags.max_running = o.max_running;
   if (o.recv_interval > 0) flags.recv_interval_steps = o.recv_interval;
+  if (o.cuda_graph_max_batch >= 0) flags.cuda_graph_max_batch = o.cuda_graph_max_batch;
   if (o.memory_fraction > 0) flags.memory_fraction = o.memory_fraction;
   if (o.two_batch_overlap) flags.two_batch_overlap = true;
   if (!o.policy.empty()) {

@@ -34,6 +34,7 @@ struct ServeCliOptions {
   double trace_speed = 1;
   int64_t concurrency = 0, requests = 0, input_len = 0, output_len = 0, warmup = 0, recv_interval = 0;
   int64_t token_budget = 0, max_running = 0;
+  int64_t cuda_graph_max_batch = -1;  // -1: the engine's
   double rate = 0, range_ratio = 1.0, memory_fraction = 0;
   bool two_batch_overlap = false;
   bool json = false;

@@ -1,4 +1,5 @@
 // `dayzero serve`'s output: the result as text or JSON (serve_cli.h).
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -52,7 +53,8 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
                                   {"overlap_scheduling", e.overlap_scheduling},
                                   {"two_batch_overlap", e.two_batch_overlap},
                                   {"recv_interval_steps", e.recv_interval_steps},
-                                  {"kv_block_tokens", e.kv_block_tokens}};
+                                  {"kv_block_tokens", e.kv_block_tokens},
+                                  {"cuda_graph_max_batch", e.cuda_graph_max_batch}};
   return {{"engine", serve::engine_name(so.engine.engine)},
           {"engine_settings", profile},
           {"speculative", speculative_json(spec, r)},
@@ -67,6 +69,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
           {"requests_per_replica", r.requests},
           {"steps", r.steps},
           {"preemptions", r.preemptions},
+          {"eager_steps", r.eager_steps},
           {"max_running", r.max_running},
           {"kv_free_bytes_per_rank", r.kv.free_bytes},
           {"error_band", band_json(overheads)},
@@ -76,6 +79,20 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
 namespace {
 // Seconds as milliseconds with two decimals.
 std::string ms_2(double s) { return fixed(s * 1e3, 2); }
+
+// Steps past the engine's CUDA graphs: what the engine would do with them, and that
+// DayZero prices them as graph steps.
+void print_eager_note(std::ostream& out, const serve::EngineProfile& e, const serve::ServeResult& r) {
+  const std::string what = e.cuda_graph_counts_tokens ? " tokens" : " decoding sequences";
+  const std::string flag = e.engine == serve::Engine::vllm     ? "--max-cudagraph-capture-size"
+                           : e.engine == serve::Engine::sglang ? "--cuda-graph-max-bs"
+                                                               : "cuda_graph_config.max_batch_size";
+  out << "  note: " << with_commas(r.eager_steps) << " of the " << with_commas(r.steps) << " steps ("
+      << fixed(100.0 * static_cast<double>(r.eager_steps) / static_cast<double>(std::max<int64_t>(1, r.steps)), 1)
+      << " %) carry more than the " << e.cuda_graph_max_batch << what << " the engine captures CUDA graphs for ("
+      << flag << "): it runs them eagerly, which DayZero prices as graph steps (no measured run to fit an eager "
+      << "step's cost to); raise the limit where memory allows\n";
+}
 }  // namespace
 
 void print_result(std::ostream& out, const Served& s, const serve::ServeOptions& so, const serve::ServeResult& r) {
@@ -125,6 +142,7 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
       << " with prompts), " << fixed(r.requests_per_s, 2) << " requests/s over " << fixed(r.duration_s, 1) << " s; "
       << with_commas(r.steps) << " steps per replica, " << r.preemptions << " preemptions, at most " << r.max_running
       << " sequences running\n";
+  if (r.eager_steps > 0) print_eager_note(out, e, r);
 }
 
 }  // namespace dayzero::cli::serve_cli

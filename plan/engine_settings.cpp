@@ -51,6 +51,7 @@ void EngineSettings::merge(const EngineSettings& over) {
   take(max_running, over.max_running);
   take(recv_interval_steps, over.recv_interval_steps);
   take(kv_block_tokens, over.kv_block_tokens);
+  take(cuda_graph_max_batch, over.cuda_graph_max_batch);
   take(memory_fraction, over.memory_fraction);
   take(policy, over.policy);
   take(chunked_prefill, over.chunked_prefill);
@@ -60,8 +61,9 @@ void EngineSettings::merge(const EngineSettings& over) {
 }
 
 bool EngineSettings::empty() const {
-  return !engine && !token_budget && !max_running && !recv_interval_steps && !kv_block_tokens && !memory_fraction &&
-         !policy && !chunked_prefill && !prefix_caching && !overlap_scheduling && !two_batch_overlap;
+  return !engine && !token_budget && !max_running && !recv_interval_steps && !kv_block_tokens &&
+         !cuda_graph_max_batch && !memory_fraction && !policy && !chunked_prefill && !prefix_caching &&
+         !overlap_scheduling && !two_batch_overlap;
 }
 
 EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
@@ -81,6 +83,7 @@ EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::str
   s.max_running = f.maybe_int("max_running", 1, kMaxRunning);
   s.recv_interval_steps = f.maybe_int("recv_interval_steps", 1, kMaxRecvInterval);
   s.kv_block_tokens = f.maybe_int("kv_block_tokens", 1, kMaxKvBlockTokens);
+  s.cuda_graph_max_batch = f.maybe_int("cuda_graph_max_batch", 0, kMaxTokenBudget);
   if (const auto fraction = f.opt_positive("memory_fraction")) {
     if (*fraction > 1) f.fail("memory_fraction", "must be in (0, 1]");
     s.memory_fraction = fraction;
@@ -111,6 +114,7 @@ nlohmann::json engine_settings_to_json(const EngineSettings& s) {
   if (s.max_running) j["max_running"] = *s.max_running;
   if (s.recv_interval_steps) j["recv_interval_steps"] = *s.recv_interval_steps;
   if (s.kv_block_tokens) j["kv_block_tokens"] = *s.kv_block_tokens;
+  if (s.cuda_graph_max_batch) j["cuda_graph_max_batch"] = *s.cuda_graph_max_batch;
   if (s.memory_fraction) j["memory_fraction"] = *s.memory_fraction;
   if (s.policy) j["policy"] = std::string(prefill_policy_name(*s.policy));
   if (s.chunked_prefill) j["chunked_prefill"] = *s.chunked_prefill;

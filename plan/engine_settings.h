@@ -14,7 +14,11 @@
 //    "chunked_prefill": true, "prefix_caching": false, "overlap_scheduling": true,
 //    "two_batch_overlap": true,       SGLang --enable-two-batch-overlap, vLLM --enable-dbo
 //    "recv_interval_steps": 10,       SGLang --scheduler-recv-interval
-//    "kv_block_tokens": 64}           the paged cache's block (page) size
+//    "kv_block_tokens": 64,           the paged cache's block (page) size
+//    "cuda_graph_max_batch": 512}     the largest step run as a captured CUDA graph:
+//                                     sequences (SGLang --cuda-graph-max-bs, TensorRT-LLM
+//                                     cuda_graph_config.max_batch_size) or tokens (vLLM
+//                                     --max-cudagraph-capture-size); 0: graphs off
 // Unknown fields, wrong types and values out of bounds are core::InputError naming
 // the file, the field and the value.
 
@@ -47,7 +51,7 @@ std::optional<PrefillPolicy> parse_prefill_policy(std::string_view s);
 
 struct EngineSettings {
   std::optional<Engine> engine;
-  std::optional<int64_t> token_budget, max_running, recv_interval_steps, kv_block_tokens;
+  std::optional<int64_t> token_budget, max_running, recv_interval_steps, kv_block_tokens, cuda_graph_max_batch;
   std::optional<double> memory_fraction;
   std::optional<PrefillPolicy> policy;
   std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling, two_batch_overlap;

@@ -36,6 +36,10 @@ EngineProfile vllm_defaults(const Deployment& d) {
   p.kv_block_tokens = d.mla ? (d.fp4_tensor_cores ? 128 : 64) : 16;
   p.prefix_caching = true;       // EngineArgs._set_default_args: on for generative models
   p.overlap_scheduling = false;  // SchedulerConfig.async_scheduling = False (v0.10.2, v0.11.0)
+  // Piecewise CUDA graphs captured for steps of up to min(2 x max_num_seqs, 512) tokens
+  // (VllmConfig._set_cudagraph_sizes): 512 whenever a step can exceed it.
+  p.cuda_graph_max_batch = 512;
+  p.cuda_graph_counts_tokens = true;
   return p;
 }
 
@@ -72,7 +76,8 @@ EngineProfile sglang_defaults(const Deployment& d) {
   if (mem_mib > 60 * 1024) reserved = std::max(reserved, 10240.0);
   const double fraction = std::round((mem_mib - reserved) / mem_mib * 1000) / 1000;
   p.memory = {fraction, false, p.token_budget, static_cast<int64_t>(graph_bs)};
-  p.kv_block_tokens = 1;  // page_size 1 with the default attention backends
+  p.cuda_graph_max_batch = static_cast<int64_t>(graph_bs);  // decode batches captured up to it
+  p.kv_block_tokens = 1;                                    // page_size 1 with the default attention backends
   // disable_overlap_schedule = False; forced off when pp > 1 (_handle_pipeline_parallelism).
   p.overlap_scheduling = d.pp == 1;
   p.prefix_caching = true;  // the radix cache is on (disable_radix_cache = False)
@@ -100,10 +105,20 @@ EngineProfile trtllm_defaults(const Deployment& d) {
   p.kv_block_tokens = d.mla ? 64 : 32;  // tokens_per_block 32; 64 for MLA with FlashMLA
   p.prefix_caching = true;              // KvCacheConfig.enable_block_reuse = True
   p.overlap_scheduling = true;          // TorchLlmArgs.disable_overlap_scheduler = False
+  // CudaGraphConfig(): max_batch_size 0 -> 128, decode-only batches (llm_args.py
+  // validate_cuda_graph_config; without padding only the captured sizes 1-32, 64 and
+  // 128 replay a graph, which is not modelled: the limit alone is).
+  p.cuda_graph_max_batch = 128;
   return p;
 }
 
 }  // namespace
+
+bool runs_eagerly(const EngineProfile& e, const simulate::StepBatch& b) {
+  if (b.empty()) return false;
+  if (e.cuda_graph_counts_tokens) return b.tokens() > e.cuda_graph_max_batch;
+  return b.prefills.empty() && static_cast<int64_t>(b.decode_contexts.size()) > e.cuda_graph_max_batch;
+}
 
 Deployment deployment_of(const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev) {
   return {dev.mem_bytes, dev.peak_flops_for(topology::ComputeDtype::fp4) > 0, p.attention.tp, p.pp,

@@ -9,6 +9,7 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s) {
   if (s.max_running) p.max_running = *s.max_running;
   if (s.recv_interval_steps) p.recv_interval_steps = *s.recv_interval_steps;
   if (s.kv_block_tokens) p.kv_block_tokens = *s.kv_block_tokens;
+  if (s.cuda_graph_max_batch) p.cuda_graph_max_batch = *s.cuda_graph_max_batch;
   if (s.memory_fraction) p.memory.memory_fraction = *s.memory_fraction;
   if (s.policy) p.policy = *s.policy;
   if (s.chunked_prefill) p.chunked_prefill = *s.chunked_prefill;

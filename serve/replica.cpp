@@ -328,6 +328,7 @@ void Replica::step() {
   // SchedulerRecvSkipper's weights: a decode step counts 1, any other reaches the interval.
   recv_counter_ += has_prefill() ? eng_.recv_interval_steps : 1;
   const simulate::StepBatch b = batch();
+  if (runs_eagerly(eng_, b)) ++st_.eager_steps;
   simulate::StepTime st = engine_step_time(sim_, prepared_, b, eng_);
   if (width_ > 1) add_draft(st, sim_.draft_time(prepared_, b));
   // The host's time per step: after the GPU's, or beside it when scheduling overlaps.

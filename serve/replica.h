@@ -76,7 +76,7 @@ struct ReplicaStats {
   std::vector<double> ttft_s, tpot_s, e2e_s;
   std::vector<std::pair<double, int64_t>> itl_s;  // gap, and how many sequences saw it
   LatencyParts ttft_parts, tpot_parts;            // sums over the measured requests
-  int64_t done = 0, steps = 0, preemptions = 0, max_running = 0, out_tokens = 0, in_tokens = 0;
+  int64_t done = 0, steps = 0, preemptions = 0, max_running = 0, out_tokens = 0, in_tokens = 0, eager_steps = 0;
   int64_t decodes = 0, decoded_tokens = 0;  // decodes run and the tokens they emitted
   double first_arrival_s = -1, last_finish_s = 0, window_start_s = -1;
   std::vector<ServePoint> series;

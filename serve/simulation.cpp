@@ -27,6 +27,7 @@ ServeResult summarize(const std::vector<const ReplicaStats*>& replicas, double s
     all.tpot_parts += r->tpot_parts;
     all.done += r->done;
     all.steps += r->steps;
+    all.eager_steps += r->eager_steps;
     all.preemptions += r->preemptions;
     all.max_running = std::max(all.max_running, r->max_running);
     all.out_tokens += r->out_tokens;
@@ -54,6 +55,7 @@ ServeResult summarize(const std::vector<const ReplicaStats*>& replicas, double s
   if (out.tpot_s.count > 0) out.tpot_parts = all.tpot_parts * (1.0 / static_cast<double>(out.tpot_s.count));
   out.requests = all.done;
   out.steps = all.steps;
+  out.eager_steps = all.eager_steps;
   out.preemptions = all.preemptions;
   out.max_running = all.max_running;
   out.tokens_per_decode =

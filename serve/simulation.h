@@ -43,6 +43,9 @@ struct ServeResult {
   int64_t steps = 0;
   int64_t preemptions = 0;
   int64_t max_running = 0;
+  // Of `steps`, those past the engine's CUDA graphs (runs_eagerly): priced as graph
+  // steps, reported so that a user sees the engine would run them eagerly.
+  int64_t eager_steps = 0;
   double tokens_per_decode = 0;    // tokens a sequence's decode emits on average (> 1: speculative)
   double kv_transfer_s = 0;        // disaggregated: a request's KV cache moved between the pools, mean
   simulate::KvBudget kv;           // the replica's KV cache

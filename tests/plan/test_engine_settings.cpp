@@ -14,12 +14,14 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
   EngineSettings file = engine_settings_from_json(
       nlohmann::json::parse(R"({"name": "sglang", "max_running": 4, "token_budget": 100, "memory_fraction": 0.6,
                                 "policy": "mixed", "chunked_prefill": false, "prefix_caching": true,
-                                "overlap_scheduling": false, "recv_interval_steps": 10, "kv_block_tokens": 64})"),
+                                "overlap_scheduling": false, "recv_interval_steps": 10, "kv_block_tokens": 64,
+                                "cuda_graph_max_batch": 0})"),
       "engine.json");
   EXPECT_EQ(file.engine, Engine::sglang);
   EXPECT_EQ(file.policy, PrefillPolicy::mixed);
   EXPECT_EQ(file.chunked_prefill, false);
   EXPECT_EQ(file.kv_block_tokens, 64);
+  EXPECT_EQ(file.cuda_graph_max_batch, 0);  // graphs off: set, not absent
   EngineSettings flags;
   flags.max_running = 16;
   flags.engine = Engine::vllm;
@@ -33,6 +35,7 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
   EXPECT_EQ(back.max_running, 16);
   EXPECT_EQ(back.engine, Engine::vllm);
   EXPECT_EQ(back.recv_interval_steps, 10);
+  EXPECT_EQ(back.cuda_graph_max_batch, 0);
   EXPECT_DOUBLE_EQ(*back.memory_fraction, 0.6);
   EXPECT_TRUE(engine_settings_from_json(nlohmann::json::object(), "empty").empty());
 }
@@ -50,6 +53,7 @@ TEST(EngineSettings, BadFieldsAreErrorsNamingFileFieldAndValue) {
       {R"({"token_budget": 99999999999})", "engine.token_budget"},
       {R"({"chunked_prefill": "yes"})", "engine.chunked_prefill"},
       {R"({"recv_interval_steps": 2.5})", "engine.recv_interval_steps"},
+      {R"({"cuda_graph_max_batch": -1})", "engine.cuda_graph_max_batch"},
   };
   for (const auto& [text, named] : cases) {
     try {

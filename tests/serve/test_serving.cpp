@@ -274,8 +274,48 @@ TEST(Serving, EngineDefaultsAsTheEnginesShipThem) {
   EXPECT_TRUE(t.memory.share_of_free);
   EXPECT_FALSE(t.chunked_prefill);
   EXPECT_TRUE(t.reserve_whole_request);
+  // CUDA graphs: vLLM's piecewise ones by tokens up to 512, SGLang's decode batches up to
+  // 512 from TP 4 (256 below on an 80-160 GB GPU), TensorRT-LLM's up to 128.
+  EXPECT_EQ(v.cuda_graph_max_batch, 512);
+  EXPECT_TRUE(v.cuda_graph_counts_tokens);
+  EXPECT_EQ(s.cuda_graph_max_batch, 512);
+  EXPECT_FALSE(s.cuda_graph_counts_tokens);
+  EXPECT_EQ(default_profile(Engine::sglang, {h200.device_mem_bytes, false, 1, 1, true}).cuda_graph_max_batch, 256);
+  EXPECT_EQ(t.cuda_graph_max_batch, 128);
   EXPECT_EQ(parse_engine("sglang"), Engine::sglang);
   EXPECT_FALSE(parse_engine("tgi").has_value());
+}
+
+// Which steps run past the CUDA graphs: vLLM's by tokens (a 1,000-token prompt step
+// past 512, 512 decodes not), SGLang's and TensorRT-LLM's decode-only steps by sequences
+// (a prompt step never replays a graph, so it is not counted); a limit of 0 is graphs off.
+// One request of 1,000 + 10 tokens on vLLM: its prompt step alone, 1 of 10 steps.
+TEST(Serving, StepsPastTheCudaGraphsAreCounted) {
+  EngineProfile v = default_profile(Engine::vllm);
+  simulate::StepBatch prompt, decodes;
+  prompt.prefills.push_back({1000, 0, true});
+  decodes.decode_contexts.assign(512, 100);
+  EXPECT_TRUE(runs_eagerly(v, prompt));
+  EXPECT_FALSE(runs_eagerly(v, decodes));
+  EngineProfile s = default_profile(Engine::sglang);
+  s.cuda_graph_max_batch = 256;
+  EXPECT_FALSE(runs_eagerly(s, prompt));
+  EXPECT_TRUE(runs_eagerly(s, decodes));
+  decodes.decode_contexts.resize(256);
+  EXPECT_FALSE(runs_eagerly(s, decodes));
+  s.cuda_graph_max_batch = 0;
+  EXPECT_TRUE(runs_eagerly(s, decodes));
+  EXPECT_FALSE(runs_eagerly(s, simulate::StepBatch{}));
+
+  Fixture f;
+  ServeOptions o = options(1, 1, 1000, 10);
+  const ServeResult one = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(one.steps, 10);
+  EXPECT_EQ(one.eager_steps, 1);
+  o.engine.cuda_graph_max_batch = 0;
+  const ServeResult eager = simulate_serving(f.sim, f.p, o);
+  EXPECT_EQ(eager.eager_steps, 10);
+  expect_close(eager.ttft_s.mean, one.ttft_s.mean, 1e-12);  // counted, not priced
 }
 
 // B arrives while A decodes. SGLang's prefill-first runs B's prompt alone (A waits);
