@@ -138,7 +138,7 @@ void DevicePool::trim() noexcept {
 
 void* DevicePool::allocate(size_t bytes, DeviceUse use) {
   void* p = nullptr;
-  const bool cached = use == DeviceUse::workspace;
+  const bool cached = use != DeviceUse::weights;
   const size_t block = cached ? size_class(bytes) : bytes;
   const auto it = cached && bytes > 0 ? cache_.find(block) : cache_.end();
   if (it != cache_.end()) {  // a freed block of the same class
@@ -163,7 +163,7 @@ void* DevicePool::allocate(size_t bytes, DeviceUse use) {
 }
 
 void DevicePool::release(void* p, size_t bytes, DeviceUse use) noexcept {
-  if (p && use == DeviceUse::workspace) {
+  if (p && use != DeviceUse::weights) {
     try {
       const size_t block = size_class(bytes);
       cache_.emplace(block, p);

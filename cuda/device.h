@@ -59,11 +59,12 @@ enum class DeviceUse { workspace, weights, kv_cache };
 inline constexpr size_t kDeviceUses = 3;
 
 // Device allocations of one device, counted: what is live and the most ever live, in
-// all and by use. A freed workspace block is kept for the next of its size class
-// (512 B steps to 1 MiB, 2 MiB steps above) instead of going back to the device:
+// all and by use. A freed workspace or KV-cache block is kept for the next of its size
+// class (512 B steps to 1 MiB, 2 MiB steps above) instead of going back to the device:
 // cudaMalloc and cudaFree (which waits for the whole device) around every kernel's
 // inputs and outputs took most of a decode step on the H200 (first GPU run: 12 ms a
-// step, 1.6 ms of it kernels). Weights are allocated and freed as they are. All
+// step, 1.6 ms of it kernels), and a sequence's gated delta-net state freed when the
+// sequence leaves the batch waited so too. Weights are allocated and freed as they are. All
 // kernels and copies run on the legacy default stream, in order, so a reused block
 // is never written while an earlier kernel still reads it (NCCL's own stream is
 // waited for before its buffers go).

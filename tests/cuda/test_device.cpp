@@ -93,7 +93,9 @@ TEST(CudaDevice, PoolCountsWeightsAndWorkspaceApart) {
 }
 
 // A freed kernel's buffer stays with the pool for the next request of its size class
-// (same block, no cudaMalloc); weights go back to the device; trim returns the rest.
+// (same block, no cudaMalloc), and so does a KV-cache block (a sequence's delta-net
+// state, freed when the sequence leaves); weights go back to the device; trim returns
+// the rest. Live bytes by use stay the bytes asked for.
 TEST(CudaDevice, PoolReusesFreedWorkspaceBlocks) {
   DAYZERO_NEED_GPU();
   DevicePool pool;
@@ -118,6 +120,18 @@ TEST(CudaDevice, PoolReusesFreedWorkspaceBlocks) {
   EXPECT_EQ(pool.cached_bytes(), 1024 + 3072);  // weights are not kept
   { DeviceBuffer big(pool, (3 << 20) + 1); }    // above 1 MiB: 2 MiB steps
   EXPECT_EQ(pool.cached_bytes(), 1024 + 3072 + (4 << 20));
+  void* state = nullptr;
+  {
+    DeviceBuffer k(pool, 5000, DeviceUse::kv_cache);  // 5,120-byte class: a block of its own
+    state = k.data();
+    EXPECT_EQ(pool.live_bytes(DeviceUse::kv_cache), 5000);
+  }
+  EXPECT_EQ(pool.cached_bytes(), 1024 + 3072 + (4 << 20) + 5120);
+  EXPECT_EQ(pool.live_bytes(DeviceUse::kv_cache), 0);
+  {
+    DeviceBuffer again(pool, 4900, DeviceUse::kv_cache);
+    EXPECT_EQ(again.data(), state);
+  }
   pool.trim();
   EXPECT_EQ(pool.cached_bytes(), 0);
   EXPECT_EQ(pool.peak_bytes(), 5 << 20);

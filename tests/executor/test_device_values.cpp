@@ -232,8 +232,9 @@ TEST(MirrorGolden, PickingTheLastRowsBringsBackOnlyTheLogits) {
     const int64_t downloads = TensorValues::downloads();
     const RunResult dev = run("cpu-mirror");
     EXPECT_EQ(cpu.sequences.at(0).tokens, dev.sequences.at(0).tokens) << family;
-    if (std::string(family) == "llama")  // dense: the prefill's logits row and 3 decode steps'
+    if (std::string(family) == "llama") {  // dense: the prefill's logits row and 3 decode steps'
       EXPECT_EQ(TensorValues::downloads() - downloads, 1 + 3) << family;
+    }
   }
 }
 

@@ -1,4 +1,5 @@
-// serve/engine_settings.h: a user's overrides applied over an engine's defaults.
+// serve/engine.h and serve/engine_settings.h: each engine's defaults as it ships them, the
+// CUDA graph limit's rule, and a user's overrides applied over the defaults.
 #include "serve/engine_settings.h"
 
 #include <gtest/gtest.h>
@@ -35,6 +36,61 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   EXPECT_EQ(same.memory.step_tokens, d.memory.step_tokens);
   EXPECT_EQ(same.max_running, d.max_running);
   EXPECT_EQ(same.cuda_graph_max_batch, d.cuda_graph_max_batch);
+}
+
+TEST(EngineProfiles, DefaultsAsTheEnginesShipThem) {
+  const Deployment h200{143771.0 * 1024 * 1024, false, 8, 1, true};
+  const EngineProfile v = default_profile(Engine::vllm, h200);
+  EXPECT_EQ(v.token_budget, 8192);
+  EXPECT_EQ(v.max_running, 1024);
+  EXPECT_EQ(v.kv_block_tokens, 64);  // MLA on Hopper
+  EXPECT_DOUBLE_EQ(v.memory.memory_fraction, 0.9);
+  const EngineProfile s = default_profile(Engine::sglang, h200);
+  EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);
+  // (143,771 - (512 + 1.5 x 8,192 + 2 x 512 + 1,024 x 8 / 8)) / 143,771 = 0.8967 -> 0.897
+  EXPECT_DOUBLE_EQ(s.memory.memory_fraction, 0.897);
+  EXPECT_TRUE(s.overlap_scheduling);
+  EXPECT_TRUE(s.chunk_first_prompt_only);
+  EXPECT_TRUE(s.future_tokens.on);
+  EXPECT_FALSE(v.future_tokens.on);
+  EXPECT_FALSE(default_profile(Engine::sglang, {h200.device_mem_bytes, false, 4, 2, true}).overlap_scheduling);  // pp 2
+  EXPECT_FALSE(v.overlap_scheduling);
+  const EngineProfile t = default_profile(Engine::trtllm, h200);
+  EXPECT_TRUE(t.overlap_scheduling);
+  EXPECT_TRUE(t.memory.share_of_free);
+  EXPECT_FALSE(t.chunked_prefill);
+  EXPECT_TRUE(t.reserve_whole_request);
+  // CUDA graphs: vLLM's piecewise ones by tokens up to 512, SGLang's decode batches up to
+  // 512 from TP 4 (256 below on an 80-160 GB GPU), TensorRT-LLM's up to 128.
+  EXPECT_EQ(v.cuda_graph_max_batch, 512);
+  EXPECT_TRUE(v.cuda_graph_counts_tokens);
+  EXPECT_EQ(s.cuda_graph_max_batch, 512);
+  EXPECT_FALSE(s.cuda_graph_counts_tokens);
+  EXPECT_EQ(default_profile(Engine::sglang, {h200.device_mem_bytes, false, 1, 1, true}).cuda_graph_max_batch, 256);
+  EXPECT_EQ(t.cuda_graph_max_batch, 128);
+  EXPECT_EQ(parse_engine("sglang"), Engine::sglang);
+  EXPECT_FALSE(parse_engine("tgi").has_value());
+}
+
+// Which steps run past the CUDA graphs: vLLM's by tokens (a 1,000-token prompt step
+// past 512, 512 decodes not), SGLang's and TensorRT-LLM's decode-only steps by sequences
+// (a prompt step never replays a graph, so it is not counted); a limit of 0 is graphs off.
+TEST(EngineProfiles, StepsPastTheCudaGraphsRunEagerly) {
+  EngineProfile v = default_profile(Engine::vllm);
+  simulate::StepBatch prompt, decodes;
+  prompt.prefills.push_back({1000, 0, true});
+  decodes.decode_contexts.assign(512, 100);
+  EXPECT_TRUE(runs_eagerly(v, prompt));
+  EXPECT_FALSE(runs_eagerly(v, decodes));
+  EngineProfile s = default_profile(Engine::sglang);
+  s.cuda_graph_max_batch = 256;
+  EXPECT_FALSE(runs_eagerly(s, prompt));
+  EXPECT_TRUE(runs_eagerly(s, decodes));
+  decodes.decode_contexts.resize(256);
+  EXPECT_FALSE(runs_eagerly(s, decodes));
+  s.cuda_graph_max_batch = 0;
+  EXPECT_TRUE(runs_eagerly(s, decodes));
+  EXPECT_FALSE(runs_eagerly(s, simulate::StepBatch{}));
 }
 
 }  // namespace
