@@ -97,6 +97,14 @@ TEST(BenchPredict, InferencexHopperRunsAreServedWithTheHopperRecipes) {
   r.model_path = "openai/gpt-oss-120b";
   r.gemm_quant = r.moe_quant = "nvfp4";
   EXPECT_DOUBLE_EQ(deployed_profile(Engine::vllm, d, r).memory.memory_fraction, 0.9);
+  // gptoss_fp4_h200_trt.sh (626932a11, 2026-03-27; image release:gpt-oss-dev, later
+  // 1.3.0rc11): max_num_tokens 20000, free_gpu_memory_fraction 0.85, KV dtype auto (BF16).
+  r.backend = "trtllm";
+  const EngineProfile t = deployed_profile(Engine::trtllm, d, r);
+  EXPECT_EQ(t.token_budget, 20000);
+  EXPECT_DOUBLE_EQ(t.memory.memory_fraction, 0.85);
+  EXPECT_EQ(kv_dtype_of(r), plan::KvDtype::bf16);
+  r.backend.clear();
   r.gemm_quant = r.moe_quant = "fp8_block";
   r.model_path = "moonshotai/Kimi-K2.5";
   r.gemm_quant = r.moe_quant = "nvfp4";
