@@ -80,18 +80,18 @@ namespace {
 // Seconds as milliseconds with two decimals.
 std::string ms_2(double s) { return fixed(s * 1e3, 2); }
 
-// Steps past the engine's CUDA graphs: what the engine would do with them, and that
-// DayZero prices them as graph steps.
+// Decode steps past the engine's CUDA graphs: what the engine would do with them, and
+// that DayZero prices them as graph steps.
 void print_eager_note(std::ostream& out, const serve::EngineProfile& e, const serve::ServeResult& r) {
-  const std::string what = e.cuda_graph_counts_tokens ? " tokens" : " decoding sequences";
+  const std::string what = e.cuda_graph_counts_tokens ? " tokens" : " sequences";
   const std::string flag = e.engine == serve::Engine::vllm     ? "--max-cudagraph-capture-size"
                            : e.engine == serve::Engine::sglang ? "--cuda-graph-max-bs"
                                                                : "cuda_graph_config.max_batch_size";
   out << "  note: " << with_commas(r.eager_steps) << " of the " << with_commas(r.steps) << " steps ("
       << fixed(100.0 * static_cast<double>(r.eager_steps) / static_cast<double>(std::max<int64_t>(1, r.steps)), 1)
-      << " %) carry more than the " << e.cuda_graph_max_batch << what << " the engine captures CUDA graphs for ("
+      << " %) decode more than the " << e.cuda_graph_max_batch << what << " the engine captures CUDA graphs for ("
       << flag << "): it runs them eagerly, which DayZero prices as graph steps (no measured run to fit an eager "
-      << "step's cost to); raise the limit where memory allows\n";
+      << "decode step's cost to); raise the limit where memory allows\n";
 }
 }  // namespace
 

@@ -115,9 +115,9 @@ EngineProfile trtllm_defaults(const Deployment& d) {
 }  // namespace
 
 bool runs_eagerly(const EngineProfile& e, const simulate::StepBatch& b) {
-  if (b.empty()) return false;
-  if (e.cuda_graph_counts_tokens) return b.tokens() > e.cuda_graph_max_batch;
-  return b.prefills.empty() && static_cast<int64_t>(b.decode_contexts.size()) > e.cuda_graph_max_batch;
+  if (b.decode_contexts.empty() || !b.prefills.empty()) return false;
+  const int64_t size = e.cuda_graph_counts_tokens ? b.tokens() : static_cast<int64_t>(b.decode_contexts.size());
+  return size > e.cuda_graph_max_batch;
 }
 
 Deployment deployment_of(const plan::Plan& p, const model::Model& m, const topology::DeviceSpec& dev) {

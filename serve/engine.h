@@ -96,18 +96,22 @@ struct EngineProfile {
   int64_t tbo_prefill_token_threshold = 512;
   // The largest step the engine runs as a captured CUDA graph: sequences of a decode
   // step (SGLang, TensorRT-LLM: prompt steps are never captured) or tokens of any step
-  // (vLLM's piecewise graphs); 0: graphs off. A larger step runs eagerly, its kernels
-  // launched one by one. The step model prices every step as the calibration's runs
-  // ran it (none crossed the limit), so a simulation counts such steps
-  // (ServeResult::eager_steps) and `serve` says so, rather than price them unmeasured.
+  // (vLLM's piecewise graphs); 0: graphs off. A larger decode step runs eagerly, its
+  // kernels launched one by one. The step model prices every step as the calibration's
+  // runs ran it (no decode step of theirs crossed the limit), so a simulation counts
+  // such steps (runs_eagerly, ServeResult::eager_steps) and `serve` says so, rather
+  // than price them unmeasured.
   int64_t cuda_graph_max_batch = 512;
   // Whether the limit counts a step's tokens (vLLM) or its decoding sequences.
   bool cuda_graph_counts_tokens = false;
 };
 
-// Whether a step of this batch runs past the engine's CUDA graphs (EngineProfile::
-// cuda_graph_max_batch): vLLM, any step of more tokens than the limit; SGLang and
-// TensorRT-LLM, a decode-only step of more sequences than it.
+// Whether a decode step runs past the engine's CUDA graphs (EngineProfile::
+// cuda_graph_max_batch): a decode-only step of more tokens (vLLM) or sequences (SGLang,
+// TensorRT-LLM) than the limit. A step with a prompt chunk is not counted: SGLang and
+// TensorRT-LLM never capture one, vLLM only up to the limit's tokens, and the measured
+// runs the step model is calibrated on are full of them (their launches are a small
+// part of a prompt's time); a decode step's are not.
 bool runs_eagerly(const EngineProfile& e, const simulate::StepBatch& b);
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor

@@ -72,22 +72,31 @@ TEST(EngineProfiles, DefaultsAsTheEnginesShipThem) {
   EXPECT_FALSE(parse_engine("tgi").has_value());
 }
 
-// Which steps run past the CUDA graphs: vLLM's by tokens (a 1,000-token prompt step
-// past 512, 512 decodes not), SGLang's and TensorRT-LLM's decode-only steps by sequences
-// (a prompt step never replays a graph, so it is not counted); a limit of 0 is graphs off.
+// Which steps run past the CUDA graphs: decode-only steps of more tokens (vLLM's piecewise
+// graphs: 513 decodes, not 512) or sequences (SGLang's and TensorRT-LLM's decode batches)
+// than the limit; a step with a prompt chunk is never counted (the calibration's runs are
+// full of them); a limit of 0 is graphs off.
 TEST(EngineProfiles, StepsPastTheCudaGraphsRunEagerly) {
   EngineProfile v = default_profile(Engine::vllm);
   simulate::StepBatch prompt, decodes;
   prompt.prefills.push_back({1000, 0, true});
   decodes.decode_contexts.assign(512, 100);
-  EXPECT_TRUE(runs_eagerly(v, prompt));
+  EXPECT_FALSE(runs_eagerly(v, prompt));
   EXPECT_FALSE(runs_eagerly(v, decodes));
+  decodes.decode_contexts.push_back(100);
+  EXPECT_TRUE(runs_eagerly(v, decodes));
+  simulate::StepBatch mixed = decodes;
+  mixed.prefills.push_back({16, 0, false});
+  EXPECT_FALSE(runs_eagerly(v, mixed));
+  decodes.decode_contexts.resize(256);
+  decodes.decode_width = 3;  // speculative: 768 tokens a step for vLLM, 256 sequences for SGLang
+  EXPECT_TRUE(runs_eagerly(v, decodes));
   EngineProfile s = default_profile(Engine::sglang);
   s.cuda_graph_max_batch = 256;
   EXPECT_FALSE(runs_eagerly(s, prompt));
-  EXPECT_TRUE(runs_eagerly(s, decodes));
-  decodes.decode_contexts.resize(256);
   EXPECT_FALSE(runs_eagerly(s, decodes));
+  decodes.decode_contexts.push_back(100);
+  EXPECT_TRUE(runs_eagerly(s, decodes));
   s.cuda_graph_max_batch = 0;
   EXPECT_TRUE(runs_eagerly(s, decodes));
   EXPECT_FALSE(runs_eagerly(s, simulate::StepBatch{}));

@@ -252,18 +252,18 @@ TEST(Serving, NoEvictAdmitsWholeRequestsOnly) {
 }
 
 // The engines' documented defaults (serve/engine.cpp names the sources).
-// One request of 1,000 + 10 tokens on vLLM: its prompt step alone runs past the CUDA
-// graphs (1,000 tokens, more than 512), 1 of 10 steps; with graphs off all 10. Counted,
-// not priced (runs_eagerly's rule: test_engine_settings.cpp).
+// One request of 1,000 + 10 tokens on vLLM: no step runs past the CUDA graphs (a prompt
+// step is not counted, a decode step of 1 token is within 512); with graphs off its 9
+// decode steps do. Counted, not priced (runs_eagerly's rule: test_engine_settings.cpp).
 TEST(Serving, StepsPastTheCudaGraphsAreCounted) {
   Fixture f;
   ServeOptions o = options(1, 1, 1000, 10);
   const ServeResult one = simulate_serving(f.sim, f.p, o);
   EXPECT_EQ(one.steps, 10);
-  EXPECT_EQ(one.eager_steps, 1);
+  EXPECT_EQ(one.eager_steps, 0);
   o.engine.cuda_graph_max_batch = 0;
   const ServeResult eager = simulate_serving(f.sim, f.p, o);
-  EXPECT_EQ(eager.eager_steps, 10);
+  EXPECT_EQ(eager.eager_steps, 9);                          // the decode steps
   expect_close(eager.ttft_s.mean, one.ttft_s.mean, 1e-12);  // counted, not priced
 }
 
