@@ -115,6 +115,16 @@ void print_serve_check(std::ostream& out, const ServeCheck& c, const search::Sea
     else out << pad_left("-", 50);
     out << "  " << (row.meets_sla ? "meets" : row.sla_miss) << '\n';
   }
+  std::string eager;  // the plans whose decode steps ran past the engine's CUDA graphs
+  for (const auto& row : c.rows)
+    if (row.served.eager_steps > 0)
+      eager += (eager.empty() ? "" : ", ") + std::to_string(row.steady_rank) + " (" +
+               fixed(100.0 * static_cast<double>(row.served.eager_steps) / static_cast<double>(row.served.steps), 0) +
+               " % of steps)";
+  if (!eager.empty())
+    out << "  note: plans " << eager << " decode past " << serve::engine_name(c.engine)
+        << "'s CUDA graph limit, which the engine runs eagerly and DayZero prices as graph steps (serve prints the "
+           "limit and its flag)\n";
   const bool any = std::any_of(c.rows.begin(), c.rows.end(), [](const ServeCheck::Row& row) { return row.meets_sla; });
   if (!any) out << "  none of the " << c.rows.size() << " plans checked meets the SLA when served request by request\n";
   else
@@ -137,7 +147,9 @@ nlohmann::json serve_check_json(const ServeCheck& c, const search::SearchResult&
                     {"sla_miss", row.sla_miss},
                     {"ttft_s", {{"mean", s.ttft_s.mean}, {"p90", s.ttft_s.p90}}},
                     {"tpot_s", {{"mean", s.tpot_s.mean}, {"p90", s.tpot_s.p90}}},
-                    {"output_tokens_per_s", s.output_tokens_per_s}});
+                    {"output_tokens_per_s", s.output_tokens_per_s},
+                    {"eager_steps", s.eager_steps},
+                    {"steps", s.steps}});
   }
   return {{"engine", serve::engine_name(c.engine)},
           {"plans", rows},

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/arith.h"
 #include "cuda/dequant.h"
 #include "cuda/kernels.h"
 #include "cuda/kv_store.h"
@@ -107,9 +108,7 @@ bool w8a8_wanted(const staging::DeviceFp8Weight& w8, int64_t in, int64_t out) {
 // (m padded to a multiple of 4 with zero rows), W's block scales padded for cuBLASLt.
 // False (and the path off) when cuBLASLt refuses it.
 bool w8a8_linear(const Tensor& x, const staging::DeviceFp8Weight& w8, int64_t in, int64_t out, DeviceBuffer& dy) {
-  const int64_t m = x.rows(),
-                m_pad = (m + plan::kCudaW8a8RowMultiple - 1) / plan::kCudaW8a8RowMultiple * plan::kCudaW8a8RowMultiple,
-                groups = in / kFp8ScaleBlock;
+  const int64_t m = x.rows(), m_pad = core::round_up(m, plan::kCudaW8a8RowMultiple), groups = in / kFp8ScaleBlock;
   DeviceBuffer codes = staging::scratch(static_cast<size_t>(m_pad * in));
   DeviceBuffer x_scales = scratch(groups * m_pad);
   const int64_t w_rows = (out + kFp8ScaleBlock - 1) / kFp8ScaleBlock;

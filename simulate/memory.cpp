@@ -106,7 +106,7 @@ int64_t largest_step_tokens(const PlanContext& ctx) {
 // product when the rows were padded (the weights' block scales, a few kB, not counted).
 int64_t cuda_w8a8_staging_bytes(const PlanContext& ctx, int64_t step_tokens) {
   const int64_t hidden = ctx.mc.hidden, ffn = ceil_div(ctx.mc.max_ffn_width, ctx.plan.attention.tp);
-  const int64_t rows = ceil_div(step_tokens, plan::kCudaW8a8RowMultiple) * plan::kCudaW8a8RowMultiple;
+  const int64_t rows = round_up(step_tokens, plan::kCudaW8a8RowMultiple);
   const auto call = [&](int64_t in, int64_t out) {
     const int64_t input = in + ceil_div(in, plan::kCudaW8a8Block) * kFloatBytes;
     return core::checked_mul(rows, rows != step_tokens ? input + out * kFloatBytes : input);

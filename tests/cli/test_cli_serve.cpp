@@ -222,6 +222,23 @@ TEST(Cli, ValidateBenchPredictsRowsAndRejectsWithReasons) {
   std::filesystem::remove_all(dir);
 }
 
+// A CUDA graph limit below the running batch: serve notes the decode steps past it, in
+// text and JSON (counted, not priced); a negative limit is refused.
+TEST(Cli, ServeNotesDecodeStepsPastTheCudaGraphLimit) {
+  const Result r = run("serve qwen3-30b-a3b-h100x1 --requests 64 --cuda-graph-max-batch 1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("tokens the engine captures CUDA graphs for (--max-cudagraph-capture-size)"), std::string::npos)
+      << r.out;
+  const Result j = run("serve qwen3-30b-a3b-h100x1 --requests 64 --cuda-graph-max-batch 1 --json");
+  ASSERT_EQ(j.status, 0) << j.err;
+  const auto served = nlohmann::json::parse(j.out);
+  EXPECT_EQ(served.at("engine_settings").at("cuda_graph_max_batch"), 1);
+  EXPECT_GT(served.at("eager_steps").get<int64_t>(), 0);
+  const Result bad = run("serve qwen3-30b-a3b-h100x1 --cuda-graph-max-batch -1");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--cuda-graph-max-batch"), std::string::npos) << bad.err;
+}
+
 // `plan --serve-check K`: the K best plans served request by request, the SLA checked
 // on p90, re-ranked, and the agreement of the two orders reported, in text and JSON.
 TEST(Cli, PlanServeCheckReRanksTheBestPlansByServing) {
@@ -236,6 +253,7 @@ TEST(Cli, PlanServeCheckReRanksTheBestPlansByServing) {
   ASSERT_EQ(check.at("plans").size(), 3u);
   EXPECT_EQ(check.at("plans")[0].at("steady_rank"), 1);
   EXPECT_GT(check.at("plans")[0].at("tpot_s").at("p90").get<double>(), 0);
+  EXPECT_EQ(check.at("plans")[0].at("eager_steps"), 0);  // within SGLang's 256 captured sequences
   const Result bad = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine tgi");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("--engine"), std::string::npos) << bad.err;

@@ -76,7 +76,8 @@ TEST(Quantize, RoundToStorage) {
 std::vector<float> fill(KvCache& cache, int seq, int64_t n, int64_t width) {
   std::vector<float> rows(static_cast<size_t>(n * width));
   for (int64_t t = 0; t < n; ++t)
-    for (int64_t j = 0; j < width; ++j) rows[static_cast<size_t>(t * width + j)] = static_cast<float>(t) + j / 7.0f;
+    for (int64_t j = 0; j < width; ++j)
+      rows[static_cast<size_t>(t * width + j)] = static_cast<float>(t) + static_cast<float>(j) / 7.0f;
   cache.extend(seq, n);
   for (int64_t l = 0; l < 2; ++l) cache.write(l, seq, 0, rows.data(), rows.data(), n);
   return rows;
