@@ -87,9 +87,11 @@ TEST(Layering, LinkLinesPointOnlyDownward) {
     }
   }
   // The CUDA backend's headers name no CUDA type: its users compile without the toolkit's headers.
-  for (const auto& file : sources("cuda"))
-    if (file.extension() == ".h")
+  for (const auto& file : sources("cuda")) {
+    if (file.extension() == ".h") {
       EXPECT_EQ(read(file).find("#include <cuda"), std::string::npos) << file.lexically_relative(kRoot).string();
+    }
+  }
   // The executor runs a Plan without the simulator.
   EXPECT_EQ(read(kRoot / "executor" / "CMakeLists.txt").find("dayzero_simulate"), std::string::npos);
 }

@@ -77,7 +77,9 @@ Launch round_trip(plan::Engine e, const plan::Plan& p, const Target& w, const pl
     EXPECT_EQ(im.model_id, o.model_id);
     EXPECT_TRUE(im.other.empty()) << im.other.front();
     const double fraction = s.memory_fraction ? *s.memory_fraction : -1;
-    if (fraction > 0) EXPECT_DOUBLE_EQ(*im.settings.memory_fraction, fraction);
+    if (fraction > 0) {
+      EXPECT_DOUBLE_EQ(*im.settings.memory_fraction, fraction);
+    }
   }
   return l;
 }

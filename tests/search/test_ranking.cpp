@@ -100,8 +100,9 @@ TEST(Parallel, APoolServesRunAfterRun) {
         std::lock_guard<std::mutex> lock(mu);
         if (run == 0 && ids[static_cast<size_t>(w)] == std::thread::id{})
           ids[static_cast<size_t>(w)] = std::this_thread::get_id();
-        if (ids[static_cast<size_t>(w)] != std::thread::id{})
+        if (ids[static_cast<size_t>(w)] != std::thread::id{}) {
           EXPECT_EQ(ids[static_cast<size_t>(w)], std::this_thread::get_id());
+        }
       }
       for (size_t i = b; i < e; ++i) ++seen[i];
     });
