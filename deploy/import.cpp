@@ -112,6 +112,10 @@ void flatten(const YAML::Node& n, const std::string& prefix, std::map<std::strin
     out[prefix] = n.as<std::string>();
     return;
   }
+  if (n.IsNull()) {  // e.g. cuda_graph_config: null (graphs off), as JSON writes it
+    out[prefix] = "null";
+    return;
+  }
   YAML::Emitter e;
   e << YAML::Flow << n;
   out[prefix] = e.c_str();

@@ -85,6 +85,10 @@ std::vector<Flag> sglang_worker_flags(const Context& ctx, const Worker& w, const
   if (s.overlap_scheduling && !*s.overlap_scheduling) add_switch(f, "--disable-overlap-schedule");
   if (s.policy && *s.policy == plan::PrefillPolicy::mixed) add_switch(f, "--enable-mixed-chunk");
   if (s.recv_interval_steps) add(f, "--scheduler-recv-interval", *s.recv_interval_steps);
+  if (s.cuda_graph_max_batch) {  // 0: graphs off
+    if (*s.cuda_graph_max_batch == 0) add_switch(f, "--disable-cuda-graph");
+    else add(f, "--cuda-graph-max-bs", *s.cuda_graph_max_batch);
+  }
   if (w.role != "serve") {
     add(f, "--disaggregation-mode", w.role);
     add(f, "--disaggregation-transfer-backend", "mooncake");
@@ -196,6 +200,9 @@ void read_features(const ParsedArgs& a, const EngineArgs& args, Imported& out) {
   if (a.get_switch(args, "--enable-mixed-chunk")) out.settings.policy = plan::PrefillPolicy::mixed;
   if (const std::string* v = a.get(args, "--scheduler-recv-interval"))
     out.settings.recv_interval_steps = std::stoll(*v);
+  if (a.get_switch(args, "--disable-cuda-graph")) out.settings.cuda_graph_max_batch = 0;
+  else if (const std::string* v = a.get(args, "--cuda-graph-max-bs"))
+    out.settings.cuda_graph_max_batch = std::stoll(*v);
 }
 
 // The flags an import understands (every other is kept as the engine's): those read
@@ -226,6 +233,8 @@ std::vector<std::string> understood_flags() {
           "--disable-overlap-schedule",
           "--enable-mixed-chunk",
           "--scheduler-recv-interval",
+          "--disable-cuda-graph",
+          "--cuda-graph-max-bs",
           "--disaggregation-mode",
           "--disaggregation-transfer-backend",
           "--base-gpu-id",

@@ -70,6 +70,10 @@ ConfigFile extra_options(const Context& ctx, const Worker& w, const std::string&
     f.fields.emplace_back("moe_config.load_balancer.layer_updates_per_iter", "1");
   }
   if (s.chunked_prefill) f.fields.emplace_back("enable_chunked_prefill", *s.chunked_prefill ? "true" : "false");
+  if (s.cuda_graph_max_batch) {  // 0: graphs off (cuda_graph_config: null)
+    if (*s.cuda_graph_max_batch == 0) f.fields.emplace_back("cuda_graph_config", "null");
+    else f.fields.emplace_back("cuda_graph_config.max_batch_size", std::to_string(*s.cuda_graph_max_batch));
+  }
   // A prefill (context) worker runs without the overlap scheduler, as TensorRT-LLM's
   // disaggregated serving examples configure it.
   const bool no_overlap = (s.overlap_scheduling && !*s.overlap_scheduling) || w.role == "prefill";
@@ -197,6 +201,8 @@ void read_trtllm(const ParsedArgs& a, const EngineArgs& args, const std::map<std
   if (const std::string* v = y("moe_config.load_balancer.num_slots"))  // a slot per expert and per replica
     p.moe.redundant_experts = static_cast<int>(std::stoll(*v) - r.experts);
   if (const std::string* v = y("enable_chunked_prefill")) out.settings.chunked_prefill = truthy(v);
+  if (const std::string* v = y("cuda_graph_config.max_batch_size")) out.settings.cuda_graph_max_batch = std::stoll(*v);
+  else if (const std::string* v = y("cuda_graph_config"); v && *v == "null") out.settings.cuda_graph_max_batch = 0;
   if (truthy(y("disable_overlap_scheduler")) && !y("cache_transceiver_config.backend"))
     out.settings.overlap_scheduling = false;
   r.understood = {"--tp_size",

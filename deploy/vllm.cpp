@@ -80,6 +80,10 @@ std::vector<Flag> vllm_worker_flags(const Context& ctx, const Worker& w, const s
   if (s.prefix_caching) add_switch(f, *s.prefix_caching ? "--enable-prefix-caching" : "--no-enable-prefix-caching");
   if (s.chunked_prefill) add_switch(f, *s.chunked_prefill ? "--enable-chunked-prefill" : "--no-enable-chunked-prefill");
   if (s.overlap_scheduling && *s.overlap_scheduling) add_switch(f, "--async-scheduling");
+  if (s.cuda_graph_max_batch) {  // 0: graphs off
+    if (*s.cuda_graph_max_batch == 0) add_switch(f, "--enforce-eager");
+    else add(f, "--max-cudagraph-capture-size", *s.cuda_graph_max_batch);
+  }
   if (w.role != "serve")  // a pool of a disaggregated deployment
     add(f, "--kv-transfer-config", R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})");
   return f;
@@ -192,6 +196,9 @@ void read_vllm(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
   if (const auto b = a.get_bool(args, "--enable-prefix-caching")) out.settings.prefix_caching = *b;
   if (const auto b = a.get_bool(args, "--enable-chunked-prefill")) out.settings.chunked_prefill = *b;
   if (a.get_switch(args, "--async-scheduling")) out.settings.overlap_scheduling = true;
+  if (a.get_switch(args, "--enforce-eager")) out.settings.cuda_graph_max_batch = 0;
+  else if (const std::string* v = a.get(args, "--max-cudagraph-capture-size"))
+    out.settings.cuda_graph_max_batch = std::stoll(*v);
   r.understood = {"--tensor-parallel-size",
                   "--pipeline-parallel-size",
                   "--data-parallel-size",
@@ -211,6 +218,8 @@ void read_vllm(const ParsedArgs& a, const EngineArgs& args, Reading& r) {
                   "--enable-chunked-prefill",
                   "--no-enable-chunked-prefill",
                   "--async-scheduling",
+                  "--enforce-eager",
+                  "--max-cudagraph-capture-size",
                   "--max-model-len",
                   "--data-parallel-size-local",
                   "--data-parallel-address",

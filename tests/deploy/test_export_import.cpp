@@ -153,6 +153,20 @@ TEST(ExportImport, DisaggregatedPlansEmitBothPoolsAndTheirKvTransfer) {
   }
 }
 
+// Llama-3.1-70B's launch on `e` with settings `s` (round_trip checks every command), and
+// its first command imported back with the options file beside it.
+Imported first_command_back(plan::Engine e, const plan::Plan& p, const Target& w, const plan::EngineSettings& s) {
+  const EngineArgs a = args(e);
+  ExportOptions o;
+  o.model_id = "meta-llama/Llama-3.1-70B-Instruct";
+  const Launch l = round_trip(e, p, w, s, o);
+  plan::Plan base;
+  base.workload = p.workload;
+  std::optional<std::string> yaml;
+  if (!l.files.empty()) yaml = l.files.front().text();
+  return import_launch(e, words(l.commands.front()), base, w.model, w.cluster, a, yaml);
+}
+
 TEST(ExportImport, EngineSettingsTravelBothWays) {
   const World world = testing::world("Llama-3.1-70B", "h100x8");
   const Target w{world.model, world.cluster};
@@ -163,20 +177,29 @@ TEST(ExportImport, EngineSettingsTravelBothWays) {
   s.token_budget = 4096;
   p.prefill_chunk_tokens = 4096;
   for (plan::Engine e : plan::kAllEngines) {
-    const EngineArgs a = args(e);
-    ExportOptions o;
-    o.model_id = "meta-llama/Llama-3.1-70B-Instruct";
-    const Launch l = round_trip(e, p, w, s, o);
-    plan::Plan base;
-    base.workload = p.workload;
-    std::optional<std::string> yaml;
-    if (!l.files.empty()) yaml = l.files.front().text();
-    const Imported im = import_launch(e, words(l.commands.front()), base, w.model, w.cluster, a, yaml);
+    const Imported im = first_command_back(e, p, w, s);
     ASSERT_TRUE(im.settings.prefix_caching.has_value()) << plan::engine_name(e);
     EXPECT_FALSE(*im.settings.prefix_caching);
     EXPECT_EQ(*im.settings.token_budget, 4096);
     EXPECT_EQ(*im.settings.max_running, 128);
   }
+}
+
+// The CUDA graph limit goes out as each engine's setting (vLLM --max-cudagraph-capture-size
+// or --enforce-eager, SGLang --cuda-graph-max-bs or --disable-cuda-graph, TensorRT-LLM
+// cuda_graph_config.max_batch_size or cuda_graph_config: null) and reads back.
+TEST(ExportImport, TheCudaGraphLimitTravelsBothWays) {
+  const World world = testing::world("Llama-3.1-70B", "h100x8");
+  const Target w{world.model, world.cluster};
+  const plan::Plan p = layout(1, 4, 1, {1, 1, 4}, 128);
+  for (const int64_t limit : {int64_t{64}, int64_t{0}})
+    for (plan::Engine e : plan::kAllEngines) {
+      plan::EngineSettings s;
+      s.cuda_graph_max_batch = limit;
+      const Imported im = first_command_back(e, p, w, s);
+      ASSERT_TRUE(im.settings.cuda_graph_max_batch.has_value()) << plan::engine_name(e) << " " << limit;
+      EXPECT_EQ(*im.settings.cuda_graph_max_batch, limit) << plan::engine_name(e);
+    }
 }
 
 TEST(ExportImport, TextOfTheLaunch) {
