@@ -35,13 +35,14 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
       return out;
     }
     detail::check_concurrency(r, "batch_size x pp_size x attention_dp_size");
+    if (!r.layout_unknown.empty()) throw Rejected{"layout unknown: " + r.layout_unknown};
     const auto engine = parse_engine(r.backend);
     if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
     const model::Model& m = loader.model(r.model_path);
     const topology::Cluster& c = loader.cluster(r.system, r.gpus());
     // InferenceX runs its aggregated recipes on one node (benchmarks/single_node/, TP and
-    // EP at most the node's GPUs); rows of more GPUs carry the product of the recipe's TP
-    // and EP sizes (tp_size 64 with moe_tp 8 x moe_ep 8), a layout no such run had.
+    // EP at most the node's GPUs); the rows that multiply TP by EP are read back to the
+    // recipe's layout (serve/inferencex_layouts.h), and a row still wider is no such run.
     if (r.deployer == Deployer::inferencex && r.gpus() > c.devices_per_node())
       throw Rejected{"inconsistent layout: " + std::to_string(r.gpus()) + " GPUs, more than the one node of " +
                      std::to_string(c.devices_per_node()) + " that InferenceX's aggregated recipes run on"};

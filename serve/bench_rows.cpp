@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "plan/plan.h"
+#include "serve/inferencex_layouts.h"
 
 namespace dayzero::serve {
 
@@ -227,6 +228,8 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.measured_date = measured_date(r);
   b.image = image_of(r);
   b.in_database_dump = r.has("silicon_data_source") && r.text("silicon_data_source").rfind("db-dump/", 0) == 0;
+  read_inferencex_layout(b,
+                         r.has("silicon_data_source") && inferencex_layout_multiplied(r.text("silicon_data_source")));
   return b;
 }
 

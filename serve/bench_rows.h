@@ -81,6 +81,10 @@ struct BenchRow {
   // own images, TensorRT-LLM 1.2.0rc6.post3 and Qwen3.5's sglang:v0.5.9-cu130, is in it),
   // which tells a plain recipe's run from its MTP twin where both ran on one image.
   bool in_database_dump = false;
+  // InferenceX's rows whose layout is not the one their engine ran (serve/inferencex_layouts.h):
+  // what the row wrote, where the layout above was read back to the engine's; and why the
+  // engine's layout cannot be told, where it cannot (the row is then rejected with it).
+  std::string layout_note, layout_unknown;
   // `disagg` rows: the prefill and the decode pool (the prefill_* and decode_* columns).
   BenchPool prefill, decode;
   bool disaggregated() const { return mode == "disagg"; }
