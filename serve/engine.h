@@ -39,6 +39,19 @@ struct FutureTokenEstimate {
   int64_t clip_tokens = 4096;  // SGLANG_CLIP_MAX_NEW_TOKENS_ESTIMATION
 };
 
+// TensorRT-LLM's attention-DP balancing (`attention_dp_config`, llm_args.py
+// AttentionDpConfig; PyExecutor._balance_adp_requests): under attention DP, a step runs the
+// ranks' new prompts only when every rank has one (after `batching_wait_iters` more steps
+// while every rank is also decoding), or when `timeout_iters` steps have passed since the
+// last such release (the count runs whether prompts wait or not), or when some rank has
+// nothing to decode; otherwise every rank only decodes. Off by default (enable_balance
+// false); the defaults below are the engine's when it is turned on.
+struct AttentionDpBalance {
+  bool on = false;
+  int64_t timeout_iters = 50;
+  int64_t batching_wait_iters = 10;
+};
+
 struct EngineProfile {
   Engine engine = Engine::vllm;
   PrefillPolicy policy = PrefillPolicy::mixed;
@@ -104,6 +117,9 @@ struct EngineProfile {
   int64_t cuda_graph_max_batch = 512;
   // Whether the limit counts a step's tokens (vLLM) or its decoding sequences.
   bool cuda_graph_counts_tokens = false;
+  // TensorRT-LLM's attention-DP balancing of new prompts across ranks (a plan with
+  // attention DP; the simulated replica stands for one rank, the others drawn alike).
+  AttentionDpBalance adp_balance;
 };
 
 // Whether a decode step runs past the engine's CUDA graphs (EngineProfile::

@@ -182,7 +182,20 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
   }
 }
 
+// TensorRT-LLM's attention-DP balancing in InferenceX's recipes under `dp-attn`
+// (attention_dp_config with enable_balance: true): every DeepSeek-R1 recipe, plain and MTP,
+// on B200 and H200 from 2025-09-18 (dsr1_fp{4,8}_{b200,h200}_trt{,_mtp}{,_slurm}.sh:
+// batching_wait_iters 0, timeout_iters 60), and gpt-oss on B200 from 2025-09-19
+// (gptoss_fp4_b200_trt{,_docker,_slurm}.sh: the engine's defaults, 50 and 10);
+// gptoss_fp4_h200_trt.sh sets none.
+void inferencex_adp_balance(const BenchRow& r, EngineProfile& p) {
+  if (r.attention_dp < 2 || (!r.measured_date.empty() && r.measured_date < "2025-09-18")) return;
+  if (has(r.model_path, "DeepSeek")) p.adp_balance = {true, 60, 0};
+  else if (has(r.model_path, "gpt-oss") && !hopper(r)) p.adp_balance = {true, 50, 10};
+}
+
 void inferencex_trtllm(const BenchRow& r, EngineProfile& p) {
+  inferencex_adp_balance(r, p);
   // free_gpu_memory_fraction: 0.8 (dsr1_fp{8,4}_b200_trt.sh), 0.75 (dsr1_fp8_h200_trt.sh).
   p.memory.memory_fraction = hopper(r) ? 0.75 : 0.8;
   if (has(r.model_path, "gpt-oss")) {

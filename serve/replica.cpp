@@ -43,7 +43,8 @@ Replica::Replica(simulate::Simulator& sim, const simulate::PreparedPlan& prepare
       ratio_(engine.future_tokens.init),
       spec_(spec),
       width_(spec.verify_width()),
-      accept_rng_(seed ^ kAcceptSeed) {}
+      accept_rng_(seed ^ kAcceptSeed),
+      adp_rng_(seed ^ kAdpSeed) {}
 
 double Replica::next_event() const {
   if (busy()) return now_;
@@ -109,6 +110,7 @@ void Replica::admit_arrived() {
     }
     if (st_.first_arrival_s < 0 || s->req.arrival_s < st_.first_arrival_s) st_.first_arrival_s = s->req.arrival_s;
     waiting_.push_back(std::move(s));
+    ++arrivals_;
   }
   if (role_ != Role::both) return;  // in a disaggregated deployment the client counts them
   const auto inflight = static_cast<double>((waiting_.size() + running_.size()) * static_cast<size_t>(dp_));
@@ -191,12 +193,45 @@ void Replica::decay_ratio() {
   ratio_ = std::max(floor, ratio_ - (f.init - floor) / static_cast<double>(std::max<int64_t>(1, f.decay_steps)));
 }
 
+// TensorRT-LLM's attention-DP balancing, for this rank and the dp - 1 it stands for:
+// whether this step may run new prompts (EngineProfile::adp_balance says when).
+bool Replica::adp_releases_prompts() {
+  const AttentionDpBalance& b = eng_.adp_balance;
+  if (!b.on || dp_ < 2 || role_ != Role::both) return true;
+  bool prompt = !waiting_.empty(), decoding = false;
+  for (const auto& r : running_) {
+    if (r->prefilled()) decoding = true;
+    else prompt = true;
+  }
+  // The other ranks receive prompts as this one has: a Bernoulli draw per step at its
+  // arrivals per step so far (a closed loop's next request follows a finish).
+  const double rate = static_cast<double>(arrivals_) / static_cast<double>(std::max<int64_t>(1, st_.steps));
+  std::bernoulli_distribution arrives(std::min(1.0, rate));
+  // After a release the other ranks hold prompts still waiting as this one does: a
+  // backlog drains a step at a time on every rank alike.
+  if (adp_others_ < 0) adp_others_ = prompt ? dp_ - 1 : 0;
+  for (int64_t without = dp_ - 1 - adp_others_; without > 0; --without)
+    if (arrives(adp_rng_)) ++adp_others_;
+  bool release = false;
+  if (prompt && adp_others_ == dp_ - 1) {  // every rank has a prompt: after the batching wait
+    adp_wait_ = 0;
+    release = !decoding || adp_batching_ >= b.batching_wait_iters;
+    adp_batching_ = release ? 0 : adp_batching_ + 1;
+  } else {
+    release = ++adp_wait_ >= b.timeout_iters || !decoding;
+    if (release) adp_wait_ = 0;
+  }
+  if (release) adp_others_ = -1;  // the other ranks' prompts run in this step too: as this one's, after it
+  return release;
+}
+
 // vLLM V1 / TensorRT-LLM: running sequences first (decodes, then unfinished prompt
 // chunks), new requests in the rest of the token budget.
 void Replica::schedule_mixed() {
   budget_ = eng_.token_budget;
   if (role_ == Role::decode) admit_waiting();  // arrivals with their prompt cached join this step's decodes
   add_decodes(width_);                         // vLLM counts the drafts in the token budget
+  if (hold_prompts_) return;
   for (size_t i = 0; i < running_.size() && budget_ > 0; ++i)
     if (!running_[i]->prefilled()) add_prefill(*running_[i]);
   admit_waiting();
@@ -206,9 +241,9 @@ void Replica::schedule_mixed() {
 // whenever there is one to run; otherwise every running sequence decodes.
 void Replica::schedule_prefill_first() {
   budget_ = eng_.token_budget;
-  for (size_t i = 0; i < running_.size() && budget_ > 0; ++i)
+  for (size_t i = 0; i < running_.size() && budget_ > 0 && !hold_prompts_; ++i)
     if (!running_[i]->prefilled()) add_prefill(*running_[i]);
-  admit_waiting();
+  if (!hold_prompts_) admit_waiting();
   if (!step_.empty()) return;
   budget_ = eng_.max_running;
   add_decodes(1);
@@ -318,8 +353,14 @@ void Replica::step() {
     return;
   }
   step_.clear();
+  hold_prompts_ = !adp_releases_prompts();
   if (eng_.policy == PrefillPolicy::mixed) schedule_mixed();
   else schedule_prefill_first();
+  if (step_.empty() && hold_prompts_) {  // nothing could decode (no cache room): the prompts run
+    hold_prompts_ = false;
+    if (eng_.policy == PrefillPolicy::mixed) schedule_mixed();
+    else schedule_prefill_first();
+  }
   if (step_.empty())
     throw std::logic_error("serving simulation: nothing to schedule with " + std::to_string(running_.size()) +
                            " running and " + std::to_string(waiting_.size()) + " waiting");

@@ -114,6 +114,7 @@ class Replica {
   int64_t tokens_accepted(const Seq& s);
   bool add_prefill(Seq& s);
   void admit_waiting();
+  bool adp_releases_prompts();
   bool estimate_admits(const Seq& s) const;
   void decay_ratio();
   bool has_prefill() const {
@@ -147,6 +148,15 @@ class Replica {
   int64_t width_;
   std::mt19937_64 accept_rng_;
   int64_t recv_counter_ = 0;  // decode steps since the scheduler last took in arrivals
+  // TensorRT-LLM's attention-DP balancing (EngineProfile::adp_balance): whether this
+  // step holds new prompts back, the steps since the last release and of the batching
+  // wait, how many of the other dp - 1 ranks hold a prompt (each receives one in a step
+  // with this replica's arrival rate so far, drawn from its own stream; -1 after a
+  // release: as many as this replica, all or none), the arrivals.
+  static constexpr uint64_t kAdpSeed = 0x9e3779b9;
+  bool hold_prompts_ = false;
+  int64_t adp_wait_ = 0, adp_batching_ = 0, adp_others_ = 0, arrivals_ = 0;
+  std::mt19937_64 adp_rng_;
   // The running totals at the end of the steps since the scheduler last took in
   // arrivals (with their times), so that a request's parts count from its arrival.
   std::deque<std::pair<double, LatencyParts>> since_recv_;
