@@ -74,6 +74,11 @@ ConfigFile extra_options(const Context& ctx, const Worker& w, const std::string&
     if (*s.cuda_graph_max_batch == 0) f.fields.emplace_back("cuda_graph_config", "null");
     else f.fields.emplace_back("cuda_graph_config.max_batch_size", std::to_string(*s.cuda_graph_max_batch));
   }
+  if (s.adp_balance) f.fields.emplace_back("attention_dp_config.enable_balance", *s.adp_balance ? "true" : "false");
+  if (s.adp_timeout_iters)
+    f.fields.emplace_back("attention_dp_config.timeout_iters", std::to_string(*s.adp_timeout_iters));
+  if (s.adp_batching_wait_iters)
+    f.fields.emplace_back("attention_dp_config.batching_wait_iters", std::to_string(*s.adp_batching_wait_iters));
   // A prefill (context) worker runs without the overlap scheduler, as TensorRT-LLM's
   // disaggregated serving examples configure it.
   const bool no_overlap = (s.overlap_scheduling && !*s.overlap_scheduling) || w.role == "prefill";
@@ -203,6 +208,10 @@ void read_trtllm(const ParsedArgs& a, const EngineArgs& args, const std::map<std
   if (const std::string* v = y("enable_chunked_prefill")) out.settings.chunked_prefill = truthy(v);
   if (const std::string* v = y("cuda_graph_config.max_batch_size")) out.settings.cuda_graph_max_batch = std::stoll(*v);
   else if (const std::string* v = y("cuda_graph_config"); v && *v == "null") out.settings.cuda_graph_max_batch = 0;
+  if (const std::string* v = y("attention_dp_config.enable_balance")) out.settings.adp_balance = truthy(v);
+  if (const std::string* v = y("attention_dp_config.timeout_iters")) out.settings.adp_timeout_iters = std::stoll(*v);
+  if (const std::string* v = y("attention_dp_config.batching_wait_iters"))
+    out.settings.adp_batching_wait_iters = std::stoll(*v);
   if (truthy(y("disable_overlap_scheduler")) && !y("cache_transceiver_config.backend"))
     out.settings.overlap_scheduling = false;
   r.understood = {"--tp_size",

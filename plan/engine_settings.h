@@ -15,10 +15,13 @@
 //    "two_batch_overlap": true,       SGLang --enable-two-batch-overlap, vLLM --enable-dbo
 //    "recv_interval_steps": 10,       SGLang --scheduler-recv-interval
 //    "kv_block_tokens": 64,           the paged cache's block (page) size
-//    "cuda_graph_max_batch": 512}     the largest step run as a captured CUDA graph:
+//    "cuda_graph_max_batch": 512,     the largest step run as a captured CUDA graph:
 //                                     sequences (SGLang --cuda-graph-max-bs, TensorRT-LLM
 //                                     cuda_graph_config.max_batch_size) or tokens (vLLM
 //                                     --max-cudagraph-capture-size); 0: graphs off
+//    "adp_balance": true,             TensorRT-LLM's attention_dp_config: enable_balance,
+//    "adp_timeout_iters": 60,         timeout_iters and batching_wait_iters (a plan with
+//    "adp_batching_wait_iters": 0}    attention DP; serve/engine.h, AttentionDpBalance)
 // Unknown fields, wrong types and values out of bounds are core::InputError naming
 // the file, the field and the value.
 
@@ -55,6 +58,8 @@ struct EngineSettings {
   std::optional<double> memory_fraction;
   std::optional<PrefillPolicy> policy;
   std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling, two_batch_overlap;
+  std::optional<bool> adp_balance;
+  std::optional<int64_t> adp_timeout_iters, adp_batching_wait_iters;
 
   // Fields set in `over` replace this one's.
   void merge(const EngineSettings& over);
@@ -66,6 +71,7 @@ inline constexpr int64_t kMaxTokenBudget = int64_t{1} << 24;
 inline constexpr int64_t kMaxRunning = int64_t{1} << 20;
 inline constexpr int64_t kMaxRecvInterval = 1000;
 inline constexpr int64_t kMaxKvBlockTokens = 4096;
+inline constexpr int64_t kMaxAdpIters = 100000;  // attention-DP balancing's waits, in steps
 
 // `path` prefixes field names in messages ("engine." inside a scenario).
 EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file,

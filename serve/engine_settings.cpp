@@ -16,6 +16,9 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s) {
   if (s.prefix_caching) p.prefix_caching = *s.prefix_caching;
   if (s.overlap_scheduling) p.overlap_scheduling = *s.overlap_scheduling;
   if (s.two_batch_overlap) p.two_batch_overlap = *s.two_batch_overlap;
+  if (s.adp_balance) p.adp_balance.on = *s.adp_balance;
+  if (s.adp_timeout_iters) p.adp_balance.timeout_iters = *s.adp_timeout_iters;
+  if (s.adp_batching_wait_iters) p.adp_balance.batching_wait_iters = *s.adp_batching_wait_iters;
   if (s.token_budget) p.memory.step_tokens = p.token_budget;
   if (s.max_running) p.memory.logit_rows = std::min(p.memory.logit_rows, p.max_running);
   return p;

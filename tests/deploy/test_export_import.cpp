@@ -202,6 +202,22 @@ TEST(ExportImport, TheCudaGraphLimitTravelsBothWays) {
     }
 }
 
+// TensorRT-LLM's attention-DP balancing: attention_dp_config's three fields out and back
+// (the other engines have no such option).
+TEST(ExportImport, TheAttentionDpBalanceTravelsToTensorRtLlmAndBack) {
+  const World world = testing::world("Llama-3.1-70B", "h100x8");
+  const Target w{world.model, world.cluster};
+  const plan::Plan p = layout(1, 4, 1, {1, 1, 4}, 128);
+  plan::EngineSettings s;
+  s.adp_balance = true;
+  s.adp_timeout_iters = 60;
+  s.adp_batching_wait_iters = 0;
+  const Imported im = first_command_back(plan::Engine::trtllm, p, w, s);
+  EXPECT_EQ(im.settings.adp_balance, true);
+  EXPECT_EQ(im.settings.adp_timeout_iters, 60);
+  EXPECT_EQ(im.settings.adp_batching_wait_iters, 0);
+}
+
 TEST(ExportImport, TextOfTheLaunch) {
   Command c;
   c.env = {"CUDA_VISIBLE_DEVICES=0,1"};

@@ -15,7 +15,8 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
       nlohmann::json::parse(R"({"name": "sglang", "max_running": 4, "token_budget": 100, "memory_fraction": 0.6,
                                 "policy": "mixed", "chunked_prefill": false, "prefix_caching": true,
                                 "overlap_scheduling": false, "recv_interval_steps": 10, "kv_block_tokens": 64,
-                                "cuda_graph_max_batch": 0})"),
+                                "cuda_graph_max_batch": 0, "adp_balance": true, "adp_timeout_iters": 60,
+                                "adp_batching_wait_iters": 0})"),
       "engine.json");
   EXPECT_EQ(file.engine, Engine::sglang);
   EXPECT_EQ(file.policy, PrefillPolicy::mixed);
@@ -36,6 +37,9 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
   EXPECT_EQ(back.engine, Engine::vllm);
   EXPECT_EQ(back.recv_interval_steps, 10);
   EXPECT_EQ(back.cuda_graph_max_batch, 0);
+  EXPECT_EQ(back.adp_balance, true);
+  EXPECT_EQ(back.adp_timeout_iters, 60);
+  EXPECT_EQ(back.adp_batching_wait_iters, 0);  // no wait: set, not absent
   EXPECT_DOUBLE_EQ(*back.memory_fraction, 0.6);
   EXPECT_TRUE(engine_settings_from_json(nlohmann::json::object(), "empty").empty());
 }
@@ -54,6 +58,8 @@ TEST(EngineSettings, BadFieldsAreErrorsNamingFileFieldAndValue) {
       {R"({"chunked_prefill": "yes"})", "engine.chunked_prefill"},
       {R"({"recv_interval_steps": 2.5})", "engine.recv_interval_steps"},
       {R"({"cuda_graph_max_batch": -1})", "engine.cuda_graph_max_batch"},
+      {R"({"adp_timeout_iters": -5})", "engine.adp_timeout_iters"},
+      {R"({"adp_balance": 1})", "engine.adp_balance"},
   };
   for (const auto& [text, named] : cases) {
     try {

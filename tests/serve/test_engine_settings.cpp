@@ -17,6 +17,8 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   s.prefix_caching = false;
   s.recv_interval_steps = 10;
   s.cuda_graph_max_batch = 64;
+  s.adp_balance = true;
+  s.adp_timeout_iters = 60;
   const EngineProfile p = apply(d, s);
   EXPECT_EQ(p.token_budget, 4096);
   EXPECT_EQ(p.memory.step_tokens, 4096);  // the engine profiles its activations with its largest step
@@ -27,7 +29,10 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   EXPECT_FALSE(p.prefix_caching);
   EXPECT_EQ(p.recv_interval_steps, 10);
   EXPECT_EQ(p.cuda_graph_max_batch, 64);
-  EXPECT_EQ(p.chunked_prefill, d.chunked_prefill);  // not set: the default
+  EXPECT_TRUE(p.adp_balance.on);
+  EXPECT_EQ(p.adp_balance.timeout_iters, 60);
+  EXPECT_EQ(p.adp_balance.batching_wait_iters, d.adp_balance.batching_wait_iters);  // not set: the default
+  EXPECT_EQ(p.chunked_prefill, d.chunked_prefill);                                  // not set: the default
   EXPECT_EQ(p.kv_block_tokens, d.kv_block_tokens);
   EXPECT_EQ(p.overlap_scheduling, d.overlap_scheduling);
   // Nothing set: the profile as it was.
