@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "executor/weights.h"
+#include "model/model.h"
 #include "model/safetensors.h"
+#include "plan/plan.h"
 
 namespace dayzero::executor::testing {
 
@@ -22,6 +24,14 @@ struct Golden {
 };
 
 inline std::string tiny_dir(const std::string& family) { return std::string(DAYZERO_FIXTURES_DIR) + "/tiny/" + family; }
+
+// A plan of the fixture on one rank at the goldens' full precision (a test widens it).
+inline plan::Plan fixture_plan(const model::Model& m) {
+  plan::Plan p;
+  p.model = m.config.source;
+  p.dtypes.kv_cache = plan::KvDtype::fp32;
+  return p;
+}
 
 inline Golden read_golden(const std::string& dir) {
   model::SafetensorsFile f(dir + "/golden.safetensors");

@@ -18,14 +18,8 @@ namespace {
 
 using testing::Golden;
 using testing::max_abs_diff;
+using testing::fixture_plan;
 using testing::tiny_dir;
-
-plan::Plan plan_for(const model::Model& m) {
-  plan::Plan p;
-  p.model = m.config.source;
-  p.dtypes.kv_cache = plan::KvDtype::fp32;  // the goldens' full precision
-  return p;
-}
 
 RunResult run_fixture(const std::string& family, int timing_iterations = 0, int64_t decode_steps = -1,
                       plan::KvDtype kv = plan::KvDtype::fp32) {
@@ -35,7 +29,7 @@ RunResult run_fixture(const std::string& family, int timing_iterations = 0, int6
   SelfCommunicator comm;
   RunnerOptions o;
   o.timing_iterations = timing_iterations;
-  plan::Plan p = plan_for(m);
+  plan::Plan p = fixture_plan(m);
   p.dtypes.kv_cache = kv;
   Runner runner(m, p, comm, dir, o);
   return runner.run(g.prompt, decode_steps >= 0 ? decode_steps : static_cast<int64_t>(g.generated.size()) - 1);
@@ -112,79 +106,6 @@ INSTANTIATE_TEST_SUITE_P(TinyFixtures, RunnerGolden,
                          ::testing::Values("llama", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "gpt_oss",
                                            "qwen3_5_moe", "glm_moe_dsa", "minimax_m2", "kimi_k2_5"));
 
-// A communicator that claims 2 ranks (for the plan checks only: nothing is sent).
-class TwoRanks final : public Communicator {
- public:
-  int rank() const override { return 0; }
-  int size() const override { return 2; }
-  void all_reduce_sum(std::span<float>) override { fail(); }
-  void all_gather(std::span<const float>, std::span<float>) override { fail(); }
-  void reduce_scatter_sum(std::span<const float>, std::span<float>) override { fail(); }
-  void all_to_all_v(std::span<const float>, std::span<const int64_t>, std::span<float>,
-                    std::span<const int64_t>) override {
-    fail();
-  }
-  void send(std::span<const float>, int) override { fail(); }
-  void recv(std::span<float>, int) override { fail(); }
-  void barrier() override { fail(); }
-  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<SelfCommunicator>(); }
-  std::vector<std::vector<std::byte>> all_gather_bytes(std::span<const std::byte> d) override {
-    return {std::vector<std::byte>(d.begin(), d.end()), {}};
-  }
-
- private:
-  [[noreturn]] static void fail() { throw std::logic_error("TwoRanks: no collectives in this test"); }
-};
-
-std::string error_of(const model::Model& m, const plan::Plan& p, Communicator& comm, const std::string& weights) {
-  try {
-    Runner r(m, p, comm, weights, {0, "my_plan.json"});
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// A backend from a library above the executor (cuda/) registers itself; the runner
-// checks its table against the model, then calls its begin_run hook before reading
-// weights, so a backend that cannot run here (no device) stops the run up front.
-int g_begun = 0;
-void begin_without_device() {
-  ++g_begun;
-  throw std::runtime_error("backend 'hooked': no device here");
-}
-const KernelEntry kNormOnly[] = {{model::OpKind::norm, "rms", &rms_norm, &op_cost}};
-
-TEST(RunnerErrors, RegisteredBackendsAreCheckedThenBegun) {
-  register_backend({"norm-only", kNormOnly, &begin_without_device});
-  register_backend({"norm-only", cpu_kernel_table(), nullptr});  // a name registers once: the first stays
-  register_backend({"hooked", cpu_kernel_table(), &begin_without_device});
-  EXPECT_EQ(find_backend("norm-only").kernels.size(), 1u);
-  bool listed = false;
-  for (const auto& b : backend_registry())
-    if (b.name == "norm-only") listed = b.available && b.ops == std::vector<OpVariant>{{model::OpKind::norm, "rms"}};
-  EXPECT_TRUE(listed);
-  const model::Model m = model::load_model(tiny_dir("llama"));
-  SelfCommunicator one;
-  RunnerOptions o;
-  o.backend = "norm-only";
-  try {
-    Runner r(m, plan_for(m), one, tiny_dir("llama"), o);
-    FAIL() << "expected an error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("backend 'norm-only' has no kernel for"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(g_begun, 0);  // the table's gap first, before the hook
-  o.backend = "hooked";
-  try {
-    Runner r(m, plan_for(m), one, tiny_dir("llama"), o);
-    FAIL() << "expected an error";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("backend 'hooked': no device here"), std::string::npos) << e.what();
-  }
-  EXPECT_EQ(g_begun, 1);
-}
-
 // RoPE's rotation is the backend's (Backend::rope: the CUDA backend rotates on the
 // device): the forward calls it for q and k of every layer in every step, and nothing
 // else rotates.
@@ -207,11 +128,11 @@ TEST(Runner, RotatesThroughTheBackendsRope) {
     const std::vector<int64_t> prompt{1, 5, 9, 2, 7};
     SelfCommunicator one;
     RunnerOptions o;
-    Runner cpu(m, plan_for(m), one, dir, o);
+    Runner cpu(m, fixture_plan(m), one, dir, o);
     const RunResult want = cpu.run(prompt, 3);
     g_rope_calls = g_rope_interleaved = 0;
     o.backend = "rope-counting";
-    Runner counted(m, plan_for(m), one, dir, o);
+    Runner counted(m, fixture_plan(m), one, dir, o);
     const RunResult got = counted.run(prompt, 3);
     // q and k of each layer, in the prefill step and each of the 3 decode steps.
     EXPECT_EQ(g_rope_calls, 2 * m.config.num_layers * 4) << family;
@@ -241,7 +162,7 @@ TEST(Runner, WeightPlacementIsLoadTimeNotStepTime) {
     g_placed_s += kPlace_s;
   };
   g_placed_s = 0;
-  Runner runner(m, plan_for(m), one, dir, o);
+  Runner runner(m, fixture_plan(m), one, dir, o);
   const std::vector<int64_t> prompt{1, 5, 9, 2, 7};
   const RunResult r = runner.run(prompt, 3);
   const auto& rm = r.measurements.ranks.at(0);
@@ -266,7 +187,7 @@ TEST(Runner, AWarmUpPassChangesNeitherTheResultsNorTheCounts) {
       o.timing_iterations = 1;
       o.warmup_passes = warmup;
       o.before_step = [&](int64_t) { ++steps; };
-      Runner runner(m, plan_for(m), one, dir, o);
+      Runner runner(m, fixture_plan(m), one, dir, o);
       return runner.run(g.prompt, 3);
     };
     int64_t cold_steps = 0, warm_steps = 0;
@@ -292,37 +213,6 @@ TEST(Runner, AWarmUpPassChangesNeitherTheResultsNorTheCounts) {
   }
 }
 
-TEST(RunnerErrors, PlanForMoreRanksThanRun) {
-  const model::Model m = model::load_model(tiny_dir("llama"));
-  plan::Plan p = plan_for(m);
-  p.attention.tp = 2;
-  SelfCommunicator one;
-  const std::string e = error_of(m, p, one, tiny_dir("llama"));
-  EXPECT_NE(e.find("my_plan.json"), std::string::npos) << e;
-  EXPECT_NE(e.find("attention.tp"), std::string::npos) << e;
-  EXPECT_NE(e.find("needs 2 ranks but 1 rank"), std::string::npos) << e;
-}
-
-// What the shards need beyond validate_plan: even splits, experts not fused.
-TEST(RunnerErrors, ShardsThatDoNotSplitEvenly) {
-  const model::Model llama = model::load_model(tiny_dir("llama"));
-  TwoRanks two;
-  plan::Plan tp = plan_for(llama);
-  tp.attention.tp = 2;
-  model::Model odd = llama;  // 5 heads do not split over 2 ranks
-  odd.config.num_heads = 5;
-  const std::string e = error_of(odd, tp, two, tiny_dir("llama"));
-  EXPECT_NE(e.find("'attention.tp' = 2"), std::string::npos) << e;
-  EXPECT_NE(e.find("5 attention heads"), std::string::npos) << e;
-  const model::Model oss = model::load_model(tiny_dir("gpt_oss"));
-  plan::Plan mtp = plan_for(oss);
-  mtp.attention.tp = 2;
-  mtp.moe.tp = 2;
-  const std::string e2 = error_of(oss, mtp, two, tiny_dir("gpt_oss"));
-  EXPECT_NE(e2.find("'moe.tp' = 2"), std::string::npos) << e2;
-  EXPECT_NE(e2.find("fused"), std::string::npos) << e2;
-}
-
 // Several sequences in one batch (each with its own KV pages, blocks of 4
 // tokens), and prefill cut into chunks of 5 tokens, give each sequence what it
 // gets alone: the same greedy tokens, logits within the fixtures' tolerance.
@@ -334,7 +224,7 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
     std::vector<std::vector<int64_t>> prompts{
         g.prompt, {g.prompt.begin(), g.prompt.begin() + 3}, {g.prompt.rbegin(), g.prompt.rend()}};
     SelfCommunicator comm;
-    plan::Plan p = plan_for(m);
+    plan::Plan p = fixture_plan(m);
     p.kv_block_tokens = 4;
     p.prefill_chunk_tokens = 5;
     Runner batched(m, p, comm, dir);
@@ -343,7 +233,7 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
     int64_t blocks = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {
       blocks += (static_cast<int64_t>(prompts[i].size()) + 3 + 3) / 4;  // prompt + 3 fed tokens, rounded up
-      Runner alone(m, plan_for(m), comm, dir);
+      Runner alone(m, fixture_plan(m), comm, dir);
       const RunResult one = alone.run(prompts[i], 3);
       const SequenceResult &a = all.sequences[i], &b = one.sequences[0];
       EXPECT_EQ(a.index, static_cast<int64_t>(i));
@@ -364,52 +254,12 @@ TEST(Runner, BatchedAndChunkedEqualOneSequenceAtATime) {
   }
 }
 
-// A dense TP = 2 plan is accepted on two ranks (weights sharded at load; collectives only when it runs).
-TEST(Runner, AcceptsDenseTensorParallelPlan) {
-  const model::Model m = model::load_model(tiny_dir("qwen3"));
-  plan::Plan p = plan_for(m);
-  p.attention.tp = 2;
-  TwoRanks two;
-  EXPECT_EQ(error_of(m, p, two, tiny_dir("qwen3")), "");
-}
-
-TEST(RunnerErrors, PlanForAnotherModel) {
-  const model::Model llama = model::load_model(tiny_dir("llama"));
-  const model::Model qwen3 = model::load_model(tiny_dir("qwen3"));
-  SelfCommunicator one;
-  const std::string e = error_of(llama, plan_for(qwen3), one, tiny_dir("llama"));
-  EXPECT_NE(e.find("'model'"), std::string::npos) << e;
-  EXPECT_NE(e.find("another model"), std::string::npos) << e;
-  plan::Plan experts = plan_for(llama);  // fits the rank count, not the (dense) model
-  experts.moe.ep = 2;
-  const std::string e2 = error_of(llama, experts, one, tiny_dir("llama"));
-  EXPECT_NE(e2.find("moe"), std::string::npos) << e2;
-}
-
-TEST(RunnerErrors, MissingWeights) {
-  const model::Model m = model::load_model(tiny_dir("llama"));
-  SelfCommunicator one;
-  const std::string e = error_of(m, plan_for(m), one, "/nonexistent/weights");
-  EXPECT_NE(e.find("weights directory '/nonexistent/weights' does not exist"), std::string::npos) << e;
-  const auto empty = std::filesystem::temp_directory_path() / "dayzero_runner_empty_weights";
-  std::filesystem::create_directories(empty);
-  EXPECT_NE(error_of(m, plan_for(m), one, empty.string()).find("no model.safetensors"), std::string::npos);
-}
-
 TEST(Runner, LoadsOnlyWhatItNeedsZeroCopy) {
   const model::Model m = model::load_model(tiny_dir("mixtral"));
   SelfCommunicator one;
-  Runner r(m, plan_for(m), one, tiny_dir("mixtral"));
+  Runner r(m, fixture_plan(m), one, tiny_dir("mixtral"));
   EXPECT_EQ(r.weights().files_opened(), 1);
   EXPECT_EQ(r.weights().mapped_bytes(), m.weights_bytes(model::WeightPrecision::checkpoint));
-}
-
-TEST(Runner, RejectsBadPrompts) {
-  const model::Model m = model::load_model(tiny_dir("llama"));
-  SelfCommunicator one;
-  Runner r(m, plan_for(m), one, tiny_dir("llama"));
-  const std::vector<int64_t> bad{1, 100000};
-  EXPECT_THROW(r.run(bad, 1), std::runtime_error);
 }
 
 }  // namespace
