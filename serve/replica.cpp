@@ -249,6 +249,11 @@ void Replica::schedule_prefill_first() {
   add_decodes(1);
 }
 
+void Replica::schedule() {
+  if (eng_.policy == PrefillPolicy::mixed) schedule_mixed();
+  else schedule_prefill_first();
+}
+
 simulate::StepBatch Replica::batch() const {
   simulate::StepBatch b;
   b.decode_width = width_;
@@ -354,12 +359,10 @@ void Replica::step() {
   }
   step_.clear();
   hold_prompts_ = !adp_releases_prompts();
-  if (eng_.policy == PrefillPolicy::mixed) schedule_mixed();
-  else schedule_prefill_first();
+  schedule();
   if (step_.empty() && hold_prompts_) {  // nothing could decode (no cache room): the prompts run
     hold_prompts_ = false;
-    if (eng_.policy == PrefillPolicy::mixed) schedule_mixed();
-    else schedule_prefill_first();
+    schedule();
   }
   if (step_.empty())
     throw std::logic_error("serving simulation: nothing to schedule with " + std::to_string(running_.size()) +

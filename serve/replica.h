@@ -110,6 +110,7 @@ class Replica {
   void admit_arrived();
   void schedule_mixed();
   void schedule_prefill_first();
+  void schedule();  // the engine's policy: one of the two above
   void add_decodes(int64_t budget_each);
   int64_t tokens_accepted(const Seq& s);
   bool add_prefill(Seq& s);
