@@ -2,11 +2,14 @@
 
 #include <optional>
 
+#include "serve/inferencex_rows.h"
+
 namespace dayzero::serve {
 
 namespace {
 
-bool names(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+using detail::names;
+using detail::nvfp4_row;
 
 // A worker as InferenceX's recipe names it: TP (its GPUs), EP, and whether attention runs
 // data-parallel (`dp-attn: true`); `dp_unknown` where the row does not say.
@@ -35,8 +38,6 @@ std::optional<Recipe> recipe_of(const BenchRow& r, bool multiplied) {
   if (r.moe_tp * r.moe_ep != width) return std::nullopt;
   return Recipe{r.moe_tp, r.moe_ep, dp_form, false};
 }
-
-bool nvfp4_row(const BenchRow& r) { return r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4"; }
 
 // Whether vLLM ran expert parallelism (`--enable-expert-parallel`) for a recipe of EP `ep`:
 // kimik2.5_{fp4,int4}_*.sh never pass it (to 2026-06); minimaxm2.5_fp8_h200.sh passes it

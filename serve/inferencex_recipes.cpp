@@ -3,12 +3,17 @@
 #include <algorithm>
 
 #include "serve/bench_loader.h"
+#include "serve/inferencex_rows.h"
 #include "serve/inferencex_twins.h"
 
 namespace dayzero::serve {
 
 namespace {
 
+using detail::fp8_row;
+using detail::hopper;
+using detail::names;
+using detail::nvfp4_row;
 using detail::round_up;
 
 // InferenceX's recipes (SemiAnalysisAI/InferenceX: benchmarks/<name>_{docker,slurm}.sh
@@ -16,27 +21,19 @@ using detail::round_up;
 // after; the version in force on the run's day), by model, engine, GPU and precision:
 // the step budgets, the sequences per step, SGLang's receive interval and TensorRT-LLM's
 // KV share. docs/ENGINE_DEFAULTS.md lists them with their sources.
-bool has(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-bool fp4(const BenchRow& r) { return r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4"; }
-bool fp8(const BenchRow& r) { return has(r.gemm_quant, "fp8") || has(r.moe_quant, "fp8"); }
-
-// The recipes are chosen by GPU too, and the Hopper ones (`*_h100.sh`, `*_h200.sh`) set
-// fewer flags than the Blackwell ones the rules below were first read from.
-bool hopper(const BenchRow& r) { return r.system == "h100_sxm" || r.system == "h200_sxm"; }
-
 // Recipe versions that changed several flags at once, each read once here:
 // minimaxm2.5_fp8_b200.sh's bddbf4031 (2026-04-03: 2 x ISL budget, FP8 KV, memory 0.90;
 // the fp4 and B300 recipes had them from their first version, the Hopper ones never),
 // kimik2.5_fp4_b200.sh's 6c3acebfa (2026-04-20: 2 x ISL, FP8 KV), glm5_fp4_b200.sh's
 // 475cc1dbc (2026-04-09: 32,768-token chunks, FP8 KV, memory 0.9).
 bool minimax_2026_04_03(const BenchRow& r) {
-  return has(r.model_path, "MiniMax") && !hopper(r) && r.measured_date >= "2026-04-03";
+  return names(r.model_path, "MiniMax") && !hopper(r) && r.measured_date >= "2026-04-03";
 }
 bool kimi_fp4_2026_04_20(const BenchRow& r) {
-  return has(r.model_path, "Kimi") && fp4(r) && r.system == "b200_sxm" && r.measured_date >= "2026-04-20";
+  return names(r.model_path, "Kimi") && nvfp4_row(r) && r.system == "b200_sxm" && r.measured_date >= "2026-04-20";
 }
 bool glm5_fp4_2026_04_09(const BenchRow& r) {
-  return has(r.model_path, "GLM-5") && fp4(r) && r.measured_date >= "2026-04-09";
+  return names(r.model_path, "GLM-5") && nvfp4_row(r) && r.measured_date >= "2026-04-09";
 }
 
 }  // namespace
@@ -68,9 +65,9 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
   plan::SpeculativeDecoding s;
   if (r.deployer != Deployer::inferencex) return s;
   const bool b200 = r.system == "b200_sxm", h200 = r.system == "h200_sxm";
-  const bool trtllm_mtp = b200 && r.backend == "trtllm" && has(r.model_path, "DeepSeek-R1") &&
+  const bool trtllm_mtp = b200 && r.backend == "trtllm" && names(r.model_path, "DeepSeek-R1") &&
                           r.image == "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3";
-  const bool qwen_fp8_sglang = r.backend == "sglang" && has(r.model_path, "Qwen3.5") && fp8(r);
+  const bool qwen_fp8_sglang = r.backend == "sglang" && names(r.model_path, "Qwen3.5") && fp8_row(r);
   const bool sglang_mtp = qwen_fp8_sglang && ((b200 && r.image == "lmsysorg/sglang:v0.5.9-cu130") ||
                                               (h200 && r.image == "lmsysorg/sglang:v0.5.10.post1"));
   // Or an MTP twin that shared its plain recipe's image (serve/inferencex_twins.h).
@@ -81,7 +78,7 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
   // EAGLE, 2 steps, 3 draft tokens, top-k 1 (dsr1_fp8_b200_mtp.sh).
   s.method = plan::SpecMethod::mtp;
   if (r.backend == "trtllm") s.draft_tokens = r.attention_dp > 1 ? 1 : 3;
-  else s.draft_tokens = has(r.model_path, "Qwen3.5") ? 3 : 2;
+  else s.draft_tokens = names(r.model_path, "Qwen3.5") ? 3 : 2;
   return s;
 }
 
@@ -94,15 +91,15 @@ plan::SpeculativeDecoding inferencex_speculative(const BenchRow& r) {
 // glm5_fp8_h200.sh; Qwen3.5's fp8 and fp4 recipes on every GPU, not its BF16 ones; MiniMax
 // fp4, and fp8 on Blackwell from 2026-04-03; Kimi-K2.5 fp4 on B200 from 2026-04-20.
 bool inferencex_fp8_kv(const BenchRow& r) {
-  if (has(r.model_path, "Llama")) return true;
-  if (has(r.model_path, "DeepSeek")) return r.backend == "trtllm" || !hopper(r);
-  if (has(r.model_path, "gpt-oss"))
+  if (names(r.model_path, "Llama")) return true;
+  if (names(r.model_path, "DeepSeek")) return r.backend == "trtllm" || !hopper(r);
+  if (names(r.model_path, "gpt-oss"))
     return !hopper(r) && (r.backend == "trtllm" || (r.backend == "vllm" && r.measured_date >= "2025-12-05"));
-  if (has(r.model_path, "GLM-5")) return !hopper(r) && (!fp4(r) || glm5_fp4_2026_04_09(r));
-  if (has(r.model_path, "Qwen3.5")) return fp8(r) || fp4(r);
-  if (has(r.model_path, "MiniMax")) return fp4(r) || minimax_2026_04_03(r);
-  if (has(r.model_path, "Kimi")) return kimi_fp4_2026_04_20(r);
-  return fp8(r) || fp4(r);  // a model without a recipe read here: as the generator's runs
+  if (names(r.model_path, "GLM-5")) return !hopper(r) && (!nvfp4_row(r) || glm5_fp4_2026_04_09(r));
+  if (names(r.model_path, "Qwen3.5")) return fp8_row(r) || nvfp4_row(r);
+  if (names(r.model_path, "MiniMax")) return nvfp4_row(r) || minimax_2026_04_03(r);
+  if (names(r.model_path, "Kimi")) return kimi_fp4_2026_04_20(r);
+  return fp8_row(r) || nvfp4_row(r);  // a model without a recipe read here: as the generator's runs
 }
 
 namespace {
@@ -113,8 +110,8 @@ void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
   if (minimax_2026_04_03(r) || kimi_fp4_2026_04_20(r)) p.token_budget = 2 * r.isl;  // max-num-batched-tokens 2 x ISL
   // --gpu-memory-utilization 0.95: kimik2.5_int4_*.sh, minimaxm2.5_fp8_h200.sh, and
   // minimaxm2.5_fp8_b200.sh before 2026-04-03 (bddbf4031: 0.90); the others 0.9.
-  const bool kimi_int4 = has(r.model_path, "Kimi") && !fp4(r);
-  const bool minimax_95 = has(r.model_path, "MiniMax") && fp8(r) &&
+  const bool kimi_int4 = names(r.model_path, "Kimi") && !nvfp4_row(r);
+  const bool minimax_95 = names(r.model_path, "MiniMax") && fp8_row(r) &&
                           (r.system == "h200_sxm" || (r.system == "b200_sxm" && !minimax_2026_04_03(r)));
   p.memory.memory_fraction = kimi_int4 || minimax_95 ? 0.95 : 0.9;
 }
@@ -125,11 +122,11 @@ void inferencex_vllm(const BenchRow& r, EngineProfile& p) {
 // 0.85, fp4 0.8 to 2026-04-08 and 0.9 from 475cc1dbc (2026-04-09).
 double inferencex_sglang_memory(const BenchRow& r) {
   const bool b200 = r.system == "b200_sxm";
-  if (has(r.model_path, "DeepSeek")) return fp4(r) ? 0.85 : r.tp == 4 && !hopper(r) ? 0.95 : 0.82;
-  if (has(r.model_path, "GLM-5")) return !fp4(r) ? 0.85 : glm5_fp4_2026_04_09(r) ? 0.9 : 0.8;
-  if (has(r.model_path, "Qwen3.5")) {
-    if (fp4(r)) return b200 ? 0.85 : 0.8;
-    return fp8(r) && !b200 ? 0.8 : 0.82;
+  if (names(r.model_path, "DeepSeek")) return nvfp4_row(r) ? 0.85 : r.tp == 4 && !hopper(r) ? 0.95 : 0.82;
+  if (names(r.model_path, "GLM-5")) return !nvfp4_row(r) ? 0.85 : glm5_fp4_2026_04_09(r) ? 0.9 : 0.8;
+  if (names(r.model_path, "Qwen3.5")) {
+    if (nvfp4_row(r)) return b200 ? 0.85 : 0.8;
+    return fp8_row(r) && !b200 ? 0.8 : 0.82;
   }
   return 0;  // no recipe read: the engine's default
 }
@@ -138,12 +135,12 @@ double inferencex_sglang_memory(const BenchRow& r) {
 // glm5_fp8_h200.sh, 2025-10 to 2026-04) set no receive interval: the scheduler looks for
 // new requests every step.
 void inferencex_sglang_hopper(const BenchRow& r, EngineProfile& p) {
-  if (has(r.model_path, "DeepSeek")) {
+  if (names(r.model_path, "DeepSeek")) {
     // --chunked-prefill-size = --max-prefill-tokens 32768; --max-running-requests 512
     // at ISL = OSL = 1,024, else 256.
     p.token_budget = 32768;
     p.max_running = std::min<int64_t>(p.max_running, r.isl == 1024 && r.osl == 1024 ? 512 : 256);
-  } else if (has(r.model_path, "Qwen3.5")) {
+  } else if (names(r.model_path, "Qwen3.5")) {
     // --chunked-prefill-size 16384 (max-prefill-tokens' default 16384), max-running 128.
     p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 128);
   }
@@ -158,8 +155,8 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
   if (hopper(r)) return inferencex_sglang_hopper(r, p);
   // --scheduler-recv-interval 30 from 16 requests in flight, else 10.
   const int64_t recv = r.concurrency() >= 16 ? 30 : 10;
-  if (has(r.model_path, "DeepSeek")) {
-    if (fp4(r)) {
+  if (names(r.model_path, "DeepSeek")) {
+    if (nvfp4_row(r)) {
       p.token_budget = 16384, p.max_running = std::min<int64_t>(p.max_running, 256);
     } else if (r.tp == 4) {
       p.token_budget = 8192, p.max_running = std::min<int64_t>(p.max_running, 32);
@@ -169,16 +166,16 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
     } else {
       p.token_budget = 32768, p.max_running = std::min<int64_t>(p.max_running, 128);
     }
-    p.recv_interval_steps = r.tp == 4 && !fp4(r) ? 10 : recv;
-  } else if (has(r.model_path, "Qwen3.5")) {
-    const bool b300_fp8 = r.system == "b300_sxm" && fp8(r);
+    p.recv_interval_steps = r.tp == 4 && !nvfp4_row(r) ? 10 : recv;
+  } else if (names(r.model_path, "Qwen3.5")) {
+    const bool b300_fp8 = r.system == "b300_sxm" && fp8_row(r);
     p.token_budget = b300_fp8 ? 16384 : 32768;
     if (!b300_fp8) p.max_running = std::min<int64_t>(p.max_running, 128);
     p.recv_interval_steps = b300_fp8 ? 10 : recv;
-  } else if (has(r.model_path, "GLM-5")) {
+  } else if (names(r.model_path, "GLM-5")) {
     // fp4: chunked-prefill-size 131072 and max-prefill-tokens' default 16384, both 32768
     // from 475cc1dbc (2026-04-09).
-    p.token_budget = fp4(r) && !glm5_fp4_2026_04_09(r) ? 16384 : 32768;
+    p.token_budget = nvfp4_row(r) && !glm5_fp4_2026_04_09(r) ? 16384 : 32768;
   }
 }
 
@@ -190,17 +187,17 @@ void inferencex_sglang(const BenchRow& r, EngineProfile& p) {
 // gptoss_fp4_h200_trt.sh sets none.
 void inferencex_adp_balance(const BenchRow& r, EngineProfile& p) {
   if (r.attention_dp < 2 || (!r.measured_date.empty() && r.measured_date < "2025-09-18")) return;
-  if (has(r.model_path, "DeepSeek")) p.adp_balance = {true, 60, 0};
-  else if (has(r.model_path, "gpt-oss") && !hopper(r)) p.adp_balance = {true, 50, 10};
+  if (names(r.model_path, "DeepSeek")) p.adp_balance = {true, 60, 0};
+  else if (names(r.model_path, "gpt-oss") && !hopper(r)) p.adp_balance = {true, 50, 10};
 }
 
 void inferencex_trtllm(const BenchRow& r, EngineProfile& p) {
   inferencex_adp_balance(r, p);
   // free_gpu_memory_fraction: 0.8 (dsr1_fp{8,4}_b200_trt.sh), 0.75 (dsr1_fp8_h200_trt.sh).
   p.memory.memory_fraction = hopper(r) ? 0.75 : 0.8;
-  if (has(r.model_path, "gpt-oss")) {
+  if (names(r.model_path, "gpt-oss")) {
     p.token_budget = 20000, p.memory.memory_fraction = 0.85;
-  } else if (has(r.model_path, "Llama")) {
+  } else if (names(r.model_path, "Llama")) {
     p.token_budget = 16384, p.memory.memory_fraction = 0.9;
   } else {
     p.token_budget = round_up(r.concurrency() + r.isl + 64, 64);  // floored at 8192 from 2026-01-21

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "serve/inferencex_rows.h"
+
 namespace dayzero::serve {
 
 namespace {
@@ -131,7 +133,7 @@ const std::vector<Twins>& all_twins() {
 
 const Twins* twins_of(const BenchRow& r) {
   if (r.deployer != Deployer::inferencex || r.disaggregated()) return nullptr;
-  const bool fp4 = r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4";
+  const bool fp4 = detail::nvfp4_row(r);
   for (const Twins& t : all_twins())
     if (r.model_path.find(t.model) != std::string::npos && r.system == t.system && r.backend == t.backend &&
         fp4 == t.fp4 && r.image == t.image && r.measured_date >= t.from && r.measured_date < t.to)
