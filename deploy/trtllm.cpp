@@ -79,6 +79,10 @@ ConfigFile extra_options(const Context& ctx, const Worker& w, const std::string&
     f.fields.emplace_back("attention_dp_config.timeout_iters", std::to_string(*s.adp_timeout_iters));
   if (s.adp_batching_wait_iters)
     f.fields.emplace_back("attention_dp_config.batching_wait_iters", std::to_string(*s.adp_batching_wait_iters));
+  if (s.batch_wait_timeout_iters)
+    f.fields.emplace_back("batch_wait_timeout_iters", std::to_string(*s.batch_wait_timeout_iters));
+  if (s.batch_wait_max_tokens_ratio)
+    f.fields.emplace_back("batch_wait_max_tokens_ratio", number(*s.batch_wait_max_tokens_ratio));
   // A prefill (context) worker runs without the overlap scheduler, as TensorRT-LLM's
   // disaggregated serving examples configure it.
   const bool no_overlap = (s.overlap_scheduling && !*s.overlap_scheduling) || w.role == "prefill";
@@ -212,6 +216,8 @@ void read_trtllm(const ParsedArgs& a, const EngineArgs& args, const std::map<std
   if (const std::string* v = y("attention_dp_config.timeout_iters")) out.settings.adp_timeout_iters = std::stoll(*v);
   if (const std::string* v = y("attention_dp_config.batching_wait_iters"))
     out.settings.adp_batching_wait_iters = std::stoll(*v);
+  if (const std::string* v = y("batch_wait_timeout_iters")) out.settings.batch_wait_timeout_iters = std::stoll(*v);
+  if (const std::string* v = y("batch_wait_max_tokens_ratio")) out.settings.batch_wait_max_tokens_ratio = std::stod(*v);
   if (truthy(y("disable_overlap_scheduler")) && !y("cache_transceiver_config.backend"))
     out.settings.overlap_scheduling = false;
   r.understood = {"--tp_size",

@@ -61,12 +61,15 @@ void EngineSettings::merge(const EngineSettings& over) {
   take(adp_balance, over.adp_balance);
   take(adp_timeout_iters, over.adp_timeout_iters);
   take(adp_batching_wait_iters, over.adp_batching_wait_iters);
+  take(batch_wait_timeout_iters, over.batch_wait_timeout_iters);
+  take(batch_wait_max_tokens_ratio, over.batch_wait_max_tokens_ratio);
 }
 
 bool EngineSettings::empty() const {
   return !engine && !token_budget && !max_running && !recv_interval_steps && !kv_block_tokens &&
          !cuda_graph_max_batch && !memory_fraction && !policy && !chunked_prefill && !prefix_caching &&
-         !overlap_scheduling && !two_batch_overlap && !adp_balance && !adp_timeout_iters && !adp_batching_wait_iters;
+         !overlap_scheduling && !two_batch_overlap && !adp_balance && !adp_timeout_iters && !adp_batching_wait_iters &&
+         !batch_wait_timeout_iters && !batch_wait_max_tokens_ratio;
 }
 
 EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
@@ -105,6 +108,12 @@ EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::str
   s.adp_balance = maybe_bool(f, "adp_balance");
   s.adp_timeout_iters = f.maybe_int("adp_timeout_iters", 0, kMaxAdpIters);
   s.adp_batching_wait_iters = f.maybe_int("adp_batching_wait_iters", 0, kMaxAdpIters);
+  s.batch_wait_timeout_iters = f.maybe_int("batch_wait_timeout_iters", 0, kMaxAdpIters);
+  if (f.has("batch_wait_max_tokens_ratio")) {
+    const double ratio = f.opt_non_negative("batch_wait_max_tokens_ratio", 0);
+    if (ratio > 1) f.fail("batch_wait_max_tokens_ratio", "must be in [0, 1]");
+    s.batch_wait_max_tokens_ratio = ratio;
+  }
   f.reject_unknown();
   return s;
 }
@@ -130,6 +139,8 @@ nlohmann::json engine_settings_to_json(const EngineSettings& s) {
   if (s.adp_balance) j["adp_balance"] = *s.adp_balance;
   if (s.adp_timeout_iters) j["adp_timeout_iters"] = *s.adp_timeout_iters;
   if (s.adp_batching_wait_iters) j["adp_batching_wait_iters"] = *s.adp_batching_wait_iters;
+  if (s.batch_wait_timeout_iters) j["batch_wait_timeout_iters"] = *s.batch_wait_timeout_iters;
+  if (s.batch_wait_max_tokens_ratio) j["batch_wait_max_tokens_ratio"] = *s.batch_wait_max_tokens_ratio;
   return j;
 }
 

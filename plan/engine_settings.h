@@ -21,7 +21,10 @@
 //                                     --max-cudagraph-capture-size); 0: graphs off
 //    "adp_balance": true,             TensorRT-LLM's attention_dp_config: enable_balance,
 //    "adp_timeout_iters": 60,         timeout_iters and batching_wait_iters (a plan with
-//    "adp_batching_wait_iters": 0}    attention DP; serve/engine.h, AttentionDpBalance)
+//    "adp_batching_wait_iters": 0,    attention DP; serve/engine.h, AttentionDpBalance)
+//    "batch_wait_timeout_iters": 40,  TensorRT-LLM's batch_wait_timeout_iters and
+//    "batch_wait_max_tokens_ratio": 0.8}  batch_wait_max_tokens_ratio (in [0, 1]; a plan
+//                                     without attention DP; serve/engine.h, BatchWaiting)
 // Unknown fields, wrong types and values out of bounds are core::InputError naming
 // the file, the field and the value.
 
@@ -60,6 +63,8 @@ struct EngineSettings {
   std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling, two_batch_overlap;
   std::optional<bool> adp_balance;
   std::optional<int64_t> adp_timeout_iters, adp_batching_wait_iters;
+  std::optional<int64_t> batch_wait_timeout_iters;
+  std::optional<double> batch_wait_max_tokens_ratio;
 
   // Fields set in `over` replace this one's.
   void merge(const EngineSettings& over);
@@ -71,7 +76,7 @@ inline constexpr int64_t kMaxTokenBudget = int64_t{1} << 24;
 inline constexpr int64_t kMaxRunning = int64_t{1} << 20;
 inline constexpr int64_t kMaxRecvInterval = 1000;
 inline constexpr int64_t kMaxKvBlockTokens = 4096;
-inline constexpr int64_t kMaxAdpIters = 100000;  // attention-DP balancing's waits, in steps
+inline constexpr int64_t kMaxAdpIters = 100000;  // attention-DP balancing's and batch waiting's waits, in steps
 
 // `path` prefixes field names in messages ("engine." inside a scenario).
 EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file,

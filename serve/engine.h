@@ -52,6 +52,19 @@ struct AttentionDpBalance {
   int64_t batching_wait_iters = 10;
 };
 
+// TensorRT-LLM's batch waiting (llm_args.py `batch_wait_timeout_iters`,
+// `batch_wait_max_tokens_ratio`; PyExecutor._schedule and _waiting_requests): without
+// attention DP, a step that would carry new prompts beside running decodes carries only
+// the decodes until the prompts' whole lengths plus the decode tokens reach
+// `max_tokens_ratio` x max_num_tokens (the token budget), or until `timeout_iters` such
+// steps have been held in a row. A step without decodes never waits. Both 0 by default
+// (off); with the timeout at 0 or the ratio at 0 nothing is ever held either, as in the
+// engine (its count starts at 0 and 0 tokens reach a ratio of 0).
+struct BatchWaiting {
+  int64_t timeout_iters = 0;
+  double max_tokens_ratio = 0;
+};
+
 struct EngineProfile {
   Engine engine = Engine::vllm;
   PrefillPolicy policy = PrefillPolicy::mixed;
@@ -120,6 +133,9 @@ struct EngineProfile {
   // TensorRT-LLM's attention-DP balancing of new prompts across ranks (a plan with
   // attention DP; the simulated replica stands for one rank, the others drawn alike).
   AttentionDpBalance adp_balance;
+  // TensorRT-LLM's batch waiting: new prompts held while decodes run until enough
+  // tokens gather (a plan without attention DP).
+  BatchWaiting batch_waiting;
 };
 
 // Whether a decode step runs past the engine's CUDA graphs (EngineProfile::

@@ -19,6 +19,8 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s) {
   if (s.adp_balance) p.adp_balance.on = *s.adp_balance;
   if (s.adp_timeout_iters) p.adp_balance.timeout_iters = *s.adp_timeout_iters;
   if (s.adp_batching_wait_iters) p.adp_balance.batching_wait_iters = *s.adp_batching_wait_iters;
+  if (s.batch_wait_timeout_iters) p.batch_waiting.timeout_iters = *s.batch_wait_timeout_iters;
+  if (s.batch_wait_max_tokens_ratio) p.batch_waiting.max_tokens_ratio = *s.batch_wait_max_tokens_ratio;
   if (s.token_budget) p.memory.step_tokens = p.token_budget;
   if (s.max_running) p.memory.logit_rows = std::min(p.memory.logit_rows, p.max_running);
   return p;

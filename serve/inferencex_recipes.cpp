@@ -191,8 +191,20 @@ void inferencex_adp_balance(const BenchRow& r, EngineProfile& p) {
   else if (names(r.model_path, "gpt-oss") && !hopper(r)) p.adp_balance = {true, 50, 10};
 }
 
+// TensorRT-LLM's batch waiting in dsr1_fp8_b200_trt.sh from ec7bafaae (2026-01-29, to
+// 2026-06 at least): `batch_wait_timeout_iters: 40`, `batch_wait_max_tokens_ratio: 0.8`
+// at ISL 1,024 / OSL 1,024 from 64 requests in flight (DELAY_BATCHING; the engine ignores
+// it under attention DP). Not the MTP recipe, nor FP4's or H200's.
+void inferencex_batch_waiting(const BenchRow& r, EngineProfile& p) {
+  if (names(r.model_path, "DeepSeek") && r.system == "b200_sxm" && fp8_row(r) && !nvfp4_row(r) &&
+      r.measured_date >= "2026-01-29" && r.isl == 1024 && r.osl == 1024 && r.concurrency() >= 64 &&
+      !inferencex_speculative(r).on())
+    p.batch_waiting = {40, 0.8};
+}
+
 void inferencex_trtllm(const BenchRow& r, EngineProfile& p) {
   inferencex_adp_balance(r, p);
+  inferencex_batch_waiting(r, p);
   // free_gpu_memory_fraction: 0.8 (dsr1_fp{8,4}_b200_trt.sh), 0.75 (dsr1_fp8_h200_trt.sh).
   p.memory.memory_fraction = hopper(r) ? 0.75 : 0.8;
   if (names(r.model_path, "gpt-oss")) {

@@ -44,7 +44,8 @@ Replica::Replica(simulate::Simulator& sim, const simulate::PreparedPlan& prepare
       spec_(spec),
       width_(spec.verify_width()),
       accept_rng_(seed ^ kAcceptSeed),
-      adp_rng_(seed ^ kAdpSeed) {}
+      adp_rng_(seed ^ kAdpSeed),
+      attention_dp_(dp >= 2 && sim.model().config.is_moe()) {}
 
 double Replica::next_event() const {
   if (busy()) return now_;
@@ -193,38 +194,6 @@ void Replica::decay_ratio() {
   ratio_ = std::max(floor, ratio_ - (f.init - floor) / static_cast<double>(std::max<int64_t>(1, f.decay_steps)));
 }
 
-// TensorRT-LLM's attention-DP balancing, for this rank and the dp - 1 it stands for:
-// whether this step may run new prompts (EngineProfile::adp_balance says when).
-bool Replica::adp_releases_prompts() {
-  const AttentionDpBalance& b = eng_.adp_balance;
-  if (!b.on || dp_ < 2 || role_ != Role::both) return true;
-  bool prompt = !waiting_.empty(), decoding = false;
-  for (const auto& r : running_) {
-    if (r->prefilled()) decoding = true;
-    else prompt = true;
-  }
-  // The other ranks receive prompts as this one has: a Bernoulli draw per step at its
-  // arrivals per step so far (a closed loop's next request follows a finish).
-  const double rate = static_cast<double>(arrivals_) / static_cast<double>(std::max<int64_t>(1, st_.steps));
-  std::bernoulli_distribution arrives(std::min(1.0, rate));
-  // After a release the other ranks hold prompts still waiting as this one does: a
-  // backlog drains a step at a time on every rank alike.
-  if (adp_others_ < 0) adp_others_ = prompt ? dp_ - 1 : 0;
-  for (int64_t without = dp_ - 1 - adp_others_; without > 0; --without)
-    if (arrives(adp_rng_)) ++adp_others_;
-  bool release = false;
-  if (prompt && adp_others_ == dp_ - 1) {  // every rank has a prompt: after the batching wait
-    adp_wait_ = 0;
-    release = !decoding || adp_batching_ >= b.batching_wait_iters;
-    adp_batching_ = release ? 0 : adp_batching_ + 1;
-  } else {
-    release = ++adp_wait_ >= b.timeout_iters || !decoding;
-    if (release) adp_wait_ = 0;
-  }
-  if (release) adp_others_ = -1;  // the other ranks' prompts run in this step too: as this one's, after it
-  return release;
-}
-
 // vLLM V1 / TensorRT-LLM: running sequences first (decodes, then unfinished prompt
 // chunks), new requests in the rest of the token budget.
 void Replica::schedule_mixed() {
@@ -358,7 +327,7 @@ void Replica::step() {
     return;
   }
   step_.clear();
-  hold_prompts_ = !adp_releases_prompts();
+  hold_prompts_ = !adp_releases_prompts() || !batch_wait_releases_prompts();
   schedule();
   if (step_.empty() && hold_prompts_) {  // nothing could decode (no cache room): the prompts run
     hold_prompts_ = false;

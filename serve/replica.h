@@ -115,7 +115,8 @@ class Replica {
   int64_t tokens_accepted(const Seq& s);
   bool add_prefill(Seq& s);
   void admit_waiting();
-  bool adp_releases_prompts();
+  bool adp_releases_prompts();         // prompt_gates.cpp
+  bool batch_wait_releases_prompts();  // prompt_gates.cpp
   bool estimate_admits(const Seq& s) const;
   void decay_ratio();
   bool has_prefill() const {
@@ -158,6 +159,11 @@ class Replica {
   bool hold_prompts_ = false;
   int64_t adp_wait_ = 0, adp_batching_ = 0, adp_others_ = 0, arrivals_ = 0;
   std::mt19937_64 adp_rng_;
+  // Whether the replica is one rank of an engine's attention DP (a MoE plan with dp > 1;
+  // a dense model's replicas are engines of their own), and TensorRT-LLM's batch waiting
+  // (EngineProfile::batch_waiting): the steps held in a row so far.
+  bool attention_dp_;
+  int64_t batch_wait_ = 0;
   // The running totals at the end of the steps since the scheduler last took in
   // arrivals (with their times), so that a request's parts count from its arrival.
   std::deque<std::pair<double, LatencyParts>> since_recv_;

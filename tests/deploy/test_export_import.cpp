@@ -202,8 +202,8 @@ TEST(ExportImport, TheCudaGraphLimitTravelsBothWays) {
     }
 }
 
-// TensorRT-LLM's attention-DP balancing: attention_dp_config's three fields out and back
-// (the other engines have no such option).
+// TensorRT-LLM's attention-DP balancing and batch waiting: attention_dp_config's three
+// fields and batch_wait_* out and back (the other engines have no such options).
 TEST(ExportImport, TheAttentionDpBalanceTravelsToTensorRtLlmAndBack) {
   const World world = testing::world("Llama-3.1-70B", "h100x8");
   const Target w{world.model, world.cluster};
@@ -212,10 +212,15 @@ TEST(ExportImport, TheAttentionDpBalanceTravelsToTensorRtLlmAndBack) {
   s.adp_balance = true;
   s.adp_timeout_iters = 60;
   s.adp_batching_wait_iters = 0;
+  s.batch_wait_timeout_iters = 40;
+  s.batch_wait_max_tokens_ratio = 0.8;
   const Imported im = first_command_back(plan::Engine::trtllm, p, w, s);
   EXPECT_EQ(im.settings.adp_balance, true);
   EXPECT_EQ(im.settings.adp_timeout_iters, 60);
   EXPECT_EQ(im.settings.adp_batching_wait_iters, 0);
+  EXPECT_EQ(im.settings.batch_wait_timeout_iters, 40);
+  ASSERT_TRUE(im.settings.batch_wait_max_tokens_ratio.has_value());
+  EXPECT_DOUBLE_EQ(*im.settings.batch_wait_max_tokens_ratio, 0.8);
 }
 
 TEST(ExportImport, TextOfTheLaunch) {

@@ -16,7 +16,8 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
                                 "policy": "mixed", "chunked_prefill": false, "prefix_caching": true,
                                 "overlap_scheduling": false, "recv_interval_steps": 10, "kv_block_tokens": 64,
                                 "cuda_graph_max_batch": 0, "adp_balance": true, "adp_timeout_iters": 60,
-                                "adp_batching_wait_iters": 0})"),
+                                "adp_batching_wait_iters": 0, "batch_wait_timeout_iters": 40,
+                                "batch_wait_max_tokens_ratio": 0.8})"),
       "engine.json");
   EXPECT_EQ(file.engine, Engine::sglang);
   EXPECT_EQ(file.policy, PrefillPolicy::mixed);
@@ -40,6 +41,8 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
   EXPECT_EQ(back.adp_balance, true);
   EXPECT_EQ(back.adp_timeout_iters, 60);
   EXPECT_EQ(back.adp_batching_wait_iters, 0);  // no wait: set, not absent
+  EXPECT_EQ(back.batch_wait_timeout_iters, 40);
+  EXPECT_DOUBLE_EQ(*back.batch_wait_max_tokens_ratio, 0.8);
   EXPECT_DOUBLE_EQ(*back.memory_fraction, 0.6);
   EXPECT_TRUE(engine_settings_from_json(nlohmann::json::object(), "empty").empty());
 }
@@ -60,6 +63,9 @@ TEST(EngineSettings, BadFieldsAreErrorsNamingFileFieldAndValue) {
       {R"({"cuda_graph_max_batch": -1})", "engine.cuda_graph_max_batch"},
       {R"({"adp_timeout_iters": -5})", "engine.adp_timeout_iters"},
       {R"({"adp_balance": 1})", "engine.adp_balance"},
+      {R"({"batch_wait_max_tokens_ratio": 1.5})", "engine.batch_wait_max_tokens_ratio"},
+      {R"({"batch_wait_max_tokens_ratio": -0.1})", "engine.batch_wait_max_tokens_ratio"},
+      {R"({"batch_wait_timeout_iters": -1})", "engine.batch_wait_timeout_iters"},
   };
   for (const auto& [text, named] : cases) {
     try {

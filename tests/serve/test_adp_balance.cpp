@@ -14,10 +14,10 @@ using simulate::testing::load_cluster;
 using simulate::testing::load_model;
 
 struct AdpFixture {
-  model::Model m = load_model("Llama-3.1-8B");
+  model::Model m = load_model("Qwen3-30B-A3B");
   topology::Cluster c = load_cluster("h100x8");
   simulate::Simulator sim{m, c};
-  plan::Plan p = simulate::testing::plan(1, 8);  // attention DP 8
+  plan::Plan p = simulate::testing::plan(1, 8, 1, 8);  // attention DP 8, experts EP 8
 };
 
 ServeOptions adp_options(int64_t concurrency, int64_t input, int64_t output, AttentionDpBalance balance) {
@@ -70,6 +70,19 @@ TEST(AdpBalance, PromptsWaitAtMostTheTimeout) {
   const ServeResult shorter = simulate_serving(f.sim, f.p, adp_options(128, 512, 256, {true, 20, 0}));
   EXPECT_LT(shorter.ttft_s.mean, on.ttft_s.mean);
   EXPECT_GT(shorter.ttft_s.mean, off.ttft_s.mean);
+}
+
+// A dense model's data-parallel replicas are engines of their own (TensorRT-LLM runs
+// attention DP for MoE models only; deploy/trtllm.cpp): nothing to balance.
+TEST(AdpBalance, ADenseModelsReplicasAreNotBalanced) {
+  AdpFixture f;
+  f.m = load_model("Llama-3.1-8B");
+  simulate::Simulator dense{f.m, f.c};
+  const plan::Plan p = simulate::testing::plan(1, 8);
+  const ServeResult off = simulate_serving(dense, p, adp_options(128, 512, 256, {}));
+  const ServeResult on = simulate_serving(dense, p, adp_options(128, 512, 256, {true, 60, 0}));
+  EXPECT_DOUBLE_EQ(on.ttft_s.mean, off.ttft_s.mean);
+  EXPECT_EQ(on.steps, off.steps);
 }
 
 }  // namespace

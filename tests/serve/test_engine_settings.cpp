@@ -19,6 +19,8 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   s.cuda_graph_max_batch = 64;
   s.adp_balance = true;
   s.adp_timeout_iters = 60;
+  s.batch_wait_timeout_iters = 40;
+  s.batch_wait_max_tokens_ratio = 0.8;
   const EngineProfile p = apply(d, s);
   EXPECT_EQ(p.token_budget, 4096);
   EXPECT_EQ(p.memory.step_tokens, 4096);  // the engine profiles its activations with its largest step
@@ -32,7 +34,9 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   EXPECT_TRUE(p.adp_balance.on);
   EXPECT_EQ(p.adp_balance.timeout_iters, 60);
   EXPECT_EQ(p.adp_balance.batching_wait_iters, d.adp_balance.batching_wait_iters);  // not set: the default
-  EXPECT_EQ(p.chunked_prefill, d.chunked_prefill);                                  // not set: the default
+  EXPECT_EQ(p.batch_waiting.timeout_iters, 40);
+  EXPECT_DOUBLE_EQ(p.batch_waiting.max_tokens_ratio, 0.8);
+  EXPECT_EQ(p.chunked_prefill, d.chunked_prefill);  // not set: the default
   EXPECT_EQ(p.kv_block_tokens, d.kv_block_tokens);
   EXPECT_EQ(p.overlap_scheduling, d.overlap_scheduling);
   // Nothing set: the profile as it was.

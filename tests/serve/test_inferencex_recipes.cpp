@@ -61,6 +61,38 @@ TEST(BenchPredict, InferencexRunsAreServedWithTheirRecipesFlags) {
   EXPECT_EQ(s.recv_interval_steps, 1);
 }
 
+// dsr1_fp8_b200_trt.sh from 2026-01-29 delays batching at ISL = OSL = 1,024 from 64
+// requests in flight (batch_wait_timeout_iters 40, batch_wait_max_tokens_ratio 0.8);
+// not below 64, not at other lengths, not before, not FP4's recipe, not H200's.
+TEST(BenchPredict, InferencexDeepSeekFp8B200TensorrtWaitsForBatches) {
+  BenchRow r = inferencex_row("b200_sxm", "2026-01-29", 1024);
+  const Deployment d{180.0 * (1 << 30), true, 8, 1, true};
+  r.model_path = "deepseek-ai/DeepSeek-R1-0528";
+  r.gemm_quant = r.moe_quant = "fp8_block";
+  r.tp = 8;
+  const auto waits = [&](const BenchRow& row) {
+    const BatchWaiting w = deployed_profile(Engine::trtllm, d, row).batch_waiting;
+    return w.timeout_iters == 40 && w.max_tokens_ratio == 0.8;
+  };
+  EXPECT_TRUE(waits(r));
+  BenchRow other = r;
+  other.batch_size = 32;
+  EXPECT_FALSE(waits(other));
+  other = r;
+  other.isl = 8192;
+  EXPECT_FALSE(waits(other));
+  other = r;
+  other.measured_date = "2026-01-14";
+  EXPECT_FALSE(waits(other));
+  other = r;
+  other.gemm_quant = other.moe_quant = "nvfp4";
+  EXPECT_FALSE(waits(other));
+  other = r;
+  other.system = "h200_sxm";
+  EXPECT_FALSE(waits(other));
+  EXPECT_EQ(deployed_profile(Engine::trtllm, d, other).batch_waiting.timeout_iters, 0);  // the engine's default: off
+}
+
 // The Hopper recipes set fewer flags (dsr1_fp8_h200.sh, qwen3.5_fp8_h200.sh,
 // glm5_fp8_h200.sh, dsr1_fp8_h200_trt.sh, minimaxm2.5_fp8_h200.sh; docs/ENGINE_DEFAULTS.md):
 // no receive interval, no 2 x ISL budget; on a 141 GiB GPU SGLang's default chunk is 8,192.
