@@ -12,6 +12,7 @@
 #include "plan/plan.h"
 #include "serve/bench_predict.h"
 #include "serve/bench_rows.h"
+#include "serve/srt_slurm_recipes.h"
 #include "topology/cluster.h"
 #include "topology/device.h"
 
@@ -33,6 +34,8 @@ class Loader {
   // The system's cluster with enough nodes for `gpus`.
   const topology::Cluster& cluster(const std::string& system, int64_t gpus);
   const simulate::EfficiencyTable& efficiency() const { return o_.efficiency; }
+  // srt-slurm's TensorRT-LLM disaggregated recipes (scenarios/fidelity/srt-slurm-trtllm.csv).
+  const std::vector<SrtSlurmRecipe>& srt_slurm() const { return srt_slurm_; }
   // From now on the loader is only read (from several threads): loading more is a bug.
   void freeze() { frozen_ = true; }
 
@@ -42,6 +45,7 @@ class Loader {
   std::map<std::string, std::string> models_, systems_;
   std::map<std::string, std::unique_ptr<model::Model>> loaded_models_;
   std::map<std::string, std::unique_ptr<topology::Cluster>> clusters_;
+  std::vector<SrtSlurmRecipe> srt_slurm_;
   bool frozen_ = false;
 };
 

@@ -37,6 +37,19 @@ EngineProfile pool_profile(Engine e, const Deployment& d, const BenchPool& pool,
   return p;
 }
 
+// The limits InferenceX's srt-slurm recipe ran each pool's TensorRT-LLM workers with
+// (srt_slurm_recipes.h), over the generator's rule.
+void apply_recipe(const SrtSlurmRecipe& x, EngineProfile& prefill, EngineProfile& decode) {
+  prefill.max_running = x.prefill_max_batch;
+  prefill.token_budget = x.prefill_max_tokens;
+  decode.max_running = x.decode_max_batch;
+  decode.token_budget = std::max(x.decode_max_tokens, x.decode_max_batch);
+  for (EngineProfile* p : {&prefill, &decode}) {
+    p->memory.step_tokens = p->token_budget;
+    p->memory.logit_rows = std::min(p->memory.logit_rows, p->max_running);
+  }
+}
+
 void check_pool(const BenchPool& p, const char* name) {
   if (p.workers < 1 || p.batch_size < 1)
     throw Rejected{std::string("the ") + name +
@@ -60,8 +73,12 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   d.prefill.workers = static_cast<int>(r.prefill.workers);
   d.decode.workers = static_cast<int>(r.decode.workers);
   const auto& dev = c.device_spec();
-  d.prefill.engine = o.engines.apply(pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), r.prefill, r, true));
-  d.decode.engine = o.engines.apply(pool_profile(*engine, deployment_of(d.decode.plan, m, dev), r.decode, r, false));
+  EngineProfile prefill = pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), r.prefill, r, true);
+  EngineProfile decode = pool_profile(*engine, deployment_of(d.decode.plan, m, dev), r.decode, r, false);
+  if (*engine == Engine::trtllm && r.deployer == Deployer::inferencex)
+    if (const SrtSlurmRecipe* x = find_srt_slurm_recipe(loader.srt_slurm(), r)) apply_recipe(*x, prefill, decode);
+  d.prefill.engine = o.engines.apply(prefill);
+  d.decode.engine = o.engines.apply(decode);
   d.client = bench_client(r, o);
   simulate::Simulator sim(m, c, loader.efficiency().for_device(dev.name));
   // The search's steady state of this deployment (simulate/disaggregated.h): the pools'

@@ -7,7 +7,12 @@
 // stops predicting some of them, fails here in seconds instead of in a 7-minute bench
 // nobody ran. The bounds sit a few points above what the sample measured when the
 // guard was written (session 33, shipped calibration of session 32); a refit that
-// moves the figures legitimately moves them by tenths.
+// moves the figures legitimately moves them by tenths. Session 37 moved the
+// disaggregated ones: serving InferenceX's TensorRT-LLM runs with their srt-slurm
+// recipes' limits (serve/srt_slurm_recipes.h) took the sample's TTFT from 43.5 to 30.6 %
+// and its TPOT from 14.9 to 17.1 %, two runs whose decode workers were full at the
+// recipe's 4 sequences (GB200 / GB300 FP8) now decoding 4 at a time, not 6, and crossing
+// the median (their TTFT: -82 % -> -20 % and -78 % -> -13 %); bounds 35 and 19.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -48,8 +53,8 @@ TEST(FidelityGuard, ShippedCalibrationOnEveryTenthMeasuredRun) {
   EXPECT_LE(agg.ttft_median, 24.0);
   EXPECT_LE(agg.tpot_median, 10.0);
   EXPECT_GE(disagg.rows, 22);
-  EXPECT_LE(disagg.ttft_median, 50.0);
-  EXPECT_LE(disagg.tpot_median, 16.0);
+  EXPECT_LE(disagg.ttft_median, 35.0);
+  EXPECT_LE(disagg.tpot_median, 19.0);
 }
 
 }  // namespace

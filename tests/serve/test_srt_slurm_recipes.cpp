@@ -1,0 +1,101 @@
+// serve/srt_slurm_recipes.h: InferenceX's srt-slurm TensorRT-LLM recipes as a table, the
+// recipe a disaggregated row ran (its key, and the version of its measurement's day), and
+// what the recipe's limits do to a prediction.
+#include "serve/srt_slurm_recipes.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "serve/bench_predict.h"
+#include "simulate/efficiency.h"
+
+namespace dayzero::serve {
+namespace {
+
+constexpr const char* kRecipeHeader =
+    "model,gpu,precision,isl,osl,prefill_workers,prefill_gpus,prefill_attention_dp,decode_workers,decode_gpus,"
+    "decode_attention_dp,concurrency,decode_max_batch,decode_max_tokens,prefill_max_batch,prefill_max_tokens,"
+    "first_day,last_day,recipe\n";
+// The point: 1 prefill worker of 4 GPUs under attention DP, 4 decode workers of 8 without.
+constexpr const char* kPoint = "deepseek-r1,gb200,fp4,1024,1024,1,4,1,4,8,0,";
+// 1 prefill worker, 4 decode workers of 8 GPUs without attention DP, at `concurrency`.
+BenchRow recipe_row(int64_t concurrency, const std::string& day) {
+  BenchRow r;
+  r.mode = "disagg";
+  r.backend = "trtllm";
+  r.model_path = "deepseek-ai/DeepSeek-V3";
+  r.system = "gb200";
+  r.gemm_quant = r.moe_quant = "nvfp4";
+  r.isl = r.osl = 1024;
+  r.prefill = {1, 1, 1, 1, 4, 1, 4};
+  r.decode = {concurrency / 4, 4, 8, 1, 1, 1, 8};
+  r.measured_date = day;
+  return r;
+}
+
+TEST(SrtSlurmRecipes, ThePointListedOnTheMeasurementsDayIsFound) {
+  const std::string p = kPoint;
+  const auto table =
+      parse_srt_slurm_recipes(std::string(kRecipeHeader) + p + "192,16,16,8,8192,2026-02-01,2026-03-01,a.yaml\n" + p +
+                                  "192,32,32,16,16384,2026-03-20,2026-06-01,b.yaml\n" + p +
+                                  "96,32,32,16,16384,2026-03-20,2026-06-01,b.yaml\n"
+                                  "deepseek-r1,gb300,fp4,1024,1024,1,4,1,4,8,0,192,64,64,16,16384,"
+                                  "2026-03-20,2026-06-01,c.yaml\n",
+                              "t.csv");
+  ASSERT_EQ(table.size(), 4u);
+  EXPECT_EQ(find_srt_slurm_recipe(table, recipe_row(192, "2026-03-23"))->decode_max_batch, 32);  // the latest listed
+  EXPECT_EQ(find_srt_slurm_recipe(table, recipe_row(192, "2026-02-07"))->decode_max_batch, 16);
+  EXPECT_EQ(find_srt_slurm_recipe(table, recipe_row(192, "2026-01-01")), nullptr);     // none listed by then
+  EXPECT_EQ(find_srt_slurm_recipe(table, recipe_row(192, ""))->decode_max_batch, 32);  // no date: the latest
+  EXPECT_EQ(find_srt_slurm_recipe(table, recipe_row(96, ""))->prefill_max_tokens, 16384);
+  EXPECT_EQ(find_srt_slurm_recipe(table, recipe_row(48, "2026-03-23")), nullptr);  // a concurrency no point lists
+  BenchRow other = recipe_row(192, "2026-03-23");
+  other.decode.attention_dp = 8, other.decode.tp = 1;  // attention DP: another point
+  EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
+  other = recipe_row(192, "2026-03-23");
+  other.prefill.attention_dp = 1, other.prefill.tp = 4;  // a prefill worker without attention DP
+  EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
+  other = recipe_row(192, "2026-03-23");
+  other.model_path = "moonshotai/Kimi-K2.5";
+  EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
+}
+
+TEST(SrtSlurmRecipes, BadTablesNameFileLineAndColumn) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"model,gpu\n", "column 3"},
+      {std::string(kRecipeHeader) + kPoint + "192,x,32,16,16384,a,b,c\n", "line 2, decode_max_batch"},
+      {std::string(kRecipeHeader) + kPoint + "192,0,32,16,16384,a,b,c\n", "line 2, decode_max_batch"},
+      {std::string(kRecipeHeader) + "deepseek-r1,gb200,fp4\n", "line 2"},
+      {std::string(kRecipeHeader) + ",gb200,fp4,1024,1024,1,4,1,4,8,0,192,32,32,16,16384,a,b,c\n", "line 2, model"},
+  };
+  for (const auto& [text, named] : cases) {
+    try {
+      parse_srt_slurm_recipes(text, "recipes.csv");
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const core::InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("recipes.csv"), std::string::npos) << what;
+      EXPECT_NE(what.find(named), std::string::npos) << what;
+    }
+  }
+}
+
+// Hand-read: InferenceX's dsr1-fp4-gb200-dynamo-trt lists 1 prefill worker (TP 4, EP 4,
+// attention DP) and 4 decode workers (TP 8) at 12-192 in flight with
+// recipes/trtllm/gb200-fp4/1k1k/stp/ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml (srt-slurm):
+// decode max_batch_size 32, max_num_tokens 32; prefill max_batch_size 16, max_num_tokens 16384.
+TEST(SrtSlurmRecipes, TheShippedTableHoldsTheRecipesAsWritten) {
+  const auto table =
+      load_srt_slurm_recipes(std::filesystem::path(DAYZERO_DATA_DIR) / "fidelity" / "srt-slurm-trtllm.csv");
+  EXPECT_GT(table.size(), 300u);
+  const SrtSlurmRecipe* x = find_srt_slurm_recipe(table, recipe_row(192, "2026-03-23"));
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->decode_max_batch, 32);
+  EXPECT_EQ(x->decode_max_tokens, 32);
+  EXPECT_EQ(x->prefill_max_batch, 16);
+  EXPECT_EQ(x->prefill_max_tokens, 16384);
+  EXPECT_NE(x->recipe.find("ctx1_gen4_tep8_batch32"), std::string::npos) << x->recipe;
+}
+
+}  // namespace
+}  // namespace dayzero::serve

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Writes the TensorRT-LLM disaggregated recipes InferenceX's multi-node runs launched
+(scenarios/fidelity/srt-slurm-trtllm.csv; docs/ENGINE_DEFAULTS.md, "Disaggregated runs").
+
+InferenceX's `nvidia-master.yaml` lists, for each `dynamo-trt` configuration, the search
+space of a sequence length: each point's prefill and decode workers (count, TP, EP,
+attention DP), its concurrencies (`conc-list`, which override the recipe's) and the recipe
+it launches (`CONFIG_FILE=recipes/...yaml`, a file of NVIDIA/srt-slurm). A disaggregated row
+of the measured CSV names the same workers and a decode batch that is the concurrency over
+the decode workers, not the engine's limit: the recipe's `max_batch_size` is often smaller
+(4 decode workers of `max_batch_size: 32` ran at 192 in flight). This tool reads every
+version of the configuration file in an InferenceX clone, keeps the points without
+speculative decoding, reads each point's recipe in an srt-slurm clone (the newest version
+on the branches given, else on any ref) and writes one line per point and concurrency: the
+key a row is matched by, the limits each pool's engine ran (max_batch_size, max_num_tokens)
+and where they come from, with the first and last day the configuration listed the point.
+
+    python3 tools/srt_slurm_recipes.py --inferencex INFERENCEX --srt-slurm SRT_SLURM \\
+        [--srt-ref sa-submission-q2-2026 --srt-ref main] > scenarios/fidelity/srt-slurm-trtllm.csv
+
+Needs PyYAML.
+"""
+import argparse
+import csv
+import re
+import subprocess
+import sys
+
+import yaml
+
+COLUMNS = ["model", "gpu", "precision", "isl", "osl", "prefill_workers", "prefill_gpus", "prefill_attention_dp",
+           "decode_workers", "decode_gpus", "decode_attention_dp", "concurrency", "decode_max_batch",
+           "decode_max_tokens", "prefill_max_batch", "prefill_max_tokens", "first_day", "last_day", "recipe"]
+CONFIGS = ["configs/nvidia-master.yaml", ".github/configs/nvidia-master.yaml"]
+
+
+def git(repo, *args):
+    return subprocess.check_output(["git", "-C", repo, *args], stderr=subprocess.DEVNULL).decode()
+
+
+def model_family(prefix):
+    """The model a configuration serves, as DayZero names the family (the measured rows
+    label InferenceX's DeepSeek-R1 runs DeepSeek-V3 or -R1: one architecture)."""
+    p = str(prefix).lower()
+    return "deepseek-r1" if p.startswith(("dsr1", "deepseek-r1")) else {"kimik2.5": "kimi-k2.5", "glm5": "glm-5"}.get(p, p)
+
+
+def points(config):
+    """(configuration, isl, osl, point) for every disaggregated TensorRT-LLM point."""
+    for name, c in (config or {}).items():
+        if not isinstance(c, dict) or c.get("framework") != "dynamo-trt":
+            continue
+        for seq in ((c.get("scenarios") or {}).get("fixed-seq-len") or c.get("seq-len-configs") or []):
+            for p in seq.get("search-space") or []:
+                yield c, seq.get("isl"), seq.get("osl"), p
+
+
+def config_file(point):
+    for s in (point.get("prefill") or {}).get("additional-settings") or []:
+        m = re.match(r'CONFIG_FILE=(\S+)', str(s))
+        if m:
+            return m.group(1)
+    return None
+
+
+class Recipes:
+    def __init__(self, repo, refs):
+        self.repo, self.refs, self.cache = repo, refs, {}
+
+    def read(self, path):
+        if path not in self.cache:
+            text = None
+            for ref in self.refs:
+                try:
+                    text = git(self.repo, "show", f"{ref}:{path}")
+                    break
+                except subprocess.CalledProcessError:
+                    pass
+            if text is None:  # the newest version on any ref
+                commits = git(self.repo, "log", "--all", "--format=%H", "-1", "--", path).split()
+                for c in commits:
+                    try:
+                        text = git(self.repo, "show", f"{c}:{path}")
+                    except subprocess.CalledProcessError:
+                        pass
+            self.cache[path] = yaml.safe_load(text) if text else None
+        return self.cache[path]
+
+
+def limits(recipe):
+    cfg = ((recipe or {}).get("backend") or {}).get("trtllm_config") or {}
+    pre, dec = cfg.get("prefill") or {}, cfg.get("decode") or {}
+    need = [dec.get("max_batch_size"), pre.get("max_batch_size"), pre.get("max_num_tokens")]
+    if any(v is None for v in need):
+        return None
+    return [dec["max_batch_size"], dec.get("max_num_tokens") or dec["max_batch_size"], pre["max_batch_size"],
+            pre["max_num_tokens"]]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--inferencex", required=True, help="a clone of SemiAnalysisAI/InferenceX")
+    ap.add_argument("--srt-slurm", required=True, help="a clone of NVIDIA/srt-slurm")
+    ap.add_argument("--srt-ref", action="append", default=[], help="srt-slurm refs to read recipes at, in order")
+    a = ap.parse_args()
+    recipes = Recipes(a.srt_slurm, a.srt_ref or ["sa-submission-q2-2026", "HEAD"])
+    lines = {}  # key -> [first day, last day, recipe]
+    log = git(a.inferencex, "log", "--format=%H %cs", "--", *CONFIGS).split("\n")
+    for entry in reversed([l for l in log if l]):
+        commit, day = entry.split()
+        for path in CONFIGS:
+            try:
+                config = yaml.safe_load(git(a.inferencex, "show", f"{commit}:{path}"))
+                break
+            except (subprocess.CalledProcessError, yaml.YAMLError):
+                config = None
+        for c, isl, osl, p in points(config):
+            if str(p.get("spec-decoding", "none")).lower() not in ("none", "", "false"):
+                continue
+            file = config_file(p)
+            lim = limits(recipes.read(file)) if file else None
+            if lim is None:
+                continue
+            pre, dec = p.get("prefill") or {}, p.get("decode") or {}
+            for conc in p.get("conc-list") or []:
+                key = (model_family(c.get("model-prefix")), str(c.get("runner", "")).split("-")[0],
+                       c.get("precision"), isl, osl, pre.get("num-worker"), pre.get("tp"),
+                       int(bool(pre.get("dp-attn"))), dec.get("num-worker"), dec.get("tp"),
+                       int(bool(dec.get("dp-attn"))), conc, *lim)
+                if key in lines:
+                    lines[key][1] = day
+                else:
+                    lines[key] = [day, day, file]
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for key in sorted(lines, key=lambda k: [str(x) for x in k] + lines[k][:1]):
+        w.writerow([*key, *lines[key]])
+
+
+if __name__ == "__main__":
+    main()
