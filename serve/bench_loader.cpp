@@ -50,9 +50,9 @@ model::WeightPrecision precision(const std::string& mode, const model::Model& m,
 Loader::Loader(const BenchOptions& o) : o_(o), catalog_(topology::DeviceCatalog::load_builtin(o.data_dir)) {
   read_map(o.data_dir / "models" / "hf_ids.json", "models", models_);
   read_map(o.data_dir / "fidelity" / "systems.json", "systems", systems_);
-  // InferenceX's multi-node TensorRT-LLM recipes; a data folder without the table serves
-  // disaggregated rows with the generator's rule alone.
-  if (const auto recipes = o.data_dir / "fidelity" / "srt-slurm-trtllm.csv"; std::filesystem::exists(recipes))
+  // InferenceX's multi-node recipes; a data folder without the table serves disaggregated
+  // rows with the generator's rule alone.
+  if (const auto recipes = o.data_dir / "fidelity" / "srt-slurm-recipes.csv"; std::filesystem::exists(recipes))
     srt_slurm_ = load_srt_slurm_recipes(recipes);
 }
 

@@ -34,7 +34,7 @@ class Loader {
   // The system's cluster with enough nodes for `gpus`.
   const topology::Cluster& cluster(const std::string& system, int64_t gpus);
   const simulate::EfficiencyTable& efficiency() const { return o_.efficiency; }
-  // srt-slurm's TensorRT-LLM disaggregated recipes (scenarios/fidelity/srt-slurm-trtllm.csv).
+  // srt-slurm's disaggregated recipes (scenarios/fidelity/srt-slurm-recipes.csv).
   const std::vector<SrtSlurmRecipe>& srt_slurm() const { return srt_slurm_; }
   // From now on the loader is only read (from several threads): loading more is a bug.
   void freeze() { frozen_ = true; }

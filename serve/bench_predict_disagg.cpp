@@ -37,13 +37,14 @@ EngineProfile pool_profile(Engine e, const Deployment& d, const BenchPool& pool,
   return p;
 }
 
-// The limits InferenceX's srt-slurm recipe ran each pool's TensorRT-LLM workers with
-// (srt_slurm_recipes.h), over the generator's rule.
+// The limits InferenceX's srt-slurm recipe ran each pool's workers with
+// (srt_slurm_recipes.h), over the generator's rule; a limit the recipe leaves to the
+// engine keeps the rule's.
 void apply_recipe(const SrtSlurmRecipe& x, EngineProfile& prefill, EngineProfile& decode) {
-  prefill.max_running = x.prefill_max_batch;
-  prefill.token_budget = x.prefill_max_tokens;
-  decode.max_running = x.decode_max_batch;
-  decode.token_budget = std::max(x.decode_max_tokens, x.decode_max_batch);
+  if (x.prefill_max_batch > 0) prefill.max_running = x.prefill_max_batch;
+  if (x.prefill_max_tokens > 0) prefill.token_budget = x.prefill_max_tokens;
+  if (x.decode_max_batch > 0) decode.max_running = x.decode_max_batch;
+  if (x.decode_max_tokens > 0) decode.token_budget = std::max(x.decode_max_tokens, decode.max_running);
   for (EngineProfile* p : {&prefill, &decode}) {
     p->memory.step_tokens = p->token_budget;
     p->memory.logit_rows = std::min(p->memory.logit_rows, p->max_running);
@@ -75,7 +76,7 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   const auto& dev = c.device_spec();
   EngineProfile prefill = pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), r.prefill, r, true);
   EngineProfile decode = pool_profile(*engine, deployment_of(d.decode.plan, m, dev), r.decode, r, false);
-  if (*engine == Engine::trtllm && r.deployer == Deployer::inferencex)
+  if (*engine != Engine::vllm && r.deployer == Deployer::inferencex)
     if (const SrtSlurmRecipe* x = find_srt_slurm_recipe(loader.srt_slurm(), r)) apply_recipe(*x, prefill, decode);
   d.prefill.engine = o.engines.apply(prefill);
   d.decode.engine = o.engines.apply(decode);

@@ -14,25 +14,14 @@ namespace dayzero::serve {
 
 namespace {
 
-constexpr std::array<const char*, 19> kRecipeColumns = {"model",
-                                                        "gpu",
-                                                        "precision",
-                                                        "isl",
-                                                        "osl",
-                                                        "prefill_workers",
-                                                        "prefill_gpus",
-                                                        "prefill_attention_dp",
-                                                        "decode_workers",
-                                                        "decode_gpus",
-                                                        "decode_attention_dp",
-                                                        "concurrency",
-                                                        "decode_max_batch",
-                                                        "decode_max_tokens",
-                                                        "prefill_max_batch",
-                                                        "prefill_max_tokens",
-                                                        "first_day",
-                                                        "last_day",
-                                                        "recipe"};
+// clang-format off
+constexpr std::array<const char*, 20> kRecipeColumns = {
+    "engine", "model", "gpu", "precision", "isl", "osl",
+    "prefill_workers", "prefill_gpus", "prefill_attention_dp",
+    "decode_workers", "decode_gpus", "decode_attention_dp", "concurrency",
+    "decode_max_batch", "decode_max_tokens", "prefill_max_batch", "prefill_max_tokens",
+    "first_day", "last_day", "recipe"};
+// clang-format on
 
 std::vector<std::string> split_recipe_fields(const std::string& line) {
   std::vector<std::string> out(1);
@@ -63,14 +52,14 @@ struct RecipeLine {
 
 SrtSlurmRecipe recipe_of(const RecipeLine& l) {
   SrtSlurmRecipe r;
-  r.model = l.text(0), r.gpu = l.text(1), r.precision = l.text(2);
-  r.isl = l.count(3, 1), r.osl = l.count(4, 1);
-  r.prefill_workers = l.count(5, 1), r.prefill_gpus = l.count(6, 1), r.prefill_attention_dp = l.count(7, 0) != 0;
-  r.decode_workers = l.count(8, 1), r.decode_gpus = l.count(9, 1), r.decode_attention_dp = l.count(10, 0) != 0;
-  r.concurrency = l.count(11, 1);
-  r.decode_max_batch = l.count(12, 1), r.decode_max_tokens = l.count(13, 1);
-  r.prefill_max_batch = l.count(14, 1), r.prefill_max_tokens = l.count(15, 1);
-  r.first_day = l.text(16), r.last_day = l.text(17), r.recipe = l.text(18);
+  r.engine = l.text(0), r.model = l.text(1), r.gpu = l.text(2), r.precision = l.text(3);
+  r.isl = l.count(4, 1), r.osl = l.count(5, 1);
+  r.prefill_workers = l.count(6, 1), r.prefill_gpus = l.count(7, 1), r.prefill_attention_dp = l.count(8, 0) != 0;
+  r.decode_workers = l.count(9, 1), r.decode_gpus = l.count(10, 1), r.decode_attention_dp = l.count(11, 0) != 0;
+  r.concurrency = l.count(12, 1);
+  r.decode_max_batch = l.count(13, 0), r.decode_max_tokens = l.count(14, 0);
+  r.prefill_max_batch = l.count(15, 0), r.prefill_max_tokens = l.count(16, 0);
+  r.first_day = l.text(17), r.last_day = l.text(18), r.recipe = l.text(19);
   return r;
 }
 
@@ -126,8 +115,8 @@ const SrtSlurmRecipe* find_srt_slurm_recipe(const std::vector<SrtSlurmRecipe>& t
   const std::string precision = recipe_nvfp4(r) ? "fp4" : "fp8";
   const SrtSlurmRecipe* found = nullptr;
   for (const SrtSlurmRecipe& x : table) {
-    if (x.model != model || x.gpu != gpu || x.precision != precision || x.isl != r.isl || x.osl != r.osl ||
-        x.prefill_workers != r.prefill.workers || x.prefill_gpus != r.prefill.gpus() ||
+    if (x.engine != r.backend || x.model != model || x.gpu != gpu || x.precision != precision || x.isl != r.isl ||
+        x.osl != r.osl || x.prefill_workers != r.prefill.workers || x.prefill_gpus != r.prefill.gpus() ||
         x.prefill_attention_dp != (r.prefill.attention_dp > 1) || x.decode_workers != r.decode.workers ||
         x.decode_gpus != r.decode.gpus() || x.decode_attention_dp != (r.decode.attention_dp > 1) ||
         x.concurrency != r.concurrency())

@@ -1,6 +1,6 @@
 #pragma once
-// NVIDIA/srt-slurm's TensorRT-LLM disaggregated recipes, which InferenceX's multi-node
-// runs launched (scenarios/fidelity/srt-slurm-trtllm.csv, written from InferenceX's
+// NVIDIA/srt-slurm's disaggregated recipes, which InferenceX's multi-node TensorRT-LLM and
+// SGLang runs launched (scenarios/fidelity/srt-slurm-recipes.csv, written from InferenceX's
 // configurations and the srt-slurm recipes they name by tools/srt_slurm_recipes.py). A disaggregated row names each
 // pool's layout and workers, and a decode batch that is its concurrency over the decode workers; the engine ran the
 // recipe's limits, which are often smaller (4 decode workers of `max_batch_size: 32` at 192 in flight: 64 requests wait
@@ -18,6 +18,7 @@ namespace dayzero::serve {
 
 struct SrtSlurmRecipe {
   // The key a row is matched by: the configuration's point.
+  std::string engine;     // "trtllm" or "sglang", as a row's backend
   std::string model;      // "deepseek-r1" (a row's DeepSeek-V3 or -R1), "kimi-k2.5", "glm-5", ...
   std::string gpu;        // "gb200", "b200", "h200", ... (a row's system without "_sxm")
   std::string precision;  // "fp8" or "fp4" (a row's nvfp4)
@@ -25,8 +26,10 @@ struct SrtSlurmRecipe {
   int64_t prefill_workers = 0, prefill_gpus = 0, decode_workers = 0, decode_gpus = 0;  // GPUs of one worker
   bool prefill_attention_dp = false, decode_attention_dp = false;
   int64_t concurrency = 0;  // one of the point's conc-list
-  // What each pool's engine ran: TensorRT-LLM's max_batch_size and max_num_tokens
-  // (per attention-DP rank under attention DP).
+  // What each pool's engine ran per attention-DP rank: sequences and tokens a step
+  // (TensorRT-LLM's max_batch_size and max_num_tokens; SGLang's max-running-requests and
+  // the smaller of chunked-prefill-size and max-prefill-tokens, divided by the DP size
+  // under DP attention). 0: the recipe leaves the engine's default.
   int64_t decode_max_batch = 0, decode_max_tokens = 0, prefill_max_batch = 0, prefill_max_tokens = 0;
   // The first and last day InferenceX's configuration listed the point (YYYY-MM-DD), and
   // the srt-slurm recipe it launched.

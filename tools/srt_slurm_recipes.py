@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the TensorRT-LLM disaggregated recipes InferenceX's multi-node runs launched
-(scenarios/fidelity/srt-slurm-trtllm.csv; docs/ENGINE_DEFAULTS.md, "Disaggregated runs").
+"""Writes the disaggregated recipes InferenceX's multi-node TensorRT-LLM and SGLang runs launched
+(scenarios/fidelity/srt-slurm-recipes.csv; docs/ENGINE_DEFAULTS.md, "Disaggregated runs").
 
-InferenceX's `nvidia-master.yaml` lists, for each `dynamo-trt` configuration, the search
+InferenceX's `nvidia-master.yaml` lists, for each `dynamo-trt` and `dynamo-sglang`
+configuration, the search
 space of a sequence length: each point's prefill and decode workers (count, TP, EP,
 attention DP), its concurrencies (`conc-list`, which override the recipe's) and the recipe
 it launches (`CONFIG_FILE=recipes/...yaml`, a file of NVIDIA/srt-slurm). A disaggregated row
@@ -12,11 +13,15 @@ the decode workers, not the engine's limit: the recipe's `max_batch_size` is oft
 version of the configuration file in an InferenceX clone, keeps the points without
 speculative decoding, reads each point's recipe in an srt-slurm clone (the newest version
 on the branches given, else on any ref) and writes one line per point and concurrency: the
-key a row is matched by, the limits each pool's engine ran (max_batch_size, max_num_tokens)
-and where they come from, with the first and last day the configuration listed the point.
+key a row is matched by, the limits each pool's engine ran per attention-DP rank (sequences
+and tokens a step: TensorRT-LLM's max_batch_size and max_num_tokens; SGLang's
+max-running-requests and the smaller of chunked-prefill-size and max-prefill-tokens, both
+divided by the DP size under DP attention as ServerArgs does; 0 where the recipe leaves the
+engine's default) and where they come from, with the first and last day the configuration
+listed the point.
 
     python3 tools/srt_slurm_recipes.py --inferencex INFERENCEX --srt-slurm SRT_SLURM \\
-        [--srt-ref sa-submission-q2-2026 --srt-ref main] > scenarios/fidelity/srt-slurm-trtllm.csv
+        [--srt-ref sa-submission-q2-2026 --srt-ref main] > scenarios/fidelity/srt-slurm-recipes.csv
 
 Needs PyYAML.
 """
@@ -28,10 +33,12 @@ import sys
 
 import yaml
 
-COLUMNS = ["model", "gpu", "precision", "isl", "osl", "prefill_workers", "prefill_gpus", "prefill_attention_dp",
+COLUMNS = ["engine", "model", "gpu", "precision", "isl", "osl", "prefill_workers", "prefill_gpus", "prefill_attention_dp",
            "decode_workers", "decode_gpus", "decode_attention_dp", "concurrency", "decode_max_batch",
            "decode_max_tokens", "prefill_max_batch", "prefill_max_tokens", "first_day", "last_day", "recipe"]
 CONFIGS = ["configs/nvidia-master.yaml", ".github/configs/nvidia-master.yaml"]
+FRAMEWORKS = {"dynamo-trt": "trtllm", "dynamo-sglang": "sglang"}
+SGLANG_MAX_PREFILL_TOKENS = 16384  # ServerArgs.max_prefill_tokens default
 
 
 def git(repo, *args):
@@ -46,9 +53,9 @@ def model_family(prefix):
 
 
 def points(config):
-    """(configuration, isl, osl, point) for every disaggregated TensorRT-LLM point."""
+    """(configuration, isl, osl, point) for every disaggregated TensorRT-LLM or SGLang point."""
     for name, c in (config or {}).items():
-        if not isinstance(c, dict) or c.get("framework") != "dynamo-trt":
+        if not isinstance(c, dict) or c.get("framework") not in FRAMEWORKS:
             continue
         for seq in ((c.get("scenarios") or {}).get("fixed-seq-len") or c.get("seq-len-configs") or []):
             for p in seq.get("search-space") or []:
@@ -76,18 +83,21 @@ class Recipes:
                     break
                 except subprocess.CalledProcessError:
                     pass
-            if text is None:  # the newest version on any ref
-                commits = git(self.repo, "log", "--all", "--format=%H", "-1", "--", path).split()
-                for c in commits:
-                    try:
-                        text = git(self.repo, "show", f"{c}:{path}")
-                    except subprocess.CalledProcessError:
-                        pass
+            if text is None:  # the newest version on any ref (before a commit that removed it)
+                for c in git(self.repo, "log", "--all", "--format=%H", "--", path).split():
+                    for at in (c, c + "^"):
+                        try:
+                            text = git(self.repo, "show", f"{at}:{path}")
+                            break
+                        except subprocess.CalledProcessError:
+                            pass
+                    if text is not None:
+                        break
             self.cache[path] = yaml.safe_load(text) if text else None
         return self.cache[path]
 
 
-def limits(recipe):
+def trtllm_limits(recipe):
     cfg = ((recipe or {}).get("backend") or {}).get("trtllm_config") or {}
     pre, dec = cfg.get("prefill") or {}, cfg.get("decode") or {}
     need = [dec.get("max_batch_size"), pre.get("max_batch_size"), pre.get("max_num_tokens")]
@@ -95,6 +105,35 @@ def limits(recipe):
         return None
     return [dec["max_batch_size"], dec.get("max_num_tokens") or dec["max_batch_size"], pre["max_batch_size"],
             pre["max_num_tokens"]]
+
+
+def sglang_rank(worker):
+    """A worker's limits per attention-DP rank: ServerArgs._handle_data_parallelism divides
+    chunked-prefill-size, and the scheduler max-running-requests, by dp_size under DP attention."""
+    dp = int(worker.get("data-parallel-size") or worker.get("dp-size") or 1)
+    dp = dp if worker.get("enable-dp-attention") and dp > 1 else 1
+    running = worker.get("max-running-requests")
+    chunk = worker.get("chunked-prefill-size")
+    step = None
+    if chunk is not None and int(chunk) > 0:
+        step = min(int(chunk) // dp, int(worker.get("max-prefill-tokens") or SGLANG_MAX_PREFILL_TOKENS))
+    return (int(running) // dp if running else 0), (step or 0)
+
+
+def sglang_limits(recipe):
+    cfg = ((recipe or {}).get("backend") or {}).get("sglang_config") or {}
+    pre, dec = cfg.get("prefill"), cfg.get("decode")
+    if not isinstance(pre, dict) or not isinstance(dec, dict):
+        return None
+    d_running, _ = sglang_rank(dec)
+    p_running, p_step = sglang_rank(pre)
+    if not (d_running or p_running or p_step):
+        return None
+    return [d_running, 0, p_running, p_step]
+
+
+def limits(engine, recipe):
+    return trtllm_limits(recipe) if engine == "trtllm" else sglang_limits(recipe)
 
 
 def main():
@@ -118,12 +157,13 @@ def main():
             if str(p.get("spec-decoding", "none")).lower() not in ("none", "", "false"):
                 continue
             file = config_file(p)
-            lim = limits(recipes.read(file)) if file else None
+            engine = FRAMEWORKS[c["framework"]]
+            lim = limits(engine, recipes.read(file)) if file else None
             if lim is None:
                 continue
             pre, dec = p.get("prefill") or {}, p.get("decode") or {}
             for conc in p.get("conc-list") or []:
-                key = (model_family(c.get("model-prefix")), str(c.get("runner", "")).split("-")[0],
+                key = (engine, model_family(c.get("model-prefix")), str(c.get("runner", "")).split("-")[0],
                        c.get("precision"), isl, osl, pre.get("num-worker"), pre.get("tp"),
                        int(bool(pre.get("dp-attn"))), dec.get("num-worker"), dec.get("tp"),
                        int(bool(dec.get("dp-attn"))), conc, *lim)

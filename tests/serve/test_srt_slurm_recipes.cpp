@@ -13,11 +13,11 @@ namespace dayzero::serve {
 namespace {
 
 constexpr const char* kRecipeHeader =
-    "model,gpu,precision,isl,osl,prefill_workers,prefill_gpus,prefill_attention_dp,decode_workers,decode_gpus,"
+    "engine,model,gpu,precision,isl,osl,prefill_workers,prefill_gpus,prefill_attention_dp,decode_workers,decode_gpus,"
     "decode_attention_dp,concurrency,decode_max_batch,decode_max_tokens,prefill_max_batch,prefill_max_tokens,"
     "first_day,last_day,recipe\n";
 // The point: 1 prefill worker of 4 GPUs under attention DP, 4 decode workers of 8 without.
-constexpr const char* kPoint = "deepseek-r1,gb200,fp4,1024,1024,1,4,1,4,8,0,";
+constexpr const char* kPoint = "trtllm,deepseek-r1,gb200,fp4,1024,1024,1,4,1,4,8,0,";
 // 1 prefill worker, 4 decode workers of 8 GPUs without attention DP, at `concurrency`.
 BenchRow recipe_row(int64_t concurrency, const std::string& day) {
   BenchRow r;
@@ -39,7 +39,7 @@ TEST(SrtSlurmRecipes, ThePointListedOnTheMeasurementsDayIsFound) {
       parse_srt_slurm_recipes(std::string(kRecipeHeader) + p + "192,16,16,8,8192,2026-02-01,2026-03-01,a.yaml\n" + p +
                                   "192,32,32,16,16384,2026-03-20,2026-06-01,b.yaml\n" + p +
                                   "96,32,32,16,16384,2026-03-20,2026-06-01,b.yaml\n"
-                                  "deepseek-r1,gb300,fp4,1024,1024,1,4,1,4,8,0,192,64,64,16,16384,"
+                                  "trtllm,deepseek-r1,gb300,fp4,1024,1024,1,4,1,4,8,0,192,64,64,16,16384,"
                                   "2026-03-20,2026-06-01,c.yaml\n",
                               "t.csv");
   ASSERT_EQ(table.size(), 4u);
@@ -58,15 +58,20 @@ TEST(SrtSlurmRecipes, ThePointListedOnTheMeasurementsDayIsFound) {
   other = recipe_row(192, "2026-03-23");
   other.model_path = "moonshotai/Kimi-K2.5";
   EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
+  other = recipe_row(192, "2026-03-23");
+  other.backend = "sglang";  // another engine's recipes
+  EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
 }
 
 TEST(SrtSlurmRecipes, BadTablesNameFileLineAndColumn) {
   const std::pair<std::string, std::string> cases[] = {
-      {"model,gpu\n", "column 3"},
+      {"engine,model\n", "column 3"},
+      {"model,gpu\n", "column 1"},
       {std::string(kRecipeHeader) + kPoint + "192,x,32,16,16384,a,b,c\n", "line 2, decode_max_batch"},
-      {std::string(kRecipeHeader) + kPoint + "192,0,32,16,16384,a,b,c\n", "line 2, decode_max_batch"},
-      {std::string(kRecipeHeader) + "deepseek-r1,gb200,fp4\n", "line 2"},
-      {std::string(kRecipeHeader) + ",gb200,fp4,1024,1024,1,4,1,4,8,0,192,32,32,16,16384,a,b,c\n", "line 2, model"},
+      {std::string(kRecipeHeader) + "trtllm,deepseek-r1,gb200,fp4\n", "line 2"},
+      {std::string(kRecipeHeader) + "trtllm,,gb200,fp4,1024,1024,1,4,1,4,8,0,192,32,32,16,16384,a,b,c\n",
+       "line 2, model"},
+      {std::string(kRecipeHeader) + kPoint + "192,-1,32,16,16384,a,b,c\n", "line 2, decode_max_batch"},
   };
   for (const auto& [text, named] : cases) {
     try {
@@ -86,7 +91,7 @@ TEST(SrtSlurmRecipes, BadTablesNameFileLineAndColumn) {
 // decode max_batch_size 32, max_num_tokens 32; prefill max_batch_size 16, max_num_tokens 16384.
 TEST(SrtSlurmRecipes, TheShippedTableHoldsTheRecipesAsWritten) {
   const auto table =
-      load_srt_slurm_recipes(std::filesystem::path(DAYZERO_DATA_DIR) / "fidelity" / "srt-slurm-trtllm.csv");
+      load_srt_slurm_recipes(std::filesystem::path(DAYZERO_DATA_DIR) / "fidelity" / "srt-slurm-recipes.csv");
   EXPECT_GT(table.size(), 300u);
   const SrtSlurmRecipe* x = find_srt_slurm_recipe(table, recipe_row(192, "2026-03-23"));
   ASSERT_NE(x, nullptr);
