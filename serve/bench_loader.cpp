@@ -108,6 +108,9 @@ void check_concurrency(const BenchRow& r, const std::string& product) {
     throw Rejected{
         "concurrency not recorded: the id leaves it empty (\"_c_\") and silicon_data_source has no "
         "silicon_concurrency, and batch_size is no stand-in for it (docs/FIDELITY.md, session 26)"};
+  if (!r.batch_fractional.empty() && r.recorded_concurrency == 0)
+    throw Rejected{r.batch_fractional +
+                   " is not a whole number of sequences and the run's concurrency is not recorded"};
   if (r.recorded_concurrency > 0 && r.recorded_concurrency != r.concurrency())
     throw Rejected{"inconsistent concurrency: silicon_data_source records silicon_concurrency=" +
                    std::to_string(r.recorded_concurrency) + ", " + product + " is " + std::to_string(r.concurrency())};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <sstream>
@@ -175,15 +176,31 @@ std::string image_of(const RowReader& r) {
   return image;
 }
 
+// A batch size. The publisher derives it as the concurrency over the ranks (and workers),
+// a whole number as a rule; one that is not (a concurrency they do not divide) is rounded
+// up, and the run's recorded concurrency then stands for the client's
+// (BenchRow::batch_fractional), rather than the file failing on one row.
+int64_t batch_of(const RowReader& r, const std::string& key, int64_t min, std::string& fractional) {
+  const std::string& s = r.text(key);
+  char* end = nullptr;
+  const double v = s.empty() ? 0 : std::strtod(s.c_str(), &end);
+  if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(v) && v > 0 && v != std::floor(v) &&
+      v <= static_cast<double>(kMaxBenchConcurrency)) {
+    if (fractional.empty()) fractional = key + " " + s;
+    return static_cast<int64_t>(std::ceil(v));
+  }
+  return r.integer(key, 0, min, kMaxBenchConcurrency);
+}
+
 // A disaggregated run's pool, from its prefix's columns where the file has them.
-BenchPool read_pool(const RowReader& r, const std::string& prefix) {
+BenchPool read_pool(const RowReader& r, const std::string& prefix, std::string& fractional) {
   BenchPool p;
   const auto size = [&](const char* name, int64_t fallback, int64_t min) {
     const std::string key = prefix + name;
     return r.has(key) ? r.integer(key, fallback, min, kMaxBenchLayoutSize) : fallback;
   };
   p.workers = size("num_workers", 0, 0);
-  p.batch_size = r.has(prefix + "batch_size") ? r.integer(prefix + "batch_size", 0, 0, kMaxBenchConcurrency) : 0;
+  p.batch_size = r.has(prefix + "batch_size") ? batch_of(r, prefix + "batch_size", 0, fractional) : 0;
   p.tp = size("tp_size", 1, 1);
   p.pp = size("pp_size", 1, 1);
   p.attention_dp = std::max<int64_t>(1, size("attention_dp_size", 1, 0));  // empty or 0: none
@@ -208,7 +225,7 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.isl = r.integer("isl", 0, 1, kMaxBenchTokens);
   b.osl = r.integer("osl", 0, 1, kMaxBenchTokens);
   const bool agg = b.mode == "agg";
-  b.batch_size = r.integer("batch_size", 0, agg ? 1 : 0, kMaxBenchConcurrency);
+  b.batch_size = batch_of(r, "batch_size", agg ? 1 : 0, b.batch_fractional);
   if (agg && b.batch_size == 0) r.fail("batch_size", "", "an agg row needs its batch size");
   b.tp = r.integer("tp_size", 1, 1, kMaxBenchLayoutSize);
   b.pp = r.integer("pp_size", 1, 1, kMaxBenchLayoutSize);
@@ -219,8 +236,8 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.ttft_s = r.latency_s("silicon_ttft_ms");
   b.tpot_s = r.latency_s("silicon_tpot_ms");
   if (!agg) {
-    b.prefill = read_pool(r, "prefill_");
-    b.decode = read_pool(r, "decode_");
+    b.prefill = read_pool(r, "prefill_", b.batch_fractional);
+    b.decode = read_pool(r, "decode_", b.batch_fractional);
   }
   b.recorded_concurrency = recorded_concurrency(r);
   b.concurrency_unnamed = b.recorded_concurrency == 0 && id_leaves_concurrency_empty(b.id);

@@ -70,6 +70,10 @@ struct BenchRow {
   // concurrency is unknown, and the row is rejected rather than read as batch_size (the
   // same pipeline's runs that name it kept 2 to 32 times batch_size in flight).
   bool concurrency_unnamed = false;
+  // A batch size the row wrote that is not a whole number ("decode_batch_size 1.22"; the
+  // batch is then rounded up): the client's concurrency is the recorded one, and without
+  // a recorded one the row is rejected. "" when every batch is whole.
+  std::string batch_fractional;
   Deployer deployer = Deployer::generator;
   std::string measured_date;  // YYYY-MM-DD from silicon_data_source's "measured=", or ""
   // The engine's container image from silicon_data_source's "image=" ("#" read as "/"), or
@@ -92,6 +96,7 @@ struct BenchRow {
   // for a disaggregated run the decode pool's (decode_batch_size x decode pp x decode
   // attention_dp x decode workers).
   int64_t concurrency() const {
+    if (!batch_fractional.empty() && recorded_concurrency > 0) return recorded_concurrency;
     return disaggregated() ? decode.batch_size * decode.pp * decode.attention_dp * decode.workers
                            : batch_size * pp * attention_dp;
   }

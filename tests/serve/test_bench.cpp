@@ -36,16 +36,22 @@ TEST(BenchRows, ReadsTheWorkerAndTheWorkload) {
   EXPECT_DOUBLE_EQ(r.ttft_s, 0.1205);
   EXPECT_DOUBLE_EQ(r.tpot_s, 0.01225);
   // Integers written as floats (pandas writes "16.0" in a column with gaps) read as integers;
-  // a fraction is still an error.
+  // a fractional batch is rounded up and marked (the row needs its recorded concurrency:
+  // BenchPredict.FractionalBatchesTakeTheRecordedConcurrency); any other fraction is an error.
   const auto floats = read_bench_csv(write_csv(
       "floats", std::string(kHeader) +
                     "\nr2,vllm,0.11.0,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000.0,200.00,,,16.0,2.0,1.0,4.0,,"
                     "0.0,120.5,12.25\n"));
   EXPECT_EQ(floats.at(0).concurrency(), 64);
   EXPECT_EQ(floats.at(0).isl, 1000);
+  const auto half = read_bench_csv(write_csv(
+      "half", std::string(kHeader) +
+                  "\nr3,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16.5,2,1,4,,0,120.5,12.25\n"));
+  EXPECT_EQ(half.at(0).batch_size, 17);
+  EXPECT_EQ(half.at(0).batch_fractional, "batch_size 16.5");
   EXPECT_NE(error_of(std::string(kHeader) +
-                     "\nr3,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16.5,2,1,4,,0,120.5,12.25\n")
-                .find("row 2 (r3) batch_size' = \"16.5\": expected an integer"),
+                     "\nr4,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200.5,,,16,2,1,4,,0,120.5,12.25\n")
+                .find("row 2 (r4) osl' = \"200.5\": expected an integer"),
             std::string::npos);
 }
 
@@ -188,6 +194,37 @@ TEST(BenchPredict, DisaggregatedRowsAreServedByTheirPools) {
   const auto s = summarize(p);
   EXPECT_EQ(s.at("mode:disagg").rows, 1);
   EXPECT_EQ(s.count("mode:agg"), 0u);
+}
+
+// A decode batch that is not a whole number (a concurrency of 11 over 9 decode workers)
+// is rounded up and the recorded concurrency is the client's; without a recorded one the
+// row alone is rejected, and the rest of the file is read.
+TEST(BenchPredict, FractionalBatchesTakeTheRecordedConcurrency) {
+  const std::string h =
+      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,"
+      "prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,"
+      "prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,"
+      "decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,,,,,,1,1,1,1,1,,,";
+  const auto rows = read_bench_csv(
+      write_csv("fractional", h + "f1,silicon_concurrency=11" + row + "1.2222222222222223,9,1,1,1,,,80,9\n" + "f2," +
+                                  row + "1.2222222222222223,9,1,1,1,,,81,9\n" + "f3,silicon_concurrency=18" + row +
+                                  "2.0,9,1,1,1,,,82,9\n"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].decode.batch_size, 2);
+  EXPECT_EQ(rows[0].concurrency(), 11);
+  EXPECT_EQ(rows[0].batch_fractional, "decode_batch_size 1.2222222222222223");
+  EXPECT_EQ(rows[2].concurrency(), 18);
+  EXPECT_TRUE(rows[2].batch_fractional.empty());
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  EXPECT_TRUE(p[0].predicted) << p[0].reason;
+  EXPECT_FALSE(p[1].predicted);
+  EXPECT_NE(p[1].reason.find("not a whole number"), std::string::npos) << p[1].reason;
+  EXPECT_TRUE(p[2].predicted) << p[2].reason;
 }
 
 TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
