@@ -30,6 +30,7 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
   RowPrediction out;
   out.row = &r;
   try {
+    if (!r.unmeasured.empty()) throw Rejected{"not measured: " + r.unmeasured};
     if (r.disaggregated()) {
       detail::predict_disaggregated(r, loader, o, out);
       return out;

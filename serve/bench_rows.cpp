@@ -1,6 +1,7 @@
 #include "serve/bench_rows.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -233,8 +234,17 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   // Dense models leave the expert sizes empty or 0 ("none").
   b.moe_tp = std::max<int64_t>(1, r.integer("moe_tp_size", 1, 0, kMaxBenchLayoutSize));
   b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0, kMaxBenchLayoutSize));
-  b.ttft_s = r.latency_s("silicon_ttft_ms");
-  b.tpot_s = r.latency_s("silicon_tpot_ms");
+  // A run without a measurement (empty or "nan", as pandas writes a missing one) is read
+  // and rejected alone; a malformed one is still an error.
+  for (const char* key : {"silicon_ttft_ms", "silicon_tpot_ms"}) {
+    std::string v = r.text(key);
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (v.empty() || v == "nan") {
+      if (b.unmeasured.empty()) b.unmeasured = std::string(key) + (v.empty() ? " is empty" : " is nan");
+    } else {
+      (std::string(key) == "silicon_ttft_ms" ? b.ttft_s : b.tpot_s) = r.latency_s(key);
+    }
+  }
   if (!agg) {
     b.prefill = read_pool(r, "prefill_", b.batch_fractional);
     b.decode = read_pool(r, "decode_", b.batch_fractional);

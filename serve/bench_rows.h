@@ -74,6 +74,9 @@ struct BenchRow {
   // batch is then rounded up): the client's concurrency is the recorded one, and without
   // a recorded one the row is rejected. "" when every batch is whole.
   std::string batch_fractional;
+  // Why the run has no measurement to check ("silicon_ttft_ms is empty"): it is rejected
+  // with that. "" for a measured run.
+  std::string unmeasured;
   Deployer deployer = Deployer::generator;
   std::string measured_date;  // YYYY-MM-DD from silicon_data_source's "measured=", or ""
   // The engine's container image from silicon_data_source's "image=" ("#" read as "/"), or

@@ -227,6 +227,27 @@ TEST(BenchPredict, FractionalBatchesTakeTheRecordedConcurrency) {
   EXPECT_TRUE(p[2].predicted) << p[2].reason;
 }
 
+// A run the file holds no measurement for (empty or "nan", as pandas writes one) is
+// rejected alone with the reason; the rows beside it are predicted.
+TEST(BenchPredict, UnmeasuredRowsAreRejectedAlone) {
+  const std::string h = std::string(kHeader) + "\n";
+  const auto rows =
+      read_bench_csv(write_csv("unmeasured", h + "u1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,"
+                                                 "1000,200,,,8,1,1,1,,,,10\n"
+                                                 "u2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,"
+                                                 "1000,200,,,8,1,1,1,,,50,nan\n"
+                                                 "u3,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,"
+                                                 "1000,200,,,16,1,1,1,,,50,10\n"));
+  ASSERT_EQ(rows.size(), 3u);
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  EXPECT_EQ(p[0].reason, "not measured: silicon_ttft_ms is empty");
+  EXPECT_EQ(p[1].reason, "not measured: silicon_tpot_ms is nan");
+  EXPECT_TRUE(p[2].predicted) << p[2].reason;
+}
+
 TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   const std::string h = std::string(kHeader) + "\n";
   const auto rows = read_bench_csv(write_csv(
