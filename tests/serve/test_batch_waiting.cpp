@@ -33,6 +33,18 @@ struct WaitFixture {
   }
 };
 
+// A closed loop of `concurrency` requests in flight, `requests` in all, with the
+// fixture's engine profile and no host time.
+ServeOptions closed_loop(const WaitFixture& f, int64_t concurrency, int64_t requests, RequestShape shape) {
+  ServeOptions o;
+  o.engine = f.engine;
+  o.engine.step_overhead_s = 0;
+  o.client.concurrency = concurrency;
+  o.client.requests = requests;
+  o.client.shape = shape;
+  return o;
+}
+
 // A (1,000 + 50 tokens) at 0; B (`b_input` + 50) an instant after A's prompt step ends.
 ServeOptions two_requests(const WaitFixture& f, double prefill_s, int64_t b_input, BatchWaiting w) {
   ServeOptions o;
@@ -96,24 +108,14 @@ TEST(BatchWaiting, NotUnderAttentionDpNorWithoutDecodes) {
   const topology::Cluster c8 = load_cluster("h100x8");
   simulate::Simulator sim{moe, c8};
   const plan::Plan adp = simulate::testing::plan(1, 8, 1, 8);
-  ServeOptions o;
-  o.engine = f.engine;
-  o.engine.step_overhead_s = 0;
-  o.client.concurrency = 64;
-  o.client.requests = 640;
-  o.client.shape = {512, 128, 0};
+  ServeOptions o = closed_loop(f, 64, 640, {512, 128, 0});
   const ServeResult off = simulate_serving(sim, adp, o);
   o.engine.batch_waiting = {40, 0.8};
   const ServeResult on = simulate_serving(sim, adp, o);
   EXPECT_DOUBLE_EQ(on.ttft_s.mean, off.ttft_s.mean);
   EXPECT_EQ(on.steps, off.steps);
   // One request at a time: no decodes run when each prompt arrives.
-  ServeOptions one;
-  one.engine = f.engine;
-  one.engine.step_overhead_s = 0;
-  one.client.concurrency = 1;
-  one.client.requests = 3;
-  one.client.shape = {1000, 20, 0};
+  ServeOptions one = closed_loop(f, 1, 3, {1000, 20, 0});
   const ServeResult alone = simulate_serving(f.sim, f.p, one);
   one.engine.batch_waiting = {40, 0.8};
   EXPECT_DOUBLE_EQ(simulate_serving(f.sim, f.p, one).ttft_s.mean, alone.ttft_s.mean);
@@ -123,12 +125,7 @@ TEST(BatchWaiting, NotUnderAttentionDpNorWithoutDecodes) {
 // at most the timeout's 40 decode steps each, and so gather into fewer prompt steps.
 TEST(BatchWaiting, ClosedLoopPromptsWaitAtMostTheTimeout) {
   WaitFixture f;
-  ServeOptions o;
-  o.engine = f.engine;
-  o.engine.step_overhead_s = 0;
-  o.client.concurrency = 64;
-  o.client.requests = 640;
-  o.client.shape = {1024, 256, 0};
+  ServeOptions o = closed_loop(f, 64, 640, {1024, 256, 0});
   o.client.range_ratio = 0.8;
   const ServeResult off = simulate_serving(f.sim, f.p, o);
   o.engine.batch_waiting = {40, 0.8};

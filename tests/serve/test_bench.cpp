@@ -167,12 +167,7 @@ TEST(BenchRows, BadRowsNameTheRowAndTheField) {
 // worker and 2 decode workers of one H100 each, 8 sequences per decode worker (16 in
 // flight); the same run recorded at another concurrency is rejected.
 TEST(BenchPredict, DisaggregatedRowsAreServedByTheirPools) {
-  const std::string h =
-      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
-      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,"
-      "prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,"
-      "prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,"
-      "decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  const std::string h = bench_test::kDisaggHeader;
   const std::string pools = ",,,,,,1,1,1,1,1,,,8,2,1,1,1,,,";
   const auto rows = read_bench_csv(write_csv(
       "disagg", h + "d1,silicon_concurrency=16,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,," +
@@ -200,12 +195,7 @@ TEST(BenchPredict, DisaggregatedRowsAreServedByTheirPools) {
 // is rounded up and the recorded concurrency is the client's; without a recorded one the
 // row alone is rejected, and the rest of the file is read.
 TEST(BenchPredict, FractionalBatchesTakeTheRecordedConcurrency) {
-  const std::string h =
-      "id,silicon_data_source,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
-      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,prefill_batch_size,"
-      "prefill_num_workers,prefill_tp_size,prefill_pp_size,prefill_attention_dp_size,prefill_moe_tp_size,"
-      "prefill_moe_ep_size,decode_batch_size,decode_num_workers,decode_tp_size,decode_pp_size,"
-      "decode_attention_dp_size,decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  const std::string h = bench_test::kDisaggHeader;
   const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,disagg,1000,200,,,,,,,,,1,1,1,1,1,,,";
   const auto rows = read_bench_csv(
       write_csv("fractional", h + "f1,silicon_concurrency=11" + row + "1.2222222222222223,9,1,1,1,,,80,9\n" + "f2," +
