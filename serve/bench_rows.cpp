@@ -236,13 +236,14 @@ BenchRow read_row(const RowReader& r, const std::string& file) {
   b.moe_ep = std::max<int64_t>(1, r.integer("moe_ep_size", 1, 0, kMaxBenchLayoutSize));
   // A run without a measurement (empty or "nan", as pandas writes a missing one) is read
   // and rejected alone; a malformed one is still an error.
-  for (const char* key : {"silicon_ttft_ms", "silicon_tpot_ms"}) {
+  for (const auto& [key, latency_s] :
+       {std::pair{"silicon_ttft_ms", &b.ttft_s}, std::pair{"silicon_tpot_ms", &b.tpot_s}}) {
     std::string v = r.text(key);
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
     if (v.empty() || v == "nan") {
       if (b.unmeasured.empty()) b.unmeasured = std::string(key) + (v.empty() ? " is empty" : " is nan");
     } else {
-      (std::string(key) == "silicon_ttft_ms" ? b.ttft_s : b.tpot_s) = r.latency_s(key);
+      *latency_s = r.latency_s(key);
     }
   }
   if (!agg) {

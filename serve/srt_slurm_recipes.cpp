@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "serve/inferencex_rows.h"
 
 namespace dayzero::serve {
 
@@ -78,8 +79,6 @@ std::string recipe_gpu_of(const std::string& system) {
   return at != std::string::npos && at + 4 == system.size() ? system.substr(0, at) : system;
 }
 
-bool recipe_nvfp4(const BenchRow& r) { return r.gemm_quant == "nvfp4" || r.moe_quant == "nvfp4"; }
-
 }  // namespace
 
 std::vector<SrtSlurmRecipe> parse_srt_slurm_recipes(const std::string& text, const std::string& file) {
@@ -112,7 +111,7 @@ std::vector<SrtSlurmRecipe> load_srt_slurm_recipes(const std::filesystem::path& 
 const SrtSlurmRecipe* find_srt_slurm_recipe(const std::vector<SrtSlurmRecipe>& table, const BenchRow& r) {
   if (!r.disaggregated()) return nullptr;
   const std::string model = recipe_model_family(r.model_path), gpu = recipe_gpu_of(r.system);
-  const std::string precision = recipe_nvfp4(r) ? "fp4" : "fp8";
+  const std::string precision = detail::nvfp4_row(r) ? "fp4" : "fp8";
   const SrtSlurmRecipe* found = nullptr;
   for (const SrtSlurmRecipe& x : table) {
     if (x.engine != r.backend || x.model != model || x.gpu != gpu || x.precision != precision || x.isl != r.isl ||
