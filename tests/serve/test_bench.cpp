@@ -2,6 +2,10 @@
 // engines and workloads (or rejected with the reason, never guessed).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "bench_csv.h"
 #include "core/error.h"
 #include "serve/bench_predict.h"
@@ -292,6 +296,36 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
   const auto s = summarize(p);
   EXPECT_EQ(s.at("all").rows, 2);
   EXPECT_EQ(s.count("engine:vllm"), 1u);
+}
+
+// Every id the table names reaches a bundled config; a vendor's re-quantized release of a
+// bundled architecture is served as that architecture at the row's own precision.
+TEST(BenchPredict, EveryModelIdReachesABundledConfig) {
+  const std::filesystem::path dir = std::filesystem::path(DAYZERO_DATA_DIR) / "models";
+  std::ifstream in(dir / "hf_ids.json");
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_GT(j.at("models").size(), 40u);
+  for (const auto& [id, folder] : j.at("models").items())
+    EXPECT_TRUE(std::filesystem::exists(dir / folder.get<std::string>() / "config.json")) << id;
+}
+
+TEST(BenchPredict, AVendorsCheckpointIsServedAsItsArchitecture) {
+  const std::string h = std::string(kHeader) + "\n";
+  const auto rows = read_bench_csv(write_csv(
+      "alias", h + "r1,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,70,9\n"
+                   "nv,trtllm,,nvidia/DeepSeek-R1-0528-FP4-V2,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,71,8\n"
+                   "q,sglang,,Qwen/Qwen3.5-397B-A17B,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,60,9\n"
+                   "qf,sglang,,Qwen/Qwen3.5-397B-A17B-FP8,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,61,8\n"));
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  const auto p = predict_bench(rows, o);
+  ASSERT_EQ(p.size(), 4u);
+  for (const auto& x : p) ASSERT_TRUE(x.predicted) << x.reason;
+  EXPECT_DOUBLE_EQ(p[0].ttft_s, p[1].ttft_s);
+  EXPECT_DOUBLE_EQ(p[0].tpot_s, p[1].tpot_s);
+  EXPECT_DOUBLE_EQ(p[2].ttft_s, p[3].ttft_s);
+  EXPECT_DOUBLE_EQ(p[2].tpot_s, p[3].tpot_s);
 }
 
 // Hand-computed from the deployment generator's rules (docs/ENGINE_DEFAULTS.md):
