@@ -4,6 +4,7 @@
 // served request by request at each value of one axis, or with --best the search's
 // best plan for each point; a table on stdout, and in DIR the sweep as CSV and JSON
 // and its chart as PNG (drawn by dayzero-gui --render-sweep with the GUI's chart).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -151,6 +152,16 @@ void run_sweep_command(SweepCliOptions& o) {
   std::ostringstream text;
   if (o.serve.json) text << j.dump(2) << '\n';
   else print_sweep(text, sw, o.best);
+  // Prompts past the longest the engine's calibration was fitted to (serve/engine_overheads.h).
+  const int64_t longest = s.engines.for_engine(engine).longest_prompt_tokens;
+  const double prompt_max = axis == serve::SweepAxis::input_len ? *std::max_element(values.begin(), values.end())
+                                                                : static_cast<double>(base.shape.input_len);
+  if (longest > 0 && prompt_max > static_cast<double>(longest))
+    (o.serve.json ? std::cerr : text)
+        << "  note: prompts over " << with_commas(longest) << " tokens are longer than any of the "
+        << serve::engine_name(engine)
+        << " runs the calibration was fitted to: their TTFT extrapolates the fitted prompt-attention figure and may "
+           "be several times too long (docs/FIDELITY.md, session 38)\n";
   std::cout << text.str() << std::flush;
   std::cerr << "dayzero sweep: " << sw.points.size() << " points served in " << fixed(wall_s, 2) << " s\n";
   if (o.out.empty()) return;

@@ -32,7 +32,19 @@ struct ServeCheck {
   std::vector<Row> rows;            // in the search's order
   int64_t pairs = 0, agreeing = 0;  // pairs of plans that meet the SLA both ways, and those in the same order
   bool same_best = false;           // the search's best is the served best
+  // The workload's prompt, and the longest whose TTFT the engine's calibration was
+  // fitted to (serve/engine_overheads.h; 0: not recorded): beyond it TTFT extrapolates.
+  int64_t prompt_tokens = 0, longest_fitted_prompt_tokens = 0;
+  bool prompt_beyond_calibration() const {
+    return longest_fitted_prompt_tokens > 0 && prompt_tokens > longest_fitted_prompt_tokens;
+  }
 };
+
+// The note `plan` and --serve-check print when the workload's prompts are longer than
+// any whose TTFT the engine's shipped calibration was fitted to (nothing otherwise).
+void print_prompt_note(std::ostream& out, serve::Engine engine, int64_t prompt_tokens, int64_t longest_fitted_tokens);
+// The shipped calibration's longest fitted prompt for the engine (0: not recorded).
+int64_t longest_fitted_prompt(serve::Engine engine);
 
 ServeCheck check_with_serving(const search::Session& session, const search::SearchResult& r, int k,
                               serve::Engine engine);

@@ -20,9 +20,24 @@ std::pair<double, double> likely_range(double predicted, const serve::ErrorBand&
   return {predicted / (1 + b.p90), predicted / (1 + b.p10)};
 }
 
+// The longest prompt the client sends: the trace's, else every request's (a drawn
+// length is at most it).
+int64_t longest_prompt(const serve::Client& c) {
+  int64_t n = c.trace.empty() ? c.shape.input_len : 0;
+  for (const auto& r : c.trace) n = std::max(n, r.shape.input_len);
+  return n;
+}
+
+// Prompts longer than any whose TTFT the calibration was fitted to: their prompt
+// attention is the fitted figure's extrapolation (serve/engine_overheads.h).
+bool prompt_beyond_fit(const serve::EngineOverheads& o, const serve::Client& c) {
+  return o.longest_prompt_tokens > 0 && longest_prompt(c) > o.longest_prompt_tokens;
+}
+
 nlohmann::json band_json(const serve::EngineOverheads& o) {
   if (o.rows == 0) return nullptr;
   return {{"runs", o.rows},
+          {"longest_prompt_tokens", o.longest_prompt_tokens},
           {"ttft", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},
           {"tpot", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}}};
 }
@@ -73,6 +88,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
           {"max_running", r.max_running},
           {"kv_free_bytes_per_rank", r.kv.free_bytes},
           {"error_band", band_json(overheads)},
+          {"prompt_beyond_calibration", prompt_beyond_fit(overheads, so.client)},
           {"series", series}};
 }
 
@@ -138,6 +154,12 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
         << ms_2(p_hi) << " ms (10th-90th percentile of the errors on " << band.rows << " measured "
         << serve::engine_name(e.engine) << " runs the calibration was fitted to)\n";
   }
+  if (prompt_beyond_fit(band, c))
+    out << "  note: prompts of up to " << with_commas(longest_prompt(c)) << " tokens are longer than any of the "
+        << serve::engine_name(e.engine) << " runs the calibration was fitted to (at most "
+        << with_commas(band.longest_prompt_tokens)
+        << "): TTFT extrapolates the fitted prompt-attention figure, whose term grows as the prompt's square, and "
+           "may be several times too long (docs/FIDELITY.md, session 38)\n";
   out << "\n  " << fixed(r.output_tokens_per_s, 0) << " output tokens/s (" << fixed(r.total_tokens_per_s, 0)
       << " with prompts), " << fixed(r.requests_per_s, 2) << " requests/s over " << fixed(r.duration_s, 1) << " s; "
       << with_commas(r.steps) << " steps per replica, " << r.preemptions << " preemptions, at most " << r.max_running

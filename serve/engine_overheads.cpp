@@ -55,6 +55,7 @@ EngineOverheadTable EngineOverheadTable::from_json(const nlohmann::json& j, cons
     if (!(o.admission_delay_steps >= 0 && o.admission_delay_steps <= kMaxAdmissionDelaySteps))
       f.fail("admission_delay_steps", "must be in [0, 100] steps");
     o.rows = f.opt_int("rows", 0, 0);
+    o.longest_prompt_tokens = f.opt_int("longest_prompt_tokens", 0, 0);
     o.ttft_band = band(f, "ttft_error_band");
     o.tpot_band = band(f, "tpot_error_band");
     o.source = f.opt_string("source", "");
@@ -93,6 +94,7 @@ nlohmann::json EngineOverheadTable::to_json(const std::string& description) cons
         {"request_overhead_per_request_in_flight_s", o.request_overhead_per_inflight_s},
         {"admission_delay_steps", o.admission_delay_steps},
         {"rows", o.rows},
+        {"longest_prompt_tokens", o.longest_prompt_tokens},
         {"ttft_error_band", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},
         {"tpot_error_band", {{"p10", o.tpot_band.p10}, {"p90", o.tpot_band.p90}}},
         {"source", o.source}};

@@ -31,6 +31,10 @@ struct EngineOverheads {
   double request_overhead_per_inflight_s = 0;  // and per request in flight when it arrives
   double admission_delay_steps = 0;            // steps before a new request is scheduled (engine.h)
   int64_t rows = 0;                            // measured runs it was fitted to (0: not fitted)
+  // The longest prompt among the runs whose TTFT it was fitted to (0: not recorded):
+  // a longer prompt's TTFT extrapolates the fitted prompt-attention figure, whose
+  // term grows as the prompt's square (docs/FIDELITY.md, session 38).
+  int64_t longest_prompt_tokens = 0;
   ErrorBand ttft_band, tpot_band;
   std::string source;
 };

@@ -269,7 +269,7 @@ std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
     // A disaggregated run's TTFT parts come from two pools' replicas and the transfer
     // between them (serve/latency_parts.h); its TPOT's, from the decode pool's steps alone.
     rows.push_back({p.device, p.row->model_path, *e, p.overlap_scheduling, p.ttft_parts, p.tpot_parts, p.row->ttft_s,
-                    p.row->tpot_s, !p.row->disaggregated()});
+                    p.row->tpot_s, !p.row->disaggregated(), p.row->isl});
   }
   return rows;
 }
@@ -334,7 +334,11 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
   for (const Pass& pass : {tpot_pass(), ttft_pass()}) fit_shared(usable, fit, o, pass);
   std::map<std::string, std::vector<const FitRow*>> by_device;
   for (const auto& r : usable) by_device[r.device].push_back(&r);
-  for (const auto& r : usable) ++fit.engines[r.engine].rows;
+  for (const auto& r : usable) {
+    EngineOverheads& eo = fit.engines[r.engine];
+    ++eo.rows;
+    if (r.fit_ttft) eo.longest_prompt_tokens = std::max(eo.longest_prompt_tokens, r.prompt_tokens);
+  }
   for (const auto& [device, list] : by_device) {
     for (const Pass& pass : {tpot_pass(), ttft_pass()})
       fit.devices[device] = fit_group(list, fit, o, pass, fit.scales_for(device));

@@ -76,6 +76,7 @@ struct FitRow {
   // and fitted so; its TTFT spans both pools and the KV transfer, which the TTFT pass's
   // terms do not describe: false for such a row, whose TTFT is left out of the fit.
   bool fit_ttft = true;
+  int64_t prompt_tokens = 0;  // the run's prompt (ISL)
 };
 
 // The predicted rows of predict_bench (run with no engine overheads) as fit rows: every

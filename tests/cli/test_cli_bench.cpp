@@ -73,6 +73,25 @@ TEST(Cli, CalibrateBenchWritesACalibrationOthersRead) {
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_NE(s.out.find("likely measured: TTFT"), std::string::npos) << s.out;
   EXPECT_NE(s.out.find("4 measured vllm runs"), std::string::npos) << s.out;
+  EXPECT_EQ(s.out.find("longer than any of the vllm runs"), std::string::npos) << s.out;
+  // Prompts past the fitted runs' longest (2,000 tokens) are flagged as an extrapolation.
+  const Result longer =
+      run("serve qwen3-30b-a3b-h100x1 --engine vllm --concurrency 4 --requests 40 --input-len 8192 "
+          "--calibration " +
+          (dir / "cal").string());
+  ASSERT_EQ(longer.status, 0) << longer.err;
+  EXPECT_NE(longer.out.find("prompts of up to 8,192 tokens are longer than any of the vllm runs the calibration was "
+                            "fitted to (at most 2,000)"),
+            std::string::npos)
+      << longer.out;
+  const Result lj =
+      run("serve qwen3-30b-a3b-h100x1 --engine vllm --concurrency 4 --requests 40 --input-len 8192 --json "
+          "--calibration " +
+          (dir / "cal").string());
+  ASSERT_EQ(lj.status, 0) << lj.err;
+  const auto js = nlohmann::json::parse(lj.out);
+  EXPECT_TRUE(js.at("prompt_beyond_calibration").get<bool>()) << lj.out.substr(0, 400);
+  EXPECT_EQ(js.at("error_band").at("longest_prompt_tokens"), 2000);
   const Result bad = run("calibrate --bench " + (dir / "rows.csv").string() + " --out " + (dir / "none").string());
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("--out must be an existing directory"), std::string::npos) << bad.err;

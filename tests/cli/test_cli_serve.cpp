@@ -219,6 +219,11 @@ TEST(Cli, PlanServeCheckReRanksTheBestPlansByServing) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("Checked by the serving simulation (vllm"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pairs of plans meeting the SLA both ways"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("longer than any"), std::string::npos) << r.out;
+  // 32,768-token prompts: past the shipped calibration's longest, said in the plan's output.
+  const Result lc = run("plan deepseek-v3-h200-2x8-long-disagg");
+  ASSERT_EQ(lc.status, 0) << lc.err;
+  EXPECT_NE(lc.out.find("note: prompts of 32,768 tokens are longer than any of the"), std::string::npos) << lc.out;
   const Result j = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine sglang --json");
   ASSERT_EQ(j.status, 0) << j.err;
   const auto check = nlohmann::json::parse(j.out).at("serve_check");
@@ -226,7 +231,8 @@ TEST(Cli, PlanServeCheckReRanksTheBestPlansByServing) {
   ASSERT_EQ(check.at("plans").size(), 3u);
   EXPECT_EQ(check.at("plans")[0].at("steady_rank"), 1);
   EXPECT_GT(check.at("plans")[0].at("tpot_s").at("p90").get<double>(), 0);
-  EXPECT_EQ(check.at("plans")[0].at("eager_steps"), 0);  // within SGLang's 256 captured sequences
+  EXPECT_EQ(check.at("plans")[0].at("eager_steps"), 0);             // within SGLang's 256 captured sequences
+  EXPECT_FALSE(check.at("prompt_beyond_calibration").get<bool>());  // 1,024 tokens: within the fitted runs'
   const Result bad = run("plan qwen3-30b-a3b-h100x1 --serve-check 3 --engine tgi");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("--engine"), std::string::npos) << bad.err;
@@ -300,6 +306,11 @@ TEST(Cli, SweepServesEachPointAndWritesItsFiles) {
   const auto rj = nlohmann::json::parse(rate.out);
   EXPECT_EQ(rj.at("axis"), "request_rate");
   EXPECT_EQ(rj.at("points")[1].at("e2e_s").at("count").get<int>() > 0, true);
+  EXPECT_EQ(r.out.find("longer than any"), std::string::npos) << r.out;
+  // Prompts past the shipped calibration's longest (8,192 tokens) are flagged.
+  const Result isl = run("sweep --input-len 2048,16384 --requests 40");
+  ASSERT_EQ(isl.status, 0) << isl.err;
+  EXPECT_NE(isl.out.find("note: prompts over 8,192 tokens are longer than any of the"), std::string::npos) << isl.out;
   const Result two = run("sweep --concurrency 1,2 --input-len 100,200");
   EXPECT_EQ(two.status, 1);
   EXPECT_NE(two.err.find("one axis at a time"), std::string::npos) << two.err;

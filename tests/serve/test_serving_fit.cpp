@@ -83,11 +83,17 @@ TEST(ServingFit, DisaggregatedRunsJoinTheTpotFitOnly) {
     r.tpot_s = 1.25 * r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
     r.ttft_s = 10.0;
     r.fit_ttft = false;
+    r.prompt_tokens = 15000;
     rows.push_back(r);
   }
+  rows[3].prompt_tokens = 8192;
+  rows[4].prompt_tokens = 1024;
   const simulate::Efficiency start;
   const ServingFit fit = fit_serving(rows, start);
   EXPECT_NEAR(fit.engines.at(Engine::trtllm).request_overhead_s, 0.02, 1e-5);
+  // The longest prompt whose TTFT was fitted: the disaggregated runs' 15,000 are not.
+  EXPECT_EQ(fit.engines.at(Engine::trtllm).longest_prompt_tokens, 8192);
+  EXPECT_EQ(fit.overheads("t").for_engine(Engine::trtllm).longest_prompt_tokens, 8192);
   EXPECT_NEAR(fit.efficiency(fit.scales_for("GB200")).gemm_memory, start.gemm_memory / 1.25, 1e-4);
   for (size_t i = 12; i < rows.size(); ++i) EXPECT_NEAR(fit.tpot_s(rows[i]) / rows[i].tpot_s, 1, 1e-4);
 }
@@ -230,6 +236,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   o.request_overhead_s = 0.03;
   o.admission_delay_steps = 9.5;
   o.rows = 411;
+  o.longest_prompt_tokens = 8192;
   o.ttft_band = {-0.3, 0.4};
   o.tpot_band = {-0.1, 0.12};
   o.source = "test";
@@ -239,6 +246,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   const EngineOverheadTable back = EngineOverheadTable::load(file);
   EXPECT_DOUBLE_EQ(back.for_engine(Engine::vllm).request_overhead_s, 0.03);
   EXPECT_DOUBLE_EQ(back.for_engine(Engine::vllm).tpot_band.p90, 0.12);
+  EXPECT_EQ(back.for_engine(Engine::vllm).longest_prompt_tokens, 8192);
   EXPECT_EQ(back.for_engine(Engine::sglang).rows, 0);  // absent: zeros
   const EngineProfile p = back.apply(default_profile(Engine::vllm));
   EXPECT_DOUBLE_EQ(p.step_overhead_s, 6e-4);
@@ -259,6 +267,8 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   expect_error("delay", R"({"engines": {"vllm": {"admission_delay_steps": 1000, "source": "x"}}})",
                "engines.vllm.admission_delay_steps");
   expect_error("unknown", R"({"engines": {"vllm": {"source": "x", "speed": 1}}})", "engines.vllm.speed");
+  expect_error("prompt", R"({"engines": {"vllm": {"source": "x", "longest_prompt_tokens": -1}}})",
+               "engines.vllm.longest_prompt_tokens");
   expect_error("band", R"({"engines": {"vllm": {"source": "x", "ttft_error_band": {"p10": 0.5, "p90": 0.1}}}})",
                "ttft_error_band.p10");
 }
