@@ -68,16 +68,19 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   if (!engine) throw Rejected{"engine " + r.backend + " is not one of vllm, sglang, trtllm"};
   const model::Model& m = loader.model(r.model_path);
   const topology::Cluster& c = loader.cluster(r.system, r.gpus());
+  const SrtSlurmRecipe* x = r.deployer == Deployer::inferencex ? find_srt_slurm_recipe(loader.srt_slurm(), r) : nullptr;
+  // Each pool at the layout its engine ran (a vLLM pool written as TP: srt_slurm_recipes.h).
+  const BenchPool pre = x ? vllm_data_parallel(r.prefill, x->prefill_attention_dp, r) : r.prefill;
+  const BenchPool dec = x ? vllm_data_parallel(r.decode, x->decode_attention_dp, r) : r.decode;
   DisaggOptions d;
-  d.prefill.plan = plan_of(r, r.prefill, r.prefill.batch_size * r.prefill.attention_dp, m, c);
-  d.decode.plan = plan_of(r, r.decode, r.decode.batch_size * r.decode.attention_dp * r.decode.pp, m, c);
-  d.prefill.workers = static_cast<int>(r.prefill.workers);
-  d.decode.workers = static_cast<int>(r.decode.workers);
+  d.prefill.plan = plan_of(r, pre, pre.batch_size * pre.attention_dp, m, c);
+  d.decode.plan = plan_of(r, dec, dec.batch_size * dec.attention_dp * dec.pp, m, c);
+  d.prefill.workers = static_cast<int>(pre.workers);
+  d.decode.workers = static_cast<int>(dec.workers);
   const auto& dev = c.device_spec();
-  EngineProfile prefill = pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), r.prefill, r, true);
-  EngineProfile decode = pool_profile(*engine, deployment_of(d.decode.plan, m, dev), r.decode, r, false);
-  if (*engine != Engine::vllm && r.deployer == Deployer::inferencex)
-    if (const SrtSlurmRecipe* x = find_srt_slurm_recipe(loader.srt_slurm(), r)) apply_recipe(*x, prefill, decode);
+  EngineProfile prefill = pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), pre, r, true);
+  EngineProfile decode = pool_profile(*engine, deployment_of(d.decode.plan, m, dev), dec, r, false);
+  if (x) apply_recipe(*x, prefill, decode);
   d.prefill.engine = o.engines.apply(prefill);
   d.decode.engine = o.engines.apply(decode);
   d.client = bench_client(r, o);

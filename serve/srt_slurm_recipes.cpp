@@ -108,6 +108,24 @@ std::vector<SrtSlurmRecipe> load_srt_slurm_recipes(const std::filesystem::path& 
   return parse_srt_slurm_recipes(core::read_input_file(file), file.string());
 }
 
+namespace {
+
+// The row's pool has the recipe's attention DP, or is a vLLM pool written as TP (header).
+bool attention_dp_agrees(bool recipe_adp, const BenchPool& pool, const BenchRow& r) {
+  return recipe_adp == (pool.attention_dp > 1) || (r.backend == "vllm" && recipe_adp && pool.attention_dp == 1);
+}
+
+}  // namespace
+
+BenchPool vllm_data_parallel(const BenchPool& pool, bool recipe_attention_dp, const BenchRow& r) {
+  if (r.backend != "vllm" || !recipe_attention_dp || pool.attention_dp != 1 || pool.tp <= 1) return pool;
+  BenchPool p = pool;
+  p.attention_dp = pool.tp;
+  p.tp = 1;
+  p.batch_size = (pool.batch_size + p.attention_dp - 1) / p.attention_dp;
+  return p;
+}
+
 const SrtSlurmRecipe* find_srt_slurm_recipe(const std::vector<SrtSlurmRecipe>& table, const BenchRow& r) {
   if (!r.disaggregated()) return nullptr;
   const std::string model = recipe_model_family(r.model_path), gpu = recipe_gpu_of(r.system);
@@ -116,8 +134,8 @@ const SrtSlurmRecipe* find_srt_slurm_recipe(const std::vector<SrtSlurmRecipe>& t
   for (const SrtSlurmRecipe& x : table) {
     if (x.engine != r.backend || x.model != model || x.gpu != gpu || x.precision != precision || x.isl != r.isl ||
         x.osl != r.osl || x.prefill_workers != r.prefill.workers || x.prefill_gpus != r.prefill.gpus() ||
-        x.prefill_attention_dp != (r.prefill.attention_dp > 1) || x.decode_workers != r.decode.workers ||
-        x.decode_gpus != r.decode.gpus() || x.decode_attention_dp != (r.decode.attention_dp > 1) ||
+        !attention_dp_agrees(x.prefill_attention_dp, r.prefill, r) || x.decode_workers != r.decode.workers ||
+        x.decode_gpus != r.decode.gpus() || !attention_dp_agrees(x.decode_attention_dp, r.decode, r) ||
         x.concurrency != r.concurrency())
       continue;
     if (!r.measured_date.empty() && x.first_day > r.measured_date) continue;  // listed after the run

@@ -18,7 +18,7 @@ namespace dayzero::serve {
 
 struct SrtSlurmRecipe {
   // The key a row is matched by: the configuration's point.
-  std::string engine;     // "trtllm" or "sglang", as a row's backend
+  std::string engine;     // "trtllm", "sglang" or "vllm", as a row's backend
   std::string model;      // "deepseek-r1" (a row's DeepSeek-V3 or -R1), "kimi-k2.5", "glm-5", ...
   std::string gpu;        // "gb200", "b200", "h200", ... (a row's system without "_sxm")
   std::string precision;  // "fp8" or "fp4" (a row's nvfp4)
@@ -29,7 +29,8 @@ struct SrtSlurmRecipe {
   // What each pool's engine ran per attention-DP rank: sequences and tokens a step
   // (TensorRT-LLM's max_batch_size and max_num_tokens; SGLang's max-running-requests and
   // the smaller of chunked-prefill-size and max-prefill-tokens, divided by the DP size
-  // under DP attention). 0: the recipe leaves the engine's default.
+  // under DP attention; vLLM's max-num-seqs and max-num-batched-tokens, which each
+  // data-parallel engine core schedules with whole). 0: the recipe leaves the engine's default.
   int64_t decode_max_batch = 0, decode_max_tokens = 0, prefill_max_batch = 0, prefill_max_tokens = 0;
   // The first and last day InferenceX's configuration listed the point (YYYY-MM-DD), and
   // the srt-slurm recipe it launched.
@@ -41,9 +42,18 @@ struct SrtSlurmRecipe {
 std::vector<SrtSlurmRecipe> parse_srt_slurm_recipes(const std::string& text, const std::string& file);
 std::vector<SrtSlurmRecipe> load_srt_slurm_recipes(const std::filesystem::path& file);
 
-// The recipe a disaggregated TensorRT-LLM row ran: its key, listed by the configuration
-// on or before the row's measurement (of several, the latest listed; any, for a row
-// without a date). nullptr when none is (the row keeps the generator's rule).
+// The recipe a disaggregated row ran: its key, listed by the configuration on or before
+// the row's measurement (of several, the latest listed; any, for a row without a date).
+// nullptr when none is (the row keeps the generator's rule). InferenceX's vLLM points
+// name a worker's GPUs `tp` with `dp-attn`, which vLLM runs as data-parallel ranks of
+// TP 1 (the recipe's tensor-parallel-size 1 and data-parallel-size N); the measured rows
+// write such a worker as TP N without attention DP, so a vLLM pool of attention DP 1
+// matches a recipe's attention-DP pool of as many GPUs (see vllm_data_parallel).
 const SrtSlurmRecipe* find_srt_slurm_recipe(const std::vector<SrtSlurmRecipe>& table, const BenchRow& r);
+
+// A vLLM pool written as TP N (find_srt_slurm_recipe) read as the recipe ran it:
+// attention DP N of TP 1, its batch (sequences per worker) split over the DP ranks,
+// rounded up. Any other pool as it is.
+BenchPool vllm_data_parallel(const BenchPool& pool, bool recipe_attention_dp, const BenchRow& r);
 
 }  // namespace dayzero::serve

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the disaggregated recipes InferenceX's multi-node TensorRT-LLM and SGLang runs launched
+"""Writes the disaggregated recipes InferenceX's multi-node TensorRT-LLM, SGLang and vLLM runs launched
 (scenarios/fidelity/srt-slurm-recipes.csv; docs/ENGINE_DEFAULTS.md, "Disaggregated runs").
 
-InferenceX's `nvidia-master.yaml` lists, for each `dynamo-trt` and `dynamo-sglang`
-configuration, the search
+InferenceX's `nvidia-master.yaml` lists, for each `dynamo-trt`, `dynamo-sglang` and
+`dynamo-vllm` configuration, the search
 space of a sequence length: each point's prefill and decode workers (count, TP, EP,
 attention DP), its concurrencies (`conc-list`, which override the recipe's) and the recipe
 it launches (`CONFIG_FILE=recipes/...yaml`, a file of NVIDIA/srt-slurm). A disaggregated row
@@ -16,9 +16,10 @@ on the branches given, else on any ref) and writes one line per point and concur
 key a row is matched by, the limits each pool's engine ran per attention-DP rank (sequences
 and tokens a step: TensorRT-LLM's max_batch_size and max_num_tokens; SGLang's
 max-running-requests and the smaller of chunked-prefill-size and max-prefill-tokens, both
-divided by the DP size under DP attention as ServerArgs does; 0 where the recipe leaves the
-engine's default) and where they come from, with the first and last day the configuration
-listed the point.
+divided by the DP size under DP attention as ServerArgs does; vLLM's max-num-seqs and
+max-num-batched-tokens, which every data-parallel engine core schedules with whole; 0 where
+the recipe leaves the engine's default) and where they come from, with the first and last
+day the configuration listed the point.
 
     python3 tools/srt_slurm_recipes.py --inferencex INFERENCEX --srt-slurm SRT_SLURM \\
         [--srt-ref sa-submission-q2-2026 --srt-ref main] > scenarios/fidelity/srt-slurm-recipes.csv
@@ -37,7 +38,7 @@ COLUMNS = ["engine", "model", "gpu", "precision", "isl", "osl", "prefill_workers
            "decode_workers", "decode_gpus", "decode_attention_dp", "concurrency", "decode_max_batch",
            "decode_max_tokens", "prefill_max_batch", "prefill_max_tokens", "first_day", "last_day", "recipe"]
 CONFIGS = ["configs/nvidia-master.yaml", ".github/configs/nvidia-master.yaml"]
-FRAMEWORKS = {"dynamo-trt": "trtllm", "dynamo-sglang": "sglang"}
+FRAMEWORKS = {"dynamo-trt": "trtllm", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm"}
 SGLANG_MAX_PREFILL_TOKENS = 16384  # ServerArgs.max_prefill_tokens default
 
 
@@ -53,7 +54,7 @@ def model_family(prefix):
 
 
 def points(config):
-    """(configuration, isl, osl, point) for every disaggregated TensorRT-LLM or SGLang point."""
+    """(configuration, isl, osl, point) for every disaggregated TensorRT-LLM, SGLang or vLLM point."""
     for name, c in (config or {}).items():
         if not isinstance(c, dict) or c.get("framework") not in FRAMEWORKS:
             continue
@@ -132,8 +133,19 @@ def sglang_limits(recipe):
     return [d_running, 0, p_running, p_step]
 
 
+def vllm_limits(recipe):
+    """Each pool's max-num-seqs and max-num-batched-tokens: per engine core, and vLLM runs
+    one engine core per data-parallel rank, each scheduling with the whole limits."""
+    cfg = ((recipe or {}).get("backend") or {}).get("vllm_config") or {}
+    pre, dec = cfg.get("prefill"), cfg.get("decode")
+    if not isinstance(pre, dict) or not isinstance(dec, dict):
+        return None
+    lim = [int(w.get(k) or 0) for w in (dec, pre) for k in ("max-num-seqs", "max-num-batched-tokens")]
+    return lim if any(lim) else None
+
+
 def limits(engine, recipe):
-    return trtllm_limits(recipe) if engine == "trtllm" else sglang_limits(recipe)
+    return {"trtllm": trtllm_limits, "sglang": sglang_limits, "vllm": vllm_limits}[engine](recipe)
 
 
 def main():

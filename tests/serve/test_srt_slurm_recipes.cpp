@@ -1,4 +1,4 @@
-// serve/srt_slurm_recipes.h: InferenceX's srt-slurm TensorRT-LLM recipes as a table, the
+// serve/srt_slurm_recipes.h: InferenceX's srt-slurm recipes as a table, the
 // recipe a disaggregated row ran (its key, and the version of its measurement's day), and
 // what the recipe's limits do to a prediction.
 #include "serve/srt_slurm_recipes.h"
@@ -33,6 +33,18 @@ BenchRow recipe_row(int64_t concurrency, const std::string& day) {
   return r;
 }
 
+// InferenceX's Kimi-K2.5 vLLM point below: 8K prompts, 128 in flight, 1 prefill worker written
+// as TP 4 (EP 4), 4 decode workers of TP 4 (EP 4).
+BenchRow kimi_vllm_row() {
+  BenchRow r = recipe_row(128, "");
+  r.backend = "vllm";
+  r.model_path = "moonshotai/Kimi-K2.5";
+  r.isl = 8192;
+  r.prefill = {1, 1, 4, 1, 1, 1, 4};
+  r.decode = {32, 4, 4, 1, 1, 1, 4};
+  return r;
+}
+
 TEST(SrtSlurmRecipes, ThePointListedOnTheMeasurementsDayIsFound) {
   const std::string p = kPoint;
   const auto table =
@@ -61,6 +73,40 @@ TEST(SrtSlurmRecipes, ThePointListedOnTheMeasurementsDayIsFound) {
   other = recipe_row(192, "2026-03-23");
   other.backend = "sglang";  // another engine's recipes
   EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
+}
+
+// Hand-read: InferenceX's kimik2.5-fp4-gb200-dynamo-vllm lists 1 prefill worker (tp 4, ep 4,
+// dp-attn) and 4 decode workers (tp 4, ep 4) at 4-128 in flight with 8K prompts, launching
+// recipes/vllm/kimi-k2.5/8k1k/disagg-gb200-1p4d-dep4-tep4.yaml (srt-slurm): prefill
+// tensor-parallel-size 1, data-parallel-size 4, max-num-seqs 64, max-num-batched-tokens
+// 16384; decode tensor-parallel-size 4, max-num-seqs 16, max-num-batched-tokens 10240. The
+// measured rows write the prefill worker as TP 4 without attention DP.
+TEST(SrtSlurmRecipes, AVllmPoolWrittenAsTpRunsTheRecipesDataParallelRanks) {
+  BenchRow r = kimi_vllm_row();
+  const auto table = parse_srt_slurm_recipes(std::string(kRecipeHeader) +
+                                                 "vllm,kimi-k2.5,gb200,fp4,8192,1024,1,4,1,4,4,0,128,16,10240,64,"
+                                                 "16384,2026-04-07,2026-06-21,r.yaml\n",
+                                             "t.csv");
+  const SrtSlurmRecipe* x = find_srt_slurm_recipe(table, r);
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->decode_max_batch, 16);
+  const BenchPool pre = vllm_data_parallel(r.prefill, x->prefill_attention_dp, r);
+  EXPECT_EQ(pre.tp, 1);
+  EXPECT_EQ(pre.attention_dp, 4);
+  EXPECT_EQ(pre.batch_size, 1);  // one prompt per worker: at least one per rank
+  EXPECT_EQ(pre.gpus(), 4);
+  const BenchPool dec = vllm_data_parallel(r.decode, x->decode_attention_dp, r);
+  EXPECT_EQ(dec.tp, 4);  // the recipe's decode is TP 4: as written
+  EXPECT_EQ(dec.attention_dp, 1);
+  // 1,024 in flight on one decode worker of 16 GPUs under DP: 64 a rank.
+  const BenchPool wide = vllm_data_parallel({1024, 1, 16, 1, 1, 1, 16}, true, r);
+  EXPECT_EQ(wide.attention_dp, 16);
+  EXPECT_EQ(wide.batch_size, 64);
+  // The same layout under SGLang or TensorRT-LLM says no attention DP: another point.
+  BenchRow other = r;
+  other.backend = "sglang";
+  EXPECT_EQ(find_srt_slurm_recipe(table, other), nullptr);
+  EXPECT_EQ(vllm_data_parallel(other.prefill, true, other).tp, 4);
 }
 
 TEST(SrtSlurmRecipes, BadTablesNameFileLineAndColumn) {
@@ -100,6 +146,13 @@ TEST(SrtSlurmRecipes, TheShippedTableHoldsTheRecipesAsWritten) {
   EXPECT_EQ(x->prefill_max_batch, 16);
   EXPECT_EQ(x->prefill_max_tokens, 16384);
   EXPECT_NE(x->recipe.find("ctx1_gen4_tep8_batch32"), std::string::npos) << x->recipe;
+  BenchRow kimi = kimi_vllm_row();  // the vLLM point above
+  kimi.measured_date = "2026-04-08";
+  const SrtSlurmRecipe* v = find_srt_slurm_recipe(table, kimi);
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->decode_max_batch, 16);
+  EXPECT_EQ(v->prefill_max_tokens, 16384);
+  EXPECT_NE(v->recipe.find("vllm/kimi-k2.5/8k1k/disagg-gb200-1p4d-dep4-tep4"), std::string::npos) << v->recipe;
 }
 
 }  // namespace
