@@ -258,7 +258,8 @@ void run_plan(const PlanOptions& o) {
     print_json(out, session.scenario, r, rep);
   } else {
     print_text(out, session, r, rep, engine);
-    print_prompt_note(out, engine, session.scenario.workload.input_len, longest_fitted_prompt(engine));
+    print_prompt_note(out, engine, session.scenario.workload.input_len, longest_fitted_prompt(engine),
+                      ", which favours plans with more prefill capacity");
   }
   std::cout << out.str() << std::flush;
   if (!o.out.empty()) write_outputs(o.out, r, rep);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/calibration_note.h"
 #include "cli/commands.h"
 #include "cli/format.h"
 #include "cli/gui_render.h"
@@ -156,12 +157,7 @@ void run_sweep_command(SweepCliOptions& o) {
   const int64_t longest = s.engines.for_engine(engine).longest_prompt_tokens;
   const double prompt_max = axis == serve::SweepAxis::input_len ? *std::max_element(values.begin(), values.end())
                                                                 : static_cast<double>(base.shape.input_len);
-  if (longest > 0 && prompt_max > static_cast<double>(longest))
-    (o.serve.json ? std::cerr : text)
-        << "  note: prompts over " << with_commas(longest) << " tokens are longer than any of the "
-        << serve::engine_name(engine)
-        << " runs the calibration was fitted to: their TTFT extrapolates the fitted prompt-attention figure and may "
-           "be several times too long (docs/FIDELITY.md, session 38)\n";
+  print_prompt_note(o.serve.json ? std::cerr : text, engine, static_cast<int64_t>(prompt_max), longest);
   std::cout << text.str() << std::flush;
   std::cerr << "dayzero sweep: " << sw.points.size() << " points served in " << fixed(wall_s, 2) << " s\n";
   if (o.out.empty()) return;

@@ -70,19 +70,6 @@ void rank_served(ServeCheck& c, const search::SearchResult& r, search::Objective
 
 }  // namespace
 
-void print_prompt_note(std::ostream& out, serve::Engine engine, int64_t prompt_tokens, int64_t longest_fitted_tokens) {
-  if (longest_fitted_tokens <= 0 || prompt_tokens <= longest_fitted_tokens) return;
-  out << "  note: prompts of " << with_commas(prompt_tokens) << " tokens are longer than any of the "
-      << serve::engine_name(engine) << " runs the calibration was fitted to (at most "
-      << with_commas(longest_fitted_tokens)
-      << "): TTFT extrapolates the fitted prompt-attention figure and may be several times too long, which favours "
-         "plans with more prefill capacity (docs/FIDELITY.md, session 38)\n";
-}
-
-int64_t longest_fitted_prompt(serve::Engine engine) {
-  return serve::load_serving_calibration(core::data_dir(), "").engines.for_engine(engine).longest_prompt_tokens;
-}
-
 ServeCheck check_with_serving(const search::Session& session, const search::SearchResult& r, int k,
                               serve::Engine engine) {
   ServeCheck c;
@@ -140,7 +127,8 @@ void print_serve_check(std::ostream& out, const ServeCheck& c, const search::Sea
     out << "  note: plans " << eager << " decode past " << serve::engine_name(c.engine)
         << "'s CUDA graph limit, which the engine runs eagerly and DayZero prices as graph steps (serve prints the "
            "limit and its flag)\n";
-  print_prompt_note(out, c.engine, c.prompt_tokens, c.longest_fitted_prompt_tokens);
+  print_prompt_note(out, c.engine, c.prompt_tokens, c.longest_fitted_prompt_tokens,
+                    ", which favours plans with more prefill capacity");
   const bool any = std::any_of(c.rows.begin(), c.rows.end(), [](const ServeCheck::Row& row) { return row.meets_sla; });
   if (!any) out << "  none of the " << c.rows.size() << " plans checked meets the SLA when served request by request\n";
   else

@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <vector>
 
+#include "cli/calibration_note.h"
 #include "search/search.h"
 #include "search/session.h"
 #include "serve/engine.h"
@@ -35,16 +36,8 @@ struct ServeCheck {
   // The workload's prompt, and the longest whose TTFT the engine's calibration was
   // fitted to (serve/engine_overheads.h; 0: not recorded): beyond it TTFT extrapolates.
   int64_t prompt_tokens = 0, longest_fitted_prompt_tokens = 0;
-  bool prompt_beyond_calibration() const {
-    return longest_fitted_prompt_tokens > 0 && prompt_tokens > longest_fitted_prompt_tokens;
-  }
+  bool prompt_beyond_calibration() const { return prompt_beyond(prompt_tokens, longest_fitted_prompt_tokens); }
 };
-
-// The note `plan` and --serve-check print when the workload's prompts are longer than
-// any whose TTFT the engine's shipped calibration was fitted to (nothing otherwise).
-void print_prompt_note(std::ostream& out, serve::Engine engine, int64_t prompt_tokens, int64_t longest_fitted_tokens);
-// The shipped calibration's longest fitted prompt for the engine (0: not recorded).
-int64_t longest_fitted_prompt(serve::Engine engine);
 
 ServeCheck check_with_serving(const search::Session& session, const search::SearchResult& r, int k,
                               serve::Engine engine);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "cli/calibration_note.h"
 #include "cli/format.h"
 #include "cli/serve_cli.h"
 
@@ -26,12 +27,6 @@ int64_t longest_prompt(const serve::Client& c) {
   int64_t n = c.trace.empty() ? c.shape.input_len : 0;
   for (const auto& r : c.trace) n = std::max(n, r.shape.input_len);
   return n;
-}
-
-// Prompts longer than any whose TTFT the calibration was fitted to: their prompt
-// attention is the fitted figure's extrapolation (serve/engine_overheads.h).
-bool prompt_beyond_fit(const serve::EngineOverheads& o, const serve::Client& c) {
-  return o.longest_prompt_tokens > 0 && longest_prompt(c) > o.longest_prompt_tokens;
 }
 
 nlohmann::json band_json(const serve::EngineOverheads& o) {
@@ -88,7 +83,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
           {"max_running", r.max_running},
           {"kv_free_bytes_per_rank", r.kv.free_bytes},
           {"error_band", band_json(overheads)},
-          {"prompt_beyond_calibration", prompt_beyond_fit(overheads, so.client)},
+          {"prompt_beyond_calibration", prompt_beyond(longest_prompt(so.client), overheads.longest_prompt_tokens)},
           {"series", series}};
 }
 
@@ -154,12 +149,7 @@ void print_result(std::ostream& out, const Served& s, const serve::ServeOptions&
         << ms_2(p_hi) << " ms (10th-90th percentile of the errors on " << band.rows << " measured "
         << serve::engine_name(e.engine) << " runs the calibration was fitted to)\n";
   }
-  if (prompt_beyond_fit(band, c))
-    out << "  note: prompts of up to " << with_commas(longest_prompt(c)) << " tokens are longer than any of the "
-        << serve::engine_name(e.engine) << " runs the calibration was fitted to (at most "
-        << with_commas(band.longest_prompt_tokens)
-        << "): TTFT extrapolates the fitted prompt-attention figure, whose term grows as the prompt's square, and "
-           "may be several times too long (docs/FIDELITY.md, session 38)\n";
+  print_prompt_note(out, e.engine, longest_prompt(c), band.longest_prompt_tokens);
   out << "\n  " << fixed(r.output_tokens_per_s, 0) << " output tokens/s (" << fixed(r.total_tokens_per_s, 0)
       << " with prompts), " << fixed(r.requests_per_s, 2) << " requests/s over " << fixed(r.duration_s, 1) << " s; "
       << with_commas(r.steps) << " steps per replica, " << r.preemptions << " preemptions, at most " << r.max_running

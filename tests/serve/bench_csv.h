@@ -1,11 +1,15 @@
 #pragma once
-// Test helper: measured serving runs written as a CSV file in the public format's
-// columns (scenarios/fidelity/serving-measured.csv), for the readers to read back.
+// Test helpers: measured serving runs written as a CSV file in the public format's
+// columns (scenarios/fidelity/serving-measured.csv), for the readers to read back, and the
+// options that serve them with the shipped figures.
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "serve/bench_predict.h"
+#include "simulate/efficiency.h"
 
 namespace dayzero::serve::bench_test {
 
@@ -28,6 +32,14 @@ inline std::filesystem::path write_csv(const std::string& name, const std::strin
       std::filesystem::temp_directory_path() / ("dayzero_bench_" + std::to_string(::getpid()) + "_" + name + ".csv");
   std::ofstream(f) << body;
   return f;
+}
+
+// Options that serve rows with the shipped data and calibration figures (DAYZERO_DATA_DIR).
+inline BenchOptions shipped_options() {
+  BenchOptions o;
+  o.data_dir = DAYZERO_DATA_DIR;
+  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  return o;
 }
 
 }  // namespace dayzero::serve::bench_test

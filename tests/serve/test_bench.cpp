@@ -72,9 +72,7 @@ TEST(BenchRows, RecordedConcurrencyMustAgreeWithTheBatch) {
   EXPECT_EQ(rows[0].recorded_concurrency, 4);
   EXPECT_EQ(rows[1].recorded_concurrency, 8);
   EXPECT_EQ(rows[2].recorded_concurrency, 0);
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_EQ(p[1].reason,
@@ -108,9 +106,7 @@ TEST(BenchRows, AnUnnamedConcurrencyIsRejected) {
   EXPECT_FALSE(rows[1].concurrency_unnamed);
   EXPECT_FALSE(rows[2].concurrency_unnamed);
   EXPECT_FALSE(rows[3].concurrency_unnamed);
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   EXPECT_FALSE(p[0].predicted);
   EXPECT_EQ(p[0].reason.rfind("concurrency not recorded: the id leaves it empty", 0), 0u) << p[0].reason;
@@ -144,9 +140,7 @@ TEST(BenchRows, DeployerAndDayComeFromTheSource) {
                             "db-dump/2026-04-27; measured=2026-04-17\n" +
                             "y,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg," +
                             "1000,200,,,4,2,1,1,,,51,11,db-dump/2026-04-27; measured=2026-04-17\n"));
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(wide, o);
   EXPECT_EQ(p[0].reason,
             "inconsistent layout: 16 GPUs, more than the one node of 8 that InferenceX's aggregated recipes run on");
@@ -182,9 +176,7 @@ TEST(BenchPredict, DisaggregatedRowsAreServedByTheirPools) {
   EXPECT_EQ(rows[0].concurrency(), 16);
   EXPECT_EQ(rows[0].gpus(), 3);
   EXPECT_EQ(rows[0].decode.workers, 2);
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   ASSERT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_GT(p[0].ttft_s, 0);
@@ -211,9 +203,7 @@ TEST(BenchPredict, FractionalBatchesTakeTheRecordedConcurrency) {
   EXPECT_EQ(rows[0].batch_fractional, "decode_batch_size 1.2222222222222223");
   EXPECT_EQ(rows[2].concurrency(), 18);
   EXPECT_TRUE(rows[2].batch_fractional.empty());
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
   EXPECT_FALSE(p[1].predicted);
@@ -233,9 +223,7 @@ TEST(BenchPredict, UnmeasuredRowsAreRejectedAlone) {
                                                  "u3,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,"
                                                  "1000,200,,,16,1,1,1,,,50,10\n"));
   ASSERT_EQ(rows.size(), 3u);
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   EXPECT_EQ(p[0].reason, "not measured: silicon_ttft_ms is empty");
   EXPECT_EQ(p[1].reason, "not measured: silicon_tpot_ms is nan");
@@ -259,9 +247,7 @@ TEST(BenchPredict, RowsBecomePlansOrAreRejectedWithTheReason) {
           "bit,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,8,1,1,1,,,50.000000000000007,10\n"
           "v3a,sglang,,deepseek-ai/DeepSeek-V3,h200_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,1,8,70,9\n"
           "r1a,sglang,,deepseek-ai/DeepSeek-R1,h200_sxm,fp8,agg,1000,200,fp8_block,fp8_block,8,8,1,1,1,8,70,9\n"));
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   ASSERT_EQ(p.size(), 13u);
   EXPECT_TRUE(p[0].predicted) << p[0].reason;
@@ -316,9 +302,7 @@ TEST(BenchPredict, AVendorsCheckpointIsServedAsItsArchitecture) {
                    "nv,trtllm,,nvidia/DeepSeek-R1-0528-FP4-V2,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,71,8\n"
                    "q,sglang,,Qwen/Qwen3.5-397B-A17B,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,60,9\n"
                    "qf,sglang,,Qwen/Qwen3.5-397B-A17B-FP8,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,61,8\n"));
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
   ASSERT_EQ(p.size(), 4u);
   for (const auto& x : p) ASSERT_TRUE(x.predicted) << x.reason;

@@ -228,9 +228,7 @@ TEST(BenchPredict, InferencexMtpRecipesAreKnownByTheirImage) {
   r.model_path = "Qwen/Qwen3.5-397B-A17B";
   r.image = "lmsysorg/sglang:v0.5.9-cu130";
   EXPECT_EQ(inferencex_speculative(r).draft_tokens, 3);
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench({r}, o);  // no published acceptance for its drafts: rejected
   EXPECT_EQ(p[0].reason.rfind("speculative decoding at an unknown acceptance: InferenceX's MTP recipe (image "
                               "lmsysorg/sglang:v0.5.9-cu130) drafted 3 tokens a step",
@@ -285,9 +283,7 @@ TEST(BenchPredict, InferencexPlainAndMtpRecipesOnOneImageAreToldApartBySearchSpa
   EXPECT_EQ(plain.max_running, 16);
   EXPECT_EQ(inferencex_recipe_unknown(rows[5]), "");  // the MTP recipe runs TP 8 only
   EXPECT_FALSE(inferencex_speculative(rows[5]).on());
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench({rows[2]}, o);
   EXPECT_FALSE(p[0].predicted);
   EXPECT_EQ(p[0].reason.rfind("two InferenceX recipes ran this point on lmsysorg/sglang:v0.5.9-cu130", 0), 0u)
@@ -354,9 +350,7 @@ TEST(BenchPredict, InferencexQwenMtpTwinOnHopperIsToldApartAndRefused) {
   r.tp = 8, r.moe_ep = 8, r.batch_size = 128;
   EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::mtp);
   EXPECT_EQ(inferencex_speculative(r).draft_tokens, 3);
-  BenchOptions o;
-  o.data_dir = DAYZERO_DATA_DIR;
-  o.efficiency = simulate::EfficiencyTable::load_builtin(o.data_dir);
+  BenchOptions o = bench_test::shipped_options();
   EXPECT_EQ(predict_bench({r}, o)[0].reason.rfind("speculative decoding at an unknown acceptance", 0), 0u);
   r.batch_size = 32;
   EXPECT_EQ(inferencex_twin_recipe(r), TwinRecipe::either);
