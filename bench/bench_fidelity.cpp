@@ -69,9 +69,12 @@ void print_fit(const serve::ServingFit& fit) {
   for (const auto& [d, m] : fit.devices) line(d, m);
   for (const auto& [a, f] : fit.architectures) line(std::string(topology::architecture_name(a)), f.scales);
   for (const auto& [e, o] : fit.engines)
-    std::printf("  %-10s step %.2f ms  request %.1f ms + %.2f ms in flight  admission %.1f steps  (%lld rows)\n",
-                std::string(serve::engine_name(e)).c_str(), o.step_overhead_s * 1e3, o.request_overhead_s * 1e3,
-                o.request_overhead_per_inflight_s * 1e3, o.admission_delay_steps, static_cast<long long>(o.rows));
+    std::printf(
+        "  %-10s step %.2f ms  request %.1f ms + %.2f ms in flight  admission %.1f steps  handoff %.1f ms  (%lld "
+        "rows)\n",
+        std::string(serve::engine_name(e)).c_str(), o.step_overhead_s * 1e3, o.request_overhead_s * 1e3,
+        o.request_overhead_per_inflight_s * 1e3, o.admission_delay_steps, o.handoff_s * 1e3,
+        static_cast<long long>(o.rows));
 }
 
 // Fits on `train` and re-simulates `test` with the fit.
@@ -132,7 +135,7 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
   for (const char* which : {"ttft", "tpot"})
     for (const auto fig : simulate::kAllTimeFigures)
       std::fprintf(f, ",%s_%s_s", which, std::string(simulate::time_figure_name(fig)).c_str());
-  std::fprintf(f, ",ttft_kv_transfer_s,mode,prefill_pool,decode_pool\n");
+  std::fprintf(f, ",ttft_kv_transfer_s,ttft_handoff_s,mode,prefill_pool,decode_pool\n");
   // A disaggregated row's pools: "<workers>x b<batch> tp pp dp | ep etp".
   const auto pool = [](const BenchPool& q) {
     char buf[96];
@@ -156,7 +159,7 @@ void dump(const std::string& dir, const std::string& name, const std::vector<Row
         std::accumulate(r.tpot_parts.figure_s.begin(), r.tpot_parts.figure_s.end(), 0.0), r.tpot_parts.steps);
     for (const auto* parts : {&r.ttft_parts, &r.tpot_parts})
       for (const double s : parts->figure_s) std::fprintf(f, ",%.6g", s);
-    std::fprintf(f, ",%.6g,%s,%s,%s\n", r.ttft_parts.kv_transfer_s, b.mode.c_str(),
+    std::fprintf(f, ",%.6g,%.6g,%s,%s,%s\n", r.ttft_parts.kv_transfer_s, r.ttft_parts.handoff_s, b.mode.c_str(),
                  b.disaggregated() ? pool(b.prefill).c_str() : "", b.disaggregated() ? pool(b.decode).c_str() : "");
   }
   std::fclose(f);

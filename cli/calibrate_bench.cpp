@@ -111,9 +111,10 @@ void run_calibrate_bench(const std::string& file, const serve::BenchDefaults& de
     out << "  " << pad_right(std::string(serve::engine_name(e)), 8) << " step " << fixed(o.step_overhead_s * 1e3, 3)
         << " ms, request " << fixed(o.request_overhead_s * 1e3, 1) << " ms + "
         << fixed(o.request_overhead_per_inflight_s * 1e3, 2) << " ms per request in flight, admission after "
-        << fixed(o.admission_delay_steps, 1) << " steps (" << o.rows << " runs); TTFT error band "
-        << fixed(100 * o.ttft_band.p10, 0) << "% .. " << fixed(100 * o.ttft_band.p90, 0) << "%, TPOT "
-        << fixed(100 * o.tpot_band.p10, 0) << "% .. " << fixed(100 * o.tpot_band.p90, 0) << "%\n";
+        << fixed(o.admission_delay_steps, 1) << " steps, disaggregated handoff " << fixed(o.handoff_s * 1e3, 1)
+        << " ms (" << o.rows << " runs); TTFT error band " << fixed(100 * o.ttft_band.p10, 0) << "% .. "
+        << fixed(100 * o.ttft_band.p90, 0) << "%, TPOT " << fixed(100 * o.tpot_band.p10, 0) << "% .. "
+        << fixed(100 * o.tpot_band.p90, 0) << "%\n";
   }
   const auto b = serve::summarize(before), a = serve::summarize(after);
   if (a.count("mode:agg") && b.count("mode:agg")) {

@@ -86,6 +86,7 @@ void run_disaggregated(const ServeCliOptions& o, Served& s) {
     j["disaggregated"] = plan::plan_to_json(p).at("disaggregated");
     j["disaggregated"]["devices"] = serve::disaggregated_devices(d);
     j["disaggregated"]["kv_transfer_s"] = r.kv_transfer_s;
+    j["disaggregated"]["handoff_s"] = d.decode.engine.handoff_s;
     out << j.dump(2) << '\n';
   } else {
     print_result(out, s, so, r);
@@ -94,7 +95,8 @@ void run_disaggregated(const ServeCliOptions& o, Served& s) {
         << (d.decode.workers > 1 ? "s" : "") << " of " << layout(d.decode.plan) << " ("
         << serve::disaggregated_devices(d) << " of " << s.c().num_devices()
         << " GPUs); each request's KV cache moved once, " << fixed(r.kv_transfer_s * 1e3, 2)
-        << " ms on average (in its TTFT)\n";
+        << " ms on average, after the engine's handoff of " << fixed(d.decode.engine.handoff_s * 1e3, 1)
+        << " ms (both in its TTFT)\n";
   }
   std::cout << out.str() << std::flush;
 }

@@ -45,28 +45,34 @@ class TimedQueue : public detail::Inbox {
 // The client, the router over both pools' replicas and the KV transfer between them.
 class Fabric : public detail::Outlet {
  public:
-  Fabric(const Client& c, size_t prefill_replicas, size_t decode_replicas, std::function<double(int64_t)> transfer_s)
+  Fabric(const Client& c, size_t prefill_replicas, size_t decode_replicas, std::function<double(int64_t)> transfer_s,
+         double handoff_s)
       : arrivals_(c, 1),
         warmup_(c.warmup),
         prefill_in_(prefill_replicas),
         decode_in_(decode_replicas),
-        transfer_s_(std::move(transfer_s)) {
+        transfer_s_(std::move(transfer_s)),
+        handoff_s_(handoff_s) {
     route_arrivals();
   }
   TimedQueue& prefill_inbox(size_t i) { return prefill_in_[i]; }
   TimedQueue& decode_inbox(size_t i) { return decode_in_[i]; }
 
-  // The prompt is cached and the first token sampled: the cache moves to the next
-  // decode replica, which streams the first token with its first step of the sequence.
+  // The prompt is cached and the first token sampled: after the engine's handoff time
+  // the cache moves to the next decode replica, which streams the first token with its
+  // first step of the sequence.
   void handoff(std::unique_ptr<Seq> s, double now) override {
     const double moved_s = transfer_s_(s->kv_tokens);
     transfer_sum_s_ += moved_s;
     ++transfers_;
-    s->last_token_s = now + moved_s;
+    const double at_s = now + handoff_s_ + moved_s;
+    s->last_token_s = at_s;
     s->carried.kv_transfer_s += moved_s;
+    s->carried.handoff_s += handoff_s_;
+    s->carried.handoffs += 1;
     s->first_token_pending = true;
     TimedQueue& q = decode_in_[next_decode_++ % decode_in_.size()];
-    q.push(now + moved_s, std::move(s));
+    q.push(at_s, std::move(s));
   }
   bool finished(double now) override {
     arrivals_.on_finish(now);
@@ -92,6 +98,7 @@ class Fabric : public detail::Outlet {
   int64_t warmup_;
   std::vector<TimedQueue> prefill_in_, decode_in_;
   std::function<double(int64_t)> transfer_s_;
+  double handoff_s_;
   size_t next_prefill_ = 0, next_decode_ = 0;
   int64_t arrivals_sent_ = 0, finished_ = 0, transfers_ = 0;
   double transfer_sum_s_ = 0;
@@ -141,7 +148,7 @@ ServeResult simulate_disaggregated(simulate::Simulator& sim, const DisaggOptions
   const auto replicas = [](const Pool& p) {
     return static_cast<size_t>(p.workers) * static_cast<size_t>(p.plan.attention.dp);
   };
-  Fabric fabric(o.client, replicas(o.prefill), replicas(o.decode), transfer);
+  Fabric fabric(o.client, replicas(o.prefill), replicas(o.decode), transfer, o.decode.engine.handoff_s);
   std::vector<std::unique_ptr<detail::Replica>> all;
   for (size_t i = 0; i < replicas(o.prefill); ++i)
     all.push_back(std::make_unique<detail::Replica>(

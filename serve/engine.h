@@ -105,6 +105,13 @@ struct EngineProfile {
   // end-to-end latency; the request's slot is not held meanwhile (a step or ten
   // against a life of hundreds of steps). 0 until calibrated.
   double admission_delay_steps = 0;
+  // Disaggregated serving: the time between a prompt's last prefill step and its KV
+  // cache starting to reach the decode worker beyond the transfer's bytes (the router
+  // choosing a decode worker, the KV connector's setup and its notification, the
+  // decode engine taking the request up: Dynamo with NIXL, SGLang's mooncake / NIXL
+  // transfer backends). The decode pool's engine's; 0 until calibrated on measured
+  // disaggregated runs' TTFT (serve/serving_fit.h).
+  double handoff_s = 0;
   // The scheduler takes in newly arrived requests only every this many decode steps
   // (SGLang's --scheduler-recv-interval, default 1: SchedulerRecvSkipper counts a decode
   // step as 1 and any other step as 1000, so it also receives right after a prefill

@@ -54,6 +54,7 @@ EngineOverheadTable EngineOverheadTable::from_json(const nlohmann::json& j, cons
     o.admission_delay_steps = f.opt_double("admission_delay_steps", 0);
     if (!(o.admission_delay_steps >= 0 && o.admission_delay_steps <= kMaxAdmissionDelaySteps))
       f.fail("admission_delay_steps", "must be in [0, 100] steps");
+    o.handoff_s = seconds(f, "handoff_s");
     o.rows = f.opt_int("rows", 0, 0);
     o.longest_prompt_tokens = f.opt_int("longest_prompt_tokens", 0, 0);
     o.ttft_band = band(f, "ttft_error_band");
@@ -82,6 +83,7 @@ EngineProfile EngineOverheadTable::apply(EngineProfile p) const {
   p.request_overhead_s = o.request_overhead_s;
   p.request_overhead_per_inflight_s = o.request_overhead_per_inflight_s;
   p.admission_delay_steps = o.admission_delay_steps;
+  p.handoff_s = o.handoff_s;
   return p;
 }
 
@@ -93,6 +95,7 @@ nlohmann::json EngineOverheadTable::to_json(const std::string& description) cons
         {"request_overhead_s", o.request_overhead_s},
         {"request_overhead_per_request_in_flight_s", o.request_overhead_per_inflight_s},
         {"admission_delay_steps", o.admission_delay_steps},
+        {"handoff_s", o.handoff_s},
         {"rows", o.rows},
         {"longest_prompt_tokens", o.longest_prompt_tokens},
         {"ttft_error_band", {{"p10", o.ttft_band.p10}, {"p90", o.ttft_band.p90}}},

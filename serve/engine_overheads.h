@@ -30,6 +30,7 @@ struct EngineOverheads {
   double request_overhead_s = 0;               // every request's TTFT (and end-to-end latency)
   double request_overhead_per_inflight_s = 0;  // and per request in flight when it arrives
   double admission_delay_steps = 0;            // steps before a new request is scheduled (engine.h)
+  double handoff_s = 0;                        // disaggregated: prefill pool to decode pool (engine.h)
   int64_t rows = 0;                            // measured runs it was fitted to (0: not fitted)
   // The longest prompt among the runs whose TTFT it was fitted to (0: not recorded):
   // a longer prompt's TTFT extrapolates the fitted prompt-attention figure, whose

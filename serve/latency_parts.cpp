@@ -3,7 +3,7 @@
 namespace dayzero::serve {
 
 double LatencyParts::total_s() const {
-  double t = step_overhead_s + request_overhead_s + kv_transfer_s;
+  double t = step_overhead_s + request_overhead_s + kv_transfer_s + handoff_s;
   for (double v : figure_s) t += v;
   return t;
 }
@@ -13,6 +13,8 @@ LatencyParts& LatencyParts::operator+=(const LatencyParts& o) {
   step_overhead_s += o.step_overhead_s;
   request_overhead_s += o.request_overhead_s;
   kv_transfer_s += o.kv_transfer_s;
+  handoff_s += o.handoff_s;
+  handoffs += o.handoffs;
   inflight += o.inflight;
   steps += o.steps;
   return *this;
@@ -24,6 +26,8 @@ LatencyParts LatencyParts::operator-(const LatencyParts& o) const {
   d.step_overhead_s -= o.step_overhead_s;
   d.request_overhead_s -= o.request_overhead_s;
   d.kv_transfer_s -= o.kv_transfer_s;
+  d.handoff_s -= o.handoff_s;
+  d.handoffs -= o.handoffs;
   d.inflight -= o.inflight;
   d.steps -= o.steps;
   return d;
@@ -35,6 +39,8 @@ LatencyParts LatencyParts::operator*(double k) const {
   d.step_overhead_s *= k;
   d.request_overhead_s *= k;
   d.kv_transfer_s *= k;
+  d.handoff_s *= k;
+  d.handoffs *= k;
   d.inflight *= k;
   d.steps *= k;
   return d;

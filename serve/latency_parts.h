@@ -19,6 +19,8 @@ struct LatencyParts {
   double step_overhead_s = 0;     // the engine's host time per step not hidden behind the GPU's
   double request_overhead_s = 0;  // TTFT only: the engine's request overhead, both terms
   double kv_transfer_s = 0;       // TTFT only, disaggregated: the KV cache moved between the pools (link model)
+  double handoff_s = 0;           // TTFT only, disaggregated: the engine's handoff time (EngineProfile::handoff_s)
+  double handoffs = 0;            // TTFT only: handoffs between the pools in it (1 disaggregated; handoff_s's feature)
   double inflight = 0;            // TTFT only: requests in flight at arrival (the second term's feature)
   double steps = 0;
   double total_s() const;

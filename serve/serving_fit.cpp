@@ -321,6 +321,35 @@ void set_measured_priors(ServingFit& fit, const FitOptions& o) {
   }
 }
 
+// Step 5 (serving_fit.h): each engine's handoff time h from its disaggregated runs'
+// TTFT, everything else as fitted: TTFT = (the row's fitted TTFT without it) + h, one
+// unknown, minimizing the sum of |predicted / measured - 1| by the same reweighting.
+void fit_handoffs(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptions& o) {
+  std::map<Engine, std::vector<const FitRow*>> by_engine;
+  for (const auto& r : rows)
+    if (!r.fit_ttft && r.ttft.handoffs > 0) by_engine[r.engine].push_back(&r);
+  for (const auto& [e, list] : by_engine) {
+    EngineOverheads& eo = fit.engines[e];
+    eo.handoff_s = 0;
+    std::vector<double> base(list.size()), w(list.size(), 1.0);
+    for (size_t i = 0; i < list.size(); ++i) base[i] = fit.ttft_s(*list[i]);
+    for (int round = 0; round < o.rounds; ++round) {
+      double num = 0, den = 0;  // d/dh of sum w (base + h n - y)^2 / y^2 = 0
+      for (size_t i = 0; i < list.size(); ++i) {
+        const FitRow& r = *list[i];
+        const double k = w[i] / (r.ttft_s * r.ttft_s);
+        num += k * r.ttft.handoffs * (r.ttft_s - base[i]);
+        den += k * r.ttft.handoffs * r.ttft.handoffs;
+      }
+      eo.handoff_s = den > 0 ? std::clamp(num / den, 0.0, kMaxHostOverheadS) : 0;
+      for (size_t i = 0; i < list.size(); ++i) {
+        const double predicted = base[i] + eo.handoff_s * list[i]->ttft.handoffs;
+        w[i] = 1 / std::max(std::abs(relative_error(predicted, list[i]->ttft_s)), kErrorFloor);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficiency& start, const FitOptions& o) {
@@ -358,6 +387,7 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
   }
   fit.device_architecture = o.architectures;
   set_measured_priors(fit, o);
+  fit_handoffs(usable, fit, o);
   return fit;
 }
 

@@ -9,15 +9,15 @@
 // start x m_f; collectives take 1 / m_f of the link model), s the engine's step
 // overhead and q its request overhead:
 //   TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
-//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C + k_e TPOT
+//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C + k_e TPOT + h_e H
 // for a row on device d served by engine e (N = 0 when the engine overlaps its host
 // work with the GPU's: serve/engine.h), C the requests in flight when a request
 // arrives (q1: the serving frontend's share, serve/engine.h), k the steps before a new
 // request reaches the scheduler (serve/engine.h: admission_delay_steps; its coefficient,
-// the row's TPOT, is taken as fitted by the TPOT pass). A closed loop's schedule does not depend
-// on step times, so this is what re-simulating with the fitted figures gives, as
-// long as no op changes the roofline term that binds it (the bench re-simulates to
-// check: bench/bench_fidelity.cpp).
+// the row's TPOT, is taken as fitted by the TPOT pass), H the handoffs between a
+// disaggregated deployment's pools (1; 0 aggregated) and h the engine's handoff time. A closed loop's schedule does not
+// depend on step times, so this is what re-simulating with the fitted figures gives, as long as no op changes the
+// roofline term that binds it (the bench re-simulates to check: bench/bench_fidelity.cpp).
 //
 // Each pass minimizes the sum over rows of |predicted / measured - 1| (iteratively
 // reweighted least squares, the weights 1 / max(|error|, 2 %)) under
@@ -47,6 +47,9 @@
 //     a device of an architecture that has no rows where another of its devices was
 //     measured so (the mean of their fractions): a held-out H100 takes H200's measured
 //     0.888 instead of the other architectures' fitted shares (docs/FIDELITY.md, session 28).
+//  5. Each engine's handoff time h (EngineProfile::handoff_s) from its disaggregated runs'
+//     TTFT, everything else held at its fitted value: TTFT = (the rest, as above) + h x
+//     (handoffs, 1). The disaggregated runs' TTFT enters no other pass.
 
 #include <array>
 #include <map>
@@ -74,7 +77,8 @@ struct FitRow {
   double ttft_s = 0, tpot_s = 0;  // measured
   // A disaggregated run's TPOT is its decode pool's steps, one engine's like any other
   // and fitted so; its TTFT spans both pools and the KV transfer, which the TTFT pass's
-  // terms do not describe: false for such a row, whose TTFT is left out of the fit.
+  // terms do not describe: false for such a row, whose TTFT sets the engine's handoff
+  // time alone (step 5), with everything else held.
   bool fit_ttft = true;
   int64_t prompt_tokens = 0;  // the run's prompt (ISL)
 };

@@ -147,10 +147,15 @@ TEST(Cli, ServeRunsADisaggregatedDeployment) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("disaggregated").at("devices"), 16);
   EXPECT_GT(j.at("disaggregated").at("kv_transfer_s").get<double>(), 0);
-  EXPECT_GT(j.at("ttft_s").at("mean").get<double>(), j.at("disaggregated").at("kv_transfer_s").get<double>());
+  // The shipped calibration's handoff time (fitted to measured disaggregated runs) is in it too.
+  const double handoff_s = j.at("disaggregated").at("handoff_s").get<double>();
+  EXPECT_GT(handoff_s, 0);
+  EXPECT_GT(j.at("ttft_s").at("mean").get<double>(),
+            j.at("disaggregated").at("kv_transfer_s").get<double>() + handoff_s);
   EXPECT_EQ(j.at("e2e_s").at("count"), 96);
   const Result text = run("serve --prefill-workers 1 --decode-workers 1 --concurrency 8 --requests 16");
   EXPECT_NE(text.out.find("disaggregated: 1 prefill worker of 8 GPUs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("after the engine's handoff of"), std::string::npos) << text.out;
   const Result big = run("serve --prefill-workers 2 --decode-workers 1 --requests 16");
   EXPECT_EQ(big.status, 1);
   EXPECT_NE(big.err.find("24 devices"), std::string::npos) << big.err;

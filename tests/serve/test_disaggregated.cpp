@@ -79,6 +79,25 @@ TEST(Disaggregated, TtftIsThePromptAndExactlyOneKvTransfer) {
   EXPECT_DOUBLE_EQ(r.tpot_parts.kv_transfer_s, 0.0);
 }
 
+// The engine's handoff time (EngineProfile::handoff_s, the decode pool's) delays the
+// KV cache's arrival at the decode worker once: TTFT and end-to-end latency grow by it
+// exactly, TPOT does not move, and the TTFT's parts carry it as one handoff.
+TEST(Disaggregated, TheHandoffTimeIsInTtftOnce) {
+  Fixture f;
+  DisaggOptions o = options(1, 1, 1000, 10);
+  const ServeResult without = simulate_disaggregated(f.sim, o);
+  o.decode.engine.handoff_s = 0.05;
+  const ServeResult with = simulate_disaggregated(f.sim, o);
+  expect_close(with.ttft_s.mean, without.ttft_s.mean + 0.05, 1e-12);
+  expect_close(with.e2e_s.mean, without.e2e_s.mean + 0.05, 1e-12);
+  expect_close(with.tpot_s.mean, without.tpot_s.mean, 1e-12);
+  EXPECT_DOUBLE_EQ(with.ttft_parts.handoffs, 1.0);
+  EXPECT_DOUBLE_EQ(with.ttft_parts.handoff_s, 0.05);
+  EXPECT_DOUBLE_EQ(without.ttft_parts.handoffs, 1.0);  // the feature, whatever the time
+  expect_close(with.ttft_parts.total_s(), with.ttft_s.mean, 1e-12);
+  EXPECT_DOUBLE_EQ(with.tpot_parts.handoffs, 0.0);
+}
+
 // A transfer between nodes takes the NICs, inside a node NVLink: slower across.
 TEST(Disaggregated, TransferAcrossNodesIsSlowerThanInsideOne) {
   const auto m = load_model("Llama-3.1-8B");

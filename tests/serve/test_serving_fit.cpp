@@ -98,6 +98,38 @@ TEST(ServingFit, DisaggregatedRunsJoinTheTpotFitOnly) {
   for (size_t i = 12; i < rows.size(); ++i) EXPECT_NEAR(fit.tpot_s(rows[i]) / rows[i].tpot_s, 1, 1e-4);
 }
 
+// Step 5: disaggregated runs whose TTFT is what the fitted terms give plus 180 ms (one
+// handoff each) set the engine's handoff time to 180 ms, and only theirs: the request
+// overhead stays where the aggregated rows put it, and each disaggregated row's
+// prediction is its measurement. The absurd outlier (ten
+// times the rest) moves the weighted fit's answer no more than a median would.
+TEST(ServingFit, DisaggregatedRunsSetTheEnginesHandoffTime) {
+  std::vector<FitRow> rows;
+  for (int i = 1; i <= 12; ++i) {
+    FitRow r = row("B200", Engine::sglang, 0.01 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+    r.tpot_s = r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+    r.ttft_s = r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + 0.02;
+    rows.push_back(r);
+  }
+  for (int i = 1; i <= 12; ++i) {
+    FitRow r = row("B200", Engine::sglang, 0.02 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+    r.tpot_s = r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+    r.ttft.kv_transfer_s = 0.001 * i;
+    r.ttft.handoffs = 1;
+    r.ttft_s = r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + r.ttft.kv_transfer_s + 0.02 + 0.18;
+    r.fit_ttft = false;
+    rows.push_back(r);
+  }
+  rows.back().ttft_s *= 10;
+  const ServingFit fit = fit_serving(rows, simulate::Efficiency{});
+  const EngineOverheads& eo = fit.engines.at(Engine::sglang);
+  EXPECT_NEAR(eo.request_overhead_s, 0.02, 1e-5);
+  EXPECT_NEAR(eo.handoff_s, 0.18, 1e-3);
+  for (size_t i = 12; i + 1 < rows.size(); ++i) EXPECT_NEAR(fit.ttft_s(rows[i]) / rows[i].ttft_s, 1, 1e-3);
+  EXPECT_NEAR(fit.ttft_s(rows[0]) / rows[0].ttft_s, 1, 1e-4);  // no handoff in an aggregated run
+  EXPECT_DOUBLE_EQ(fit.overheads("t").for_engine(Engine::sglang).handoff_s, eo.handoff_s);
+}
+
 // A device without runs takes the figures fitted to its architecture's measured
 // devices (step 3): H200 those of H100's rows, GB200 those of B200's, while a device
 // whose architecture was not measured (MI300X) takes the shared ones. A measured
@@ -235,6 +267,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   o.step_overhead_s = 6e-4;
   o.request_overhead_s = 0.03;
   o.admission_delay_steps = 9.5;
+  o.handoff_s = 0.045;
   o.rows = 411;
   o.longest_prompt_tokens = 8192;
   o.ttft_band = {-0.3, 0.4};
@@ -251,6 +284,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   const EngineProfile p = back.apply(default_profile(Engine::vllm));
   EXPECT_DOUBLE_EQ(p.step_overhead_s, 6e-4);
   EXPECT_DOUBLE_EQ(p.admission_delay_steps, 9.5);
+  EXPECT_DOUBLE_EQ(p.handoff_s, 0.045);
 
   const auto expect_error = [](const std::string& name, const std::string& text, const std::string& field) {
     try {
@@ -266,6 +300,7 @@ TEST(EngineOverheads, RoundTripAndErrorsNameTheField) {
   expect_error("source", R"({"engines": {"vllm": {"step_overhead_s": 0.001}}})", "engines.vllm.source");
   expect_error("delay", R"({"engines": {"vllm": {"admission_delay_steps": 1000, "source": "x"}}})",
                "engines.vllm.admission_delay_steps");
+  expect_error("handoff", R"({"engines": {"vllm": {"handoff_s": 2, "source": "x"}}})", "engines.vllm.handoff_s");
   expect_error("unknown", R"({"engines": {"vllm": {"source": "x", "speed": 1}}})", "engines.vllm.speed");
   expect_error("prompt", R"({"engines": {"vllm": {"source": "x", "longest_prompt_tokens": -1}}})",
                "engines.vllm.longest_prompt_tokens");
