@@ -64,6 +64,19 @@ TEST(NewFamilies, Qwen35_35B_MatchesTheHubCount) {
   EXPECT_NEAR(static_cast<double>(m.params_active() - m.params_embedding()) / B, 3, 0.1);
 }
 
+// The family's middle member: 48 layers, every fourth of gated full attention (12), 256
+// experts top-8 + 1 shared; "122B" in total and "10B" activated by its name, and "Total
+// Parameters 122.11B" for the text model as a GGUF conversion counts it (llama.cpp, no
+// vision tower, no MTP layer; scenarios/models/PUBLISHED.md).
+TEST(NewFamilies, Qwen35_122B_MatchesItsNameAndAConversionsCount) {
+  const Model m = load("Qwen3.5-122B-A10B");
+  EXPECT_EQ(m.config.family, Family::qwen3_5_moe);
+  EXPECT_EQ(m.layers_of(LayerAttention::linear), 36);
+  EXPECT_EQ(m.layers_of(LayerAttention::full), 12);
+  EXPECT_NEAR(static_cast<double>(m.params_total()) / B, 122.11, 0.005);
+  EXPECT_NEAR(static_cast<double>(m.params_active()) / B, 10, 0.5);
+}
+
 // Only the 15 full-attention layers cache K and V: 15 x 2 x 2 KV heads x 256 x 2 bytes. Each
 // of the 45 gated delta-net layers keeps 64 value heads x 128 x 128 F32 (4 MiB) and a conv
 // window of 3 x 12,288 bf16 per sequence, whatever its length.

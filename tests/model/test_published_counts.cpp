@@ -64,6 +64,18 @@ TEST(PublishedCounts, Qwen3_32B_MatchesIndexBytesExactly) {
   expect_printed(m.params_total() - m.params_embedding() - m.params_head(), 31.2 * B, 0.1 * B, "non-embedding");
 }
 
+// Model card: "Number of Parameters: 8.2B; Non-Embedding: 6.95B". By hand from the config:
+// 36 layers x 192,946,432 (q and o 4096 x 4096, k and v 4096 x 1024, the MLP 3 x 4096 x 12288,
+// two norms of 4096, q / k norms of 128) + the final norm = 6,946,075,648, and the untied
+// embedding and head of 151,936 x 4096 each.
+TEST(PublishedCounts, Qwen3_8B) {
+  const Model m = load("Qwen3-8B");
+  EXPECT_EQ(m.params_total() - m.params_embedding() - m.params_head(), 6'946'075'648);
+  EXPECT_EQ(m.params_total(), 8'190'735'360);
+  expect_within(m.params_total(), 8.2 * B, kTotalTolerance, "total");
+  expect_printed(m.params_total() - m.params_embedding() - m.params_head(), 6.95 * B, 0.01 * B, "non-embedding");
+}
+
 // Qwen3 MoE cards: "activated" counts embedding and head (the numbers fit only so).
 TEST(PublishedCounts, Qwen3_30B_A3B) {
   const Model m = load("Qwen3-30B-A3B");

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "bench_csv.h"
 #include "core/error.h"
+#include "model/model.h"
 #include "serve/bench_predict.h"
 
 namespace dayzero::serve {
@@ -291,25 +294,35 @@ TEST(BenchPredict, EveryModelIdReachesABundledConfig) {
   std::ifstream in(dir / "hf_ids.json");
   const auto j = nlohmann::json::parse(in);
   ASSERT_GT(j.at("models").size(), 40u);
-  for (const auto& [id, folder] : j.at("models").items())
+  std::set<std::string> folders;
+  for (const auto& [id, folder] : j.at("models").items()) {
     EXPECT_TRUE(std::filesystem::exists(dir / folder.get<std::string>() / "config.json")) << id;
+    folders.insert(folder.get<std::string>());
+  }
+  // And each config reads: a row naming any of the ids is predicted, not refused for its config.
+  for (const std::string& folder : folders) EXPECT_NO_THROW((void)model::load_model(dir / folder)) << folder;
 }
 
 TEST(BenchPredict, AVendorsCheckpointIsServedAsItsArchitecture) {
   const std::string h = std::string(kHeader) + "\n";
   const auto rows = read_bench_csv(write_csv(
-      "alias", h + "r1,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,70,9\n"
-                   "nv,trtllm,,nvidia/DeepSeek-R1-0528-FP4-V2,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,71,8\n"
-                   "q,sglang,,Qwen/Qwen3.5-397B-A17B,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,60,9\n"
-                   "qf,sglang,,Qwen/Qwen3.5-397B-A17B-FP8,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,61,8\n"));
+      "alias",
+      h + "r1,trtllm,,deepseek-ai/DeepSeek-R1,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,70,9\n"
+          "nv,trtllm,,nvidia/DeepSeek-R1-0528-FP4-V2,b200_sxm,fp4,agg,1000,200,nvfp4,nvfp4,8,8,1,1,1,8,71,8\n"
+          "q,sglang,,Qwen/Qwen3.5-397B-A17B,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,60,9\n"
+          "qf,sglang,,Qwen/Qwen3.5-397B-A17B-FP8,b200_sxm,fp8,agg,1000,200,fp8,fp8,8,8,1,1,1,8,61,8\n"
+          "l,vllm,,meta-llama/Llama-3.1-70B,h100_sxm,fp8,agg,1000,200,fp8,,8,4,1,1,1,1,60,9\n"
+          "lm,vllm,,meta-llama/Meta-Llama-3.1-70B-Instruct,h100_sxm,fp8,agg,1000,200,fp8,,8,4,1,1,1,1,61,8\n"));
   BenchOptions o = bench_test::shipped_options();
   const auto p = predict_bench(rows, o);
-  ASSERT_EQ(p.size(), 4u);
+  ASSERT_EQ(p.size(), 6u);
   for (const auto& x : p) ASSERT_TRUE(x.predicted) << x.reason;
   EXPECT_DOUBLE_EQ(p[0].ttft_s, p[1].ttft_s);
   EXPECT_DOUBLE_EQ(p[0].tpot_s, p[1].tpot_s);
   EXPECT_DOUBLE_EQ(p[2].ttft_s, p[3].ttft_s);
   EXPECT_DOUBLE_EQ(p[2].tpot_s, p[3].tpot_s);
+  EXPECT_DOUBLE_EQ(p[4].ttft_s, p[5].ttft_s);  // Meta's earlier name of the same model (aiconfigurator's)
+  EXPECT_DOUBLE_EQ(p[4].tpot_s, p[5].tpot_s);
 }
 
 // Hand-computed from the deployment generator's rules (docs/ENGINE_DEFAULTS.md):
