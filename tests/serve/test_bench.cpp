@@ -303,6 +303,26 @@ TEST(BenchPredict, EveryModelIdReachesABundledConfig) {
   for (const std::string& folder : folders) EXPECT_NO_THROW((void)model::load_model(dir / folder)) << folder;
 }
 
+// Every GPU system a row may name (scenarios/fidelity/systems.json) has a cluster whose
+// device the catalog holds: a small model on one GPU is predicted on each, A100 and L40S
+// (aiconfigurator's a100_sxm and l40s) included.
+TEST(BenchPredict, EverySystemServesARow) {
+  const std::filesystem::path file = std::filesystem::path(DAYZERO_DATA_DIR) / "fidelity" / "systems.json";
+  std::ifstream in(file);
+  const auto j = nlohmann::json::parse(in);
+  std::string csv = std::string(kHeader) + "\n";
+  int n = 0;
+  for (const auto& [system, cluster] : j.at("systems").items()) {
+    ++n;
+    csv += system + ",vllm,,meta-llama/Llama-3.1-8B-Instruct," + system + ",,agg,1000,200,,,8,1,1,1,,," +
+           std::to_string(40 + n) + "," + std::to_string(8 + n) + "\n";
+  }
+  EXPECT_GE(n, 8);
+  const auto p = predict_bench(read_bench_csv(write_csv("systems", csv)), bench_test::shipped_options());
+  ASSERT_EQ(p.size(), static_cast<size_t>(n));
+  for (const auto& x : p) EXPECT_TRUE(x.predicted) << x.row->system << ": " << x.reason;
+}
+
 TEST(BenchPredict, AVendorsCheckpointIsServedAsItsArchitecture) {
   const std::string h = std::string(kHeader) + "\n";
   const auto rows = read_bench_csv(write_csv(
