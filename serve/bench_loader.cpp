@@ -28,12 +28,20 @@ void read_map(const fs::path& file, const char* key, std::map<std::string, std::
   f.reject_unknown();
 }
 
-// A quantization mode of the rows as a weight precision.
+// A quantization mode of the rows as a weight precision. The names are aiconfigurator's
+// (`GEMMQuantMode` and `MoEQuantMode` in aiconfigurator_core/sdk/common.py, 095f58a): its
+// exports write bf16 as empty, and its enum spells it out; per-tensor FP8, static or
+// out-of-the-box, streams and multiplies as FP8 like the 128 x 128 blocks.
 model::WeightPrecision precision(const std::string& mode, const model::Model& m, const char* column) {
-  if (mode.empty()) return model::WeightPrecision::bf16;
-  if (mode == "fp8" || mode == "fp8_block")
+  if (mode.empty() || mode == "bfloat16" || mode == "float16") return model::WeightPrecision::bf16;
+  if (mode == "fp8" || mode == "fp8_block" || mode == "fp8_static" || mode == "fp8_ootb")
     return m.config.quant.method == model::QuantMethod::fp8 ? model::WeightPrecision::checkpoint
                                                             : model::WeightPrecision::fp8;
+  if (mode == "int8_wo") return model::WeightPrecision::int8_w8a16;  // W8A16
+  if (mode == "sq") return model::WeightPrecision::int8;             // SmoothQuant W8A8
+  // gpt-oss's MXFP4 experts as stored, whichever activations the engine pairs them with.
+  if ((mode == "w4a16_mxfp4" || mode == "w4a8_mxfp4_mxfp8") && m.config.quant.method == model::QuantMethod::mxfp4)
+    return model::WeightPrecision::checkpoint;
   // INT4 weight-only rows of a compressed-tensors INT4 checkpoint (Kimi-K2.5) run it as stored.
   if (mode == "int4_wo")
     return m.config.quant.method == model::QuantMethod::compressed_int4 ? model::WeightPrecision::checkpoint

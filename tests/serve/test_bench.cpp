@@ -323,6 +323,29 @@ TEST(BenchPredict, EverySystemServesARow) {
   for (const auto& x : p) EXPECT_TRUE(x.predicted) << x.row->system << ": " << x.reason;
 }
 
+// aiconfigurator's quantization names (GEMMQuantMode, MoEQuantMode): bf16 spelled out is
+// the empty column, per-tensor FP8 (static or out of the box) is FP8, int8_wo and sq are the
+// two INT8 precisions; a mode DayZero has no precision for is refused by name.
+TEST(BenchPredict, AiconfiguratorsQuantizationNamesReadAsTheirPrecisions) {
+  const std::string h = std::string(kHeader) + "\n";
+  const std::string q = ",vllm,,Qwen/Qwen3-32B,h100_sxm,,agg,1000,200,";
+  const auto rows = read_bench_csv(
+      write_csv("quant", h + "e" + q + ",,8,2,1,1,,,50,10\n" +  //
+                             "bf" + q + "bfloat16,,8,2,1,1,,,51,11\n" + "f8" + q + "fp8,,8,2,1,1,,,52,12\n" + "fs" + q +
+                             "fp8_static,,8,2,1,1,,,53,13\n" + "wo" + q + "int8_wo,,8,2,1,1,,,54,14\n" + "sq" + q +
+                             "sq,,8,2,1,1,,,55,15\n" + "w4" + q + "w4afp8,,8,2,1,1,,,56,16\n"));
+  const auto p = predict_bench(rows, bench_test::shipped_options());
+  ASSERT_EQ(p.size(), 7u);
+  for (size_t i = 0; i < 6; ++i) ASSERT_TRUE(p[i].predicted) << p[i].row->id << ": " << p[i].reason;
+  EXPECT_DOUBLE_EQ(p[0].tpot_s, p[1].tpot_s);
+  EXPECT_DOUBLE_EQ(p[2].tpot_s, p[3].tpot_s);
+  EXPECT_LT(p[2].tpot_s, p[0].tpot_s);  // half the bytes a decode step streams
+  EXPECT_LT(p[4].tpot_s, p[0].tpot_s);
+  EXPECT_NE(p[4].tpot_s, p[5].tpot_s);  // W8A16 and W8A8 are priced apart
+  EXPECT_FALSE(p[6].predicted);
+  EXPECT_NE(p[6].reason.find("w4afp8 is not modelled yet"), std::string::npos) << p[6].reason;
+}
+
 TEST(BenchPredict, AVendorsCheckpointIsServedAsItsArchitecture) {
   const std::string h = std::string(kHeader) + "\n";
   const auto rows = read_bench_csv(write_csv(
