@@ -286,6 +286,8 @@ FitOptions fit_options_from(const topology::DeviceCatalog& catalog) {
   o.architectures = architectures_of(catalog);
   for (const auto& d : catalog.devices())
     if (d.measured_copy && d.mem_bw_Bps > 0) o.measured_copy_fraction[d.name] = d.measured_copy->bw_Bps / d.mem_bw_Bps;
+  for (const auto& d : catalog.devices())
+    if (!d.vendor.empty()) o.vendors[d.name] = d.vendor;
   return o;
 }
 
@@ -386,6 +388,7 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
     fit.architectures[arch] = a;
   }
   fit.device_architecture = o.architectures;
+  fit.device_vendor = o.vendors;
   set_measured_priors(fit, o);
   fit_handoffs(usable, fit, o);
   return fit;

@@ -97,6 +97,9 @@ struct FitOptions {
   std::map<std::string, topology::DeviceArchitecture> architectures;
   // Step 4: each catalog device's measured copy bandwidth over its mem_bw_Bps, in (0, 1].
   std::map<std::string, double> measured_copy_fraction;
+  // Each catalog device's vendor: a GPU of an architecture without runs takes the shared
+  // figures only where a device of its vendor was measured (ServingFit::table).
+  std::map<std::string, std::string> vendors;
 };
 
 // The catalog's devices that name their architecture.
@@ -118,6 +121,7 @@ struct ServingFit {
   std::map<Engine, EngineOverheads> engines;  // step and request overheads, rows
   std::map<topology::DeviceArchitecture, ArchitectureFit> architectures;
   std::map<std::string, topology::DeviceArchitecture> device_architecture;  // FitOptions::architectures
+  std::map<std::string, std::string> device_vendor;                         // FitOptions::vendors
   // Step 4: the figures of each device without rows that a measured copy sets.
   struct MeasuredPrior {
     FigureScales scales{};
@@ -134,7 +138,10 @@ struct ServingFit {
   simulate::Efficiency efficiency(const FigureScales& m) const;
   // `base` with its default and the fitted devices replaced, and each device of
   // device_architecture without rows given its architecture's figures where one was
-  // fitted (other devices kept); each entry's source starts with `source`.
+  // fitted, else the shared ones (its tile_rows kept) where a device of its vendor was
+  // measured: the shared figures describe that vendor's kernels and engines, not another's.
+  // Other devices (another vendor's, the CPU host, the generic accelerator) keep their
+  // entries. Each entry's source starts with `source`.
   simulate::EfficiencyTable table(simulate::EfficiencyTable base, const std::string& source) const;
   EngineOverheadTable overheads(const std::string& source) const;
 };

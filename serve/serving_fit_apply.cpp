@@ -1,6 +1,7 @@
 // A serving fit applied (serving_fit.h): each device's scales, a row's fitted TTFT and
 // TPOT, the efficiency figures and the engines' overheads as the shipped tables hold them.
 #include <cstdio>
+#include <set>
 #include <string>
 
 #include "serve/serving_fit.h"
@@ -75,6 +76,23 @@ simulate::EfficiencyTable ServingFit::table(simulate::EfficiencyTable base, cons
     if (devices.count(device) || measured_priors.count(device) || !architectures.count(arch)) continue;
     base.set_device(device, efficiency(architectures.at(arch).scales),
                     source + " " + device + ": no measured runs; " + fit_prior_words(*this, device) + ".");
+  }
+  // A GPU of an architecture no run measured takes the shared figures, as a held-out
+  // GPU does in bench_fidelity (its own entry held start figures no serving run had
+  // corrected), where a device of its vendor was measured; its GEMM tile height is the
+  // hardware's and stays.
+  std::set<std::string> measured_vendors;
+  for (const auto& [device, m] : devices)
+    if (const auto v = device_vendor.find(device); v != device_vendor.end()) measured_vendors.insert(v->second);
+  for (const auto& [device, arch] : device_architecture) {
+    if (devices.count(device) || measured_priors.count(device) || architectures.count(arch)) continue;
+    const auto v = device_vendor.find(device);
+    if (v == device_vendor.end() || !measured_vendors.count(v->second)) continue;
+    simulate::Efficiency e = efficiency(shared);
+    e.tile_rows = base.for_device(device).tile_rows;
+    base.set_device(device, e,
+                    source + " " + device + ": no measured runs, nor of its architecture (" +
+                        std::string(topology::architecture_name(arch)) + "); the shared figures.");
   }
   for (const auto& [device, prior] : measured_priors) {
     char frac[32];

@@ -145,11 +145,11 @@ TEST(ServingFit, ADeviceWithoutRunsTakesItsArchitecturesFigures) {
     }
   FitOptions o;
   using topology::DeviceArchitecture;
-  o.architectures = {{"H100-SXM", DeviceArchitecture::hopper},
-                     {"H200-SXM", DeviceArchitecture::hopper},
-                     {"B200", DeviceArchitecture::blackwell},
-                     {"GB200", DeviceArchitecture::blackwell},
-                     {"MI300X", DeviceArchitecture::cdna3}};
+  o.architectures = {{"H100-SXM", DeviceArchitecture::hopper}, {"H200-SXM", DeviceArchitecture::hopper},
+                     {"B200", DeviceArchitecture::blackwell},  {"GB200", DeviceArchitecture::blackwell},
+                     {"MI300X", DeviceArchitecture::cdna3},    {"A100-80GB-SXM", DeviceArchitecture::ampere}};
+  for (const char* d : {"H100-SXM", "H200-SXM", "B200", "GB200", "A100-80GB-SXM"}) o.vendors[d] = "NVIDIA";
+  o.vendors["MI300X"] = "AMD";
   const ServingFit fit = fit_serving(rows, simulate::Efficiency{}, o);
   const ServingFit plain = fit_serving(rows, simulate::Efficiency{});
   const size_t g = fi(TimeFigure::gemm_memory);
@@ -169,16 +169,38 @@ TEST(ServingFit, ADeviceWithoutRunsTakesItsArchitecturesFigures) {
   EXPECT_EQ(&plain.scales_for("H200-SXM"), &plain.shared);
   EXPECT_EQ(fit.scales_for("H100-SXM"), plain.scales_for("H100-SXM"));
   EXPECT_EQ(fit.scales_for("B200"), plain.scales_for("B200"));
-  // The table writes the architecture's figures for H200 with where they come from,
-  // and leaves MI300X to the default.
-  const simulate::EfficiencyTable t = fit.table(simulate::EfficiencyTable{}, "test.");
+  // The table writes the architecture's figures for H200 with where they come from; the
+  // shared ones for A100 (an NVIDIA GPU of an architecture no run measured) over the start
+  // figures its entry held, its tile height kept; and keeps MI300X's entry (no AMD device
+  // measured: the shared figures describe NVIDIA's kernels) and a device without an
+  // architecture as they were.
+  simulate::EfficiencyTable base;
+  simulate::Efficiency a100_start, mi300x_start, host;
+  a100_start.gemm_compute = 0.8;
+  a100_start.tile_rows = 128;
+  mi300x_start.gemm_compute = 0.45;
+  host.gemm_compute = 0.5;
+  host.tile_rows = 1;
+  base.set_device("A100-80GB-SXM", a100_start, "start figures");
+  base.set_device("MI300X", mi300x_start, "SemiAnalysis");
+  base.set_device("cpu-host", host, "the host's");
+  const simulate::EfficiencyTable t = fit.table(base, "test.");
+  EXPECT_DOUBLE_EQ(t.for_device("A100-80GB-SXM").gemm_memory, fit.efficiency(fit.shared).gemm_memory);
+  EXPECT_DOUBLE_EQ(t.for_device("A100-80GB-SXM").gemm_compute, fit.efficiency(fit.shared).gemm_compute);
+  EXPECT_EQ(t.for_device("A100-80GB-SXM").tile_rows, 128);
+  EXPECT_NE(t.source_for("A100-80GB-SXM").find("nor of its architecture (ampere); the shared figures"),
+            std::string::npos)
+      << t.source_for("A100-80GB-SXM");
+  EXPECT_DOUBLE_EQ(t.for_device("MI300X").gemm_compute, 0.45);
+  EXPECT_EQ(t.source_for("MI300X"), "SemiAnalysis");
+  EXPECT_DOUBLE_EQ(t.for_device("cpu-host").gemm_compute, 0.5);
+  EXPECT_EQ(t.source_for("cpu-host"), "the host's");
   EXPECT_DOUBLE_EQ(t.for_device("H200-SXM").gemm_memory, fit.efficiency(fit.scales_for("H200-SXM")).gemm_memory);
   EXPECT_NE(t.source_for("H200-SXM")
                 .find("no measured runs; the figures fitted to the hopper devices' runs "
                       "(H100-SXM 60 runs)"),
             std::string::npos)
       << t.source_for("H200-SXM");
-  EXPECT_EQ(t.source_for("MI300X"), t.default_source());
 }
 
 // Step 4: a device without runs whose copy bandwidth was measured takes gemm_memory =

@@ -353,7 +353,6 @@ namespace {
 // efficiency.h, overrides apply per device, bad entries name the field.
 TEST(EfficiencyTable, ShippedTableAndOverrides) {
   const auto t = EfficiencyTable::load_builtin(DAYZERO_DATA_DIR);
-  const Efficiency def;
   // H200 has no measured serving runs: the figures fitted to its architecture's (H100's),
   // not the fit's shared ones (serve/serving_fit.h, step 3), with its GEMMs' streaming
   // share its measured copy bandwidth over the datasheet's (step 4: 4.2645 / 4.8 TB/s).
@@ -364,9 +363,14 @@ TEST(EfficiencyTable, ShippedTableAndOverrides) {
   EXPECT_NE(t.source_for("H200-SXM").find("calibrate --bench"), std::string::npos);
   EXPECT_NE(t.source_for("H200-SXM").find("hopper devices' runs (H100-SXM"), std::string::npos);
   EXPECT_NE(t.source_for("H100-SXM").find("calibrate --bench"), std::string::npos);
-  // Devices the runs do not name keep their own sourced figures.
-  EXPECT_EQ(t.for_device("A100-80GB-SXM").gemm_compute, 0.80);
-  EXPECT_EQ(t.for_device("A100-80GB-SXM").attention_compute, def.attention_compute);
+  // NVIDIA GPUs of an architecture the runs do not name take the fit's shared figures
+  // (serve/serving_fit.h, ServingFit::table), their GEMM tile height kept; another
+  // vendor's keep their own sourced figures.
+  EXPECT_EQ(t.for_device("A100-80GB-SXM").attention_compute, t.default_efficiency().attention_compute);
+  EXPECT_EQ(t.for_device("A100-80GB-SXM").gemm_compute, t.default_efficiency().gemm_compute);
+  EXPECT_EQ(t.for_device("A100-80GB-SXM").tile_rows, 128);
+  EXPECT_EQ(t.for_device("L40S").elementwise_memory, t.default_efficiency().elementwise_memory);
+  EXPECT_EQ(t.for_device("MI300X").attention_compute, 0.35);
   EXPECT_NE(t.source_for("MI300X").find("SemiAnalysis"), std::string::npos);
 
   // What save writes, load reads back.
