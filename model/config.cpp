@@ -28,6 +28,7 @@ constexpr ArchEntry kArchitectures[] = {
     {"Qwen3_5MoeForConditionalGeneration", Family::qwen3_5_moe},
     {"Qwen3_5MoeForCausalLM", Family::qwen3_5_moe},
     {"GlmMoeDsaForCausalLM", Family::glm_moe_dsa},
+    {"DeepseekV32ForCausalLM", Family::deepseek_v32},
 };
 
 struct TextTypeEntry {
@@ -72,6 +73,7 @@ std::string_view family_name(Family f) {
     case Family::minimax_m2: return "minimax_m2";
     case Family::qwen3_5_moe: return "qwen3_5_moe";
     case Family::glm_moe_dsa: return "glm_moe_dsa";
+    case Family::deepseek_v32: return "deepseek_v32";
   }
   return "?";
 }
@@ -99,8 +101,7 @@ std::string supported_architectures() {
 bool ModelConfig::is_moe_layer(int64_t layer) const {
   if (moe.num_experts == 0) return false;
   if (std::find(moe.dense_layers.begin(), moe.dense_layers.end(), layer) != moe.dense_layers.end()) return false;
-  if (family == Family::deepseek_v2 || family == Family::deepseek_v3 || family == Family::glm_moe_dsa)
-    return layer >= moe.first_dense_layers && layer % moe.layer_freq == 0;
+  if (attention_is_mla_family()) return layer >= moe.first_dense_layers && layer % moe.layer_freq == 0;
   return (layer + 1) % moe.layer_freq == 0;  // Qwen decoder_sparse_step (1 for all others)
 }
 
@@ -123,6 +124,7 @@ std::string ModelConfig::display_family() const {
     case Family::minimax_m2: return "MiniMax-M2";
     case Family::qwen3_5_moe: return "Qwen3.5-MoE (hybrid linear attention)";
     case Family::glm_moe_dsa: return "GLM-5 (MLA with DeepSeek sparse attention)";
+    case Family::deepseek_v32: return "DeepSeek-V3.2 (MLA with DeepSeek sparse attention)";
   }
   return "?";
 }
@@ -165,7 +167,8 @@ void read_family(core::Fields& f, ModelConfig& c) {
     case Family::gpt_oss: detail::read_gpt_oss(f, c); break;
     case Family::minimax_m2: detail::read_minimax_m2(f, c); break;
     case Family::qwen3_5_moe: detail::read_qwen3_5_moe(f, c); break;
-    case Family::glm_moe_dsa: detail::read_glm_moe_dsa(f, c); break;
+    case Family::glm_moe_dsa:
+    case Family::deepseek_v32: detail::read_mla_dsa(f, c); break;
     case Family::llama:
     case Family::mistral:
     case Family::qwen2:

@@ -24,9 +24,10 @@ enum class Family {
   deepseek_v2,
   deepseek_v3,
   gpt_oss,
-  minimax_m2,   // MiniMax-M2 / M2.5: GQA with whole-layer q/k norms, 256 sigmoid-routed experts
-  qwen3_5_moe,  // Qwen3.5-MoE: gated delta-net linear attention, a gated full-attention layer every few
-  glm_moe_dsa,  // GLM-5: MLA with DeepSeek sparse attention (a top-k token indexer)
+  minimax_m2,    // MiniMax-M2 / M2.5: GQA with whole-layer q/k norms, 256 sigmoid-routed experts
+  qwen3_5_moe,   // Qwen3.5-MoE: gated delta-net linear attention, a gated full-attention layer every few
+  glm_moe_dsa,   // GLM-5: MLA with DeepSeek sparse attention (a top-k token indexer)
+  deepseek_v32,  // DeepSeek-V3.2: DeepSeek-V3 with the same sparse-attention indexer
 };
 
 std::string_view family_name(Family f);
@@ -207,7 +208,8 @@ struct ModelConfig {
 
   bool is_moe() const { return moe.num_experts > 0; }
   bool attention_is_mla_family() const {
-    return family == Family::deepseek_v2 || family == Family::deepseek_v3 || family == Family::glm_moe_dsa;
+    return family == Family::deepseek_v2 || family == Family::deepseek_v3 || family == Family::glm_moe_dsa ||
+           family == Family::deepseek_v32;
   }
   bool has_linear_layers() const;
   bool is_moe_layer(int64_t layer) const;  // layer in [0, num_layers + mtp_layers)

@@ -124,7 +124,8 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
     case Family::gpt_oss:
     case Family::minimax_m2:
     case Family::qwen3_5_moe:
-    case Family::glm_moe_dsa: break;
+    case Family::glm_moe_dsa:
+    case Family::deepseek_v32: break;
   }
   if (c.family == Family::mixtral) {
     c.moe.num_experts = f.req_int("num_local_experts", 1, kMaxExperts);
@@ -152,7 +153,9 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
 }
 
 void read_deepseek(Fields& f, ModelConfig& c) {
-  const bool v3 = c.family == Family::deepseek_v3 || c.family == Family::glm_moe_dsa;  // GLM-5 keeps V3's defaults
+  // GLM-5 and DeepSeek-V3.2 keep V3's defaults.
+  const bool v3 =
+      c.family == Family::deepseek_v3 || c.family == Family::glm_moe_dsa || c.family == Family::deepseek_v32;
   c.attention = AttentionKind::mla;
   // DeepseekV3Config: rope_theta 1e4, rope_interleave true (pairs (2i, 2i+1), as DeepSeek's reference).
   read_rope(f, c, 1e4, true);

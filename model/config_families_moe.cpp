@@ -103,7 +103,9 @@ void read_qwen3_5_moe(Fields& f, ModelConfig& c) {
   }
 }
 
-void read_glm_moe_dsa(Fields& f, ModelConfig& c) {
+// GlmMoeDsaConfig and DeepSeek-V3.2's config (DeepseekV32ForCausalLM): DeepSeek-V3's keys
+// and the indexer's (index_n_heads, index_head_dim, index_topk), the same names in both.
+void read_mla_dsa(Fields& f, ModelConfig& c) {
   read_deepseek(f, c);  // MLA, MoE, MTP: DeepSeek-V3's keys and defaults
   if (f.has("qk_head_dim")) {
     const int64_t qk = f.req_int("qk_head_dim", 1, kMaxHeadDim);

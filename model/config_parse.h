@@ -14,7 +14,7 @@ void read_deepseek(Fields& f, ModelConfig& c);    // deepseek_v2, deepseek_v3 (a
 void read_gpt_oss(Fields& f, ModelConfig& c);
 void read_minimax_m2(Fields& f, ModelConfig& c);   // config_families_moe.cpp
 void read_qwen3_5_moe(Fields& f, ModelConfig& c);  // config_families_moe.cpp
-void read_glm_moe_dsa(Fields& f, ModelConfig& c);  // config_families_moe.cpp
+void read_mla_dsa(Fields& f, ModelConfig& c);      // GLM-5, DeepSeek-V3.2: config_families_moe.cpp
 void read_rope(Fields& f, ModelConfig& c, double theta_default, bool interleaved_default);
 void read_layer_attention(Fields& f, ModelConfig& c, bool sliding_by_default);
 void read_quantization(Fields& f, ModelConfig& c);

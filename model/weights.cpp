@@ -257,7 +257,8 @@ void add_moe(Builder& b, const ModelConfig& c, const std::string& p, int64_t L) 
     case Family::qwen3_moe:  // Qwen3-MoE, DeepSeek and GLM-5 share HF's per-expert naming
     case Family::deepseek_v2:
     case Family::deepseek_v3:
-    case Family::glm_moe_dsa: break;
+    case Family::glm_moe_dsa:
+    case Family::deepseek_v32: break;
     case Family::llama:  // dense families: never asked for MoE weights
     case Family::mistral:
     case Family::qwen2:

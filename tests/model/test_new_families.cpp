@@ -64,6 +64,22 @@ TEST(NewFamilies, Qwen35_35B_MatchesTheHubCount) {
   EXPECT_NEAR(static_cast<double>(m.params_active() - m.params_embedding()) / B, 3, 0.1);
 }
 
+// DeepSeek-V3.2: DeepSeek-V3 with GLM-5's sparse-attention indexer in every layer. By hand:
+// V3's 671,026,419,200 + 61 x (wq_b 64 x 128 x 1536 + wk 128 x 7168 + k_norm 2 x 128 +
+// weights_proj 64 x 7168 = 13,959,424); with the MTP layer, the Hub's "685B". Its indexer
+// caches 128 FP8 key bytes and an F32 scale per token and layer.
+TEST(NewFamilies, DeepSeekV32_IsV3WithTheIndexer) {
+  const Model m = load("DeepSeek-V3.2");
+  const Model v3 = load("DeepSeek-V3");
+  EXPECT_EQ(m.config.family, Family::deepseek_v32);
+  EXPECT_EQ(m.params_total(), 671'026'419'200 + 61 * 13'959'424);
+  EXPECT_EQ(v3.params_total(), 671'026'419'200);
+  EXPECT_NEAR(static_cast<double>(m.params_total() + m.params_mtp()) / B, 685, 0.5);
+  EXPECT_EQ(m.indexer_bytes_per_token(), 61 * (128 + 4));
+  EXPECT_EQ(m.config.indexer.topk, 2048);
+  EXPECT_EQ(m.kv_bytes_per_token(1), v3.kv_bytes_per_token(1));  // MLA's latent and rotary key, FP8
+}
+
 // The family's middle member: 48 layers, every fourth of gated full attention (12), 256
 // experts top-8 + 1 shared; "122B" in total and "10B" activated by its name, and "Total
 // Parameters 122.11B" for the text model as a GGUF conversion counts it (llama.cpp, no
