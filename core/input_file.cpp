@@ -43,4 +43,9 @@ std::string read_input_file(const fs::path& file, std::uintmax_t max_bytes) {
   return text;
 }
 
+std::string_view without_utf8_bom(std::string_view text) {
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  return text.substr(0, kBom.size()) == kBom ? text.substr(kBom.size()) : text;
+}
+
 }  // namespace dayzero::core

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace dayzero::core {
 
@@ -20,6 +21,10 @@ inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{64} << 20;  
 // (a directory, a FIFO, a device, a socket), is larger than `max_bytes`, or cannot be
 // read.
 std::string read_input_file(const std::filesystem::path& file, std::uintmax_t max_bytes = kMaxInputFileBytes);
+
+// `text` without a leading UTF-8 byte order mark (EF BB BF), which spreadsheet programs
+// write at the start of a CSV they save: the header's first column name would carry it.
+std::string_view without_utf8_bom(std::string_view text);
 
 // The same checks without reading: throws InputError unless `file` is a regular file
 // (symlinks followed). For readers that stream a file themselves.

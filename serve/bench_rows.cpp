@@ -292,7 +292,7 @@ std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
 }
 
 std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file) {
-  std::istringstream in(text);
+  std::istringstream in{std::string(core::without_utf8_bom(text))};
   std::string line;
   if (!std::getline(in, line)) throw core::InputError(file, "", "", "empty file: expected a header row");
   const std::vector<std::string> header = split_csv(line);

@@ -144,7 +144,8 @@ std::vector<Request> parse_jsonl(const std::string& text, const std::string& fil
 
 }  // namespace
 
-std::vector<Request> parse_trace(const std::string& text, const std::string& file) {
+std::vector<Request> parse_trace(const std::string& whole, const std::string& file) {
+  const std::string text(core::without_utf8_bom(whole));
   const size_t first = text.find_first_not_of(" \t\r\n");
   std::vector<Request> out =
       first != std::string::npos && text[first] == '{' ? parse_jsonl(text, file) : parse_csv(text, file);

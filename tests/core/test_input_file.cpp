@@ -65,3 +65,18 @@ TEST_F(InputFile, AFileOverTheLimitIsRefusedBeforeItIsRead) {
 
 }  // namespace
 }  // namespace dayzero::core
+
+namespace dayzero::core {
+namespace {
+
+// Only a UTF-8 byte order mark at the very start goes; anything else stays as it is.
+TEST(InputText, AUtf8ByteOrderMarkAtTheStartIsDropped) {
+  EXPECT_EQ(without_utf8_bom("\xEF\xBB\xBFid,x\n"), "id,x\n");
+  EXPECT_EQ(without_utf8_bom("id,x\n"), "id,x\n");
+  EXPECT_EQ(without_utf8_bom("\xEF\xBB"), "\xEF\xBB");
+  EXPECT_EQ(without_utf8_bom("a\xEF\xBB\xBF"), "a\xEF\xBB\xBF");
+  EXPECT_EQ(without_utf8_bom(""), "");
+}
+
+}  // namespace
+}  // namespace dayzero::core

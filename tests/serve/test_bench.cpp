@@ -28,6 +28,17 @@ std::string error_of(const std::string& body) {
   return "";
 }
 
+// A CSV saved by a spreadsheet starts with a UTF-8 byte order mark: the header's `id` is still `id`.
+TEST(BenchRows, AByteOrderMarkBeforeTheHeaderIsSkipped) {
+  const auto rows =
+      parse_bench_csv(std::string("\xEF\xBB\xBF") + kHeader +
+                          "\nr1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16,2,1,1,,,"
+                          "120.5,12.25\n",
+                      "bom.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].id, "r1");
+}
+
 TEST(BenchRows, ReadsTheWorkerAndTheWorkload) {
   const auto rows = read_bench_csv(
       write_csv("ok", std::string(kHeader) +

@@ -26,6 +26,16 @@ TEST(Trace, DayZeroCsvInAnyColumnOrderWithPrefixHits) {
   EXPECT_EQ(t[1].shape.cached_prefix, 1024);
 }
 
+// A spreadsheet's UTF-8 byte order mark before the header is not part of the first column's name.
+TEST(Trace, AByteOrderMarkBeforeTheHeaderIsSkipped) {
+  const auto t = parse_trace(
+      "\xEF\xBB\xBF"
+      "arrival_s,input_len,output_len\n0,100,10\n1,200,20\n",
+      "bom.csv");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].shape.input_len, 200);
+}
+
 // Azure/AzurePublicDataset's LLM inference traces, across midnight and a month's end.
 TEST(Trace, AzureTimestampsBecomeSecondsFromTheFirst) {
   const auto t = parse_trace(
