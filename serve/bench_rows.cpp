@@ -17,7 +17,8 @@ namespace dayzero::serve {
 
 namespace {
 
-// One CSV record: fields split at commas, double quotes around a field allowed.
+// One CSV record: fields split at commas, double quotes around a field allowed, spaces
+// and tabs around a field not part of it (a hand-edited file's ", ").
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> out(1);
   bool quoted = false;
@@ -34,6 +35,10 @@ std::vector<std::string> split_csv(const std::string& line) {
     } else if (ch != '\r') {
       out.back() += ch;
     }
+  }
+  for (std::string& f : out) {
+    const size_t first = f.find_first_not_of(" \t");
+    f = first == std::string::npos ? std::string() : f.substr(first, f.find_last_not_of(" \t") - first + 1);
   }
   return out;
 }

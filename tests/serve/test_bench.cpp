@@ -29,7 +29,7 @@ std::string error_of(const std::string& body) {
 }
 
 // A CSV saved by a spreadsheet starts with a UTF-8 byte order mark: the header's `id` is still `id`.
-TEST(BenchRows, AByteOrderMarkBeforeTheHeaderIsSkipped) {
+TEST(BenchRows, AByteOrderMarkAndSpacesAroundFieldsAreSkipped) {
   const auto rows =
       parse_bench_csv(std::string("\xEF\xBB\xBF") + kHeader +
                           "\nr1,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16,2,1,1,,,"
@@ -37,6 +37,14 @@ TEST(BenchRows, AByteOrderMarkBeforeTheHeaderIsSkipped) {
                       "bom.csv");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].id, "r1");
+  // Nor are spaces after the commas of a hand-edited file part of the fields.
+  std::string spaced = std::string(kHeader) +
+                       "\nr2,vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,16,2,1,1,,,120.5,12.25\n";
+  for (size_t i = 0; (i = spaced.find(',', i)) != std::string::npos; i += 2) spaced.insert(i + 1, " ");
+  const auto spaced_rows = parse_bench_csv(spaced, "spaced.csv");
+  ASSERT_EQ(spaced_rows.size(), 1u);
+  EXPECT_EQ(spaced_rows[0].backend, "vllm");
+  EXPECT_EQ(spaced_rows[0].batch_size, 16);
 }
 
 TEST(BenchRows, ReadsTheWorkerAndTheWorkload) {
