@@ -153,9 +153,8 @@ void read_gqa_family(Fields& f, ModelConfig& c) {
 }
 
 void read_deepseek(Fields& f, ModelConfig& c) {
-  // GLM-5 and DeepSeek-V3.2 keep V3's defaults.
-  const bool v3 =
-      c.family == Family::deepseek_v3 || c.family == Family::glm_moe_dsa || c.family == Family::deepseek_v32;
+  // Every MLA family read here but DeepSeek-V2 keeps V3's defaults (GLM-5, DeepSeek-V3.2).
+  const bool v3 = c.family != Family::deepseek_v2;
   c.attention = AttentionKind::mla;
   // DeepseekV3Config: rope_theta 1e4, rope_interleave true (pairs (2i, 2i+1), as DeepSeek's reference).
   read_rope(f, c, 1e4, true);

@@ -34,7 +34,7 @@ void read_map(const fs::path& file, const char* key, std::map<std::string, std::
 // out-of-the-box, streams and multiplies as FP8 like the 128 x 128 blocks.
 model::WeightPrecision precision(const std::string& mode, const model::Model& m, const char* column) {
   if (mode.empty() || mode == "bfloat16" || mode == "float16") return model::WeightPrecision::bf16;
-  if (mode == "fp8" || mode == "fp8_block" || mode == "fp8_static" || mode == "fp8_ootb")
+  if (is_fp8_quant_mode(mode))
     return m.config.quant.method == model::QuantMethod::fp8 ? model::WeightPrecision::checkpoint
                                                             : model::WeightPrecision::fp8;
   if (mode == "int8_wo") return model::WeightPrecision::int8_w8a16;  // W8A16

@@ -134,8 +134,7 @@ plan::KvDtype kv_dtype_of(const BenchRow& r) {
   if (r.deployer == Deployer::inferencex && !r.disaggregated())
     return inferencex_fp8_kv(r) ? plan::KvDtype::fp8 : plan::KvDtype::bf16;
   for (const std::string& mode : {r.gemm_quant, r.moe_quant})
-    if (mode == "fp8" || mode == "fp8_block" || mode == "fp8_static" || mode == "fp8_ootb" || mode == "nvfp4")
-      return plan::KvDtype::fp8;
+    if (is_fp8_quant_mode(mode) || mode == "nvfp4") return plan::KvDtype::fp8;
   return plan::KvDtype::bf16;
 }
 

@@ -296,6 +296,10 @@ std::vector<BenchRow> read_bench_csv(const std::filesystem::path& path) {
   return parse_bench_csv(core::read_input_file(path), path.string());
 }
 
+bool is_fp8_quant_mode(const std::string& mode) {
+  return mode == "fp8" || mode == "fp8_block" || mode == "fp8_static" || mode == "fp8_ootb";
+}
+
 std::vector<BenchRow> parse_bench_csv(const std::string& text, const std::string& file) {
   std::istringstream in{std::string(core::without_utf8_bom(text))};
   std::string line;

@@ -108,6 +108,10 @@ struct BenchRow {
   }
 };
 
+// Whether a gemm_quant_mode / moe_quant_mode names FP8 weights and activations: per
+// tensor (`fp8`, aiconfigurator's `fp8_static` and `fp8_ootb`) or 128 x 128 blocks.
+bool is_fp8_quant_mode(const std::string& mode);
+
 // Every row of the file. A missing column, a malformed or negative number, or a
 // row with another number of fields is a core::InputError naming the file, the row
 // (its id and line) and the field. `agg` rows must give a positive batch and layout;
