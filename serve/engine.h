@@ -90,7 +90,8 @@ struct EngineProfile {
   double step_overhead_s = 0;
   // The host prepares step k+1 while the GPU runs step k (SGLang's and TensorRT-LLM's
   // overlap schedulers, vLLM's async scheduling): a step then takes max(GPU time, host
-  // time) instead of their sum.
+  // time) instead of their sum, and since step k+1's batch was formed as step k started,
+  // a request that arrives during step k joins step k+2 (an idle engine takes it at once).
   bool overlap_scheduling = false;
   // Client-visible time per request outside the engine's steps (HTTP, tokenization,
   // detokenization), added to its TTFT and end-to-end latency. 0 until calibrated.

@@ -98,9 +98,9 @@ LatencyParts Replica::elapsed_at(double t) const {
 // arrival of the same instant is in (the plan's: the replica's times dp).
 // A sequence that arrives with its request complete (Role::decode, a single output
 // token) finishes at once.
-void Replica::admit_arrived() {
+void Replica::admit_arrived(double cutoff) {
   const size_t first_new = waiting_.size();
-  while (!in_.empty() && in_.next_time() <= now_) {
+  while (!in_.empty() && in_.next_time() <= cutoff) {
     std::unique_ptr<Seq> s = in_.pop();
     s->at_arrival = role_ == Role::decode ? elapsed_ - s->carried : elapsed_at(s->req.arrival_s);
     if (role_ == Role::decode) s->at_first_token = elapsed_;  // its first token came from the prefill pool
@@ -317,7 +317,11 @@ void Replica::record() {
 void Replica::step() {
   const bool idle = running_.empty() && waiting_.empty();
   if (idle || recv_counter_ >= eng_.recv_interval_steps) {
-    admit_arrived();
+    // Overlapped, the batch of the step about to run was formed as the last one started
+    // (TensorRT-LLM's _executor_loop_overlap, SGLang's event_loop_overlap, vLLM's async
+    // scheduling): what arrived during the last step joins the one after. An idle
+    // engine takes a request in as it comes.
+    admit_arrived(eng_.overlap_scheduling && !idle ? last_step_start_s_ : now_);
     recv_counter_ = 0;
     since_recv_.clear();
   }
@@ -350,6 +354,7 @@ void Replica::step() {
   for (size_t f = 0; f < simulate::kTimeFigures; ++f) elapsed_.figure_s[f] += st.by_figure_s[f];
   elapsed_.step_overhead_s += host_s;
   elapsed_.steps += 1;
+  last_step_start_s_ = now_;
   apply_step(st.time_s + host_s);
   if (eng_.recv_interval_steps > 1) since_recv_.push_back({now_, elapsed_});
   if (st_.preemptions == preempted_before) decay_ratio();

@@ -107,7 +107,8 @@ class Replica {
 
   bool reserve(Seq& s, int64_t tokens);
   void preempt_last();
-  void admit_arrived();
+  // The requests that arrived by `cutoff` join the waiting queue.
+  void admit_arrived(double cutoff);
   void schedule_mixed();
   void schedule_prefill_first();
   void schedule();  // the engine's policy: one of the two above
@@ -138,6 +139,9 @@ class Replica {
   Outlet& out_;
   int dp_;
   double now_ = 0, kv_used_ = 0;
+  // When the last step started: under overlap scheduling the host formed the next
+  // step's batch then, so a request that arrived after it waits a step more.
+  double last_step_start_s_ = 0;
   std::deque<std::unique_ptr<Seq>> waiting_;   // FCFS; preempted sequences go back to the front
   std::vector<std::unique_ptr<Seq>> running_;  // in admission order: the last admitted is preempted first
   std::vector<Scheduled> step_;                // the step being built

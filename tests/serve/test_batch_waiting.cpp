@@ -46,10 +46,13 @@ ServeOptions closed_loop(const WaitFixture& f, int64_t concurrency, int64_t requ
 }
 
 // A (1,000 + 50 tokens) at 0; B (`b_input` + 50) an instant after A's prompt step ends.
+// Scheduling not overlapped, so that B reaches the scheduler as that step ends (overlapped,
+// it would join a step later: Serving.OverlappedSchedulingAdmitsAStepLater).
 ServeOptions two_requests(const WaitFixture& f, double prefill_s, int64_t b_input, BatchWaiting w) {
   ServeOptions o;
   o.engine = f.engine;
   o.engine.step_overhead_s = 0;
+  o.engine.overlap_scheduling = false;
   o.engine.batch_waiting = w;
   o.client.kind = ClientKind::open_loop;
   o.client.requests = 2;

@@ -188,6 +188,34 @@ TEST(Serving, OverlappedSchedulingHidesHostTimeShorterThanAStep) {
   expect_close(serial.tpot_s.mean, bare.tpot_s.mean + 1.0, 1e-12);
 }
 
+// Overlapped scheduling forms a step's batch while the previous step runs, so a request
+// that arrives during a step joins the one after the next. A (1,000 + 10 tokens) at 0;
+// B (1,000 + 10) halfway through A's prompt step. Not overlapped, B's prompt rides with
+// A's first decode (context 1,000); overlapped, A decodes once alone and B rides with
+// its second (1,001). An idle engine takes a request in as it comes: A's TTFT is its
+// prompt step either way.
+TEST(Serving, OverlappedSchedulingAdmitsAStepLater) {
+  Fixture f;
+  simulate::StepBatch prefill;
+  prefill.prefills.push_back({1000, 0, true});
+  const double p_s = step_s(f, prefill);
+  const auto decode_s = [&](int64_t context, bool with_prompt) {
+    simulate::StepBatch b;
+    b.decode_contexts.push_back(context);
+    if (with_prompt) b.prefills.push_back({1000, 0, true});
+    return step_s(f, b);
+  };
+  ServeOptions o = options(1, 2, 1000, 10);
+  o.client.kind = ClientKind::open_loop;
+  o.client.trace = {{0.0, {1000, 10, 0}}, {p_s / 2, {1000, 10, 0}}};
+  const ServeResult serial = simulate_serving(f.sim, f.p, o);
+  expect_close(serial.ttft_s.mean, (p_s + (p_s / 2 + decode_s(1000, true))) / 2, 1e-9);
+  o.engine.overlap_scheduling = true;  // no host time to hide: only the admission moves
+  const ServeResult overlapped = simulate_serving(f.sim, f.p, o);
+  expect_close(overlapped.ttft_s.mean, (p_s + (p_s / 2 + decode_s(1000, false) + decode_s(1001, true))) / 2, 1e-9);
+  EXPECT_EQ(overlapped.steps, serial.steps + 1);
+}
+
 // SGLang's admission estimate: with the ratio held at 0.7 (no decay), a request of
 // 1,000 + 1,000 tokens counts as 1,000 + 700 = 1,700; a cache for 2.9 such requests
 // runs 2 at a time (3 x 1,700 > 2.9 x 1,700) and never needs to retract, since 2 whole
