@@ -98,9 +98,9 @@ LatencyParts Replica::elapsed_at(double t) const {
 // arrival of the same instant is in (the plan's: the replica's times dp).
 // A sequence that arrives with its request complete (Role::decode, a single output
 // token) finishes at once.
-void Replica::admit_arrived(double cutoff) {
+void Replica::admit_arrived(double cutoff, bool strict) {
   const size_t first_new = waiting_.size();
-  while (!in_.empty() && in_.next_time() <= cutoff) {
+  while (!in_.empty() && (strict ? in_.next_time() < cutoff : in_.next_time() <= cutoff)) {
     std::unique_ptr<Seq> s = in_.pop();
     s->at_arrival = role_ == Role::decode ? elapsed_ - s->carried : elapsed_at(s->req.arrival_s);
     if (role_ == Role::decode) s->at_first_token = elapsed_;  // its first token came from the prefill pool
@@ -318,10 +318,13 @@ void Replica::step() {
   const bool idle = running_.empty() && waiting_.empty();
   if (idle || recv_counter_ >= eng_.recv_interval_steps) {
     // Overlapped, the batch of the step about to run was formed as the last one started
-    // (TensorRT-LLM's _executor_loop_overlap, SGLang's event_loop_overlap, vLLM's async
-    // scheduling): what arrived during the last step joins the one after. An idle
+    // (TensorRT-LLM's _executor_loop_overlap, SGLang's event_loop_overlap): what arrived
+    // during the last step joins the one after, and so does a closed loop's next request,
+    // sent as its predecessor's last token came out at that step's start (the client's
+    // round trip is longer than the host's turn from one batch to the next). An idle
     // engine takes a request in as it comes.
-    admit_arrived(eng_.overlap_scheduling && !idle ? last_step_start_s_ : now_);
+    if (eng_.overlap_scheduling && !idle) admit_arrived(last_step_start_s_, true);
+    else admit_arrived(now_, false);
     recv_counter_ = 0;
     since_recv_.clear();
   }

@@ -193,7 +193,9 @@ TEST(Serving, OverlappedSchedulingHidesHostTimeShorterThanAStep) {
 // B (1,000 + 10) halfway through A's prompt step. Not overlapped, B's prompt rides with
 // A's first decode (context 1,000); overlapped, A decodes once alone and B rides with
 // its second (1,001). An idle engine takes a request in as it comes: A's TTFT is its
-// prompt step either way.
+// prompt step either way. B arriving just as A's prompt step ends (as a closed loop's
+// next request does) is taken by the next step when not overlapped, and overlapped
+// misses the batch formed at that instant too: it rides with A's third decode (1,002).
 TEST(Serving, OverlappedSchedulingAdmitsAStepLater) {
   Fixture f;
   simulate::StepBatch prefill;
@@ -214,6 +216,13 @@ TEST(Serving, OverlappedSchedulingAdmitsAStepLater) {
   const ServeResult overlapped = simulate_serving(f.sim, f.p, o);
   expect_close(overlapped.ttft_s.mean, (p_s + (p_s / 2 + decode_s(1000, false) + decode_s(1001, true))) / 2, 1e-9);
   EXPECT_EQ(overlapped.steps, serial.steps + 1);
+
+  o.client.trace[1].arrival_s = p_s;
+  o.engine.overlap_scheduling = false;
+  expect_close(simulate_serving(f.sim, f.p, o).ttft_s.mean, (p_s + decode_s(1000, true)) / 2, 1e-9);
+  o.engine.overlap_scheduling = true;
+  const double waited = decode_s(1000, false) + decode_s(1001, false) + decode_s(1002, true);
+  expect_close(simulate_serving(f.sim, f.p, o).ttft_s.mean, (p_s + waited) / 2, 1e-9);
 }
 
 // SGLang's admission estimate: with the ratio held at 0.7 (no decay), a request of
