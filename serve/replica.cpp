@@ -94,8 +94,9 @@ LatencyParts Replica::elapsed_at(double t) const {
   return elapsed_;
 }
 
-// Arrivals up to now join the queue; each counts the requests in flight once every
-// arrival of the same instant is in (the plan's: the replica's times dp).
+// Arrivals up to `cutoff` (before it, when `strict`) join the queue; each counts the
+// requests in flight once every arrival admitted with it is in (the plan's: the
+// replica's times dp).
 // A sequence that arrives with its request complete (Role::decode, a single output
 // token) finishes at once.
 void Replica::admit_arrived(double cutoff, bool strict) {

@@ -107,7 +107,6 @@ class Replica {
 
   bool reserve(Seq& s, int64_t tokens);
   void preempt_last();
-  // The requests that arrived by `cutoff` (before it, when `strict`) join the waiting queue.
   void admit_arrived(double cutoff, bool strict);
   void schedule_mixed();
   void schedule_prefill_first();
