@@ -86,8 +86,8 @@ void Replica::preempt_last() {
   waiting_.push_front(std::move(s));
 }
 
-// The running totals at the end of the first step that ended at or after `t`
-// (now's, when none did since the last receive).
+// The running totals at the end of the first step that ended at or after `t` (now's,
+// when none did): a request waits from there, though the scheduler took it in later.
 LatencyParts Replica::elapsed_at(double t) const {
   for (const auto& [end_s, parts] : since_recv_)
     if (end_s >= t) return parts;
@@ -324,10 +324,12 @@ void Replica::step() {
     // sent as its predecessor's last token came out at that step's start (the client's
     // round trip is longer than the host's turn from one batch to the next). An idle
     // engine takes a request in as it comes.
-    if (eng_.overlap_scheduling && !idle) admit_arrived(last_step_start_s_, true);
-    else admit_arrived(now_, false);
+    const bool overlapped = eng_.overlap_scheduling && !idle;
+    const double cutoff = overlapped ? last_step_start_s_ : now_;
+    admit_arrived(cutoff, overlapped);
     recv_counter_ = 0;
-    since_recv_.clear();
+    // Arrivals still to come (at or after the cutoff) count from a step ending after it.
+    while (!since_recv_.empty() && since_recv_.front().first < cutoff) since_recv_.pop_front();
   }
   if (running_.empty() && waiting_.empty()) {
     ratio_ = eng_.future_tokens.init;  // an idle engine starts cautious again
@@ -360,7 +362,7 @@ void Replica::step() {
   elapsed_.steps += 1;
   last_step_start_s_ = now_;
   apply_step(st.time_s + host_s);
-  if (eng_.recv_interval_steps > 1) since_recv_.push_back({now_, elapsed_});
+  since_recv_.push_back({now_, elapsed_});
   if (st_.preemptions == preempted_before) decay_ratio();
   record();
 }

@@ -167,8 +167,10 @@ class Replica {
   // (EngineProfile::batch_waiting): the steps held in a row so far.
   bool attention_dp_;
   int64_t batch_wait_ = 0;
-  // The running totals at the end of the steps since the scheduler last took in
-  // arrivals (with their times), so that a request's parts count from its arrival.
+  // The running totals at the end of each step whose end a request not yet taken in
+  // may have arrived by (with their times): the steps since the scheduler last took in
+  // arrivals, and under overlap scheduling the step that ended as the last one started,
+  // so that a request's parts count from its arrival, not from its admission.
   std::deque<std::pair<double, LatencyParts>> since_recv_;
   LatencyParts elapsed_;  // every step so far, by part
   ReplicaStats st_;

@@ -216,13 +216,18 @@ TEST(Serving, OverlappedSchedulingAdmitsAStepLater) {
   const ServeResult overlapped = simulate_serving(f.sim, f.p, o);
   expect_close(overlapped.ttft_s.mean, (p_s + (p_s / 2 + decode_s(1000, false) + decode_s(1001, true))) / 2, 1e-9);
   EXPECT_EQ(overlapped.steps, serial.steps + 1);
+  // B's parts count from the first step that started after it arrived, not from the one
+  // it joined (the open loop leaves out the rest of the running step).
+  expect_close(overlapped.ttft_parts.total_s(), (p_s + decode_s(1000, false) + decode_s(1001, true)) / 2, 1e-9);
 
   o.client.trace[1].arrival_s = p_s;
   o.engine.overlap_scheduling = false;
   expect_close(simulate_serving(f.sim, f.p, o).ttft_s.mean, (p_s + decode_s(1000, true)) / 2, 1e-9);
   o.engine.overlap_scheduling = true;
   const double waited = decode_s(1000, false) + decode_s(1001, false) + decode_s(1002, true);
-  expect_close(simulate_serving(f.sim, f.p, o).ttft_s.mean, (p_s + waited) / 2, 1e-9);
+  const ServeResult boundary = simulate_serving(f.sim, f.p, o);
+  expect_close(boundary.ttft_s.mean, (p_s + waited) / 2, 1e-9);
+  expect_close(boundary.ttft_parts.total_s(), boundary.ttft_s.mean, 1e-9);  // arrived as a step ended: all of it
 }
 
 // SGLang's admission estimate: with the ratio held at 0.7 (no decay), a request of
