@@ -258,6 +258,39 @@ FigureScales fit_group(const std::vector<const FitRow*>& rows, const ServingFit&
   return m;
 }
 
+// Step 2b (serving_fit.h): each engine's request overheads (q, q1, k) again, now with
+// every row at its own device's figures (step 2's), the figures and step overheads held.
+void refit_request_overheads(const std::vector<FitRow>& rows, ServingFit& fit, const FitOptions& o) {
+  std::map<Engine, std::vector<const FitRow*>> by_engine;
+  for (const auto& r : rows)
+    if (r.fit_ttft) by_engine[r.engine].push_back(&r);
+  for (const auto& [e, list] : by_engine) {
+    EngineOverheads& eo = fit.engines[e];
+    std::vector<double> rest(list.size()), w(list.size(), 1.0);
+    for (size_t i = 0; i < list.size(); ++i) {  // the row's TTFT without q, q1 and k
+      const FitRow& r = *list[i];
+      rest[i] = fit.ttft_s(r) - eo.request_overhead_s - eo.request_overhead_per_inflight_s * r.ttft.inflight -
+                eo.admission_delay_steps * fit.tpot_s(r);
+    }
+    for (int round = 0; round < o.rounds; ++round) {
+      BoxQp qp(3);
+      qp.x = {eo.request_overhead_s, eo.request_overhead_per_inflight_s, eo.admission_delay_steps};
+      qp.lo = {0, 0, 0};
+      qp.hi = {kMaxHostOverheadS, kMaxHostOverheadS, kMaxAdmissionDelaySteps};
+      for (size_t i = 0; i < list.size(); ++i) {
+        const FitRow& r = *list[i];
+        qp.add({1.0, r.ttft.inflight, fit.tpot_s(r)}, r.ttft_s - rest[i], w[i] / (r.ttft_s * r.ttft_s));
+      }
+      qp.solve();
+      eo.request_overhead_s = qp.x[0];
+      eo.request_overhead_per_inflight_s = qp.x[1];
+      eo.admission_delay_steps = qp.x[2];
+      for (size_t i = 0; i < list.size(); ++i)
+        w[i] = 1 / std::max(std::abs(relative_error(fit.ttft_s(*list[i]), list[i]->ttft_s)), kErrorFloor);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<FitRow> fit_rows(const std::vector<RowPrediction>& predictions) {
@@ -375,6 +408,7 @@ ServingFit fit_serving(const std::vector<FitRow>& rows, const simulate::Efficien
       fit.devices[device] = fit_group(list, fit, o, pass, fit.scales_for(device));
     fit.device_rows[device] = static_cast<int64_t>(list.size());
   }
+  refit_request_overheads(usable, fit, o);
   // Step 3, after step 2 so that a measured device's own fit does not depend on it.
   std::map<topology::DeviceArchitecture, std::vector<const FitRow*>> by_arch;
   for (const auto& [device, list] : by_device)

@@ -34,6 +34,8 @@
 //     without measured runs gets (the table's `default`).
 //  2. For each device with rows: its own m, s and q held from step 1, pulled toward
 //     step 1's m by a penalty worth `prior_rows` rows (few rows move it little).
+//     2b. Then each engine's q, q1 and k again, every row at its own device's m (s and
+//     the m held): step 1 fitted them beside the shared m, which no measured device keeps.
 //  3. For each architecture (FitOptions::architectures, from the catalog) with rows:
 //     one m over its devices' rows, fitted as in step 2. A device without rows of its
 //     own takes its architecture's m (H200 that of the Hopper devices' runs), and the

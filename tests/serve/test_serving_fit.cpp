@@ -66,6 +66,36 @@ TEST(ServingFit, RecoversTheFiguresRowsWereMadeWith) {
   EXPECT_EQ(&fit.scales_for("B200"), &fit.shared);
 }
 
+// Step 2b: two devices whose weights stream at different shares of the start figure
+// (1.25x and 2x slower), and one engine's request overheads (40 ms, 1 ms per request in
+// flight, admission after 3 steps). Step 1's single set of figures fits neither device,
+// and overheads fitted beside it are off; refitted at each device's own figures they
+// are the ones the rows were made with, and every row's prediction is its measurement.
+// (No pull toward the shared figures here: prior_rows 0.)
+TEST(ServingFit, RequestOverheadsAreRefittedAtEachDevicesOwnFigures) {
+  std::vector<FitRow> rows;
+  for (const auto& [device, slower] : {std::pair<std::string, double>{"H100-SXM", 1.25}, {"B200", 2.0}})
+    for (int i = 1; i <= 12; ++i) {
+      FitRow r = row(device, Engine::trtllm, 0.01 * i + 0.002 * (i % 3), 0, 2, 0.002 + 0.001 * (i % 5));
+      r.overlap_scheduling = true;
+      r.ttft.inflight = 2 * (1 + i % 4);
+      r.tpot_s = slower * r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+      r.ttft_s = slower * r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + 0.04 + 1e-3 * r.ttft.inflight + 3 * r.tpot_s;
+      rows.push_back(r);
+    }
+  FitOptions o;
+  o.prior_rows = 0;
+  const simulate::Efficiency start;
+  const ServingFit fit = fit_serving(rows, start, o);
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("H100-SXM")).gemm_memory, start.gemm_memory / 1.25, 1e-4);
+  EXPECT_NEAR(fit.efficiency(fit.scales_for("B200")).gemm_memory, start.gemm_memory / 2, 1e-4);
+  const EngineOverheads& eo = fit.engines.at(Engine::trtllm);
+  EXPECT_NEAR(eo.request_overhead_s, 0.04, 1e-4);
+  EXPECT_NEAR(eo.request_overhead_per_inflight_s, 1e-3, 1e-5);
+  EXPECT_NEAR(eo.admission_delay_steps, 3, 1e-2);
+  for (const auto& r : rows) EXPECT_NEAR(fit.ttft_s(r) / r.ttft_s, 1, 1e-3) << r.device;
+}
+
 // A disaggregated run (FitRow::fit_ttft false) joins the TPOT pass only: rows of such
 // runs whose TPOT says weights stream 1.25x slower and whose TTFT (two pools and a KV
 // transfer, nothing the TTFT terms describe) is ten times anything the terms give leave
