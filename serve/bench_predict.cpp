@@ -118,8 +118,11 @@ void generator_flags(Engine e, const BenchRow& r, EngineProfile& p) {
       break;
     case Engine::sglang:
       // A prefill step's prompt tokens are capped by max-prefill-tokens (isl + 1500)
-      // and chunked-prefill-size.
-      p.token_budget = std::min(r.isl + 1500, p.token_budget);
+      // and chunked-prefill-size. The gap-analysis harness's SGLang runs kept SGLang's
+      // limits (chunked-prefill-size by GPU memory): the generator wrote no SGLang flags
+      // before 2025-12-04, and the runs' TPOT hardly grows as the output shortens
+      // (docs/ENGINE_DEFAULTS.md, "How the measured runs were deployed").
+      if (r.deployer != Deployer::gap_analysis) p.token_budget = std::min(r.isl + 1500, p.token_budget);
       break;
     case Engine::trtllm:
       p.token_budget = round_up(r.batch_size + r.isl + 1500, 32);  // max_num_tokens, a multiple of tokens_per_block

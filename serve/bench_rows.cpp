@@ -146,13 +146,16 @@ bool is_date(const std::string& d) {
 }
 
 // InferenceX's runs, by how the publisher filed them: from a database dump
-// ("db-dump/2026-04-27; config_id=...") or a dated export ("source_file=2026-04-06.csv").
+// ("db-dump/2026-04-27; config_id=...") or a dated export ("source_file=2026-04-06.csv");
+// the gap-analysis harness's by its data folder ("source_file=/.../aic-auto-gap-analysis/data/
+// h100_sxm/sglang/0.5.1.post1/...").
 Deployer deployer_of(const RowReader& r) {
   if (!r.has("silicon_data_source")) return Deployer::generator;
   const std::string& s = r.text("silicon_data_source");
   if (s.rfind("db-dump/", 0) == 0) return Deployer::inferencex;
   const std::string key = "source_file=";
   if (s.rfind(key, 0) != 0) return Deployer::generator;
+  if (s.find("/aic-auto-gap-analysis/", key.size()) < s.find(';')) return Deployer::gap_analysis;
   const std::string file = s.substr(key.size(), 14);  // YYYY-MM-DD.csv
   const bool dated = file.size() == 14 && is_date(file.substr(0, 10)) && file.compare(10, 4, ".csv") == 0;
   return dated ? Deployer::inferencex : Deployer::generator;

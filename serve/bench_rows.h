@@ -32,9 +32,11 @@ inline constexpr int64_t kMaxBenchRequests = int64_t{1} << 40;
 // Who deployed a measured run, which decides the engine flags it ran with
 // (docs/ENGINE_DEFAULTS.md, "How the measured runs were deployed").
 enum class Deployer {
-  generator,   // aiconfigurator's config generator: its gap-analysis runs, and any row not marked otherwise
-  inferencex,  // InferenceX's benchmark recipes: silicon_data_source names a database dump
-               // (`db-dump/...`) or a dated results export (`source_file=YYYY-MM-DD.csv`)
+  generator,     // aiconfigurator's config generator, and any row not marked otherwise
+  gap_analysis,  // aiconfigurator's gap-analysis harness (`source_file=.../aic-auto-gap-analysis/...`):
+                 // the generator's flags, but SGLang with its own prefill limits
+  inferencex,    // InferenceX's benchmark recipes: silicon_data_source names a database dump
+                 // (`db-dump/...`) or a dated results export (`source_file=YYYY-MM-DD.csv`)
 };
 
 // One pool of a disaggregated run: its workers' layout, sequences per worker replica

@@ -136,17 +136,21 @@ TEST(BenchRows, AnUnnamedConcurrencyIsRejected) {
 }
 
 // Who deployed a run is read from silicon_data_source: InferenceX's database dump and
-// its dated exports; anything else is aiconfigurator's generator. The day comes from
-// "measured=".
+// its dated exports; aiconfigurator's gap-analysis harness by its data folder; anything
+// else is aiconfigurator's generator. The day comes from "measured=".
 TEST(BenchRows, DeployerAndDayComeFromTheSource) {
   const std::string h = std::string(kHeader) + ",silicon_data_source\n";
   const std::string row = ",vllm,,meta-llama/Llama-3.1-8B-Instruct,h100_sxm,,agg,1000,200,,,4,2,1,1,,,50,10,";
   const auto rows = read_bench_csv(write_csv(
       "deployer", h + "dump" + row + "db-dump/2026-04-27; config_id=7; measured=2026-04-17T00:00:00Z\n" + "dated" +
-                      row + "source_file=2026-03-25.csv; model=GLM-5; measured=2026-04-03T16:51Z\n" + "gap" + row +
+                      row + "source_file=2026-03-25.csv; model=GLM-5; measured=2026-04-03T16:51Z\n" + "gen" + row +
                       "source_file=/data/h100_sxm/vllm/0.12.0/q.csv; measured=2026-01-23\n" + "odd" + row +
-                      "source_file=2026-3-25.csv; measured=soon\n" + "none" + row + "\n"));
-  ASSERT_EQ(rows.size(), 5u);
+                      "source_file=2026-3-25.csv; measured=soon\n" + "none" + row + "\n" + "gap" + row +
+                      "source_file=/u/aic-auto-gap-analysis/data/h100_sxm/sglang/0.5.1.post1/q.csv; c=16\n" + "late" +
+                      row + "source_file=q.csv; note=/aic-auto-gap-analysis/ after the file\n"));
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[5].deployer, Deployer::gap_analysis);
+  EXPECT_EQ(rows[6].deployer, Deployer::generator);
   EXPECT_EQ(rows[0].deployer, Deployer::inferencex);
   EXPECT_EQ(rows[0].measured_date, "2026-04-17");
   EXPECT_EQ(rows[1].deployer, Deployer::inferencex);
@@ -407,6 +411,11 @@ TEST(BenchPredict, RowsAreServedWithTheSettingsTheyWereDeployedWith) {
   const EngineProfile s = deployed_profile(Engine::sglang, d, r);
   EXPECT_EQ(s.policy, PrefillPolicy::prefill_first);  // as the runs behave (deployed_profile)
   EXPECT_EQ(s.token_budget, 2500);                    // max-prefill-tokens = ISL + 1500 < chunked-prefill-size
+  r.deployer = Deployer::gap_analysis;                // SGLang's own limits; the other engines as the generator's
+  EXPECT_EQ(deployed_profile(Engine::sglang, d, r).token_budget, 8192);  // chunked-prefill-size on 80 GiB
+  EXPECT_EQ(deployed_profile(Engine::vllm, d, r).token_budget, 2564);
+  EXPECT_EQ(deployed_profile(Engine::trtllm, d, r).token_budget, 2592);
+  r.deployer = Deployer::generator;
   r.isl = 9000;
   EXPECT_EQ(deployed_profile(Engine::sglang, d, r).token_budget, 8192);  // chunked-prefill-size on 80 GiB
   r.gemm_quant = "fp8_block";
