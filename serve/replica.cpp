@@ -89,7 +89,7 @@ void Replica::preempt_last() {
 // The running totals at the end of the first step that ended at or after `t` (now's,
 // when none did): a request waits from there, though the scheduler took it in later.
 LatencyParts Replica::elapsed_at(double t) const {
-  for (const auto& [end_s, parts] : since_recv_)
+  for (const auto& [end_s, parts] : step_ends_)
     if (end_s >= t) return parts;
   return elapsed_;
 }
@@ -329,7 +329,7 @@ void Replica::step() {
     admit_arrived(cutoff, overlapped);
     recv_counter_ = 0;
     // Arrivals still to come (at or after the cutoff) count from a step ending after it.
-    while (!since_recv_.empty() && since_recv_.front().first < cutoff) since_recv_.pop_front();
+    while (!step_ends_.empty() && step_ends_.front().first < cutoff) step_ends_.pop_front();
   }
   if (running_.empty() && waiting_.empty()) {
     ratio_ = eng_.future_tokens.init;  // an idle engine starts cautious again
@@ -362,7 +362,7 @@ void Replica::step() {
   elapsed_.steps += 1;
   last_step_start_s_ = now_;
   apply_step(st.time_s + host_s);
-  since_recv_.push_back({now_, elapsed_});
+  step_ends_.push_back({now_, elapsed_});
   if (st_.preemptions == preempted_before) decay_ratio();
   record();
 }

@@ -171,7 +171,7 @@ class Replica {
   // may have arrived by (with their times): the steps since the scheduler last took in
   // arrivals, and under overlap scheduling the step that ended as the last one started,
   // so that a request's parts count from its arrival, not from its admission.
-  std::deque<std::pair<double, LatencyParts>> since_recv_;
+  std::deque<std::pair<double, LatencyParts>> step_ends_;
   LatencyParts elapsed_;  // every step so far, by part
   ReplicaStats st_;
 };
