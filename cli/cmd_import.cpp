@@ -137,6 +137,7 @@ void compare_with_best(std::ostream& out, nlohmann::json& j, plan::Engine engine
   plan::EngineSettings searched = session.scenario.engine;
   searched.engine = engine;
   so.engine_memory = serve::engine_memory_rules(searched, session.model, session.cluster.device_spec());
+  so.kernels = serve::engine_kernels(searched);
   const search::SearchResult r =
       search::run_search(session.scenario, session.model, session.cluster, session.efficiency, so);
   if (!r.feasible()) {

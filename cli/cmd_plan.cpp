@@ -209,6 +209,7 @@ search::SearchResult search_with_progress(const search::Session& session, int th
   search::SearchOptions so;
   so.threads = threads;
   so.engine_memory = serve::engine_memory_rules(engine, session.model, session.cluster.device_spec());
+  so.kernels = serve::engine_kernels(engine);
   const bool tty = ::isatty(2) != 0;
   bool progressed = false;
   so.progress = [&](size_t done, size_t total, double elapsed) {

@@ -81,12 +81,14 @@ void add_engine_options(CLI::App* cmd, ServeCliOptions& o) {
                   "Decode steps between the scheduler's looks for new requests, as SGLang's "
                   "--scheduler-recv-interval (default 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{1000}));
-  cmd->add_option("--engine-settings", o.engine_settings_file,
-                  "JSON file of engine settings over the engine's defaults and the scenario's \"engine\" object "
-                  "(name, token_budget, max_running, memory_fraction, policy, chunked_prefill, prefix_caching, "
-                  "overlap_scheduling, recv_interval_steps, kv_block_tokens, cuda_graph_max_batch: "
-                  "plan/engine_settings.h); the flags "
-                  "win over it");
+  cmd->add_option(
+      "--engine-settings", o.engine_settings_file,
+      "JSON file of engine settings over the engine's defaults and the scenario's \"engine\" object "
+      "(name, token_budget, max_running, memory_fraction, policy, chunked_prefill, prefix_caching, "
+      "overlap_scheduling, two_batch_overlap, separate_activation_quant, recv_interval_steps, kv_block_tokens, "
+      "cuda_graph_max_batch, ...: "
+      "plan/engine_settings.h); the flags "
+      "win over it");
   cmd->add_option("--token-budget", o.token_budget,
                   "Tokens one step may carry: vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size, "
                   "TensorRT-LLM's max_num_tokens (default: the engine's)")

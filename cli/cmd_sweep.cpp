@@ -81,7 +81,9 @@ plan::Plan best_plan_at(const Served& s, const ServeCliOptions& o, serve::SweepA
     case serve::SweepAxis::output_len: sc.workload.output_len = static_cast<int64_t>(x); break;
   }
   search::SearchOptions so;  // plans the engine can hold at the point's batch
-  so.engine_memory = serve::engine_memory_rules(engine_settings(o, s.session.get()), s.m(), s.c().device_spec());
+  const serve::EngineSettings settings = engine_settings(o, s.session.get());
+  so.engine_memory = serve::engine_memory_rules(settings, s.m(), s.c().device_spec());
+  so.kernels = serve::engine_kernels(settings);
   const search::SearchResult r = search::run_search(sc, s.m(), s.c(), s.efficiency, so);
   if (!r.feasible()) throw std::invalid_argument("no plan fits and meets the SLA here");
   return r.all[r.top.front()].plan;

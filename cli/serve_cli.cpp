@@ -37,8 +37,9 @@ Served load_served(const ServeCliOptions& o) {
       search::resolve_scenario(o.scenario.empty() ? "deepseek-v3-h200-2x8" : o.scenario, core::data_dir());
   s.session = std::make_unique<search::Session>(search::load_session(file, core::data_dir(), o.catalog));
   search::SearchOptions so;  // the plans the engine served can hold at their batch
-  so.engine_memory = serve::engine_memory_rules(engine_settings(o, s.session.get()), s.session->model,
-                                                s.session->cluster.device_spec());
+  const serve::EngineSettings settings = engine_settings(o, s.session.get());
+  so.engine_memory = serve::engine_memory_rules(settings, s.session->model, s.session->cluster.device_spec());
+  so.kernels = serve::engine_kernels(settings);
   const search::SearchResult r =
       search::run_search(s.session->scenario, s.session->model, s.session->cluster, s.session->efficiency, so);
   if (!r.feasible()) throw std::runtime_error(file.string() + ": no plan fits and meets the SLA (see dayzero plan)");

@@ -62,6 +62,7 @@ nlohmann::json result_json(const serve::ServeResult& r, const serve::ServeOption
                                   {"prefix_caching", e.prefix_caching},
                                   {"overlap_scheduling", e.overlap_scheduling},
                                   {"two_batch_overlap", e.two_batch_overlap},
+                                  {"separate_activation_quant", e.separate_activation_quant},
                                   {"recv_interval_steps", e.recv_interval_steps},
                                   {"kv_block_tokens", e.kv_block_tokens},
                                   {"cuda_graph_max_batch", e.cuda_graph_max_batch}};

@@ -32,6 +32,7 @@ void SearchRunner::start(const QString& scenario_file) {
       so.cancel = stop.get();
       so.engine_memory =  // plans the scenario's engine can hold at their batch, as `dayzero plan` finds them
           serve::engine_memory_rules(session->scenario.engine, session->model, session->cluster.device_spec());
+      so.kernels = serve::engine_kernels(session->scenario.engine);
       so.progress = [this, gen](size_t done, size_t total, double elapsed) {
         if (generation_ != gen) return;
         QMetaObject::invokeMethod(

@@ -58,6 +58,7 @@ void EngineSettings::merge(const EngineSettings& over) {
   take(prefix_caching, over.prefix_caching);
   take(overlap_scheduling, over.overlap_scheduling);
   take(two_batch_overlap, over.two_batch_overlap);
+  take(separate_activation_quant, over.separate_activation_quant);
   take(adp_balance, over.adp_balance);
   take(adp_timeout_iters, over.adp_timeout_iters);
   take(adp_batching_wait_iters, over.adp_batching_wait_iters);
@@ -68,8 +69,8 @@ void EngineSettings::merge(const EngineSettings& over) {
 bool EngineSettings::empty() const {
   return !engine && !token_budget && !max_running && !recv_interval_steps && !kv_block_tokens &&
          !cuda_graph_max_batch && !memory_fraction && !policy && !chunked_prefill && !prefix_caching &&
-         !overlap_scheduling && !two_batch_overlap && !adp_balance && !adp_timeout_iters && !adp_batching_wait_iters &&
-         !batch_wait_timeout_iters && !batch_wait_max_tokens_ratio;
+         !overlap_scheduling && !two_batch_overlap && !separate_activation_quant && !adp_balance &&
+         !adp_timeout_iters && !adp_batching_wait_iters && !batch_wait_timeout_iters && !batch_wait_max_tokens_ratio;
 }
 
 EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::string& file, const std::string& path) {
@@ -105,6 +106,7 @@ EngineSettings engine_settings_from_json(const nlohmann::json& j, const std::str
   s.prefix_caching = maybe_bool(f, "prefix_caching");
   s.overlap_scheduling = maybe_bool(f, "overlap_scheduling");
   s.two_batch_overlap = maybe_bool(f, "two_batch_overlap");
+  s.separate_activation_quant = maybe_bool(f, "separate_activation_quant");
   s.adp_balance = maybe_bool(f, "adp_balance");
   s.adp_timeout_iters = f.maybe_int("adp_timeout_iters", 0, kMaxAdpIters);
   s.adp_batching_wait_iters = f.maybe_int("adp_batching_wait_iters", 0, kMaxAdpIters);
@@ -136,6 +138,7 @@ nlohmann::json engine_settings_to_json(const EngineSettings& s) {
   if (s.prefix_caching) j["prefix_caching"] = *s.prefix_caching;
   if (s.overlap_scheduling) j["overlap_scheduling"] = *s.overlap_scheduling;
   if (s.two_batch_overlap) j["two_batch_overlap"] = *s.two_batch_overlap;
+  if (s.separate_activation_quant) j["separate_activation_quant"] = *s.separate_activation_quant;
   if (s.adp_balance) j["adp_balance"] = *s.adp_balance;
   if (s.adp_timeout_iters) j["adp_timeout_iters"] = *s.adp_timeout_iters;
   if (s.adp_batching_wait_iters) j["adp_batching_wait_iters"] = *s.adp_batching_wait_iters;

@@ -13,6 +13,8 @@
 //    "policy": "prefill_first",       or "mixed"
 //    "chunked_prefill": true, "prefix_caching": false, "overlap_scheduling": true,
 //    "two_batch_overlap": true,       SGLang --enable-two-batch-overlap, vLLM --enable-dbo
+//    "separate_activation_quant": false,  block-FP8 GEMMs' activations quantized by kernels
+//                                     of their own (serve/engine.h; vLLM and SGLang: true)
 //    "recv_interval_steps": 10,       SGLang --scheduler-recv-interval
 //    "kv_block_tokens": 64,           the paged cache's block (page) size
 //    "cuda_graph_max_batch": 512,     the largest step run as a captured CUDA graph:
@@ -61,6 +63,7 @@ struct EngineSettings {
   std::optional<double> memory_fraction;
   std::optional<PrefillPolicy> policy;
   std::optional<bool> chunked_prefill, prefix_caching, overlap_scheduling, two_batch_overlap;
+  std::optional<bool> separate_activation_quant;
   std::optional<bool> adp_balance;
   std::optional<int64_t> adp_timeout_iters, adp_batching_wait_iters;
   std::optional<int64_t> batch_wait_timeout_iters;

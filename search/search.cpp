@@ -69,6 +69,7 @@ void explain_infeasible(SearchResult& r, const Scenario& s, const model::Model& 
         std::optional<simulate::KvMemoryRule> rule;  // held to the engine's share as the search was
         if (opts.engine_memory) rule = opts.engine_memory(p);
         so.engine_memory = rule ? &*rule : nullptr;
+        so.kernels = opts.kernels;
         const auto pred = sim.simulate(p, so);
         int64_t mx = 0;
         for (const auto& rk : pred.ranks) mx = std::max(mx, rk.total_bytes);

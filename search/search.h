@@ -34,6 +34,7 @@
 
 #include "search/scenario.h"
 #include "simulate/efficiency.h"
+#include "simulate/engine_kernels.h"
 #include "simulate/prediction.h"
 #include "simulate/step_batch.h"
 
@@ -89,6 +90,9 @@ struct SearchOptions {
   // whole memory is the only limit. Called once per layout and weight choice, from the
   // workers' threads.
   std::function<simulate::KvMemoryRule(const plan::Plan&)> engine_memory;
+  // The serving engine's kernels the step model costs (serve::engine_kernels: the
+  // scenario's engine, else vLLM); none when unset.
+  simulate::EngineKernels kernels = {};
 };
 
 // Thrown by run_search when SearchOptions::cancel was set.

@@ -53,6 +53,7 @@ struct Walk {
   bool sla_rules = true;  // TTFT / TPOT rules (off with disaggregated pools)
   const Incumbents* inc = nullptr;
   const std::function<simulate::KvMemoryRule(const plan::Plan&)>* engine_memory = nullptr;  // SearchOptions'
+  simulate::EngineKernels kernels;                                                          // SearchOptions'
 
   // The rule that skips the plan at `batch` given a basis, once a plan meets the SLA
   // (before, every plan may be a suggestion's).
@@ -87,6 +88,7 @@ struct Walk {
       if (!rule && engine_memory && *engine_memory) rule = (*engine_memory)(e.plan);
       simulate::SimulateOptions opts{false, false, false};
       opts.engine_memory = rule ? &*rule : nullptr;
+      opts.kernels = kernels;
       opts.prompts_of = timed ? &out.kept[*timed].prediction : nullptr;
       e.prediction = sim.simulate(e.plan, opts);
       for (const auto& rk : e.prediction.ranks) e.max_memory_bytes = std::max(e.max_memory_bytes, rk.total_bytes);
@@ -153,7 +155,9 @@ class Walker {
         pool_(r.threads) {}
 
   void run() {
-    Walk walk{space_, s_, m_, c_, opts_.prune, opts_.prune && !s_.space.disaggregated, nullptr, &opts_.engine_memory};
+    Walk walk{
+        space_,       s_, m_, c_, opts_.prune, opts_.prune && !s_.space.disaggregated, nullptr, &opts_.engine_memory,
+        opts_.kernels};
     std::vector<size_t> order(units_);
     std::iota(order.begin(), order.end(), size_t{0});
     if (!walk.sla_rules) {  // exhaustive, or pools: every unit in one wave

@@ -55,6 +55,16 @@ model::WeightPrecision precision(const std::string& mode, const model::Model& m,
 
 }  // namespace
 
+bool per_tensor_fp8(const BenchRow& r, const model::Model& m) {
+  if (m.config.quant.method == model::QuantMethod::fp8) return false;
+  if (r.gemm_quant == "fp8_block" || r.moe_quant == "fp8_block") return false;
+  return is_fp8_quant_mode(r.gemm_quant) || is_fp8_quant_mode(r.moe_quant);
+}
+
+void apply_fp8_scales(const BenchRow& r, const model::Model& m, EngineProfile& p) {
+  if (per_tensor_fp8(r, m)) p.separate_activation_quant = false;
+}
+
 Loader::Loader(const BenchOptions& o) : o_(o), catalog_(topology::DeviceCatalog::load_builtin(o.data_dir)) {
   read_map(o.data_dir / "models" / "hf_ids.json", "models", models_);
   read_map(o.data_dir / "fidelity" / "systems.json", "systems", systems_);

@@ -57,6 +57,18 @@ plan::Plan plan_of(const BenchRow& r, const BenchPool& layout, int64_t batch, co
 // The row's own layout (an aggregated worker) as a pool.
 BenchPool layout_of(const BenchRow& r);
 
+// Whether the row's FP8 weights, converted from a 16-bit checkpoint, carry one scale per
+// tensor: aiconfigurator's quantization modes (GEMMQuantMode / MoEQuantMode,
+// aic-core/src/aiconfigurator_core/sdk/common.py, 095f58a) name per-tensor FP8 `fp8`
+// ("w8fp8"), `fp8_static` or `fp8_ootb`, and 128 x 128 blocks `fp8_block`; a
+// checkpoint stored in FP8 is served with its own scales.
+bool per_tensor_fp8(const BenchRow& r, const model::Model& m);
+
+// The row's engine profile with what its FP8 weights' scales change: a per-tensor FP8
+// row's activations are not quantized per 128-column group, so no block-FP8
+// quantization kernels (EngineProfile::separate_activation_quant).
+void apply_fp8_scales(const BenchRow& r, const model::Model& m, EngineProfile& p);
+
 // The benchmark client of a measured run (bench_predict.cpp): a closed loop at its
 // concurrency (or Poisson at its rate), with the requests and length draws of whoever
 // deployed it.

@@ -57,13 +57,16 @@ RowPrediction predict_row(const BenchRow& r, Loader& loader, const BenchOptions&
       throw Rejected{"speculative decoding at an unknown acceptance: InferenceX's MTP recipe (image " + r.image +
                      ") drafted " + std::to_string(p.speculative.draft_tokens) +
                      " tokens a step, and the row does not say how many were accepted"};
-    simulate::Simulator sim(m, c, loader.efficiency().for_device(c.device_spec().name));
-    const simulate::Prediction steady = sim.simulate(p, {false, false, true});
-    out.steady_ttft_s = steady.ttft_s;
-    out.steady_tpot_s = steady.tpot_s;
     ServeOptions so;
     so.engine = deployed_profile(*engine, deployment_of(p, m, c.device_spec()), r);
+    detail::apply_fp8_scales(r, m, so.engine);
     so.engine = o.engines.apply(so.engine);
+    simulate::Simulator sim(m, c, loader.efficiency().for_device(c.device_spec().name));
+    simulate::SimulateOptions steady_opts{false, false, true};
+    steady_opts.kernels = engine_kernels(so.engine);
+    const simulate::Prediction steady = sim.simulate(p, steady_opts);
+    out.steady_ttft_s = steady.ttft_s;
+    out.steady_tpot_s = steady.tpot_s;
     so.client = detail::bench_client(r, o);
     so.max_points = 0;
     ServeResult s;

@@ -81,6 +81,8 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   EngineProfile prefill = pool_profile(*engine, deployment_of(d.prefill.plan, m, dev), pre, r, true);
   EngineProfile decode = pool_profile(*engine, deployment_of(d.decode.plan, m, dev), dec, r, false);
   if (x) apply_recipe(*x, prefill, decode);
+  apply_fp8_scales(r, m, prefill);
+  apply_fp8_scales(r, m, decode);
   d.prefill.engine = o.engines.apply(prefill);
   d.decode.engine = o.engines.apply(decode);
   d.client = bench_client(r, o);
@@ -90,7 +92,9 @@ void predict_disaggregated(const BenchRow& r, Loader& loader, const BenchOptions
   plan::Plan whole = d.decode.plan;
   const plan::Plan& w = d.prefill.plan;
   whole.disaggregated = {d.prefill.workers, d.decode.workers, {w.pp, w.attention, w.moe, w.workload.batch}};
-  const simulate::Prediction steady = sim.simulate(whole, {false, false, true});
+  simulate::SimulateOptions steady_opts{false, false, true};
+  steady_opts.kernels = engine_kernels(d.decode.engine);
+  const simulate::Prediction steady = sim.simulate(whole, steady_opts);
   out.steady_ttft_s = steady.ttft_s;
   out.steady_tpot_s = steady.tpot_s;
   ServeResult s;

@@ -40,6 +40,12 @@ EngineProfile vllm_defaults(const Deployment& d) {
   // (VllmConfig._set_cudagraph_sizes): 512 whenever a step can exceed it.
   p.cuda_graph_max_batch = 512;
   p.cuda_graph_counts_tokens = true;
+  // W8A8BlockFp8LinearOp.apply (model_executor/layers/quantization/utils/fp8_utils.py):
+  // the DeepGEMM, CUTLASS and Triton paths quantize the input (QuantFP8 /
+  // per_token_group_quant_fp8) before the GEMM; fused_moe quantizes each expert GEMM's
+  // input (moe_kernel_quantize_input). Folding it into RMSNorm (PR #27883, 2025-11)
+  // takes compilation's enable_fusion.
+  p.separate_activation_quant = true;
   return p;
 }
 
@@ -81,6 +87,10 @@ EngineProfile sglang_defaults(const Deployment& d) {
   // disable_overlap_schedule = False; forced off when pp > 1 (_handle_pipeline_parallelism).
   p.overlap_scheduling = d.pp == 1;
   p.prefix_caching = true;  // the radix cache is on (disable_radix_cache = False)
+  // python/sglang/srt/layers/quantization/fp8_utils.py: the block-FP8 linears
+  // (deepgemm_ / flashinfer_gemm_ / cutlass_w8a8_block_fp8_linear_with_fallback) call
+  // sglang_per_token_group_quant_fp8 on the input, then the GEMM.
+  p.separate_activation_quant = true;
   return p;
 }
 
@@ -109,10 +119,15 @@ EngineProfile trtllm_defaults(const Deployment& d) {
   // validate_cuda_graph_config; without padding only the captured sizes 1-32, 64 and
   // 128 replay a graph, which is not modelled: the limit alone is).
   p.cuda_graph_max_batch = 128;
+  // Its block-FP8 runs measured (DeepSeek-R1 / V3, Qwen3-235B) do not show a launch per
+  // GEMM input for the activations' quantization (docs/FIDELITY.md, session 42).
+  p.separate_activation_quant = false;
   return p;
 }
 
 }  // namespace
+
+simulate::EngineKernels engine_kernels(const EngineProfile& e) { return {e.separate_activation_quant}; }
 
 bool runs_eagerly(const EngineProfile& e, const simulate::StepBatch& b) {
   if (b.decode_contexts.empty() || !b.prefills.empty()) return false;

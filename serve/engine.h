@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "plan/engine_settings.h"
 #include "plan/plan.h"
+#include "simulate/engine_kernels.h"
 #include "simulate/step_batch.h"
 #include "topology/device.h"
 
@@ -138,6 +139,11 @@ struct EngineProfile {
   int64_t cuda_graph_max_batch = 512;
   // Whether the limit counts a step's tokens (vLLM) or its decoding sequences.
   bool cuda_graph_counts_tokens = false;
+  // Block-scaled FP8 GEMMs quantize their input activations (per token and 128 columns)
+  // in a kernel of their own before each GEMM input (simulate::EngineKernels): vLLM's
+  // W8A8BlockFp8LinearOp and SGLang's block-FP8 linear paths do; TensorRT-LLM's
+  // measured runs do not show it (engine.cpp names the sources).
+  bool separate_activation_quant = false;
   // TensorRT-LLM's attention-DP balancing of new prompts across ranks (a plan with
   // attention DP; the simulated replica stands for one rank, the others drawn alike).
   AttentionDpBalance adp_balance;
@@ -153,6 +159,9 @@ struct EngineProfile {
 // runs the step model is calibrated on are full of them (their launches are a small
 // part of a prompt's time); a decode step's are not.
 bool runs_eagerly(const EngineProfile& e, const simulate::StepBatch& b);
+
+// The kernels of the engine's steps the step model costs (EngineProfile's share of them).
+simulate::EngineKernels engine_kernels(const EngineProfile& e);
 
 // What the engines' defaults depend on: the GPU (memory, Blackwell's FP4 tensor
 // cores) and the worker's layout and attention.

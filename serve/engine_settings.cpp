@@ -16,6 +16,7 @@ EngineProfile apply(EngineProfile p, const EngineSettings& s) {
   if (s.prefix_caching) p.prefix_caching = *s.prefix_caching;
   if (s.overlap_scheduling) p.overlap_scheduling = *s.overlap_scheduling;
   if (s.two_batch_overlap) p.two_batch_overlap = *s.two_batch_overlap;
+  if (s.separate_activation_quant) p.separate_activation_quant = *s.separate_activation_quant;
   if (s.adp_balance) p.adp_balance.on = *s.adp_balance;
   if (s.adp_timeout_iters) p.adp_balance.timeout_iters = *s.adp_timeout_iters;
   if (s.adp_batching_wait_iters) p.adp_balance.batching_wait_iters = *s.adp_batching_wait_iters;
@@ -37,6 +38,10 @@ std::function<simulate::KvMemoryRule(const plan::Plan&)> engine_memory_rules(con
   return [settings, &m, dev](const plan::Plan& p) {
     return profile_for(settings.engine.value_or(Engine::vllm), p, m, dev, EngineOverheadTable{}, settings).memory;
   };
+}
+
+simulate::EngineKernels engine_kernels(const EngineSettings& settings) {
+  return engine_kernels(apply(default_profile(settings.engine.value_or(Engine::vllm)), settings));
 }
 
 }  // namespace dayzero::serve

@@ -35,4 +35,8 @@ std::function<simulate::KvMemoryRule(const plan::Plan&)> engine_memory_rules(con
                                                                              const model::Model& m,
                                                                              const topology::DeviceSpec& dev);
 
+// The kernels of the steps of the engine `settings` name (vLLM when none), for
+// search::SearchOptions::kernels: engine_kernels of its defaults with the settings.
+simulate::EngineKernels engine_kernels(const EngineSettings& settings);
+
 }  // namespace dayzero::serve

@@ -128,7 +128,7 @@ PreparedPool prepare_pool(simulate::Simulator& sim, const plan::Plan& p, const E
   plan::Plan run = p;
   run.kv_block_tokens = e.kv_block_tokens;
   PreparedPool pool;
-  pool.prepared = sim.prepare(run);
+  pool.prepared = sim.prepare(run, engine_kernels(e));
   pool.kv = sim.kv_budget(*pool.prepared, e.memory);
   if (pool.kv.sequence_bytes(longest) > pool.kv.free_bytes) {
     char gb[32];

@@ -86,6 +86,24 @@ BytesByPrecision op_bytes(const model::Model& m, const Op& op, const std::map<st
   return b;
 }
 
+bool is_gemm(const Op& op) { return op.kind == OpKind::gemm || op.kind == OpKind::expert_gemm; }
+
+// Each GEMM's input, counted once: a GEMM reads the input of the one before it when
+// that one is a GEMM of the same part and width with nothing between (q / k / v,
+// gate / up, the linear attention's in_proj_*), as the engines fuse them into one GEMM.
+// An expert's first GEMM reads the token's hidden state; its later ones read a
+// (token, expert) pair's activation.
+void add_gemm_inputs(LayerClassCosts& lc, const std::vector<Op>& ops, size_t i) {
+  const Op& op = ops[i];
+  if (i > 0 && is_gemm(ops[i - 1]) && ops[i - 1].part == op.part && ops[i - 1].k == op.k) return;
+  GemmInputs& in = lc.gemm_inputs[static_cast<size_t>(class_of(op))];
+  const bool later_expert_gemm = op.kind == OpKind::expert_gemm && in.count > 0;
+  ++in.count;
+  if (later_expert_gemm) in.expert_elems += op.k;
+  else if (op.tp_split == model::TpSplit::row) in.tp_elems_per_token += op.k;
+  else in.elems_per_token += op.k;
+}
+
 int64_t layer_window(const model::Layer& layer) {
   int64_t window = 0;
   for (const auto& op : layer.ops)
@@ -102,9 +120,11 @@ LayerClassCosts layer_class(const model::Model& m, const model::Layer& layer,
   lc.moe = layer.moe;
   lc.window = layer_window(layer);
   lc.linear = layer.attention == model::LayerAttention::linear;
-  for (const auto& op : layer.ops) {
+  for (size_t i = 0; i < layer.ops.size(); ++i) {
+    const Op& op = layer.ops[i];
     if (layer.mtp && (op.part == Part::embedding || op.part == Part::head)) continue;
     lc.kernels += launches(op);
+    if (is_gemm(op)) add_gemm_inputs(lc, layer.ops, i);
     if (op.kind == OpKind::attention) {
       lc.attn_ctx_flops = op.attn.flops_per_ctx_token(false);
       lc.attn_ctx_flops_absorbed = op.attn.flops_per_ctx_token(true);
@@ -188,6 +208,9 @@ ModelCosts model_costs(const model::Model& m) {
     }
   }
   for (size_t p = 0; p < kPrecisions; ++p) mc.gemm_dtype[p] = gemm_dtype(model::kAllPrecisions[p], c);
+  mc.block_fp8_activations[static_cast<size_t>(model::WeightPrecision::fp8)] = true;
+  mc.block_fp8_activations[static_cast<size_t>(model::WeightPrecision::checkpoint)] =
+      c.quant.method == model::QuantMethod::fp8 && c.quant.format.kind == model::StorageKind::fp8_block;
   return mc;
 }
 

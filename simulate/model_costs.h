@@ -29,6 +29,16 @@ inline constexpr size_t kWeightClasses = static_cast<size_t>(WeightClass::count)
 inline constexpr size_t kPrecisions = std::size(model::kAllPrecisions);  // indexed by model::WeightPrecision
 using BytesByPrecision = std::array<int64_t, kPrecisions>;
 
+// GEMM inputs of a layer's weight class (LayerClassCosts::gemm_inputs): how many, and
+// their elements by how a layout splits them.
+struct GemmInputs {
+  int64_t count = 0;
+  int64_t elems_per_token = 0;     // held whole on every rank (the input of a column- or head-split GEMM)
+  int64_t tp_elems_per_token = 0;  // split by attention TP (the input of a row-split GEMM: o_proj, down_proj)
+  int64_t expert_elems = 0;        // per (token, expert) pair, split by MoE TP (an expert's down_proj)
+  bool operator==(const GemmInputs&) const = default;
+};
+
 struct LayerClassCosts {
   bool moe = false;
   int64_t window = 0;  // sliding window, 0 = full
@@ -56,6 +66,10 @@ struct LayerClassCosts {
   int64_t elementwise_tp_elems_per_token = 0;  // split by attention TP: RoPE, per-head norms, MLP activations
   int64_t elementwise_expert_elems = 0;        // per (token, expert) pair, split by MoE TP: expert activations
   int64_t kernels = 0;                         // ops launched per layer
+  // The distinct inputs of its GEMMs, per weight class: what an engine that quantizes
+  // a GEMM's activations in a kernel of its own quantizes, once per input (GEMMs that
+  // read one input, as q / k / v or gate / up do, share it).
+  std::array<GemmInputs, kWeightClasses> gemm_inputs{};
 };
 
 struct ModelCosts {
@@ -81,6 +95,10 @@ struct ModelCosts {
   // precisions.h): fp8, int8 and fp4 for W8A8 FP8, W8A8 INT8 and W4A4 NVFP4, else
   // BF16 (weight-only INT8 / INT4 and MXFP4 weights are dequantized for BF16 math).
   std::array<topology::ComputeDtype, kPrecisions> gemm_dtype{};
+  // Whether a GEMM at each precision multiplies FP8 weights with 128 x 128 block scales by
+  // activations quantized per token and 128 columns at run time (DeepSeek-V3's format:
+  // the `fp8` precision, and `checkpoint` for such a checkpoint).
+  std::array<bool, kPrecisions> block_fp8_activations{};
 };
 
 ModelCosts model_costs(const model::Model& m);

@@ -30,9 +30,10 @@ int draft_class_of(const plan::SpeculativeDecoding& spec, const ModelCosts& mc) 
 namespace detail {
 
 PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r,
-                         const topology::DeviceSpec& device, bool cuda_executor,
-                         plan::Fp8BlockGemm cuda_fp8_block_gemm) {
+                         const topology::DeviceSpec& device, bool cuda_executor, plan::Fp8BlockGemm cuda_fp8_block_gemm,
+                         EngineKernels kernels) {
   PlanContext ctx(p, mc, eff, r);
+  ctx.separate_activation_quant = kernels.separate_activation_quant;
   ctx.runtime_overhead_bytes = device.runtime_overhead_bytes.value_or(kRuntimeOverheadBytes);
   ctx.cuda_executor = cuda_executor;
   ctx.cuda_fp8_block_gemm = cuda_fp8_block_gemm;

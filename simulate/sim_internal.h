@@ -77,6 +77,7 @@ struct PlanContext {
   int64_t comm_library_bytes = 0;  // per process of the plan's world (topology::DeviceSpec)
   bool cuda_executor = false;      // SimulateOptions::cuda_executor
   plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16;  // SimulateOptions::cuda_fp8_block_gemm
+  bool separate_activation_quant = false;                             // EngineKernels::separate_activation_quant
   std::vector<Stage> stages;
   // Speculative decoding's draft layer (the model's MTP layer, or an EAGLE head of its
   // first layer's shape) as a one-layer stage beside the last stage; none when off.
@@ -85,7 +86,7 @@ struct PlanContext {
 
 PlanContext make_context(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const Routing& r,
                          const topology::DeviceSpec& device, bool cuda_executor = false,
-                         plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16);
+                         plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16, EngineKernels kernels = {});
 
 // Memory of a representative rank of a stage (all ranks of a stage hold the same).
 RankMemory stage_memory(const PlanContext& ctx, const Stage& s, double capacity_bytes);
@@ -154,8 +155,11 @@ namespace dayzero::simulate {
 // A plan, its routing distribution and its stages, owned together: the context's
 // references point into this object, so it never moves (held by shared_ptr).
 struct PreparedPlan {
-  PreparedPlan(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const topology::DeviceSpec& device)
-      : plan(p), routing(mc.experts, p.workload), ctx(detail::make_context(plan, mc, eff, routing, device)) {}
+  PreparedPlan(const plan::Plan& p, const ModelCosts& mc, const Efficiency& eff, const topology::DeviceSpec& device,
+               EngineKernels kernels = {})
+      : plan(p),
+        routing(mc.experts, p.workload),
+        ctx(detail::make_context(plan, mc, eff, routing, device, false, plan::Fp8BlockGemm::bf16, kernels)) {}
   PreparedPlan(const PreparedPlan&) = delete;
   PreparedPlan& operator=(const PreparedPlan&) = delete;
   plan::Plan plan;

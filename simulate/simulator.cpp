@@ -288,7 +288,7 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
                                  kv_transfer_s(im.cluster, p, kv.sequence_bytes(p.workload.input_len)));
   }
   const auto ctx = detail::make_context(p, im.costs, im.eff, im.routing_for(p.workload), im.cluster.device_spec(),
-                                        opts.cuda_executor, opts.cuda_fp8_block_gemm);
+                                        opts.cuda_executor, opts.cuda_fp8_block_gemm, opts.kernels);
   Prediction pred;
   if (opts.memory) {
     pred = detail::plan_memory(ctx, im.cluster, opts.per_rank, opts.engine_memory);
@@ -324,8 +324,8 @@ Prediction Simulator::simulate(const plan::Plan& p, SimulateOptions opts) {
   return pred;
 }
 
-std::shared_ptr<const PreparedPlan> Simulator::prepare(const plan::Plan& p) {
-  return std::make_shared<const PreparedPlan>(p, impl_->costs, impl_->eff, impl_->cluster.device_spec());
+std::shared_ptr<const PreparedPlan> Simulator::prepare(const plan::Plan& p, EngineKernels kernels) {
+  return std::make_shared<const PreparedPlan>(p, impl_->costs, impl_->eff, impl_->cluster.device_spec(), kernels);
 }
 
 StepTime Simulator::step_time(const PreparedPlan& prepared, const StepBatch& batch) {

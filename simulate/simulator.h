@@ -9,6 +9,7 @@
 #include "plan/fp8_block_gemm.h"
 #include "plan/plan.h"
 #include "simulate/efficiency.h"
+#include "simulate/engine_kernels.h"
 #include "simulate/model_costs.h"
 #include "simulate/prediction.h"
 #include "simulate/step_batch.h"
@@ -55,6 +56,8 @@ struct SimulateOptions {
   // (Measurements::fp8_block_gemm); W8A8 stages the quantized activations where the
   // BF16 path widens a matrix.
   plan::Fp8BlockGemm cuda_fp8_block_gemm = plan::Fp8BlockGemm::bf16;
+  // The serving engine's kernels (EngineKernels); none of them by default.
+  EngineKernels kernels = {};
 };
 
 class Simulator {
@@ -75,7 +78,7 @@ class Simulator {
   // loop): prepare the plan once, then cost each step of one attention-DP replica
   // for exactly the tokens in it. With PP the step's sequences form min(pp,
   // sequences) micro-batches (every m-th sequence each), as the decode step does.
-  std::shared_ptr<const PreparedPlan> prepare(const plan::Plan& p);
+  std::shared_ptr<const PreparedPlan> prepare(const plan::Plan& p, EngineKernels kernels = {});
   StepTime step_time(const PreparedPlan& prepared, const StepBatch& batch);
   // Speculative decoding's drafting after the verify step `verify` (zero when the
   // plan does not draft), on the last stage: one forward of the draft layer over the

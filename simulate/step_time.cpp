@@ -14,6 +14,10 @@ namespace {
 size_t idx(WeightClass c) { return static_cast<size_t>(c); }
 double ceil_div(double a, double b) { return std::ceil(a / b); }
 
+// Elements per activation scale of block-scaled FP8 GEMMs: one F32 scale per token and
+// 128 input columns (DeepSeek-V3's activation quantization, model::kFp8DefaultBlock).
+constexpr double kFp8QuantGroup = static_cast<double>(model::kFp8DefaultBlock);
+
 // Tokens per chunk of a gated delta-net's chunked prefill (flash-linear-attention's
 // chunk_gated_delta_rule, which vLLM and SGLang call for Qwen3-Next / Qwen3.5: 64).
 constexpr double kLinearChunk = 64;
@@ -58,6 +62,7 @@ class StageCoster {
                             static_cast<double>(lc.elementwise_tp_elems_per_token) / tp_)));
       add(CostKind::kernel_overhead, n * chunks_ * static_cast<double>(lc.kernels) * ctx_.eff.kernel_overhead_s,
           TimeFigure::kernel_overhead);
+      if (ctx_.separate_activation_quant) activation_quant(lc, n);
       if (p_.attention.tp > 1)
         add(CostKind::tp_allreduce, n * chunks_ * 2 * coll_.tp_allreduce_s * overlap_, TimeFigure::communication);
     }
@@ -196,6 +201,44 @@ class StageCoster {
     }
   }
 
+  // The precision a weight class is costed at (WeightClass::norms and router: none).
+  size_t precision_of(WeightClass w) const {
+    switch (w) {
+      case WeightClass::attn_sharded:
+      case WeightClass::attn_kv:
+      case WeightClass::attn_replicated: return ctx_.p_attn;
+      case WeightClass::dense_mlp:
+      case WeightClass::shared_experts: return ctx_.p_dense;
+      case WeightClass::expert: return ctx_.p_experts;
+      case WeightClass::norms:
+      case WeightClass::router:
+      case WeightClass::count: break;
+    }
+    return kPrecisions;
+  }
+  bool quantizes_activations(WeightClass w) const {
+    const size_t p = precision_of(w);
+    return ctx_.separate_activation_quant && p < kPrecisions && mc_.block_fp8_activations[p];
+  }
+
+  // Block-scaled FP8 GEMMs under an engine that quantizes their activations in kernels of
+  // their own (PlanContext::separate_activation_quant): one launch per distinct input,
+  // which reads the input and writes it as FP8 with an F32 scale per 128 elements. A
+  // (token, expert) pair's inputs are costed with the experts (moe).
+  void activation_quant(const LayerClassCosts& lc, double n) {
+    double launches = 0, elems = 0;
+    for (size_t w = 0; w < kWeightClasses; ++w) {
+      if (!quantizes_activations(static_cast<WeightClass>(w))) continue;
+      const GemmInputs& g = lc.gemm_inputs[w];
+      launches += static_cast<double>(g.count);
+      elems += static_cast<double>(g.elems_per_token) + static_cast<double>(g.tp_elems_per_token) / tp_;
+    }
+    if (launches == 0) return;
+    add(CostKind::kernel_overhead, n * chunks_ * launches * ctx_.eff.kernel_overhead_s, TimeFigure::kernel_overhead);
+    add(CostKind::elementwise, n * chunks_, rf_.memory_timed(t_ * elems * quant_bytes_per_elem()));
+  }
+  double quant_bytes_per_elem() const { return static_cast<double>(ctx_.act_bytes) + 1 + 4.0 / kFp8QuantGroup; }
+
   // Router, shared experts, routed experts on the busiest EP rank, cold experts
   // fetched from the host, and the MoE collectives.
   void moe(const LayerClassCosts& lc, double n) {
@@ -218,6 +261,10 @@ class StageCoster {
     add(CostKind::elementwise, n * chunks_,
         rf_.memory_timed(load.assignments * static_cast<double>(ctx_.act_bytes) *
                          static_cast<double>(lc.elementwise_expert_elems) / moe_tp));
+    if (quantizes_activations(WeightClass::expert))
+      add(CostKind::elementwise, n * chunks_,
+          rf_.memory_timed(load.assignments * quant_bytes_per_elem() *
+                           static_cast<double>(lc.gemm_inputs[idx(WeightClass::expert)].expert_elems) / moe_tp));
     if (load.cold_touched > 0)
       add(CostKind::offload_fetch, n * chunks_ * load.cold_touched * expert_w / host_bw_Bps_,
           TimeFigure::host_transfer);

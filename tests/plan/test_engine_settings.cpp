@@ -17,7 +17,7 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
                                 "overlap_scheduling": false, "recv_interval_steps": 10, "kv_block_tokens": 64,
                                 "cuda_graph_max_batch": 0, "adp_balance": true, "adp_timeout_iters": 60,
                                 "adp_batching_wait_iters": 0, "batch_wait_timeout_iters": 40,
-                                "batch_wait_max_tokens_ratio": 0.8})"),
+                                "batch_wait_max_tokens_ratio": 0.8, "separate_activation_quant": false})"),
       "engine.json");
   EXPECT_EQ(file.engine, Engine::sglang);
   EXPECT_EQ(file.policy, PrefillPolicy::mixed);
@@ -38,6 +38,7 @@ TEST(EngineSettings, ReadsEveryFieldAndLaterSettingsWin) {
   EXPECT_EQ(back.engine, Engine::vllm);
   EXPECT_EQ(back.recv_interval_steps, 10);
   EXPECT_EQ(back.cuda_graph_max_batch, 0);
+  EXPECT_EQ(back.separate_activation_quant, false);  // set to false: kept, not absent
   EXPECT_EQ(back.adp_balance, true);
   EXPECT_EQ(back.adp_timeout_iters, 60);
   EXPECT_EQ(back.adp_batching_wait_iters, 0);  // no wait: set, not absent

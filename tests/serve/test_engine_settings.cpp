@@ -21,6 +21,7 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   s.adp_timeout_iters = 60;
   s.batch_wait_timeout_iters = 40;
   s.batch_wait_max_tokens_ratio = 0.8;
+  s.separate_activation_quant = false;
   const EngineProfile p = apply(d, s);
   EXPECT_EQ(p.token_budget, 4096);
   EXPECT_EQ(p.memory.step_tokens, 4096);  // the engine profiles its activations with its largest step
@@ -36,6 +37,8 @@ TEST(EngineSettings, SetFieldsReplaceTheDefaultsAndTheRestStay) {
   EXPECT_EQ(p.adp_balance.batching_wait_iters, d.adp_balance.batching_wait_iters);  // not set: the default
   EXPECT_EQ(p.batch_waiting.timeout_iters, 40);
   EXPECT_DOUBLE_EQ(p.batch_waiting.max_tokens_ratio, 0.8);
+  EXPECT_FALSE(p.separate_activation_quant);
+  EXPECT_FALSE(engine_kernels(p).separate_activation_quant);
   EXPECT_EQ(p.chunked_prefill, d.chunked_prefill);  // not set: the default
   EXPECT_EQ(p.kv_block_tokens, d.kv_block_tokens);
   EXPECT_EQ(p.overlap_scheduling, d.overlap_scheduling);
@@ -77,6 +80,15 @@ TEST(EngineProfiles, DefaultsAsTheEnginesShipThem) {
   EXPECT_FALSE(s.cuda_graph_counts_tokens);
   EXPECT_EQ(default_profile(Engine::sglang, {h200.device_mem_bytes, false, 1, 1, true}).cuda_graph_max_batch, 256);
   EXPECT_EQ(t.cuda_graph_max_batch, 128);
+  // Block-FP8 activations quantized by kernels of their own: vLLM's and SGLang's linear
+  // paths; not TensorRT-LLM's runs. The search takes them from the settings' engine.
+  EXPECT_TRUE(v.separate_activation_quant);
+  EXPECT_TRUE(s.separate_activation_quant);
+  EXPECT_FALSE(t.separate_activation_quant);
+  EngineSettings trt;
+  trt.engine = Engine::trtllm;
+  EXPECT_FALSE(engine_kernels(trt).separate_activation_quant);
+  EXPECT_TRUE(engine_kernels(EngineSettings{}).separate_activation_quant);  // vLLM when none is named
   EXPECT_EQ(parse_engine("sglang"), Engine::sglang);
   EXPECT_FALSE(parse_engine("tgi").has_value());
 }
