@@ -112,6 +112,7 @@ TEST(ExpectedPlans, EveryBundledScenarioRecommendsWhatItsFileSays) {
     const Session l = load_session(file, DAYZERO_DATA_DIR);
     SearchOptions o;  // as `dayzero plan` searches: plans the scenario's engine can hold at their batch
     o.engine_memory = serve::engine_memory_rules(l.scenario.engine, l.model, l.cluster.device_spec());
+    o.kernels = serve::engine_kernels(l.scenario.engine);
     const json got = summarize(name, run_search(l.scenario, l.model, l.cluster, l.efficiency, o));
     const fs::path expected = fs::path(DAYZERO_EXPECTED_DIR) / (name + ".json");
     if (update) {
