@@ -3,6 +3,8 @@
 // and what the step model adds for them, against hand arithmetic.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "helpers.h"
 
 namespace dayzero::simulate {
@@ -54,13 +56,22 @@ TEST(ActivationQuant, GemmInputsOfAnMlaMoeLayer) {
 // 4 inputs, 4096 + 4096 + 4096 + 14336 elements per token, at 2 + 1 + 4 / 128 bytes
 // per element (BF16 in, FP8 out, an F32 scale per 128), at the element-wise rate.
 // A BF16 plan has nothing to quantize.
+// Llama-3.1-8B at FP8 (attention and MLP) on one H100, 8 sequences.
+struct Fp8Llama {
+  model::Model m = load_model("Llama-3.1-8B");
+  topology::Cluster c = load_cluster("h100x8");
+  plan::Plan p = [] {
+    plan::Plan q = plan(1);
+    q.workload.batch = 8;
+    q.dtypes.attention = q.dtypes.dense_mlp = model::WeightPrecision::fp8;
+    return q;
+  }();
+  Fp8Llama() { plan::validate_plan(p, m, c.num_devices(), "test"); }
+};
+
 TEST(ActivationQuant, DecodeStepHandComputed) {
-  const auto m = load_model("Llama-3.1-8B");
-  const auto c = load_cluster("h100x8");
-  plan::Plan p = plan(1);
-  p.workload.batch = 8;
-  p.dtypes.attention = p.dtypes.dense_mlp = model::WeightPrecision::fp8;
-  plan::validate_plan(p, m, c.num_devices(), "test");
+  const Fp8Llama f;
+  const auto& [m, c, p] = std::tie(f.m, f.c, f.p);
   Simulator sim(m, c);
   StepBatch b;
   b.decode_contexts.assign(8, 1500);
@@ -83,12 +94,8 @@ TEST(ActivationQuant, DecodeStepHandComputed) {
 // The analytic prediction takes the same kernels through SimulateOptions: its decode
 // step is the serving step's at the mean context.
 TEST(ActivationQuant, PredictionTakesTheEngineKernels) {
-  const auto m = load_model("Llama-3.1-8B");
-  const auto c = load_cluster("h100x8");
-  plan::Plan p = plan(1);
-  p.workload.batch = 8;
-  p.dtypes.attention = p.dtypes.dense_mlp = model::WeightPrecision::fp8;
-  plan::validate_plan(p, m, c.num_devices(), "test");
+  const Fp8Llama f;
+  const auto& [m, c, p] = std::tie(f.m, f.c, f.p);
   Simulator sim(m, c);
   SimulateOptions so;
   so.kernels.separate_activation_quant = true;
