@@ -12,7 +12,10 @@
 // recipes' limits (serve/srt_slurm_recipes.h) took the sample's TTFT from 43.5 to 30.6 %
 // and its TPOT from 14.9 to 17.1 %, two runs whose decode workers were full at the
 // recipe's 4 sequences (GB200 / GB300 FP8) now decoding 4 at a time, not 6, and crossing
-// the median (their TTFT: -82 % -> -20 % and -78 % -> -13 %); bounds 35 and 19.
+// the median (their TTFT: -82 % -> -20 % and -78 % -> -13 %); bounds 35 and 19. Session
+// 42's block-FP8 quantization kernels took the aggregated sample's TPOT from 8.2 to 6.9 %
+// (TTFT 20.6 -> 20.1; the shipped fit without the kernels: 8.5 %); its bound from 10 to 8,
+// so that losing them trips it.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -51,7 +54,7 @@ TEST(FidelityGuard, ShippedCalibrationOnEveryTenthMeasuredRun) {
   // 21.6 %, TPOT 8.4 %; disaggregated 23, 45.1 %, 13.9 %.
   EXPECT_GE(agg.rows, 232);
   EXPECT_LE(agg.ttft_median, 24.0);
-  EXPECT_LE(agg.tpot_median, 10.0);
+  EXPECT_LE(agg.tpot_median, 8.0);
   EXPECT_GE(disagg.rows, 22);
   EXPECT_LE(disagg.ttft_median, 35.0);
   EXPECT_LE(disagg.tpot_median, 19.0);
