@@ -105,6 +105,19 @@ struct Simulator::Impl {
     return (*last_groups)[static_cast<size_t>(stage)];
   }
 
+  // The tokens one TP group of the experts reduces in a step, for `tokens` per attention
+  // replica: under attention DP every replica's tokens of its MoE replica (gathered
+  // before the experts and their partial sums reduce-scattered after, an all-reduce's
+  // traffic), of which, with EP, those routed to an expert of its EP rank (uniform
+  // top-k: 1 - C(E - E/ep, k) / C(E, k) of them); never fewer than the replica's own.
+  double moe_tp_tokens(const plan::Plan& p, double tokens) const {
+    const double moe_replica = tokens * p.attention.dp / p.moe.dp;
+    const double e = static_cast<double>(costs.experts), held = e / p.moe.ep;
+    double none = 1;  // no expert of the token's k on this EP rank
+    for (int64_t i = 0; i < costs.top_k && none > 0; ++i) none *= std::max(0.0, (e - held - i) / (e - i));
+    return std::max(tokens, moe_replica * (1 - none));
+  }
+
   // A collective's time on one of a stage's groups, over the collective efficiency.
   double collective_s(const StageGroups& g, Slot slot, double bytes) {
     return collectives.time_s(g.group[slot], bytes) / eff.collective_efficiency;
@@ -122,7 +135,9 @@ struct Simulator::Impl {
       const double send = std::ceil(tokens / p.attention.tp) * static_cast<double>(costs.top_k * costs.hidden) * act;
       c.ep_alltoall_s = collective_s(g, ep_slot, send);
     }
-    if (costs.experts > 0 && p.moe.tp > 1) c.moe_tp_allreduce_s = collective_s(g, moe_tp_slot, hidden_bytes);
+    if (costs.experts > 0 && p.moe.tp > 1)
+      c.moe_tp_allreduce_s =
+          collective_s(g, moe_tp_slot, moe_tp_tokens(p, tokens) * static_cast<double>(costs.hidden) * act);
     return c;
   }
 

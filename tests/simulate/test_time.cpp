@@ -128,6 +128,36 @@ TEST(SimulateTime, TensorParallelAllReducesFromTopology) {
   expect_close(pred.decode.by_kind_s.at(CostKind::gemm), 13'958'643'712.0 / 2 / (3.35e12 * 0.8));
 }
 
+// Attention DP 8 with the experts split TP 8 (no EP, as SGLang's DP attention with
+// `expert-parallel-size 1`): every rank's experts see all 8 replicas' tokens, gathered
+// before and reduce-scattered after, the traffic of one all-reduce of all 8 replicas'
+// hidden states per MoE layer. Mixtral-8x7B on 8 H100: prefill 8 x 1,000 tokens,
+// decode 8 x 1 token, x 4,096 x 2 B, 32 MoE layers, no other TP collective.
+TEST(SimulateTime, TensorParallelExpertsUnderAttentionDpReduceEveryReplicasTokens) {
+  const auto m = load_model("Mixtral-8x7B");
+  const auto c = load_cluster("h100x8");
+  plan::Plan p = plan(1, 8);
+  p.moe.tp = 8;
+  p.moe.dp = 1;
+  const auto pred = run(m, c, p);
+  topology::CollectiveModel cm(c);
+  const topology::DeviceId group[] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const double dec = cm.cost(topology::Collective::all_reduce, group, 8 * 4096 * 2).time_s;
+  const double pre = cm.cost(topology::Collective::all_reduce, group, 8 * 1000 * 4096 * 2).time_s;
+  expect_close(pred.decode.by_kind_s.at(CostKind::tp_allreduce), 32 * dec);
+  expect_close(pred.prefill.by_kind_s.at(CostKind::tp_allreduce), 32 * pre);
+  // Experts TP 4 x EP 2: a TP group reduces the gathered tokens routed to one of its EP
+  // rank's 4 experts, all but those whose 2 experts both lie on the other rank:
+  // 1 - (4 / 8) x (3 / 7) = 0.7857 of the 8,000.
+  p.moe.tp = 4;
+  p.moe.ep = 2;
+  const auto mixed = run(m, c, p);
+  const topology::DeviceId tp4[] = {0, 1, 2, 3};
+  const double share = 1 - (4.0 / 8) * (3.0 / 7);
+  const double pre4 = cm.cost(topology::Collective::all_reduce, tp4, share * 8 * 1000 * 4096 * 2).time_s;
+  expect_close(mixed.prefill.by_kind_s.at(CostKind::tp_allreduce), 32 * pre4);
+}
+
 // Element-wise traffic by what splits it. Llama-3.1-8B per layer, elements read +
 // written per token: two hidden-state norms 2 x 2 x 4,096 = 16,384 on every rank;
 // RoPE over (32 + 8) heads x 128 = 2 x 5,120 = 10,240 and the SwiGLU activation
