@@ -105,7 +105,8 @@ struct EngineProfile {
   // (the serving frontend tokenizes it and hands it over between the engine's steps),
   // each step as long as the request's own decode steps. It adds to TTFT and
   // end-to-end latency; the request's slot is not held meanwhile (a step or ten
-  // against a life of hundreds of steps). 0 until calibrated.
+  // against a life of hundreds of steps). A disaggregated request, handed to the decode
+  // pool's engine as a new request, waits for it there too (twice in all). 0 until calibrated.
   double admission_delay_steps = 0;
   // Disaggregated serving: the time between a prompt's last prefill step and its KV
   // cache starting to reach the decode worker beyond the transfer's bytes (the router

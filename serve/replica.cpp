@@ -250,10 +250,12 @@ void Replica::finish(Seq& s) {
   }
   const int64_t out = s.req.shape.output_len;
   // The admission delay is counted in the request's own decode steps (not tokens: a
-  // speculative step emits several).
+  // speculative step emits several), once for each engine that takes the request up: a
+  // disaggregated request reaches the decode pool's engine as a new request of its own.
   const double own_step_s = s.decode_steps > 0 ? (now_ - s.first_token_s) / static_cast<double>(s.decode_steps) : 0;
+  const double admissions = 1 + s.carried.handoffs;
   const double overhead = eng_.request_overhead_s + eng_.request_overhead_per_inflight_s * s.inflight +
-                          eng_.admission_delay_steps * own_step_s;
+                          eng_.admission_delay_steps * own_step_s * admissions;
   st_.ttft_s.push_back(s.first_token_s - s.req.arrival_s + overhead);
   st_.e2e_s.push_back(now_ - s.req.arrival_s + overhead);
   LatencyParts ttft = s.at_first_token - s.at_arrival;

@@ -114,7 +114,7 @@ RowEquations equations(const FitRow& r, double own_step_s) {
   e.tpot[kF] = r.overlap_scheduling ? 0 : r.tpot.steps;
   e.ttft[kF + 1] = 1;
   e.ttft[kF + 2] = r.ttft.inflight;
-  e.ttft[kF + 3] = own_step_s;
+  e.ttft[kF + 3] = own_step_s * (1 + r.ttft.handoffs);  // each engine that takes the request up
   return e;
 }
 
@@ -270,7 +270,7 @@ void refit_request_overheads(const std::vector<FitRow>& rows, ServingFit& fit, c
     for (size_t i = 0; i < list.size(); ++i) {  // the row's TTFT without q, q1 and k
       const FitRow& r = *list[i];
       rest[i] = fit.ttft_s(r) - eo.request_overhead_s - eo.request_overhead_per_inflight_s * r.ttft.inflight -
-                eo.admission_delay_steps * fit.tpot_s(r);
+                eo.admission_delay_steps * fit.tpot_s(r) * (1 + r.ttft.handoffs);
     }
     for (int round = 0; round < o.rounds; ++round) {
       BoxQp qp(3);
@@ -279,7 +279,8 @@ void refit_request_overheads(const std::vector<FitRow>& rows, ServingFit& fit, c
       qp.hi = {kMaxHostOverheadS, kMaxHostOverheadS, kMaxAdmissionDelaySteps};
       for (size_t i = 0; i < list.size(); ++i) {
         const FitRow& r = *list[i];
-        qp.add({1.0, r.ttft.inflight, fit.tpot_s(r)}, r.ttft_s - rest[i], w[i] / (r.ttft_s * r.ttft_s));
+        qp.add({1.0, r.ttft.inflight, fit.tpot_s(r) * (1 + r.ttft.handoffs)}, r.ttft_s - rest[i],
+               w[i] / (r.ttft_s * r.ttft_s));
       }
       qp.solve();
       eo.request_overhead_s = qp.x[0];
@@ -383,6 +384,16 @@ void fit_handoffs(const std::vector<FitRow>& rows, ServingFit& fit, const FitOpt
       }
     }
   }
+  // An engine without disaggregated runs takes the mean of the measured engines' times
+  // (as a device without runs takes its architecture's figures): the router, the KV
+  // connector's setup and notification are the same kind of work in every engine, and
+  // 0 would say a handoff is free.
+  if (by_engine.empty()) return;
+  double sum_s = 0;
+  for (const auto& [e, list] : by_engine) sum_s += fit.engines[e].handoff_s;
+  const double mean_s = sum_s / static_cast<double>(by_engine.size());
+  for (auto& [e, eo] : fit.engines)
+    if (!by_engine.count(e)) eo.handoff_s = mean_s;
 }
 
 }  // namespace

@@ -9,13 +9,14 @@
 // start x m_f; collectives take 1 / m_f of the link model), s the engine's step
 // overhead and q its request overhead:
 //   TPOT = sum_f m_{d,f} X_tpot_f + s_e N_tpot
-//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C + k_e TPOT + h_e H
+//   TTFT = sum_f m_{d,f} X_ttft_f + s_e N_ttft + q_e + q1_e C + k_e TPOT (1 + H) + h_e H
 // for a row on device d served by engine e (N = 0 when the engine overlaps its host
 // work with the GPU's: serve/engine.h), C the requests in flight when a request
 // arrives (q1: the serving frontend's share, serve/engine.h), k the steps before a new
 // request reaches the scheduler (serve/engine.h: admission_delay_steps; its coefficient,
 // the row's TPOT, is taken as fitted by the TPOT pass), H the handoffs between a
-// disaggregated deployment's pools (1; 0 aggregated) and h the engine's handoff time. A closed loop's schedule does not
+// disaggregated deployment's pools (1; 0 aggregated: a handed-off request is taken up by a second engine, whose
+// admission delay it waits for too) and h the engine's handoff time. A closed loop's schedule does not
 // depend on step times, so this is what re-simulating with the fitted figures gives, as long as no op changes the
 // roofline term that binds it (the bench re-simulates to check: bench/bench_fidelity.cpp).
 //
@@ -51,7 +52,8 @@
 //     0.888 instead of the other architectures' fitted shares (docs/FIDELITY.md, session 28).
 //  5. Each engine's handoff time h (EngineProfile::handoff_s) from its disaggregated runs'
 //     TTFT, everything else held at its fitted value: TTFT = (the rest, as above) + h x
-//     (handoffs, 1). The disaggregated runs' TTFT enters no other pass.
+//     (handoffs, 1). The disaggregated runs' TTFT enters no other pass. An engine
+//     without disaggregated runs takes the mean of the fitted engines' handoff times.
 
 #include <array>
 #include <map>

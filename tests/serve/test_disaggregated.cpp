@@ -98,6 +98,21 @@ TEST(Disaggregated, TheHandoffTimeIsInTtftOnce) {
   EXPECT_DOUBLE_EQ(with.tpot_parts.handoffs, 0.0);
 }
 
+// A handed-off request reaches the decode pool's engine as a new request: it waits for
+// the engine's admission delay there as it did at the prefill pool's, 2 x k of its own
+// decode steps in all (one request alone: TPOT is its decode step), where an
+// aggregated request waits k once. TPOT does not move.
+TEST(Disaggregated, EachPoolsEngineAdmitsTheRequest) {
+  Fixture f;
+  DisaggOptions o = options(1, 1, 1000, 10);
+  const ServeResult without = simulate_disaggregated(f.sim, o);
+  o.decode.engine.admission_delay_steps = 3;
+  const ServeResult with = simulate_disaggregated(f.sim, o);
+  expect_close(with.ttft_s.mean, without.ttft_s.mean + 2 * 3 * without.tpot_s.mean, 1e-12);
+  expect_close(with.tpot_s.mean, without.tpot_s.mean, 1e-12);
+  expect_close(with.ttft_parts.total_s(), with.ttft_s.mean, 1e-12);
+}
+
 // A transfer between nodes takes the NICs, inside a node NVLink: slower across.
 TEST(Disaggregated, TransferAcrossNodesIsSlowerThanInsideOne) {
   const auto m = load_model("Llama-3.1-8B");

@@ -160,6 +160,50 @@ TEST(ServingFit, DisaggregatedRunsSetTheEnginesHandoffTime) {
   EXPECT_DOUBLE_EQ(fit.overheads("t").for_engine(Engine::sglang).handoff_s, eo.handoff_s);
 }
 
+// The fit predicts a disaggregated row as the simulation serves it: the engine's
+// admission delay twice (each pool's engine takes the request up), k x TPOT each time.
+TEST(ServingFit, ADisaggregatedRowWaitsForTwoAdmissions) {
+  ServingFit fit;
+  fit.shared.fill(1.0);
+  EngineOverheads eo;
+  eo.admission_delay_steps = 3;
+  eo.handoff_s = 0.1;
+  fit.engines[Engine::sglang] = eo;
+  FitRow agg = row("B200", Engine::sglang, 0.5, 0, 2, 0.01);
+  FitRow dis = agg;
+  dis.ttft.handoffs = 1;
+  dis.fit_ttft = false;
+  EXPECT_NEAR(fit.ttft_s(agg), 0.5 + 3 * 0.01, 1e-12);
+  EXPECT_NEAR(fit.ttft_s(dis), 0.5 + 2 * 3 * 0.01 + 0.1, 1e-12);
+}
+
+// An engine measured only aggregated takes the handoff time of the engines whose
+// disaggregated runs were measured (their mean), not 0: the router and the KV
+// connector's setup are the same kind of work in every engine.
+TEST(ServingFit, AnEngineWithoutDisaggregatedRunsTakesTheMeasuredEnginesHandoff) {
+  std::vector<FitRow> rows;
+  for (const auto& [engine, handoff_s] : {std::pair{Engine::sglang, 0.1}, {Engine::trtllm, 0.3}})
+    for (int i = 1; i <= 12; ++i) {
+      FitRow r = row("B200", engine, 0.02 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+      r.tpot_s = r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+      r.ttft.handoffs = 1;
+      r.ttft_s = r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + handoff_s;
+      r.fit_ttft = false;
+      rows.push_back(r);
+    }
+  for (int i = 1; i <= 12; ++i) {
+    FitRow r = row("B200", Engine::vllm, 0.01 * i, 0, 2, 0.002 + 0.001 * (i % 5));
+    r.tpot_s = r.tpot.figure_s[fi(TimeFigure::gemm_memory)];
+    r.ttft_s = r.ttft.figure_s[fi(TimeFigure::gemm_memory)] + 0.02;
+    rows.push_back(r);
+  }
+  const ServingFit fit = fit_serving(rows, simulate::Efficiency{});
+  EXPECT_NEAR(fit.engines.at(Engine::sglang).handoff_s, 0.1, 1e-3);
+  EXPECT_NEAR(fit.engines.at(Engine::trtllm).handoff_s, 0.3, 1e-3);
+  EXPECT_NEAR(fit.engines.at(Engine::vllm).handoff_s, 0.2, 2e-3);
+  EXPECT_NEAR(fit.engines.at(Engine::vllm).request_overhead_s, 0.02, 1e-5);  // its own runs' still
+}
+
 // A device without runs takes the figures fitted to its architecture's measured
 // devices (step 3): H200 those of H100's rows, GB200 those of B200's, while a device
 // whose architecture was not measured (MI300X) takes the shared ones. A measured
