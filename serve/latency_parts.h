@@ -23,6 +23,9 @@ struct LatencyParts {
   double handoffs = 0;            // TTFT only: handoffs between the pools in it (1 disaggregated; handoff_s's feature)
   double inflight = 0;            // TTFT only: requests in flight at arrival (the second term's feature)
   double steps = 0;
+  // TTFT only: the engines that took the request up, each after its admission delay
+  // (EngineProfile::admission_delay_steps): the decode pool's too when it was handed off.
+  double admissions() const { return 1 + handoffs; }
   double total_s() const;
   LatencyParts& operator+=(const LatencyParts& o);
   LatencyParts operator-(const LatencyParts& o) const;

@@ -253,9 +253,8 @@ void Replica::finish(Seq& s) {
   // speculative step emits several), once for each engine that takes the request up: a
   // disaggregated request reaches the decode pool's engine as a new request of its own.
   const double own_step_s = s.decode_steps > 0 ? (now_ - s.first_token_s) / static_cast<double>(s.decode_steps) : 0;
-  const double admissions = 1 + s.carried.handoffs;
   const double overhead = eng_.request_overhead_s + eng_.request_overhead_per_inflight_s * s.inflight +
-                          eng_.admission_delay_steps * own_step_s * admissions;
+                          eng_.admission_delay_steps * own_step_s * s.carried.admissions();
   st_.ttft_s.push_back(s.first_token_s - s.req.arrival_s + overhead);
   st_.e2e_s.push_back(now_ - s.req.arrival_s + overhead);
   LatencyParts ttft = s.at_first_token - s.at_arrival;

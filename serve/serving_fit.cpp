@@ -114,7 +114,7 @@ RowEquations equations(const FitRow& r, double own_step_s) {
   e.tpot[kF] = r.overlap_scheduling ? 0 : r.tpot.steps;
   e.ttft[kF + 1] = 1;
   e.ttft[kF + 2] = r.ttft.inflight;
-  e.ttft[kF + 3] = own_step_s * (1 + r.ttft.handoffs);  // each engine that takes the request up
+  e.ttft[kF + 3] = own_step_s * r.ttft.admissions();
   return e;
 }
 
@@ -270,7 +270,7 @@ void refit_request_overheads(const std::vector<FitRow>& rows, ServingFit& fit, c
     for (size_t i = 0; i < list.size(); ++i) {  // the row's TTFT without q, q1 and k
       const FitRow& r = *list[i];
       rest[i] = fit.ttft_s(r) - eo.request_overhead_s - eo.request_overhead_per_inflight_s * r.ttft.inflight -
-                eo.admission_delay_steps * fit.tpot_s(r) * (1 + r.ttft.handoffs);
+                eo.admission_delay_steps * fit.tpot_s(r) * r.ttft.admissions();
     }
     for (int round = 0; round < o.rounds; ++round) {
       BoxQp qp(3);
@@ -279,7 +279,7 @@ void refit_request_overheads(const std::vector<FitRow>& rows, ServingFit& fit, c
       qp.hi = {kMaxHostOverheadS, kMaxHostOverheadS, kMaxAdmissionDelaySteps};
       for (size_t i = 0; i < list.size(); ++i) {
         const FitRow& r = *list[i];
-        qp.add({1.0, r.ttft.inflight, fit.tpot_s(r) * (1 + r.ttft.handoffs)}, r.ttft_s - rest[i],
+        qp.add({1.0, r.ttft.inflight, fit.tpot_s(r) * r.ttft.admissions()}, r.ttft_s - rest[i],
                w[i] / (r.ttft_s * r.ttft_s));
       }
       qp.solve();

@@ -24,7 +24,7 @@ double ServingFit::ttft_s(const FitRow& r) const {
   if (eo != engines.end())
     t += eo->second.step_overhead_s * (r.overlap_scheduling ? 0 : r.ttft.steps) + eo->second.request_overhead_s +
          eo->second.request_overhead_per_inflight_s * r.ttft.inflight +
-         eo->second.admission_delay_steps * tpot_s(r) * (1 + r.ttft.handoffs) + eo->second.handoff_s * r.ttft.handoffs;
+         eo->second.admission_delay_steps * tpot_s(r) * r.ttft.admissions() + eo->second.handoff_s * r.ttft.handoffs;
   return t;
 }
 
