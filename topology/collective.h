@@ -45,6 +45,21 @@ struct CostParams {
   // Share of link bandwidth the LL protocol gets (tuning.cc: ring LL busBw *= 1.0/4.0:
   // half of each 8-byte line is a flag, and LL runs fewer threads).
   double ll_bandwidth_fraction = 0.25;
+  // A ring, tree or hierarchical collective whose routes cross a network link runs in
+  // NCCL's inter-node form (the engines' own all-reduce kernels work inside an NVLink
+  // domain only), priced as NCCL's tuning model prices it (src/graph/tuning.cc,
+  // unchanged from NCCL 2.21 to 2.30): launch at baseLat (ring LL 6.6 us, tree LL 6.8,
+  // Simple 8.4); a tree level across nodes at hwLat NET tree (LL 5.0 us, Simple 14);
+  // a ring hop across nodes at the route's latency (hwLat NET ring LL 2.7 us: the
+  // cluster's network route) or, Simple, 14 us; and each of a ring's hops inside a node
+  // at least the network proxy's overhead per step (getNetOverhead: 1 us on x86, three
+  // times that for Simple).
+  double net_launch_latency_ring_ll_s = 6.6e-6;
+  double net_launch_latency_tree_ll_s = 6.8e-6;
+  double net_launch_latency_simple_s = 8.4e-6;
+  double net_tree_level_latency_ll_s = 5.0e-6;
+  double net_step_latency_simple_s = 14e-6;
+  double net_step_overhead_s = 1.0e-6;
   // Byte budget of the shortest-path tree cache (kDefaultPathCacheBytes in paths.h).
   std::size_t path_cache_bytes = static_cast<std::size_t>(256) << 20;
 };

@@ -22,7 +22,10 @@ using detail::Schedule;
 
 struct PhaseEval {
   uint32_t steps = 0;
+  uint32_t net_steps = 0;                          // Phase::net_steps
   double latency_s = 0;                            // slowest route of the phase
+  double intra_latency_s = 0;                      // slowest route that stays inside a node
+  bool network = false;                            // some route crosses a network link
   double beta_s_per_byte = 0;                      // max over channels of load / bandwidth
   std::vector<std::pair<uint32_t, double>> loads;  // channel -> bytes per byte of size
 };
@@ -110,8 +113,12 @@ struct CollectiveModel::Impl {
     loads.clear();
     PhaseEval e;
     e.steps = p.steps;
-    for (const auto& f : p.flows)
-      e.latency_s = std::max(e.latency_s, paths.add_route_load(f.src, f.dst, f.bytes_per_byte, loads));
+    e.net_steps = p.net_steps;
+    for (const auto& f : p.flows) {
+      const double lat_s = paths.add_route_load(f.src, f.dst, f.bytes_per_byte, loads);
+      e.latency_s = std::max(e.latency_s, lat_s);
+      if (cl.node_of(f.src) == cl.node_of(f.dst)) e.intra_latency_s = std::max(e.intra_latency_s, lat_s);
+    }
     const std::size_t n = p.all_pairs.size();
     std::vector<double> row(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -120,6 +127,7 @@ struct CollectiveModel::Impl {
       e.latency_s = std::max(e.latency_s, paths.add_tree_loads(p.all_pairs[i], p.all_pairs, row, loads));
     }
     for (uint32_t ch : loads.touched()) {
+      if (cl.links()[ch / 2].kind == LinkKind::network) e.network = true;
       e.beta_s_per_byte = std::max(e.beta_s_per_byte, loads[ch] / cl.channel_bw_Bps(ch));
       if (keep_loads) e.loads.emplace_back(ch, loads[ch]);
     }
@@ -140,21 +148,46 @@ struct CollectiveModel::Impl {
 
 namespace {
 
+// The latency of one phase's steps under LL and under Simple (launch excluded). Inside
+// a node (or an NVLink domain): each step at the slowest route, Simple adding its per-step
+// overhead. Across a network, NCCL's tuning model (CostParams): the node-crossing steps at
+// hwLat NET, and a ring's other steps at least the network proxy's overhead.
+std::pair<double, double> phase_latency_s(const PhaseEval& e, Algorithm a, const CostParams& prm) {
+  const double simple_step_s = e.latency_s + prm.simple_step_overhead_s;
+  if (!e.network || a == Algorithm::direct) return {e.steps * e.latency_s, e.steps * simple_step_s};
+  const double inside = e.steps - e.net_steps, across = e.net_steps;
+  const double in_ll_s = e.intra_latency_s, in_simple_s = e.intra_latency_s + prm.simple_step_overhead_s;
+  if (a == Algorithm::tree)
+    return {inside * in_ll_s + across * prm.net_tree_level_latency_ll_s,
+            inside * in_simple_s + across * prm.net_step_latency_simple_s};
+  return {inside * std::max(in_ll_s, prm.net_step_overhead_s) + across * e.latency_s,
+          inside * std::max(in_simple_s, 3 * prm.net_step_overhead_s) + across * prm.net_step_latency_simple_s};
+}
+
 // Each schedule under both protocols, with this model's parameters.
 Entry make_entry(std::shared_ptr<const Routed> routed, const CostParams& prm) {
   Entry entry;
   for (uint32_t idx = 0; idx < routed->schedules.size(); ++idx) {
-    double lat_s = 0, beta = 0;
-    uint32_t steps = 0;
-    for (const PhaseEval& e : routed->schedules[idx]) {
-      lat_s += e.steps * e.latency_s;
-      steps += e.steps;
-      beta += e.beta_s_per_byte;
-    }
     const Algorithm a = routed->algorithms[idx];
-    entry.options.push_back(
-        {a, Protocol::simple, prm.launch_latency_simple_s + lat_s + steps * prm.simple_step_overhead_s, beta, idx});
-    entry.options.push_back({a, Protocol::ll, prm.launch_latency_ll_s + lat_s, beta / prm.ll_bandwidth_fraction, idx});
+    double ll_s = 0, simple_s = 0, beta = 0;
+    bool network = false;
+    for (const PhaseEval& e : routed->schedules[idx]) {
+      const auto [phase_ll_s, phase_simple_s] = phase_latency_s(e, a, prm);
+      ll_s += phase_ll_s;
+      simple_s += phase_simple_s;
+      beta += e.beta_s_per_byte;
+      network = network || e.network;
+    }
+    double launch_ll_s = prm.launch_latency_ll_s, launch_simple_s = prm.launch_latency_simple_s;
+    if (network && a != Algorithm::direct) {
+      launch_ll_s = a == Algorithm::tree ? prm.net_launch_latency_tree_ll_s : prm.net_launch_latency_ring_ll_s;
+      launch_simple_s = prm.net_launch_latency_simple_s;
+    }
+    entry.options.push_back({a, Protocol::simple, launch_simple_s + simple_s, beta, idx});
+    // Across a network the hierarchical schedule stands for NCCL's NVLS tree (or
+    // CollNet), which runs the Simple protocol only (tuning.cc).
+    if (network && a == Algorithm::hierarchical) continue;
+    entry.options.push_back({a, Protocol::ll, launch_ll_s + ll_s, beta / prm.ll_bandwidth_fraction, idx});
   }
   entry.routed = std::move(routed);
   return entry;

@@ -72,11 +72,14 @@ std::vector<std::vector<Ring>> ring_sets(std::span<const DeviceId> group, const 
 }
 
 // One ring phase per ring set: `bytes_per_byte` per flow, `steps` ring steps.
+// `hops_per_node_boundary`: 2 for an all-reduce (reduce, then gather), else 1.
 void add_ring_schedules(std::vector<Schedule>& out, std::span<const DeviceId> group, const Cluster& cl,
-                        double bytes_per_byte, uint32_t steps, bool closed) {
+                        double bytes_per_byte, uint32_t steps, bool closed, uint32_t hops_per_node_boundary) {
+  const auto nodes = static_cast<uint32_t>(node_segments(group, cl).size());
   for (auto& rings : ring_sets(group, cl)) {
     Schedule s{Algorithm::ring, {Phase{}}};
     s.phases[0].steps = steps;
+    s.phases[0].net_steps = std::min(steps, hops_per_node_boundary * (nodes - 1));
     add_ring_flows(s.phases[0], rings, bytes_per_byte, closed);
     out.push_back(std::move(s));
   }
@@ -107,6 +110,7 @@ Schedule tree_all_reduce(const std::vector<std::vector<DeviceId>>& segs) {
   }
   const auto levels = static_cast<uint32_t>(std::bit_width(N)) - 1;
   p.steps = 2 * (static_cast<uint32_t>(max_m) - 1 + levels);
+  p.net_steps = 2 * levels;
   return s;
 }
 
@@ -122,6 +126,7 @@ Phase intra_phase(const std::vector<std::vector<DeviceId>>& segs, double bytes_p
 Phase inter_phase(const std::vector<std::vector<DeviceId>>& segs, double bytes_per_byte, uint32_t steps) {
   Phase p;
   p.steps = steps;
+  p.net_steps = steps;
   for (std::size_t j = 0; j < segs.front().size(); ++j) {
     Ring r;
     for (const auto& seg : segs) r.push_back(seg[j]);
@@ -162,18 +167,18 @@ std::vector<Schedule> build_schedules(Collective c, std::span<const DeviceId> gr
   std::vector<Schedule> out;
   switch (c) {
     case Collective::all_reduce:
-      add_ring_schedules(out, group, cl, 2 * (nd - 1) / nd, 2 * (n - 1), true);
+      add_ring_schedules(out, group, cl, 2 * (nd - 1) / nd, 2 * (n - 1), true, 2);
       out.push_back(tree_all_reduce(node_segments(group, cl)));
       add_hierarchical(out, c, group, cl);
       break;
     case Collective::all_gather:
     case Collective::reduce_scatter:
-      add_ring_schedules(out, group, cl, (nd - 1) / nd, n - 1, true);
+      add_ring_schedules(out, group, cl, (nd - 1) / nd, n - 1, true, 1);
       add_hierarchical(out, c, group, cl);
       break;
     case Collective::broadcast:
       // Pipelined chain from the root: every rank but the last forwards the whole buffer.
-      add_ring_schedules(out, group, cl, 1.0, n - 1, false);
+      add_ring_schedules(out, group, cl, 1.0, n - 1, false, 1);
       break;
     case Collective::all_to_all: {
       Schedule s{Algorithm::direct, {Phase{}}};

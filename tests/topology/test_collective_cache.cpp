@@ -133,6 +133,9 @@ TEST(TopologyCollectiveCache, SharedTablesKeepEachModelsParameters) {
   CostParams slower;
   slower.launch_latency_ll_s += 1e-6;
   slower.launch_latency_simple_s += 1e-6;
+  slower.net_launch_latency_ring_ll_s += 1e-6;  // the group spans two nodes
+  slower.net_launch_latency_tree_ll_s += 1e-6;
+  slower.net_launch_latency_simple_s += 1e-6;
   CollectiveModel base(cl, {}, shared), slow(cl, slower, shared);
   const std::vector<DeviceId> nodes = {0, 1, 8, 9};
   for (double size : kSizes) {

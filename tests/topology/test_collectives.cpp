@@ -2,8 +2,13 @@
 //   NVLink link latency 0.25 us (a GPU->NVSwitch->GPU route: 0.5 us); device<->NIC
 //   1.0 us; NIC<->leaf 0.35 us; launch latency Simple 8.4 us, LL 3.6 us; Simple
 //   per-step overhead 2.9 us; LL gets 1/4 of the bandwidth (topology/collective.h).
+//   Across a network, NCCL's tuning model (tuning.cc): launch ring LL 6.6 us, tree LL
+//   6.8, Simple 8.4; a tree level across nodes LL 5.0 us, Simple 14; a ring hop across
+//   nodes LL at the route's latency, Simple 14 us; a ring's hops inside a node at least
+//   1 us (LL) or 3 us (Simple).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "helpers.h"
@@ -57,30 +62,37 @@ TEST(TopologyCollectives, SmallAllReduceOverManyNodesUsesTheTree) {
   const Cluster cl = shipped("h200-64x8");
   CollectiveModel m(cl);
   const auto r = m.cost(Collective::all_reduce, cl.all_devices(), 1024);
-  // 512 ranks in 64 nodes of 8. Tree: 2 x (7 chain steps + floor(log2 64) = 6 levels) =
-  // 26 steps; the slowest tree edge joins the two scalable units through the spine:
-  // 1.0 + 4 x 0.35 + 1.0 = 3.4 us. LL: 3.6 + 26 x 3.4 = 92.0 us. (Ring: 1022 steps;
-  // hierarchical: 7 + 126 + 7 steps.) Bytes: a node's chain head has its chain
-  // neighbour plus up to 3 tree neighbours (parent, 2 children), each 1/2 S both ways:
-  // its NIC carries 3/2 S at 50e9 / 4 (LL).
+  // 512 ranks in 64 nodes of 8. Tree: 2 x (7 chain steps + floor(log2 64) = 6 levels):
+  // the 14 chain steps over NVLink at 0.5 us, the 12 levels across the network at NCCL's
+  // 5.0 us. LL: 6.8 + 14 x 0.5 + 12 x 5.0 = 73.8 us. (Ring: 1022 steps; hierarchical:
+  // Simple only across a network.) Bytes: a node's chain head has its chain neighbour
+  // plus up to 3 tree neighbours (parent, 2 children), each 1/2 S both ways: its NIC
+  // carries 3/2 S at 50e9 / 4 (LL).
   EXPECT_EQ(r.algorithm, Algorithm::tree);
   EXPECT_EQ(r.protocol, Protocol::ll);
-  expect_close(r.latency_s, 3.6e-6 + 26 * 3.4e-6);
-  expect_close(r.time_s, 3.6e-6 + 26 * 3.4e-6 + 1.5 * 1024 / (50e9 * 0.25));
+  expect_close(r.latency_s, 73.8e-6);
+  expect_close(r.time_s, 73.8e-6 + 1.5 * 1024 / (50e9 * 0.25));
 }
 
-TEST(TopologyCollectives, SmallAllReduceOverTwoNodesIsHierarchical) {
+TEST(TopologyCollectives, SmallAllReduceOverTwoNodesUsesNcclsTree) {
   const Cluster cl = inline_cluster(R"({
     "name": "2x8-fat-tree", "device": "H100-SXM", "nodes": 2, "devices_per_node": 8,
     "intra_node": {"fabric": "nvswitch"},
     "nics": {"per_node": 8, "bw_Bps": 50e9}, "inter_node": {"fabric": "fat-tree"}})");
   CollectiveModel m(cl);
   const auto r = m.cost(Collective::all_reduce, cl.all_devices(), 1024);
-  // Hierarchical, LL: 3.6 + 7 x 0.5 (inside) + 2 x 2.7 (across) + 7 x 0.5 = 16.0 us, vs
-  // tree 3.6 + 16 x 2.7 = 46.8 us and ring 3.6 + 30 x 2.7 = 84.6 us. Bytes at LL (1/4):
-  // 2 x 7/8 S per NVLink port at 450e9, and S/8 per NIC at 50e9 (one ring per rail).
-  EXPECT_EQ(r.algorithm, Algorithm::hierarchical);
-  expect_close(r.time_s, 16.0e-6 + 1024 * 4 * (1.75 / 450e9 + 0.125 / 50e9));
+  // Tree, LL: 6.8 + 2 x 7 chain steps x 0.5 + 2 x 1 level x 5.0 = 23.8 us (NCCL's own
+  // model: 6.8 + 2 x (7 x 0.6 + 5.0) = 25.2 us), vs ring 6.6 + 28 x max(0.5, 1.0) +
+  // 2 x 2.7 = 40.0 us; hierarchical runs Simple only across a network (8.4 +
+  // 14 x 3.4 + 2 x 14 = 84.0 us). Bytes at LL (1/4): the two trees cross between the
+  // nodes from different devices, 1/2 S each way through one NIC at 50e9; a chain's
+  // middle device moves 2 S through its NVLink port at 450e9.
+  EXPECT_EQ(r.algorithm, Algorithm::tree);
+  EXPECT_EQ(r.protocol, Protocol::ll);
+  expect_close(r.time_s, 23.8e-6 + 1024 * 4 * std::max(0.5 / 50e9, 2.0 / 450e9));
+  // Inside one node nothing changes: the engines' kernels and NCCL's NVLink figures.
+  expect_close(m.cost(Collective::all_reduce, cl.node_devices(0), 1024).time_s,
+               3.6e-6 + 14 * 0.5e-6 + 2.0 * 7 / 8 * 1024 / (450e9 * 0.25));
 }
 
 const char* kTwoNodesFatTree = R"({
@@ -129,8 +141,9 @@ TEST(TopologyCollectives, RingsOverTwoNodesUseEveryNic) {
   // 8 rings rotated per node: ring k leaves each node from a different device, so each
   // NIC carries one ring's crossing: 2*15/16 * S/8 = 251,658,240 B at 50e9 = 5.033 ms,
   // while each NVLink port carries 2*15/16 S minus the crossing (7 of 8 rings) =
-  // 1,761,607,680 B at 450e9 = 3.91 ms. Latency: 8.4 + 30 x (2.7 + 2.9) = 176.4 us.
-  expect_close(r.time_s, 2.0 * 15 / 16 * GiB / 8 / 50e9 + 8.4e-6 + 30 * (2.7e-6 + 2.9e-6));
+  // 1,761,607,680 B at 450e9 = 3.91 ms. Latency (NCCL's, Simple): 8.4 + 28 hops inside
+  // a node x max(0.5 + 2.9, 3 x 1.0) + 2 across x 14 = 131.6 us.
+  expect_close(r.time_s, 2.0 * 15 / 16 * GiB / 8 / 50e9 + 8.4e-6 + 28 * 3.4e-6 + 2 * 14e-6);
   expect_close(r.busbw_Bps, r.algbw_Bps * 2.0 * 15 / 16);
 }
 
@@ -149,16 +162,16 @@ TEST(TopologyCollectives, OneNicPerNodeFavoursTreeThenHierarchicalOverRing) {
   // = 40.27 ms. Hierarchical: reduce-scatter inside (7/8 S at 450e9 = 2.088 ms), 8 rings
   // of 2 nodes over S/8 each, all through the NIC (8 * 2*(1/2) * S/8 = S at 50e9 =
   // 21.47 ms), all-gather inside (2.088 ms). Latency: 8.4 + 7 x (0.5 + 2.9) +
-  // 2 x (2.7 + 2.9) + 7 x (0.5 + 2.9) = 67.2 us.
-  const double want_hier = 2 * (7.0 / 8 * GiB / 450e9) + GiB / 50e9 + 8.4e-6 + 14 * 3.4e-6 + 2 * 5.6e-6;
+  // 2 x 14 (across, NCCL's Simple network step) + 7 x (0.5 + 2.9) = 84.0 us.
+  const double want_hier = 2 * (7.0 / 8 * GiB / 450e9) + GiB / 50e9 + 8.4e-6 + 14 * 3.4e-6 + 2 * 14e-6;
   expect_close(hier.time_s, want_hier);
   EXPECT_GT(ring.time_s, 2.0 * 15 / 16 * GiB / 50e9);
   EXPECT_LT(hier.time_s, ring.time_s);
   // Tree: the two trees cross between the nodes once each (n0.d0-n1.d0 and n0.d7-n1.d7),
   // 1/2 S each way, both through the one NIC: S at 50e9 = 21.47 ms, while the chains
   // inside the nodes (2 S per NVLink port, 4.77 ms) run pipelined with it, not before
-  // it. Latency: 8.4 + 2 x (7 + 1) steps x (2.7 + 2.9) = 98.0 us.
-  const double want_tree = GiB / 50e9 + 8.4e-6 + 16 * 5.6e-6;
+  // it. Latency: 8.4 + 14 chain steps x (0.5 + 2.9) + 2 levels x 14 = 84.0 us.
+  const double want_tree = GiB / 50e9 + 8.4e-6 + 14 * 3.4e-6 + 2 * 14e-6;
   expect_close(tree.time_s, want_tree);
   EXPECT_EQ(best.algorithm, Algorithm::tree);
   expect_close(best.time_s, want_tree);
