@@ -36,7 +36,9 @@ std::string_view protocol_name(Protocol p);
 // model (NVIDIA/nccl src/graph/tuning.cc, baseLat and hwLat tables, ring column); the
 // calibration step may replace them with measured values.
 struct CostParams {
-  // Fixed cost of launching one collective (baseLat, ring: LL 3.6 us, Simple 8.4 us).
+  // Fixed cost of launching one collective (baseLat, ring: LL 3.6 us, Simple 8.4 us, as
+  // NCCL 2.12-2.17 set them; 2.18 and later launch LL at 6.6, taken below for collectives
+  // across a network, where the engines call NCCL rather than their own in-node kernels).
   double launch_latency_ll_s = 3.6e-6;
   double launch_latency_simple_s = 8.4e-6;
   // Extra per-step cost of the Simple protocol over LL (hwLat NVLink ring: Simple 3.4 us
