@@ -2,8 +2,9 @@
 // Internal to topology/: what each collective algorithm sends where. A Schedule is a
 // sequence of phases; inside a phase all flows run at once, so the phase's bandwidth
 // time is set by its most loaded channel, and its latency by `steps` times its slowest
-// route (across a network, NCCL's per-step latencies: CostParams). Flow sizes are per byte of the collective's size
-// (nccl-tests' S), so one evaluated schedule serves every message size.
+// route (across a network, NCCL's per-step latencies: CostParams). Flow sizes are per
+// byte of the collective's size (nccl-tests' S), so one evaluated schedule serves every
+// message size.
 
 #include <span>
 #include <vector>
